@@ -1,0 +1,159 @@
+"""Generate real media files for tests with the ffmpeg CLI (lavfi test sources).
+
+Every function writes one file and returns its path. Media is tiny (a second or two,
+small frames) so that a test suite can make hundreds of files on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def ffmpeg_binary() -> str:
+    """The ffmpeg used to *make* test media: PATH first, then imageio-ffmpeg's."""
+    found = shutil.which("ffmpeg")
+    if found:
+        return found
+    import imageio_ffmpeg
+
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def _run(args: list[str]) -> None:
+    cmd = [ffmpeg_binary(), "-hide_banner", "-loglevel", "error", "-y", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ffmpeg failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+
+
+def _metadata_args(tags: dict[str, str] | None) -> list[str]:
+    args: list[str] = []
+    for key, value in (tags or {}).items():
+        args += ["-metadata", f"{key}={value}"]
+    return args
+
+
+def make_image(path: Path, width: int = 320, height: int = 480, color: str = "blue") -> Path:
+    """A solid-colour JPEG or PNG (by suffix) with a test pattern on top."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _run(["-f", "lavfi", "-i", f"testsrc2=size={width}x{height}:duration=1:rate=1",
+          "-f", "lavfi", "-i", f"color=c={color}:size={width}x{height}:duration=1",
+          "-filter_complex", "[0][1]blend=all_mode=average", "-frames:v", "1", str(path)])
+    return path
+
+
+def make_video(
+    path: Path,
+    *,
+    seconds: float = 2.0,
+    width: int = 320,
+    height: int = 240,
+    vcodec: str = "libx264",
+    acodec: str | None = "aac",
+    audio_language: str | None = "eng",
+    subtitles: list[tuple[str, str]] | None = None,
+    tags: dict[str, str] | None = None,
+    chapters: bool = False,
+    fps: int = 24,
+) -> Path:
+    """A video with a test pattern and (optionally) a sine-tone audio track.
+
+    ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
+    (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    args = ["-f", "lavfi", "-i", f"testsrc2=size={width}x{height}:rate={fps}:duration={seconds}"]
+    inputs = 1
+    maps = ["-map", "0:v"]
+    if acodec:
+        args += ["-f", "lavfi", "-i", f"sine=frequency=440:sample_rate=48000:duration={seconds}"]
+        maps += ["-map", f"{inputs}:a"]
+        inputs += 1
+    sub_files: list[Path] = []
+    for i, (_lang, text) in enumerate(subtitles or []):
+        srt = path.with_name(f".{path.stem}.sub{i}.srt")
+        srt.write_text(f"1\n00:00:00,000 --> 00:00:01,000\n{text}\n\n", encoding="utf-8")
+        sub_files.append(srt)
+        args += ["-i", str(srt)]
+        maps += ["-map", f"{inputs}:s"]
+        inputs += 1
+    meta_file: Path | None = None
+    if chapters:
+        half = int(seconds * 500)
+        meta_file = path.with_name(f".{path.stem}.chapters.txt")
+        meta_file.write_text(
+            ";FFMETADATA1\n"
+            f"[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND={half}\ntitle=Opening\n"
+            f"[CHAPTER]\nTIMEBASE=1/1000\nSTART={half}\nEND={int(seconds * 1000)}\ntitle=Ending\n",
+            encoding="utf-8",
+        )
+        args += ["-f", "ffmetadata", "-i", str(meta_file), "-map_chapters", str(inputs)]
+        inputs += 1
+    args += maps
+    args += ["-c:v", vcodec]
+    if vcodec == "libx264":
+        args += ["-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+    if acodec:
+        args += ["-c:a", acodec]
+        if audio_language:
+            args += ["-metadata:s:a:0", f"language={audio_language}"]
+    if subtitles:
+        scodec = "mov_text" if path.suffix.lower() in (".mp4", ".m4v", ".mov") else "srt"
+        args += ["-c:s", scodec]
+        for i, (lang, _text) in enumerate(subtitles):
+            args += [f"-metadata:s:s:{i}", f"language={lang}"]
+    args += _metadata_args(tags)
+    args += ["-t", str(seconds), str(path)]
+    try:
+        _run(args)
+    finally:
+        for f in sub_files:
+            f.unlink(missing_ok=True)
+        if meta_file:
+            meta_file.unlink(missing_ok=True)
+    return path
+
+
+def make_audio(
+    path: Path,
+    *,
+    seconds: float = 1.0,
+    tags: dict[str, str] | None = None,
+    cover: Path | None = None,
+    frequency: int = 440,
+) -> Path:
+    """An audio file (codec chosen by suffix: .mp3, .flac, .m4a, .ogg, .opus, .wav)
+    with the given tags (title, artist, album, album_artist, track, disc, date, genre)
+    and optionally an embedded cover image (mp3, flac, m4a)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    suffix = path.suffix.lower()
+    codec = {
+        ".mp3": "libmp3lame", ".flac": "flac", ".m4a": "aac", ".ogg": "libvorbis",
+        ".opus": "libopus", ".wav": "pcm_s16le",
+    }[suffix]
+    args = ["-f", "lavfi", "-i", f"sine=frequency={frequency}:sample_rate=44100:duration={seconds}"]
+    if cover and suffix in (".mp3", ".flac", ".m4a"):
+        args += ["-i", str(cover), "-map", "0:a", "-map", "1:v", "-c:v", "mjpeg" if suffix != ".m4a" else "copy",
+                 "-disposition:v", "attached_pic"]
+        if suffix == ".mp3":
+            args += ["-id3v2_version", "3", "-metadata:s:v", "title=Album cover", "-metadata:s:v", "comment=Cover (front)"]
+    args += ["-c:a", codec]
+    args += _metadata_args(tags)
+    args += [str(path)]
+    _run(args)
+    return path
+
+
+def make_srt(path: Path, lines: list[tuple[float, float, str]]) -> Path:
+    """An external .srt subtitle file with (start_s, end_s, text) cues."""
+
+    def ts(t: float) -> str:
+        ms = int(round(t * 1000))
+        return f"{ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"{i}\n{ts(a)} --> {ts(b)}\n{text}\n\n" for i, (a, b, text) in enumerate(lines, 1))
+    path.write_text(body, encoding="utf-8")
+    return path
