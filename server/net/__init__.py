@@ -1,0 +1,1 @@
+"""LAN presence: UDP auto-discovery, zeroconf advertising and Wake-on-LAN."""
