@@ -1,0 +1,116 @@
+"""How a handler is declared.
+
+    @operation("GetPublicSystemInfo")
+    async def get_public_system_info(ctx: ServerContext) -> w.PublicSystemInfo: ...
+
+``operation`` takes the method, path, tag and success status from the spec's operation table,
+so a handler cannot drift from the contract, and ``grep -r '"GetPublicSystemInfo"' server/api``
+finds the code behind any operation. Authorization is not declared per handler: the guard
+below reads the operation's security scopes from the same table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, delete, get, head, patch, post, put
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from server.auth.header import identify
+from server.auth.policy import check_access
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import UnauthorizedError
+from server.http.routing import internal_path
+from server.wire.operations import BY_ID, Operation
+
+_DECORATORS = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
+_PATH_TYPES = {"int": "int", "float": "float"}
+
+
+def litestar_path(op: Operation) -> str:
+    path = internal_path(op.path)
+    for name, where, kind, _enum, _req in op.params:
+        if where == "path":
+            path = path.replace("{" + name + "}", "{" + name + ":" + _PATH_TYPES.get(kind, "str") + "}")
+    return path
+
+
+def operation(operation_id: str, **kwargs: Any):
+    """The Litestar route decorator for a spec operation."""
+    op = BY_ID[operation_id]
+    decorator = _DECORATORS[op.method]
+    options: dict[str, Any] = {
+        "operation_id": operation_id,
+        "tags": [op.tag] if op.tag else None,
+        "opt": {"op": operation_id, **kwargs.pop("opt", {})},
+        "deprecated": op.deprecated,
+    }
+    if op.method != "HEAD":
+        options["status_code"] = op.success_status
+    options.update(kwargs)
+    return decorator(litestar_path(op), **options)
+
+
+def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any):
+    """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
+    ``auth`` is "none", "user" or "admin"."""
+    return _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
+
+
+def _client_ip(connection: ASGIConnection) -> str:
+    client = connection.scope.get("client")
+    return client[0] if client else ""
+
+
+async def authenticate_connection(connection: ASGIConnection, ctx: ServerContext) -> AuthInfo | None:
+    headers = {k.lower(): v for k, v in connection.headers.items()}
+    query = {k.lower(): v for k, v in connection.query_params.items()}
+    identity = identify(headers, query)
+    if not identity.token:
+        return None
+    auth = await ctx.tokens.authenticate(identity)
+    if auth is None:
+        raise UnauthorizedError("The access token is not valid.")
+    return auth
+
+
+async def authorize(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+    """The one guard of every route: authenticate the caller and check the operation's scopes."""
+    ctx: ServerContext = connection.app.state.ctx
+    opt = handler.opt
+    op_id = opt.get("op")
+    if op_id:
+        op = BY_ID[op_id]
+        requires_auth, scopes = op.requires_auth, op.scopes
+    else:
+        level = opt.get("auth", "none")
+        requires_auth = level != "none"
+        scopes = ("RequiresElevation",) if level == "admin" else ("DefaultAuthorization",)
+    try:
+        auth = await authenticate_connection(connection, ctx)
+    except UnauthorizedError:
+        if requires_auth and not (not ctx.wizard_completed and "FirstTimeSetupOrElevated" in scopes):
+            raise
+        auth = None
+    remote = _client_ip(connection)
+    check_access(requires_auth, scopes, auth, wizard_completed=ctx.wizard_completed,
+                 is_local=ctx.is_local_address(remote))
+    connection.state["auth"] = auth
+    if auth is not None:
+        await ctx.note_activity(auth, remote)
+
+
+def provide_ctx(request: Request) -> ServerContext:
+    return request.app.state.ctx
+
+
+def provide_auth(request: Request) -> AuthInfo | None:
+    return request.state.get("auth")
+
+
+def require_user(auth: AuthInfo | None) -> AuthInfo:
+    if auth is None:
+        raise UnauthorizedError("A valid access token is required.")
+    return auth

@@ -1,0 +1,40 @@
+"""Environment: folder browsing for the admin's folder picker (allowed roots only)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.api.base import operation
+from server.context import ServerContext
+from server.wire import models as w
+
+
+@operation("GetDefaultDirectoryBrowser")
+async def get_default_directory_browser() -> w.DefaultDirectoryBrowserInfoDto:
+    return w.DefaultDirectoryBrowserInfoDto(Path=None)
+
+
+@operation("GetDirectoryContents")
+async def get_directory_contents(ctx: ServerContext, path: str | None = None, includeFiles: bool = False,
+                                 includeDirectories: bool = False) -> list[w.FileSystemEntryInfo]:
+    return await asyncio.to_thread(ctx.filesystem.contents, path, includeFiles, includeDirectories or not includeFiles)
+
+
+@operation("GetDrives")
+async def get_drives(ctx: ServerContext) -> list[w.FileSystemEntryInfo]:
+    return await asyncio.to_thread(ctx.filesystem.drives)
+
+
+@operation("GetNetworkShares")
+async def get_network_shares() -> list[w.FileSystemEntryInfo]:
+    return []
+
+
+@operation("GetParentPath")
+async def get_parent_path(ctx: ServerContext, path: str | None = None) -> str | None:
+    return await asyncio.to_thread(ctx.filesystem.parent, path)
+
+
+@operation("ValidatePath")
+async def validate_path(ctx: ServerContext, data: w.ValidatePathDto) -> None:
+    await asyncio.to_thread(ctx.filesystem.validate, data.Path, data.IsFile, bool(data.ValidateWritable))

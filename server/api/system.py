@@ -1,0 +1,79 @@
+"""System: info, ping, endpoint, logs, restart and shutdown, time, Wake-on-LAN."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from litestar import Request
+from litestar.response import File
+
+from server.api.base import operation
+from server.context import ServerContext
+from server.net.wake import wake_on_lan_info
+from server.system import info, logfiles
+from server.wire import models as w
+
+
+def _host(request: Request) -> str | None:
+    return request.headers.get("host")
+
+
+@operation("GetPublicSystemInfo")
+async def get_public_system_info(ctx: ServerContext, request: Request) -> w.PublicSystemInfo:
+    return info.public_info(ctx, _host(request))
+
+
+@operation("GetSystemInfo")
+async def get_system_info(ctx: ServerContext, request: Request) -> w.SystemInfo:
+    return await asyncio.to_thread(info.system_info, ctx, _host(request))
+
+
+@operation("GetPingSystem")
+async def get_ping_system(ctx: ServerContext) -> str:
+    return ctx.server_name()
+
+
+@operation("PostPingSystem")
+async def post_ping_system(ctx: ServerContext) -> str:
+    return ctx.server_name()
+
+
+@operation("GetEndpointInfo")
+async def get_endpoint_info(ctx: ServerContext, request: Request) -> w.EndPointInfo:
+    client = request.client.host if request.client else ""
+    return w.EndPointInfo(IsLocal=ctx.is_local_address(client), IsInNetwork=ctx.is_local_address(client))
+
+
+@operation("GetServerLogs")
+async def get_server_logs(ctx: ServerContext) -> list[w.LogFile]:
+    return await asyncio.to_thread(logfiles.list_logs, ctx.paths.log_dir)
+
+
+@operation("GetLogFile", media_type="text/plain")
+async def get_log_file(ctx: ServerContext, name: str | None = None) -> File:
+    path = logfiles.log_file_path(ctx.paths.log_dir, name)
+    return File(path=path, filename=path.name, media_type="text/plain; charset=utf-8", content_disposition_type="inline")
+
+
+@operation("RestartApplication")
+async def restart_application(ctx: ServerContext) -> None:
+    asyncio.get_running_loop().call_later(0.2, ctx.request_restart)
+
+
+@operation("ShutdownApplication")
+async def shutdown_application(ctx: ServerContext) -> None:
+    asyncio.get_running_loop().call_later(0.2, ctx.request_shutdown)
+
+
+@operation("GetWakeOnLanInfo")
+async def get_wake_on_lan_info() -> list[w.WakeOnLanInfo]:
+    found = await asyncio.to_thread(wake_on_lan_info)
+    # Jellyfin writes a PhysicalAddress without separators.
+    return [w.WakeOnLanInfo(MacAddress=i.mac_address.replace(":", ""), Port=i.port) for i in found]
+
+
+@operation("GetUtcTime")
+async def get_utc_time() -> w.UtcTimeResponse:
+    now = datetime.now(UTC)
+    return w.UtcTimeResponse(RequestReceptionTime=now, ResponseTransmissionTime=datetime.now(UTC))

@@ -1,0 +1,219 @@
+"""Access tokens (one per signed-in device) and API keys, with an in-memory lookup cache."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlmodel import Session, col, select
+
+from server.auth.header import ClientIdentity
+from server.db.database import Database
+from server.db.tables import ApiKey, Device, DeviceOptions, utcnow
+from server.errors import NotFoundError
+from server.users.service import UserRecord, UserService
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInfo:
+    token: str
+    user_id: str | None  # None for an API key
+    device_id: str
+    device_name: str
+    client: str
+    version: str
+    is_api_key: bool
+
+
+@dataclass(slots=True)
+class AuthInfo:
+    """The caller of an authenticated request."""
+
+    token: str
+    user: UserRecord | None
+    is_api_key: bool
+    device_id: str
+    device_name: str
+    client: str
+    version: str
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def user_id(self) -> str | None:
+        return self.user.id if self.user else None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.is_api_key or bool(self.user and self.user.is_admin)
+
+
+def new_token() -> str:
+    return secrets.token_hex(16)
+
+
+class TokenService:
+    def __init__(self, db: Database, users: UserService, system_id: str, server_name) -> None:
+        self.db = db
+        self.users = users
+        self.system_id = system_id
+        self.server_name = server_name  # callable -> str
+        self._cache: dict[str, TokenInfo] = {}
+        self._loaded = False
+
+    async def _load(self) -> None:
+        def read(s: Session) -> list[TokenInfo]:
+            out = [TokenInfo(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name, d.app_version, False)
+                   for d in s.exec(select(Device))]
+            out += [TokenInfo(k.access_token, None, self.system_id, "", k.name, "", True)
+                    for k in s.exec(select(ApiKey))]
+            return out
+
+        self._cache = {t.token: t for t in await self.db.read(read)}
+        self._loaded = True
+
+    async def lookup(self, token: str) -> TokenInfo | None:
+        if not self._loaded:
+            await self._load()
+        found = self._cache.get(token)
+        if found is None or not hmac.compare_digest(found.token.encode(), token.encode()):
+            return None
+        return found
+
+    async def authenticate(self, identity: ClientIdentity) -> AuthInfo | None:
+        if not identity.token:
+            return None
+        info = await self.lookup(identity.token)
+        if info is None:
+            return None
+        user = None
+        if not info.is_api_key:
+            user = await self.users.find(info.user_id or "")
+            if user is None:
+                return None
+            return AuthInfo(info.token, user, False, info.device_id, info.device_name,
+                            info.client, info.version)
+        return AuthInfo(info.token, None, True, self.system_id, self.server_name(), info.client, "")
+
+    # -- device tokens -------------------------------------------------------------------
+
+    async def issue(self, user: UserRecord, identity: ClientIdentity) -> str:
+        """A fresh token for (user, device); the device's earlier tokens are revoked."""
+        token = new_token()
+        device_id = identity.device_id or "unknown"
+
+        def write(s: Session) -> list[str]:
+            old = list(s.exec(select(Device).where(Device.device_id == device_id)))
+            for dev in old:
+                s.delete(dev)
+            s.add(Device(access_token=token, user_id=user.id, device_id=device_id,
+                         device_name=identity.device or "Unknown device", app_name=identity.client or "Unknown",
+                         app_version=identity.version or ""))
+            return [d.access_token for d in old]
+
+        for revoked in await self.db.write(write):
+            self._cache.pop(revoked, None)
+        self._cache[token] = TokenInfo(token, user.id, device_id, identity.device or "Unknown device",
+                                       identity.client or "Unknown", identity.version or "", False)
+        return token
+
+    async def revoke(self, token: str) -> None:
+        def write(s: Session) -> None:
+            for dev in s.exec(select(Device).where(Device.access_token == token)):
+                s.delete(dev)
+
+        await self.db.write(write)
+        self._cache.pop(token, None)
+
+    async def revoke_user(self, user_id: str, except_token: str | None = None) -> None:
+        def write(s: Session) -> list[str]:
+            gone = []
+            for dev in s.exec(select(Device).where(Device.user_id == user_id)):
+                if dev.access_token != except_token:
+                    gone.append(dev.access_token)
+                    s.delete(dev)
+            return gone
+
+        for t in await self.db.write(write):
+            self._cache.pop(t, None)
+
+    async def touch(self, token: str) -> None:
+        def write(s: Session) -> None:
+            dev = s.exec(select(Device).where(Device.access_token == token)).first()
+            if dev is not None:
+                dev.date_last_activity = utcnow()
+                s.add(dev)
+
+        await self.db.write(write)
+
+    # -- devices -------------------------------------------------------------------------
+
+    async def devices(self, user_id: str | None = None) -> list[Device]:
+        def read(s: Session) -> list[Device]:
+            q = select(Device).order_by(col(Device.date_last_activity).desc())
+            if user_id:
+                q = q.where(Device.user_id == user_id)
+            return list(s.exec(q))
+
+        return await self.db.read(read)
+
+    async def device(self, device_id: str) -> Device:
+        row = await self.db.read(lambda s: s.exec(select(Device).where(Device.device_id == device_id)).first())
+        if row is None:
+            raise NotFoundError(f"Device {device_id} not found.")
+        return row
+
+    async def delete_device(self, device_id: str) -> None:
+        await self.device(device_id)
+
+        def write(s: Session) -> list[str]:
+            gone = []
+            for dev in s.exec(select(Device).where(Device.device_id == device_id)):
+                gone.append(dev.access_token)
+                s.delete(dev)
+            return gone
+
+        for t in await self.db.write(write):
+            self._cache.pop(t, None)
+
+    async def device_options(self, device_id: str) -> DeviceOptions:
+        row = await self.db.read(lambda s: s.get(DeviceOptions, device_id))
+        return row or DeviceOptions(device_id=device_id)
+
+    async def set_device_name(self, device_id: str, custom_name: str | None) -> None:
+        await self.device(device_id)
+
+        def write(s: Session) -> None:
+            row = s.get(DeviceOptions, device_id) or DeviceOptions(device_id=device_id)
+            row.custom_name = custom_name
+            s.add(row)
+
+        await self.db.write(write)
+
+    # -- API keys ------------------------------------------------------------------------
+
+    async def create_key(self, app_name: str) -> str:
+        token = new_token()
+        await self.db.write(lambda s: s.add(ApiKey(access_token=token, name=app_name)))
+        self._cache[token] = TokenInfo(token, None, self.system_id, "", app_name, "", True)
+        return token
+
+    async def keys(self) -> list[ApiKey]:
+        return await self.db.read(lambda s: list(s.exec(select(ApiKey).order_by(col(ApiKey.date_created)))))
+
+    async def revoke_key(self, token: str) -> None:
+        def write(s: Session) -> None:
+            for key in s.exec(select(ApiKey).where(ApiKey.access_token == token)):
+                s.delete(key)
+
+        await self.db.write(write)
+        self._cache.pop(token, None)
+
+    async def key_named(self, name: str) -> str | None:
+        row = await self.db.read(lambda s: s.exec(select(ApiKey).where(ApiKey.name == name)).first())
+        return row.access_token if row else None
+
+
+def last_activity(dt: datetime | None) -> datetime:
+    return dt or utcnow()

@@ -1,0 +1,137 @@
+"""The composition of one running server: its paths, configuration, database and services.
+
+Handlers reach services through this object (injected as ``ctx``). Services never import
+handlers, and nothing here imports Qt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.auth.service import AuthInfo, TokenService
+from server.db import migrate
+from server.db.database import Database, sqlite_url
+from server.events.hub import EventHub
+from server.http.wire_middleware import StartupState
+from server.paths import ServerPaths
+from server.sessions.manager import SessionManager
+from server.system.activity import ActivityLog
+from server.system.configuration import ConfigurationStore
+from server.tasks.scheduler import TaskScheduler
+from server.users.service import UserService
+
+log = logging.getLogger("reelroom.server")
+
+
+@dataclass
+class ServerOptions:
+    data_dir: Path
+    port: int = 8096
+    host: str = "0.0.0.0"
+    database_url: str | None = None
+    enable_lan: bool = True
+    discovery_port: int = 7359
+
+
+def read_or_create_system_id(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        return uuid.UUID(text).hex
+    except (OSError, ValueError):
+        system_id = uuid.uuid4().hex
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(system_id, encoding="utf-8")
+        return system_id
+
+
+class ServerContext:
+    def __init__(self, options: ServerOptions) -> None:
+        self.options = options
+        self.paths = ServerPaths(options.data_dir)
+        self.paths.ensure()
+        self.started_at = time.time()
+        self.system_id = read_or_create_system_id(self.paths.system_id_file)
+        self.config = ConfigurationStore(self.paths)
+        self.startup = StartupState()
+        self.events = EventHub()
+        self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
+        self.users = UserService(self.db)
+        self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
+        self.sessions = SessionManager(self.events, self.system_id)
+        self.activity = ActivityLog(self.db, self.events)
+        self.tasks = TaskScheduler(self.db, self.events)
+        self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
+        self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
+        self._last_touch: dict[str, float] = {}
+        self._extensions: list[Callable[[ServerContext], object]] = []
+        self._closers: list[Callable[[], object]] = []
+
+    # -- facts ---------------------------------------------------------------------------
+
+    def server_name(self) -> str:
+        return self.config.server().ServerName or "Reelroom"
+
+    @property
+    def wizard_completed(self) -> bool:
+        return bool(self.config.server().IsStartupWizardCompleted)
+
+    def is_local_address(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return ip.is_loopback or ip.is_private or ip.is_link_local
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def on_close(self, fn: Callable[[], object]) -> None:
+        self._closers.append(fn)
+
+    async def initialize(self) -> None:
+        """Migrate the database and start background work; until this finishes every request
+        gets a 503."""
+        self.events.bind_loop(asyncio.get_running_loop())
+        try:
+            self.startup.message = "Reelroom is updating its database."
+            await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
+            from server.tasks.builtin import register_builtin_tasks
+
+            register_builtin_tasks(self)
+            await self.tasks.load()
+            self.tasks.start_background()
+            await self.activity.add(f"{self.server_name()} started", "ServerStarted")
+        except Exception as exc:
+            log.exception("Server start-up failed")
+            self.startup.failed = f"Reelroom could not start: {exc}"
+            return
+        self.startup.ready = True
+        log.info("Reelroom is ready on port %s", self.options.port)
+
+    async def close(self) -> None:
+        await self.tasks.stop()
+        for fn in reversed(self._closers):
+            try:
+                result = fn()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("Error while shutting down")
+        await asyncio.to_thread(self.db.close)
+
+    # -- per request ---------------------------------------------------------------------
+
+    async def note_activity(self, auth: AuthInfo, remote: str) -> None:
+        """Keep the session list and the device's last activity fresh (the DB at most once a
+        minute per token)."""
+        self.sessions.touch(auth, remote)
+        now = time.monotonic()
+        if not auth.is_api_key and now - self._last_touch.get(auth.token, 0) > 60:
+            self._last_touch[auth.token] = now
+            await self.tokens.touch(auth.token)

@@ -1,0 +1,92 @@
+"""One writer, many readers.
+
+Every write runs on a single dedicated thread, one transaction at a time, so SQLite never
+answers "database is locked" under concurrent requests. Reads run on a small thread pool
+against WAL snapshots and never block the writer. Both are awaitable from the event loop
+and callable from worker threads (the scanner) alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, create_engine
+
+T = TypeVar("T")
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA temp_store=MEMORY")
+    cur.execute("PRAGMA cache_size=-20000")
+    cur.close()
+
+
+class Database:
+    def __init__(self, url: str, readers: int = 4) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        kwargs: dict[str, Any] = {}
+        if self.is_sqlite:
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 10}
+            kwargs["pool_size"] = readers + 2
+        self.engine: Engine = create_engine(url, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
+        self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
+        self._writer_thread: threading.Thread | None = None
+
+    # -- sync API (for worker threads) -------------------------------------------------
+
+    def session(self) -> Session:
+        return Session(self.engine, expire_on_commit=False)
+
+    def _run_write(self, fn: Callable[..., T], args: tuple) -> T:
+        self._writer_thread = threading.current_thread()
+        with self.session() as s:
+            result = fn(s, *args)
+            s.commit()
+            return result
+
+    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+        with self.session() as s:
+            return fn(s, *args)
+
+    def write_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(session, *args)`` in the writer and commit; blocks the calling thread."""
+        if threading.current_thread() is self._writer_thread:
+            return self._run_write(fn, args)
+        fut: Future[T] = self._writer.submit(self._run_write, fn, args)
+        return fut.result()
+
+    def read_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._run_read(fn, args)
+
+    # -- async API (for handlers) ------------------------------------------------------
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.wrap_future(self._writer.submit(self._run_write, fn, args))
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.wrap_future(self._readers.submit(self._run_read, fn, args))
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
+        self._readers.shutdown(wait=True)
+        self.engine.dispose()

@@ -1,0 +1,256 @@
+"""The ASGI layer that makes Reelroom speak Jellyfin's dialect of HTTP.
+
+Before Litestar sees a request it:
+- strips the ``/emby`` and ``/mediabrowser`` prefixes;
+- answers 503 (``Retry-After``, ``Message``) while the server is still starting;
+- decodes a fully URL-encoded query string (``?a%3D1%26b%3D2``);
+- matches the path case-insensitively and rewrites it to the route's own spelling
+  (see :mod:`server.http.routing`), GUID path parameters in 32-hex form;
+- renames query keys to the operation's spelling and tidies values by the parameter's kind:
+  booleans, GUIDs, arrays (comma- or pipe-separated, or repeated keys; blanks and unknown enum
+  members dropped), blank values of typed parameters dropped;
+- renames JSON body properties to the schema's spelling;
+- picks PascalCase or camelCase for the reply, and labels JSON replies ``charset=utf-8``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode
+
+import msgspec
+
+from server.guid import normalize_guid
+from server.http.routing import RouteIndex, internal_path
+from server.wire import models
+from server.wire.body import canonical_keys
+from server.wire.casing import camel_case_requested, wants_camel_case
+from server.wire.operations import Operation
+
+Scope = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+
+_PREFIXES = ("/emby/", "/mediabrowser/")
+
+
+@dataclass
+class StartupState:
+    """Whether the server can take requests yet, and what to say while it cannot."""
+
+    ready: bool = False
+    message: str = "Reelroom is starting up."
+    retry_after: int = 5
+    failed: str | None = None
+
+
+@dataclass
+class RouteInfo:
+    """What the middleware knows of one (template, method)."""
+
+    op: Operation | None
+    query: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # lower -> (name, kind, enum)
+    path_kinds: dict[str, str] = field(default_factory=dict)
+    body_struct: type | None = None
+
+
+def _route_info(op: Operation | None) -> RouteInfo:
+    info = RouteInfo(op=op)
+    if op is None:
+        return info
+    for name, where, kind, enum, _required in op.params:
+        if where == "query":
+            info.query[name.lower()] = (name, kind, enum)
+        elif where == "path":
+            info.path_kinds[name] = kind
+    if op.body_schema:
+        candidate = getattr(models, op.body_schema, None)
+        if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
+            info.body_struct = candidate
+    return info
+
+
+_ENUM_LOOKUP: dict[str, dict[str, str]] = {
+    name: {m.lower(): m for m in members} for name, members in models.ENUMS.items()
+}
+
+
+def _tidy_scalar(kind: str, enum: str | None, value: str) -> str | None:
+    value = value.strip()
+    if kind == "str":
+        return value
+    if value == "" or value.lower() in ("null", "undefined"):
+        return None
+    if kind == "bool":
+        low = value.lower()
+        return {"true": "true", "false": "false", "1": "true", "0": "false"}.get(low, value)
+    if kind == "uuid":
+        return normalize_guid(value) or value
+    if kind == "enum" and enum:
+        return _ENUM_LOOKUP.get(enum, {}).get(value.lower(), value)
+    if kind == "float":
+        try:
+            if not math.isfinite(float(value)):
+                return value
+        except ValueError:
+            return value
+    return value
+
+
+def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in pairs:
+        hit = info.query.get(key.lower())
+        if hit is None:
+            out.append((key, value))
+            continue
+        name, kind, enum = hit
+        if kind.startswith("array:"):
+            item_kind = kind.split(":", 1)[1]
+            for part in value.replace("|", ",").split(","):
+                tidy = _tidy_scalar(item_kind, enum, part)
+                if tidy in (None, ""):
+                    continue
+                if item_kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()):
+                    continue  # Jellyfin ignores unknown enum members in lists
+                out.append((name, tidy))
+        else:
+            tidy = _tidy_scalar(kind, enum, value)
+            if tidy is not None:
+                out.append((name, tidy))
+    return out
+
+
+async def _send_plain_problem(send: Callable, status: int, title: str, detail: str,
+                              extra_headers: list[tuple[bytes, bytes]] = ()) -> None:
+    body = msgspec.json.encode({"type": "about:blank", "title": title, "status": status, "detail": detail})
+    headers = [(b"content-type", b"application/problem+json; charset=utf-8"),
+               (b"content-length", str(len(body)).encode()), *extra_headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class WireMiddleware:
+    def __init__(self, app: ASGIApp, startup: StartupState) -> None:
+        self.app = app
+        self.startup = startup
+        self.index = RouteIndex()
+        self.routes: dict[tuple[str, str], RouteInfo] = {}
+        self.websocket_path = "/socket"
+
+    def add_route(self, template: str, method: str, op: Operation | None) -> None:
+        self.index.add(template)
+        self.routes[(template, method.upper())] = _route_info(op)
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        low = path.lower()
+        for prefix in _PREFIXES:
+            if low.startswith(prefix):
+                path = path[len(prefix) - 1 :]
+                break
+        if kind == "http" and not self.startup.ready:
+            message = self.startup.failed or self.startup.message
+            await _send_plain_problem(
+                send, 503, "Service Unavailable", message,
+                [(b"retry-after", str(self.startup.retry_after).encode()), (b"message", message.encode())])
+            return
+
+        query = scope.get("query_string", b"").decode("latin-1")
+        if query and "=" not in query and "%3d" in query.lower():
+            query = unquote(query)
+        pairs = parse_qsl(query, keep_blank_values=True)
+
+        new_scope = dict(scope)
+        if kind == "websocket":
+            # Jellyfin takes a socket on any path; ours lives at /socket.
+            new_scope["path"] = self.websocket_path
+        else:
+            match = self.index.match(path)
+            info: RouteInfo | None = None
+            if match is not None:
+                method = scope["method"].upper()
+                info = self.routes.get((match.template, method))
+                if info is None and method == "HEAD":
+                    info = self.routes.get((match.template, "GET"))
+                if info is not None:
+                    values = dict(match.path_params)
+                    for name, pkind in info.path_kinds.items():
+                        if pkind == "uuid" and name in values:
+                            values[name] = normalize_guid(values[name]) or values[name]
+                    concrete = internal_path(match.template)
+                    for name, value in values.items():
+                        concrete = concrete.replace("{" + name + "}", value, 1)
+                    path = concrete
+                    pairs = _tidy_query(pairs, info)
+            if info is not None and info.body_struct is not None and kind == "http":
+                receive = _canonical_body_receiver(receive, info.body_struct, scope)
+        new_scope["path"] = path
+        new_scope["raw_path"] = path.encode("utf-8")
+        new_scope["query_string"] = urlencode(pairs).encode("latin-1")
+
+        accept = ""
+        for name, value in scope.get("headers", ()):
+            if name == b"accept":
+                accept = value.decode("latin-1")
+                break
+        token = camel_case_requested.set(wants_camel_case(accept))
+        try:
+            await self.app(new_scope, receive, _json_charset_sender(send) if kind == "http" else send)
+        finally:
+            camel_case_requested.reset(token)
+
+
+def _json_charset_sender(send: Callable) -> Callable:
+    async def wrapped(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            headers = []
+            for name, value in message.get("headers", ()):
+                if name.lower() == b"content-type" and value == b"application/json":
+                    value = b"application/json; charset=utf-8"
+                headers.append((name, value))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
+
+
+def _canonical_body_receiver(receive: Callable, struct_type: type, scope: Scope) -> Callable:
+    """Buffer a JSON body and rename its properties to the schema's spelling."""
+    content_type = b""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            content_type = value.lower()
+    if b"json" not in content_type:
+        return receive
+    done = False
+
+    async def wrapped() -> dict:
+        nonlocal done
+        if done:
+            return await receive()
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return message
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        done = True
+        raw = b"".join(chunks)
+        try:
+            data = msgspec.json.decode(raw) if raw.strip() else None
+        except msgspec.DecodeError:
+            data = None
+        if isinstance(data, dict):
+            raw = msgspec.json.encode(canonical_keys(data, struct_type))
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    return wrapped

@@ -1,0 +1,24 @@
+"""Version facts. Reelroom's own version comes from the installed distribution (pyproject);
+the Jellyfin product name and version are what clients gate features on."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+JELLYFIN_PRODUCT_NAME = "Jellyfin Server"
+JELLYFIN_VERSION = "10.10.7"
+PRODUCT = "Reelroom"
+
+
+def reelroom_version() -> str:
+    try:
+        return metadata.version("reelroom")
+    except metadata.PackageNotFoundError:  # running from a source tree that was not installed
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, KeyError, ValueError):
+            return "0.0.0"
