@@ -1,5 +1,4 @@
-"""Where the shipped resources are: next to the packages in a checkout, inside the bundle when
-frozen by PyInstaller."""
+"""Where Reelroom's bundled, read-only resources live (localization data, branding, icons)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,8 @@ from pathlib import Path
 
 
 def resources_dir() -> Path:
-    frozen = getattr(sys, "_MEIPASS", None)
-    if frozen:
-        return Path(frozen) / "resources"
+    """The ``resources`` folder: inside the PyInstaller bundle when frozen, else next to ``server/``."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        return Path(bundle) / "resources"
     return Path(__file__).resolve().parent.parent / "resources"
