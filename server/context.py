@@ -24,7 +24,10 @@ from server.paths import ServerPaths
 from server.sessions.manager import SessionManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
+from server.net.lan import LanServices
+from server.system.filesystem import FileSystemBrowser
 from server.tasks.scheduler import TaskScheduler
+from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
 
 log = logging.getLogger("reelroom.server")
@@ -37,6 +40,7 @@ class ServerOptions:
     host: str = "0.0.0.0"
     database_url: str | None = None
     enable_lan: bool = True
+    enable_zeroconf: bool = True
     discovery_port: int = 7359
 
 
@@ -52,8 +56,10 @@ def read_or_create_system_id(path: Path) -> str:
 
 
 class ServerContext:
-    def __init__(self, options: ServerOptions) -> None:
+    def __init__(self, options: ServerOptions, port: int | None = None) -> None:
         self.options = options
+        self.port = port or options.port  # the bound port (differs when options.port is 0)
+        self.init_task: asyncio.Task | None = None
         self.paths = ServerPaths(options.data_dir)
         self.paths.ensure()
         self.started_at = time.time()
@@ -67,6 +73,9 @@ class ServerContext:
         self.sessions = SessionManager(self.events, self.system_id)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
+        self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
+        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
+        self.lan = LanServices(self)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
         self._last_touch: dict[str, float] = {}
@@ -107,14 +116,18 @@ class ServerContext:
             await self.tasks.load()
             self.tasks.start_background()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
+            await self.lan.start()
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
             return
         self.startup.ready = True
-        log.info("Reelroom is ready on port %s", self.options.port)
+        log.info("Reelroom is ready on port %s", self.port)
 
     async def close(self) -> None:
+        if self.init_task is not None and not self.init_task.done():
+            self.init_task.cancel()
+        await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
         for fn in reversed(self._closers):
             try:

@@ -1,0 +1,57 @@
+"""`reelroom-server`: run the media server headless."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from server.context import ServerOptions
+from server.logs import configure_logging
+from server.paths import default_data_dir
+
+
+def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help=f"where Reelroom keeps its database, configuration and logs (default: {default_data_dir()})")
+    parser.add_argument("--port", type=int, default=8096, help="HTTP port (default 8096; 0 picks a free one)")
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
+                        help="SQLAlchemy database URL (default: SQLite in the data folder)")
+    parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def options_from(args: argparse.Namespace) -> ServerOptions:
+    data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
+                         enable_lan=not args.no_lan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print("--port must be between 0 and 65535", file=sys.stderr)
+        return 2
+    options = options_from(args)
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    configure_logging(options.data_dir / "log", getattr(logging, args.log_level))
+    from server.runner import ServerRunner
+
+    runner = ServerRunner(options)
+    try:
+        runner.serve()
+    except OSError as exc:
+        logging.getLogger("reelroom.server").error("Could not listen on %s:%s: %s", args.host, args.port, exc)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,414 @@
+"""Spec operations Reelroom does not implement yet: the one list of them.
+
+Each answers 501 with a ProblemDetails body (after the same authorization as a real handler),
+so no path of the spec is ever a 404. Implementing an operation means removing its line here;
+tests/api/test_contract.py checks that every spec operation is either handled or listed."""
+
+from __future__ import annotations
+
+from litestar.handlers import BaseRouteHandler
+
+from server.api.base import operation
+from server.errors import NotImplementedYetError
+
+NOT_IMPLEMENTED: frozenset[str] = frozenset({
+    # Artists
+    "GetAlbumArtists",
+    "GetArtistByName",
+    "GetArtists",
+
+    # Audio
+    "GetAudioStream",
+    "GetAudioStreamByContainer",
+    "HeadAudioStream",
+    "HeadAudioStreamByContainer",
+
+    # Channels
+    "GetAllChannelFeatures",
+    "GetChannelFeatures",
+    "GetChannelItems",
+    "GetChannels",
+    "GetLatestChannelItems",
+
+    # Collection
+    "AddToCollection",
+    "CreateCollection",
+    "RemoveFromCollection",
+
+    # DynamicHls
+    "GetHlsAudioSegment",
+    "GetHlsVideoSegment",
+    "GetLiveHlsStream",
+    "GetMasterHlsAudioPlaylist",
+    "GetMasterHlsVideoPlaylist",
+    "GetVariantHlsAudioPlaylist",
+    "GetVariantHlsVideoPlaylist",
+    "HeadMasterHlsAudioPlaylist",
+    "HeadMasterHlsVideoPlaylist",
+
+    # Filter
+    "GetQueryFilters",
+    "GetQueryFiltersLegacy",
+
+    # Genres
+    "GetGenre",
+    "GetGenres",
+
+    # HlsSegment
+    "GetHlsAudioSegmentLegacyAac",
+    "GetHlsAudioSegmentLegacyMp3",
+    "GetHlsPlaylistLegacy",
+    "GetHlsVideoSegmentLegacy",
+    "StopEncodingProcess",
+
+    # Image
+    "DeleteItemImage",
+    "DeleteItemImageByIndex",
+    "DeleteUserImage",
+    "GetArtistImage",
+    "GetGenreImage",
+    "GetGenreImageByIndex",
+    "GetItemImage",
+    "GetItemImage2",
+    "GetItemImageByIndex",
+    "GetItemImageInfos",
+    "GetMusicGenreImage",
+    "GetMusicGenreImageByIndex",
+    "GetPersonImage",
+    "GetPersonImageByIndex",
+    "GetStudioImage",
+    "GetStudioImageByIndex",
+    "GetUserImage",
+    "HeadArtistImage",
+    "HeadGenreImage",
+    "HeadGenreImageByIndex",
+    "HeadItemImage",
+    "HeadItemImage2",
+    "HeadItemImageByIndex",
+    "HeadMusicGenreImage",
+    "HeadMusicGenreImageByIndex",
+    "HeadPersonImage",
+    "HeadPersonImageByIndex",
+    "HeadStudioImage",
+    "HeadStudioImageByIndex",
+    "HeadUserImage",
+    "PostUserImage",
+    "SetItemImage",
+    "SetItemImageByIndex",
+    "UpdateItemImageIndex",
+
+    # InstantMix
+    "GetInstantMixFromAlbum",
+    "GetInstantMixFromArtists",
+    "GetInstantMixFromArtists2",
+    "GetInstantMixFromItem",
+    "GetInstantMixFromMusicGenreById",
+    "GetInstantMixFromMusicGenreByName",
+    "GetInstantMixFromPlaylist",
+    "GetInstantMixFromSong",
+
+    # ItemLookup
+    "ApplySearchCriteria",
+    "GetBookRemoteSearchResults",
+    "GetBoxSetRemoteSearchResults",
+    "GetExternalIdInfos",
+    "GetMovieRemoteSearchResults",
+    "GetMusicAlbumRemoteSearchResults",
+    "GetMusicArtistRemoteSearchResults",
+    "GetMusicVideoRemoteSearchResults",
+    "GetPersonRemoteSearchResults",
+    "GetSeriesRemoteSearchResults",
+    "GetTrailerRemoteSearchResults",
+
+    # ItemRefresh
+    "RefreshItem",
+
+    # ItemUpdate
+    "GetMetadataEditorInfo",
+    "UpdateItem",
+    "UpdateItemContentType",
+
+    # Items
+    "GetItemUserData",
+    "GetItems",
+    "GetResumeItems",
+    "UpdateItemUserData",
+
+    # Library
+    "DeleteItem",
+    "DeleteItems",
+    "GetAncestors",
+    "GetCriticReviews",
+    "GetDownload",
+    "GetFile",
+    "GetItemCounts",
+    "GetLibraryOptionsInfo",
+    "GetMediaFolders",
+    "GetPhysicalPaths",
+    "GetSimilarAlbums",
+    "GetSimilarArtists",
+    "GetSimilarItems",
+    "GetSimilarMovies",
+    "GetSimilarShows",
+    "GetSimilarTrailers",
+    "GetThemeMedia",
+    "GetThemeSongs",
+    "GetThemeVideos",
+    "PostAddedMovies",
+    "PostAddedSeries",
+    "PostUpdatedMedia",
+    "PostUpdatedMovies",
+    "PostUpdatedSeries",
+    "RefreshLibrary",
+
+    # LibraryStructure
+    "AddMediaPath",
+    "AddVirtualFolder",
+    "GetVirtualFolders",
+    "RemoveMediaPath",
+    "RemoveVirtualFolder",
+    "RenameVirtualFolder",
+    "UpdateLibraryOptions",
+    "UpdateMediaPath",
+
+    # LiveTv
+    "AddListingProvider",
+    "AddTunerHost",
+    "CancelSeriesTimer",
+    "CancelTimer",
+    "CreateSeriesTimer",
+    "CreateTimer",
+    "DeleteListingProvider",
+    "DeleteRecording",
+    "DeleteTunerHost",
+    "DiscoverTuners",
+    "DiscvoverTuners",
+    "GetChannel",
+    "GetChannelMappingOptions",
+    "GetDefaultListingProvider",
+    "GetDefaultTimer",
+    "GetGuideInfo",
+    "GetLineups",
+    "GetLiveRecordingFile",
+    "GetLiveStreamFile",
+    "GetLiveTvChannels",
+    "GetLiveTvInfo",
+    "GetLiveTvPrograms",
+    "GetProgram",
+    "GetPrograms",
+    "GetRecommendedPrograms",
+    "GetRecording",
+    "GetRecordingFolders",
+    "GetRecordingGroup",
+    "GetRecordingGroups",
+    "GetRecordings",
+    "GetRecordingsSeries",
+    "GetSchedulesDirectCountries",
+    "GetSeriesTimer",
+    "GetSeriesTimers",
+    "GetTimer",
+    "GetTimers",
+    "GetTunerHostTypes",
+    "ResetTuner",
+    "SetChannelMapping",
+    "UpdateSeriesTimer",
+    "UpdateTimer",
+
+    # Lyrics
+    "DeleteLyrics",
+    "DownloadRemoteLyrics",
+    "GetLyrics",
+    "GetRemoteLyrics",
+    "SearchRemoteLyrics",
+    "UploadLyrics",
+
+    # MediaInfo
+    "CloseLiveStream",
+    "GetPlaybackInfo",
+    "GetPostedPlaybackInfo",
+    "OpenLiveStream",
+
+    # MediaSegments
+    "GetItemSegments",
+
+    # Movies
+    "GetMovieRecommendations",
+
+    # MusicGenres
+    "GetMusicGenre",
+    "GetMusicGenres",
+
+    # Package
+    "CancelPackageInstallation",
+    "GetPackageInfo",
+    "GetPackages",
+    "GetRepositories",
+    "InstallPackage",
+    "SetRepositories",
+
+    # Persons
+    "GetPerson",
+    "GetPersons",
+
+    # Playlists
+    "AddItemToPlaylist",
+    "CreatePlaylist",
+    "GetPlaylist",
+    "GetPlaylistItems",
+    "GetPlaylistUser",
+    "GetPlaylistUsers",
+    "MoveItem",
+    "RemoveItemFromPlaylist",
+    "RemoveUserFromPlaylist",
+    "UpdatePlaylist",
+    "UpdatePlaylistUser",
+
+    # Playstate
+    "MarkPlayedItem",
+    "MarkUnplayedItem",
+    "OnPlaybackProgress",
+    "OnPlaybackStart",
+    "OnPlaybackStopped",
+    "PingPlaybackSession",
+    "ReportPlaybackProgress",
+    "ReportPlaybackStart",
+    "ReportPlaybackStopped",
+
+    # Plugins
+    "DisablePlugin",
+    "EnablePlugin",
+    "GetPluginConfiguration",
+    "GetPluginImage",
+    "GetPluginManifest",
+    "GetPlugins",
+    "UninstallPlugin",
+    "UninstallPluginByVersion",
+    "UpdatePluginConfiguration",
+
+    # RemoteImage
+    "DownloadRemoteImage",
+    "GetRemoteImageProviders",
+    "GetRemoteImages",
+
+    # Search
+    "GetSearchHints",
+
+    # Session
+    "AddUserToSession",
+    "DisplayContent",
+    "Play",
+    "RemoveUserFromSession",
+    "ReportViewing",
+    "SendFullGeneralCommand",
+    "SendGeneralCommand",
+    "SendMessageCommand",
+    "SendPlaystateCommand",
+    "SendSystemCommand",
+
+    # Studios
+    "GetStudio",
+    "GetStudios",
+
+    # Subtitle
+    "DeleteSubtitle",
+    "DownloadRemoteSubtitles",
+    "GetFallbackFont",
+    "GetFallbackFontList",
+    "GetRemoteSubtitles",
+    "GetSubtitle",
+    "GetSubtitlePlaylist",
+    "GetSubtitleWithTicks",
+    "SearchRemoteSubtitles",
+    "UploadSubtitle",
+
+    # Suggestions
+    "GetSuggestions",
+
+    # SyncPlay
+    "SyncPlayBuffering",
+    "SyncPlayCreateGroup",
+    "SyncPlayGetGroups",
+    "SyncPlayJoinGroup",
+    "SyncPlayLeaveGroup",
+    "SyncPlayMovePlaylistItem",
+    "SyncPlayNextItem",
+    "SyncPlayPause",
+    "SyncPlayPing",
+    "SyncPlayPreviousItem",
+    "SyncPlayQueue",
+    "SyncPlayReady",
+    "SyncPlayRemoveFromPlaylist",
+    "SyncPlaySeek",
+    "SyncPlaySetIgnoreWait",
+    "SyncPlaySetNewQueue",
+    "SyncPlaySetPlaylistItem",
+    "SyncPlaySetRepeatMode",
+    "SyncPlaySetShuffleMode",
+    "SyncPlayStop",
+    "SyncPlayUnpause",
+
+    # Tmdb
+    "TmdbClientConfiguration",
+
+    # Trailers
+    "GetTrailers",
+
+    # Trickplay
+    "GetTrickplayHlsPlaylist",
+    "GetTrickplayTileImage",
+
+    # TvShows
+    "GetEpisodes",
+    "GetNextUp",
+    "GetSeasons",
+    "GetUpcomingEpisodes",
+
+    # UniversalAudio
+    "GetUniversalAudioStream",
+    "HeadUniversalAudioStream",
+
+    # UserLibrary
+    "DeleteUserItemRating",
+    "GetIntros",
+    "GetItem",
+    "GetLatestMedia",
+    "GetLocalTrailers",
+    "GetRootFolder",
+    "GetSpecialFeatures",
+    "MarkFavoriteItem",
+    "UnmarkFavoriteItem",
+    "UpdateUserItemRating",
+
+    # UserViews
+    "GetGroupingOptions",
+    "GetUserViews",
+
+    # VideoAttachments
+    "GetAttachment",
+
+    # Videos
+    "DeleteAlternateSources",
+    "GetAdditionalPart",
+    "GetVideoStream",
+    "GetVideoStreamByContainer",
+    "HeadVideoStream",
+    "HeadVideoStreamByContainer",
+    "MergeVersions",
+
+    # Years
+    "GetYear",
+    "GetYears",
+})
+
+
+def _stub(operation_id: str) -> BaseRouteHandler:
+    async def not_implemented() -> None:
+        raise NotImplementedYetError(f"{operation_id} is not implemented in Reelroom yet.")
+
+    not_implemented.__name__ = f"not_implemented_{operation_id}"
+    return operation(operation_id)(not_implemented)
+
+
+def stub_handlers(missing: set[str]) -> list[BaseRouteHandler]:
+    """501 handlers for the listed operations that have no real handler."""
+    return [_stub(op) for op in sorted(missing & NOT_IMPLEMENTED)]

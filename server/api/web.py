@@ -1,0 +1,86 @@
+"""Dashboard pages, BitrateTest, robots.txt and the OpenAPI document."""
+
+from __future__ import annotations
+
+import os
+
+from litestar import Request, Response
+from litestar.response import Redirect, Stream
+
+from server.api.base import operation, reelroom_route
+from server.errors import BadRequestError, NotFoundError
+from server.http.routing import template_path
+from server.wire import models as w
+
+BITRATE_TEST_MAX = 100 * 1024 * 1024
+
+
+@operation("GetDashboardConfigurationPage", media_type="text/html")
+async def get_dashboard_configuration_page(name: str | None = None) -> Response:
+    # Reelroom has no plugins, so it has no plugin configuration pages.
+    raise NotFoundError(f"No configuration page named {name!r}.")
+
+
+@operation("GetConfigurationPages")
+async def get_configuration_pages(enableInMainMenu: bool | None = None) -> list[w.ConfigurationPageInfo]:
+    return []
+
+
+@operation("GetBitrateTestBytes", media_type="application/octet-stream")
+async def get_bitrate_test_bytes(size: int = 102400) -> Stream:
+    if size <= 0 or size > BITRATE_TEST_MAX:
+        raise BadRequestError(f"size must be between 1 and {BITRATE_TEST_MAX} bytes.")
+
+    async def chunks():
+        left = size
+        block = os.urandom(min(size, 1024 * 1024))
+        while left > 0:
+            piece = block[: min(left, len(block))]
+            left -= len(piece)
+            yield piece
+
+    return Stream(chunks(), media_type="application/octet-stream", headers={"Content-Length": str(size)})
+
+
+@reelroom_route("GET", "/robots.txt")
+async def robots_txt() -> Redirect:
+    return Redirect(path="/web/robots.txt", status_code=302)
+
+
+@reelroom_route("GET", "/web/robots.txt", media_type="text/plain")
+async def web_robots_txt() -> str:
+    return "User-agent: *\nDisallow: /\n"
+
+
+@reelroom_route("GET", "/", status_code=302)
+async def root() -> Redirect:
+    return Redirect(path="/web/", status_code=302)
+
+
+@reelroom_route("GET", "/web/", media_type="text/html")
+async def web_index(request: Request) -> str:
+    info = request.app.state.ctx
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>Reelroom</title></head><body "
+        "style='font-family:sans-serif;background:#101418;color:#e8eaed;padding:3em'>"
+        f"<h1>Reelroom</h1><p>{info.server_name()} is running. Open it in any Jellyfin app "
+        "(Jellyfin for Android, iOS, Android TV, Kodi, Finamp…) and add this address as the server.</p>"
+        "</body></html>"
+    )
+
+
+_OPENAPI_CACHE: dict[int, bytes] = {}
+
+
+@reelroom_route("GET", "/api-docs/openapi.json", media_type="application/json")
+async def openapi_document(request: Request) -> Response:
+    import msgspec
+
+    app = request.app
+    cached = _OPENAPI_CACHE.get(id(app))
+    if cached is None:
+        schema = app.openapi_schema.to_schema()
+        schema["paths"] = {template_path(p): v for p, v in schema.get("paths", {}).items()}
+        cached = msgspec.json.encode(schema)
+        _OPENAPI_CACHE[id(app)] = cached
+    return Response(content=cached, media_type="application/json; charset=utf-8")

@@ -1,0 +1,107 @@
+"""Run a server on uvicorn: headless in the main thread (reelroom-server) or in a background
+thread (the desktop app). Restart builds a fresh context and app on the same socket address."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+from collections.abc import Callable
+
+import uvicorn
+
+from server.app import create_app
+from server.context import ServerContext, ServerOptions
+
+log = logging.getLogger("reelroom.server")
+GRACEFUL_SHUTDOWN_SECONDS = 5
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+class ServerRunner:
+    def __init__(self, options: ServerOptions, on_state: Callable[[str, str | None], None] | None = None) -> None:
+        self.options = options
+        self.on_state = on_state or (lambda state, error: None)
+        self.ctx: ServerContext | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.port: int | None = None
+        self._server: uvicorn.Server | None = None
+        self._restart = False
+        self._stopping = False
+        self.ready = threading.Event()
+
+    def request_restart(self) -> None:
+        log.info("Restart requested")
+        self._restart = True
+        self._signal_exit()
+
+    def request_shutdown(self) -> None:
+        log.info("Shutdown requested")
+        self._stopping = True
+        self._signal_exit()
+
+    def _signal_exit(self) -> None:
+        server = self._server
+        if server is not None:
+            if self.loop is not None and self.loop.is_running():
+                self.loop.call_soon_threadsafe(setattr, server, "should_exit", True)
+            else:
+                server.should_exit = True
+
+    def serve(self) -> None:
+        """Serve until shut down; a restart request serves again with a fresh context."""
+        sock = bind_socket(self.options.host, self.options.port)
+        self.port = sock.getsockname()[1]
+        try:
+            while True:
+                self._restart = False
+                asyncio.run(self._serve_once(sock))
+                if not self._restart or self._stopping:
+                    break
+                log.info("Restarting Reelroom")
+        finally:
+            sock.close()
+            self.on_state("stopped", None)
+
+    async def _serve_once(self, sock: socket.socket) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.on_state("starting", None)
+        ctx = ServerContext(self.options, port=self.port)
+        ctx.request_restart = self.request_restart
+        ctx.request_shutdown = self.request_shutdown
+        self.ctx = ctx
+        app = create_app(ctx)
+        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
+                                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws="websockets",
+                                server_header=False, date_header=True)
+        server = uvicorn.Server(config)
+        self._server = server
+        if self._stopping:
+            return
+
+        async def report_ready() -> None:
+            while not ctx.startup.ready and not ctx.startup.failed and not server.should_exit:
+                await asyncio.sleep(0.02)
+            if ctx.startup.failed:
+                self.on_state("error", ctx.startup.failed)
+            elif ctx.startup.ready:
+                self.ready.set()
+                self.on_state("running", None)
+
+        watcher = asyncio.create_task(report_ready())
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            watcher.cancel()
+            self.ready.clear()
+            self._server = None
