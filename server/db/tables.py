@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
 
@@ -98,3 +99,148 @@ class TaskResult(SQLModel, table=True):
     task_key: str = Field(primary_key=True)
     last_result_json: str | None = None
     triggers_json: str | None = None
+
+
+# ---------------------------------------------------------------- library
+#
+# One row per item of any kind (movie, series, season, episode, audio, album, artist, folder,
+# photo, book, ...) in ``items``. Lists that are filtered on (genres, studios, artists, tags)
+# live in ``item_values`` so that filters are indexed SQL, never Python loops; the JSON columns
+# keep their display order. Item ids are derived from the path (server.guid.guid_from_text), so
+# clients' cached ids survive rescans. User data is keyed by item id and never deleted by a scan.
+
+
+class Library(SQLModel, table=True):
+    """A virtual folder: a named collection of paths with a content type."""
+
+    __tablename__ = "libraries"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(index=True, unique=True)
+    collection_type: str | None = None  # movies, tvshows, music, ... ; None = mixed
+    options_json: str = "{}"
+    date_created: datetime = Field(default_factory=utcnow)
+
+
+class LibraryPath(SQLModel, table=True):
+    __tablename__ = "library_paths"
+
+    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
+    path: str = Field(primary_key=True)
+    network_path: str | None = None
+
+
+class Item(SQLModel, table=True):
+    __tablename__ = "items"
+    __table_args__ = (
+        Index("ix_items_type_sort_name", "type", "sort_name"),
+        Index("ix_items_parent_sort_name", "parent_id", "sort_name"),
+        Index("ix_items_library_type_created", "library_id", "type", "date_created"),
+    )
+
+    id: str = Field(primary_key=True, max_length=32)
+    type: str = Field(index=True)  # BaseItemKind spelling
+    media_type: str = "Unknown"  # MediaType spelling
+    is_folder: bool = False
+    library_id: str | None = Field(default=None, index=True)
+    parent_id: str | None = Field(default=None, index=True)
+    path: str | None = Field(default=None, index=True)
+    name: str = ""
+    sort_name: str = Field(default="", index=True)
+    forced_sort_name: str | None = None
+    original_title: str | None = None
+    overview: str | None = None
+    tagline: str | None = None
+    official_rating: str | None = None
+    community_rating: float | None = None
+    critic_rating: float | None = None
+    production_year: int | None = Field(default=None, index=True)
+    premiere_date: datetime | None = Field(default=None, index=True)
+    end_date: datetime | None = None
+    date_created: datetime = Field(default_factory=utcnow, index=True)
+    date_modified: datetime | None = None
+    run_time_ticks: int | None = None
+    size: int | None = None
+    container: str | None = None
+    bitrate: int | None = None
+    width: int | None = None
+    height: int | None = None
+    video_type: str | None = None  # VideoFile, Dvd, BluRay
+    extra_type: str | None = None  # ExtraType spelling when this item is an extra
+    owner_id: str | None = Field(default=None, index=True)  # the item an extra or version belongs to
+    index_number: int | None = None
+    index_number_end: int | None = None
+    parent_index_number: int | None = None
+    series_id: str | None = Field(default=None, index=True)
+    series_name: str | None = None
+    season_id: str | None = Field(default=None, index=True)
+    season_name: str | None = None
+    album_id: str | None = Field(default=None, index=True)
+    album: str | None = None
+    genres_json: str = "[]"
+    studios_json: str = "[]"
+    tags_json: str = "[]"
+    artists_json: str = "[]"
+    album_artists_json: str = "[]"
+    provider_ids_json: str = "{}"
+    media_streams_json: str = "[]"  # list of MediaStream wire objects
+    chapters_json: str = "[]"  # list of ChapterInfo wire objects
+    images_json: str = "[]"  # list of {Type, Path, Tag, Width, Height, BlurHash, Index}
+    lyrics_path: str | None = None
+    file_size: int | None = None  # for incremental scans: unchanged size + mtime = not re-probed
+    file_mtime: float | None = None
+    is_locked: bool = False  # Identify/Apply results stick across rescans
+    locked_fields_json: str = "[]"
+    is_virtual: bool = False
+
+
+class ItemValue(SQLModel, table=True):
+    """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
+
+    __tablename__ = "item_values"
+    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),)
+
+    item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
+    kind: str = Field(primary_key=True)
+    clean_value: str = Field(primary_key=True)  # lower-cased, for matching
+    value: str = ""
+
+
+class Person(SQLModel, table=True):
+    __tablename__ = "people"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(index=True, unique=True)
+    sort_name: str = ""
+    image_path: str | None = None
+    image_tag: str | None = None
+    provider_ids_json: str = "{}"
+
+
+class ItemPerson(SQLModel, table=True):
+    __tablename__ = "item_people"
+
+    item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
+    person_id: str = Field(primary_key=True, foreign_key="people.id", ondelete="CASCADE")
+    kind: str = Field(primary_key=True)  # PersonKind spelling: Actor, Director, Writer, ...
+    role: str | None = None
+    sort_order: int = 0
+
+
+class UserData(SQLModel, table=True):
+    """What a user did with an item. Scans never delete these rows."""
+
+    __tablename__ = "user_data"
+    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),)
+
+    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
+    item_id: str = Field(primary_key=True, index=True)
+    played: bool = False
+    play_count: int = 0
+    is_favorite: bool = False
+    playback_position_ticks: int = 0
+    last_played_date: datetime | None = Field(default=None, index=True)
+    rating: float | None = None
+    likes: bool | None = None
+    audio_stream_index: int | None = None
+    subtitle_stream_index: int | None = None
