@@ -1,0 +1,1 @@
+"""Media inspection: probing containers and streams, reading audio tags, processing images."""
