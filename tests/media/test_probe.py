@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from server.media.probe import TICKS_PER_SECOND, ProbeError, probe_file
-from tests.mediagen import make_srt, make_video
+from tests.mediagen import ffmpeg_binary, make_srt, make_video
 
 # Property names of the spec's MediaStream schema (openapi 10.10.7).
 SPEC_MEDIA_STREAM_FIELDS = {
@@ -82,6 +83,25 @@ def test_mp4_with_mov_text(clip_mp4: Path) -> None:
     assert audio.display_title == "English - AAC - Mono - Default"
     assert probe.video_streams[0].codec_tag == "avc1"
     assert probe.video_streams[0].bit_rate and probe.video_streams[0].bit_rate > 0
+
+
+def test_ass_and_webvtt_with_dispositions_and_titles(tmp_path: Path, movie_mkv: Path) -> None:
+    remuxed = tmp_path / "styled.mkv"
+    subprocess.run(
+        [ffmpeg_binary(), "-hide_banner", "-loglevel", "error", "-y", "-i", str(movie_mkv),
+         "-map", "0", "-c:v", "copy", "-c:a", "copy", "-c:s:0", "ass", "-c:s:1", "webvtt",
+         "-disposition:s:0", "forced+hearing_impaired", "-disposition:s:1", "0",
+         "-metadata:s:s:1", "title=Signs", "-metadata:s:a:0", "title=Stereo mix", str(remuxed)],
+        check=True, capture_output=True, timeout=60)
+
+    probe = probe_file(remuxed)
+    ass, vtt = probe.subtitle_streams
+    assert (ass.codec, ass.is_forced, ass.is_hearing_impaired, ass.is_default) == ("ass", True, True, False)
+    assert ass.is_text_subtitle_stream
+    assert ass.display_title == "English - Hearing Impaired - Forced - ASS"
+    assert (vtt.codec, vtt.title, vtt.is_forced) == ("webvtt", "Signs", False)
+    assert vtt.display_title == "Signs - French - WEBVTT"
+    assert probe.audio_streams[0].display_title == "Stereo mix - English - AAC - Mono"
 
 
 def test_wire_dict_uses_spec_field_names(movie_mkv: Path) -> None:
