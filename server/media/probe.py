@@ -157,8 +157,13 @@ def probe_file(path: str | os.PathLike[str], *, is_audio: bool | None = None,
         if not isinstance(container, av.container.InputContainer):
             raise ProbeError(path_str, "not an input container")
         return _describe(path_str, size, container, is_audio)
+    except ProbeError:
+        raise
     except (av.error.FFmpegError, OSError) as exc:
         raise ProbeError(path_str, str(exc)) from exc
+    except (ValueError, TypeError, AttributeError, ArithmeticError, LookupError) as exc:
+        # Odd streams must not escape as unexpected exception types.
+        raise ProbeError(path_str, f"unsupported stream layout: {exc!r}") from exc
     finally:
         container.close()
 
@@ -330,14 +335,27 @@ def _attachment(s: Any) -> ProbedAttachment | None:
     if s.type != "attachment" and not is_cover:
         return None
     tags = _tags(s)
+    mime_type = tags.get("mimetype") or getattr(s, "mimetype", None) or None
+    file_name = tags.get("filename") or None
     return ProbedAttachment(
         index=s.index,
-        codec=_codec_name(s),
+        codec=_attachment_codec(mime_type, file_name) if s.type == "attachment" else _codec_name(s),
         codec_tag=_codec_tag(s) if s.codec_context is not None else None,
         comment=tags.get("comment") or None,
-        file_name=tags.get("filename") or None,
-        mime_type=tags.get("mimetype") or getattr(s, "mimetype", None) or None,
+        file_name=file_name,
+        mime_type=mime_type,
     )
+
+
+def _attachment_codec(mime_type: str | None, file_name: str | None) -> str | None:
+    """FFmpeg's codec name for an attached file (fonts mostly), from its MIME type or name."""
+    mime = (mime_type or "").lower()
+    if "truetype" in mime or mime in ("font/ttf", "font/sfnt"):
+        return "ttf"
+    if "opentype" in mime or mime == "font/otf":
+        return "otf"
+    extension = os.path.splitext(file_name or "")[1].lower().lstrip(".")
+    return extension or None
 
 
 def _with_handler_title(common: dict[str, Any], tags: dict[str, str], default: str) -> dict[str, Any]:

@@ -444,6 +444,13 @@ def _bitrate(info: Any, path: str) -> int | None:
 
 
 def _synced_lyrics(audio: Any, info: Any) -> tuple[tuple[int, str], ...]:
+    try:
+        return _read_sylt(audio, info)
+    except (ValueError, TypeError, AttributeError):
+        return ()  # a malformed SYLT frame counts as absent
+
+
+def _read_sylt(audio: Any, info: Any) -> tuple[tuple[int, str], ...]:
     tags = audio.tags
     if not isinstance(tags, mutagen.id3.ID3):
         return ()

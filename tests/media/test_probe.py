@@ -104,6 +104,22 @@ def test_ass_and_webvtt_with_dispositions_and_titles(tmp_path: Path, movie_mkv: 
     assert probe.audio_streams[0].display_title == "Stereo mix - English - AAC - Mono"
 
 
+def test_font_attachment_is_listed_separately(tmp_path: Path, movie_mkv: Path) -> None:
+    font = tmp_path / "Sans.ttf"
+    font.write_bytes(b"\x00\x01\x00\x00 not really a font")
+    with_font = tmp_path / "with_font.mkv"
+    subprocess.run(
+        [ffmpeg_binary(), "-hide_banner", "-loglevel", "error", "-y", "-i", str(movie_mkv),
+         "-map", "0", "-c", "copy", "-attach", str(font),
+         "-metadata:s:t", "mimetype=application/x-truetype-font", str(with_font)],
+        check=True, capture_output=True, timeout=60)
+
+    probe = probe_file(with_font)
+    assert [a.to_wire() for a in probe.attachments] == [
+        {"Index": 4, "Codec": "ttf", "FileName": "Sans.ttf", "MimeType": "application/x-truetype-font"}]
+    assert [s.index for s in probe.streams] == [0, 1, 2, 3]
+
+
 def test_wire_dict_uses_spec_field_names(movie_mkv: Path) -> None:
     probe = probe_file(movie_mkv)
     for stream in probe.streams:
