@@ -188,6 +188,7 @@ def parse_xml_safely(data: bytes) -> ET.Element:
 _IMDB_URL_RE = re.compile(rb"imdb\.[a-z.]+/title/(tt\d{5,10})", re.I)
 _TMDB_URL_RE = re.compile(rb"themoviedb\.org/(?:movie|tv)/(\d+)", re.I)
 _TVDB_URL_RE = re.compile(rb"thetvdb\.com/[^\s<]*?[?&]id=(\d+)", re.I)
+_URL_SCAN_BYTES = 4096  # provider URLs are short; scanning is bounded
 _ROOT_RE = re.compile(rb"<\s*(" + b"|".join(r.encode() for r in NFO_ROOTS) + rb")(?=[\s>/])", re.I)
 
 _PROVIDER_TYPES = {
@@ -277,6 +278,7 @@ def parse_nfo_bytes(data: bytes, *, source: str = "<nfo>") -> NfoMetadata | None
 
 
 def _ids_from_urls(data: bytes) -> dict[str, str]:
+    data = data[:_URL_SCAN_BYTES]
     ids: dict[str, str] = {}
     for pattern, key in ((_IMDB_URL_RE, "Imdb"), (_TMDB_URL_RE, "Tmdb"), (_TVDB_URL_RE, "Tvdb")):
         match = pattern.search(data)

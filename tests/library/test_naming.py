@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import date
 from pathlib import Path
 
@@ -643,3 +644,20 @@ def test_language_codes() -> None:
     assert language_code("zho") == "chi"
     assert language_code("Greek") == "gre"
     assert language_code("klingon") is None
+
+
+@pytest.mark.parametrize(
+    "unit", [".", "a.", "a - ", "S01E01-E02", "1x02x", "[a]", "(2020) ", " - 1", "2020."]
+)
+def test_hostile_names_stay_fast(unit: str) -> None:
+    name = (unit * 1000)[:1000]
+    started = time.monotonic()
+    parse_movie_name(f"/m/{name}.mkv")
+    parse_episode(f"/tv/{name}/{name}.mkv")
+    resolve_movie_folder([f"/m/{name}.mkv", f"/m/{name} cd1.mkv"])
+    assert time.monotonic() - started < 1
+
+
+def test_impossibly_long_names_are_refused() -> None:
+    with pytest.raises(InvalidMediaPathError):
+        parse_episode("/tv/" + "a" * 2000 + ".mkv")

@@ -146,20 +146,17 @@ def normalize_separators(name: str) -> str:
     text = name.strip()
     if "_" in text:
         text = text.replace("_", " ") if " " in text else text.replace("_", ".")
-    out: list[str] = []
-    for index, char in enumerate(text):
-        if (
-            char == "."
-            and 0 < index < len(text) - 1
-            and not text[index - 1].isspace()
-            and not text[index + 1].isspace()
-        ):
-            before = re.split(r"[\s.]", text[:index])[-1]
-            after = re.split(r"[\s.]", text[index + 1 :])[0]
-            keep = (len(before) <= 1 and len(after) <= 1) or (before.isdigit() and after.isdigit())
-            out.append("." if keep else " ")
-        else:
-            out.append(char)
+    parts = text.split(".")
+    out: list[str] = [parts[0]]
+    for before, after in zip(parts, parts[1:], strict=False):
+        joiner = "."
+        if before and after and not before[-1].isspace() and not after[0].isspace():
+            word_before, word_after = before.split()[-1], after.split()[0]
+            keep = (len(word_before) <= 1 and len(word_after) <= 1) or (
+                word_before.isdigit() and word_after.isdigit()
+            )
+            joiner = "." if keep else " "
+        out += [joiner, after]
     text = _SPACES_RE.sub(" ", "".join(out))
     return text.strip(" -_,~")
 

@@ -58,6 +58,12 @@ _AMBIGUOUS = VIDEO_EXTENSIONS & AUDIO_EXTENSIONS
 _AUDIO_LIBRARY_TYPES = frozenset({"music", "audiobooks"})
 
 
+#: Longer names cannot exist on common file systems (255 bytes per name); refusing them keeps
+#: every parser linear-time on hostile input.
+MAX_NAME_CHARS = 1024
+MAX_PATH_CHARS = 32768
+
+
 def as_media_path(path: str | os.PathLike[str]) -> PurePath:
     """Check a path argument and return it as a PurePath; raise InvalidMediaPathError if unusable."""
     if isinstance(path, PurePath):
@@ -74,7 +80,12 @@ def as_media_path(path: str | os.PathLike[str]) -> PurePath:
         raise InvalidMediaPathError("path is empty")
     if "\x00" in text:
         raise InvalidMediaPathError("path contains a NUL character")
-    return PurePath(text)
+    if len(text) > MAX_PATH_CHARS:
+        raise InvalidMediaPathError(f"path is longer than {MAX_PATH_CHARS} characters")
+    path = PurePath(text)
+    if any(len(part) > MAX_NAME_CHARS for part in path.parts):
+        raise InvalidMediaPathError(f"a path component is longer than {MAX_NAME_CHARS} characters")
+    return path
 
 
 def extension_of(path: str | os.PathLike[str]) -> str:

@@ -90,10 +90,11 @@ class FileStack:
 
 
 _PART_RE = re.compile(
-    r"^(?P<title>.*?)(?:(?<=[\]\)\}])|[ _.\-]+)[\(\[]?(?P<kind>cd|dvd|part|pt|dis[ck])[ _.\-]*"
+    r"(?:(?<=[\]\)\}])|[ _.\-]+)[\(\[]?(?P<kind>cd|dvd|part|pt|dis[ck])[ _.\-]{0,3}"
     r"(?P<number>[0-9]{1,3}|[a-d])[\)\]]?$",
     re.IGNORECASE,
 )
+_PART_TAIL = 24  # the part marker sits at the end; only this much of a name is searched
 _BRACKETED_YEAR_RE = re.compile(r"[\(\[]\s*(?:18[89]\d|19\d\d|20\d\d)\s*[\)\]]")
 _VERSION_AFTER_YEAR_RE = re.compile(r"^\s*-\s*(?P<version>.+?)\s*$")
 _RESOLUTION_RE = re.compile(
@@ -109,10 +110,14 @@ def _part_number(token: str) -> int:
 
 
 def _split_part(name: str) -> tuple[str, str, int] | None:
-    match = _PART_RE.match(name)
-    if not match or not match.group("title").strip(" _.-"):
+    offset = max(0, len(name) - _PART_TAIL)
+    match = _PART_RE.search(name, offset)
+    if not match:
         return None
-    return match.group("title"), match.group("kind").lower(), _part_number(match.group("number"))
+    title = name[: match.start()].rstrip(" _.-")
+    if not title:
+        return None
+    return title, match.group("kind").lower(), _part_number(match.group("number"))
 
 
 def parse_movie_name(
