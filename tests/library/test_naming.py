@@ -354,6 +354,8 @@ EPISODES = [
         "Christmas Party",
     ),
     ("/tv/Show (2019)/Season 1/Show (2019) S01E01.mkv", "Show", 1, 1, None, None),
+    ("/tv/Doctor Who (2005)/Doctor.Who.2005.S01E01.Rose.720p.mkv", "Doctor Who", 1, 1, None, "Rose"),
+    ("/tv/The 4400/The.4400.S01E01.mkv", "The 4400", 1, 1, None, None),
 ]
 
 

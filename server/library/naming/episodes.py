@@ -20,6 +20,7 @@ from server.library.naming.cleaning import (
     extract_provider_ids,
     latest_plausible_year,
     normalize_separators,
+    split_title_year,
     strip_release_tags,
 )
 from server.library.naming.extensions import as_media_path, strip_known_extension
@@ -313,9 +314,9 @@ def _series_from_text(raw: str) -> str | None:
     text = text.strip(" -._")
     if not text:
         return None
-    match = _TITLE_WITH_YEAR_RE.match(text)
-    if match and text[match.end() :].strip(" -._") == "":
-        text = match.group("title")
+    title, year = split_title_year(text)
+    if year is not None and title:
+        text = title
     cleaned = clean_title(text).strip(" -._")
     return cleaned or None
 
