@@ -403,6 +403,7 @@ def apply_decision(source: MediaSourceInfo, decision: PlaybackDecision) -> Media
                                 opts.api_key) if transcoding else None
     start = decision.start_ticks if transcoding and decision.sub_protocol != "hls" and not decision.copy_timestamps else 0
     by_index = {d.index: d for d in decision.subtitle_deliveries}
+    source_id = source.Id or opts.item_id
     streams = []
     for stream in source.MediaStreams or ():
         delivery = by_index.get(stream.Index) if stream.Type == "Subtitle" else None
@@ -410,14 +411,17 @@ def apply_decision(source: MediaSourceInfo, decision: PlaybackDecision) -> Media
             external = delivery.method == "External"
             stream = replace(
                 stream, DeliveryMethod=delivery.method,
-                DeliveryUrl=subtitle_delivery_url(opts.item_id, source.Id or opts.item_id, delivery.index,
+                DeliveryUrl=subtitle_delivery_url(opts.item_id, source_id, delivery.index,
                                                   delivery.format, start, opts.api_key) if external else None,
                 IsExternalUrl=False if external else stream.IsExternalUrl)
         streams.append(stream)
+    attachments = [replace(a, DeliveryUrl=f"/Videos/{opts.item_id}/{source_id}/Attachments/{a.Index}")
+                   for a in source.MediaAttachments or ()]
     return replace(
         source,
         Container=decision.source_container or source.Container,
         MediaStreams=streams if source.MediaStreams is not None else None,
+        MediaAttachments=attachments if source.MediaAttachments is not None else None,
         SupportsDirectPlay=decision.supports_direct_play,
         SupportsDirectStream=decision.supports_direct_stream,
         SupportsTranscoding=decision.supports_transcoding,

@@ -22,6 +22,7 @@ from server.wire.models import (
     ContainerProfile,
     DeviceProfile,
     DirectPlayProfile,
+    MediaAttachment,
     MediaSourceInfo,
     MediaStream,
     PlaybackInfoDto,
@@ -326,10 +327,12 @@ def test_external_subtitle_keeps_a_remux_a_remux() -> None:
 
 
 def test_kodi_keeps_every_subtitle_in_the_file() -> None:
-    source = hevc_hdr_mkv()
+    source = msgspec.structs.replace(hevc_hdr_mkv(), MediaAttachments=[
+        MediaAttachment(Index=4, Codec="ttf", FileName="font.ttf", MimeType="font/ttf")])
     info = apply_decision(source, decide(permissive_profile(), source, subtitle_stream_index=2))
     assert info.SupportsDirectPlay is True
     assert _deliveries(info) == {2: ("Embed", None), 3: ("Embed", None)}
+    assert [a.DeliveryUrl for a in info.MediaAttachments or ()] == [f"/Videos/{ITEM}/b2/Attachments/4"]
 
 
 def test_tv_fetches_srt_as_srt_and_cannot_take_ass() -> None:
