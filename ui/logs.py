@@ -170,6 +170,7 @@ class LogViewer(QWidget):
         splitter.addWidget(self.file_list)
         splitter.addWidget(self.text)
         splitter.setStretchFactor(1, 4)
+        splitter.setSizes([180, 780])
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(splitter, 1)

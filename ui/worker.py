@@ -73,9 +73,13 @@ class BackgroundCalls(QObject):
 
     idle = Signal()
 
-    def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None,
+                 max_threads: int = 6) -> None:
         super().__init__(parent)
-        self._pool = pool or QThreadPool.globalInstance()
+        if pool is None:
+            pool = QThreadPool(self)
+            pool.setMaxThreadCount(max_threads)  # a slow or unreachable server must not starve other calls
+        self._pool = pool
         self._running: dict[_Delivery, _Call] = {}
 
     @property
