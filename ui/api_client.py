@@ -5,6 +5,7 @@ Every call blocks: run them through ``ui.worker.BackgroundCalls`` so the Qt even
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import platform
 import tomllib
@@ -19,6 +20,7 @@ import httpx
 CLIENT_NAME = "Reelroom Desktop"
 
 
+@functools.cache
 def reelroom_version() -> str:
     """The installed Reelroom version, or the one in a source checkout's pyproject.toml."""
     try:

@@ -38,6 +38,7 @@ CONTENT_TYPES: list[tuple[str, str]] = [
     ("Photos", "photos"),
     ("Mixed movies and shows", "mixed"),
 ]
+NO_LIBRARIES = "No libraries yet. Add one to start sharing your media."
 _TYPE_LABELS = dict((value, label) for label, value in CONTENT_TYPES)
 
 
@@ -288,7 +289,9 @@ class LibraryFoldersWindow(QWidget):
             if library.get("Name") == selected:
                 row.setSelected(True)
         if not self._libraries:
-            self.message.show_info("No libraries yet. Add one to start sharing your media.")
+            self.message.show_info(NO_LIBRARIES)
+        elif self.message.text() == NO_LIBRARIES:
+            self.message.clear_message()
         self.loaded = True
         self._update_buttons()
 
