@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,16 +36,16 @@ def default_data_dir() -> Path:
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reelroom", description="Reelroom media server (desktop app)")
     parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = build_arg_parser().parse_args(argv)
-    if not 0 < args.port < 65536:
-        build_arg_parser().error(f"--port must be between 1 and 65535, not {args.port}")
-    args.data_dir = (args.data_dir or default_data_dir()).expanduser()
+    if not 0 <= args.port <= 65535:
+        build_arg_parser().error(f"--port must be between 0 and 65535, not {args.port}")
+    args.data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     return args
 
 
@@ -65,33 +63,13 @@ def _server_host_factory(data_dir: Path, port: int, host: str) -> ServerHostLike
     return ServerHost(data_dir=data_dir, port=port, host=host)
 
 
-def run_headless(
-    args: argparse.Namespace, host_factory: HostFactory = _server_host_factory, stop: threading.Event | None = None
-) -> int:
-    """Run the server without any window until SIGINT/SIGTERM (or ``stop`` is set)."""
+def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
+    """No display: say so, then run exactly what ``reelroom-server`` runs, with the same flags."""
     log.warning("No display found (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
                 "running Reelroom headless, like reelroom-server")
-    stop = stop or threading.Event()
-    failed: list[str] = []
-    server = host_factory(args.data_dir, args.port, args.host)
-
-    def on_state(state: str) -> None:
-        if state == "error":
-            failed.append(server.error or "the server stopped unexpectedly")
-            stop.set()
-
-    server.add_state_listener(on_state)
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: stop.set())
-    server.start()
-    while not stop.wait(0.5):
-        pass
-    server.stop(timeout=10)
-    if failed:
-        log.error("Reelroom stopped: %s", failed[0])
-        return 1
-    return 0
+    if server_main is None:
+        from app.server_main import main as server_main
+    return server_main(list(argv))
 
 
 @dataclass
@@ -150,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s [%(levelname)s] %(name)s: %(message)s")
     if not has_display():
-        return run_headless(args)
+        return run_headless(argv)
     desktop = build_desktop(args, argv)
     if desktop is None:
         return 0

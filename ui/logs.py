@@ -107,7 +107,7 @@ class _PollResult:
     files: list[dict[str, Any]]
     tail: LogTail | None
     lines: list[str]
-    restarted: bool
+    new_file: bool
 
 
 class LogViewer(QWidget):
@@ -217,8 +217,9 @@ class LogViewer(QWidget):
             if target is None:
                 return _PollResult(files, None, [], False)
             size = next((f.get("Size") for f in files if f.get("Name") == target.name), None)
-            lines, restarted = target.read_new(size if isinstance(size, int) else None)
-            return _PollResult(files, target, lines, restarted or target is not tail)
+            # A file that shrank was rotated: its lines are all new, so they are appended, not swapped in.
+            lines, _rotated = target.read_new(size if isinstance(size, int) else None)
+            return _PollResult(files, target, lines, target is not tail)
 
         def done(result: _PollResult) -> None:
             self._polling = False
@@ -230,7 +231,7 @@ class LogViewer(QWidget):
             if result.tail is None:
                 return
             self._tail = result.tail
-            if result.restarted:
+            if result.new_file:
                 self._entries.clear()
                 self.text.clear()
                 self._last_rank = 1

@@ -4,13 +4,13 @@ import logging
 import os
 import subprocess
 import sys
-import threading
+import types
 import uuid
 from pathlib import Path
 
 import pytest
 
-from app.desktop_main import build_desktop, has_display, parse_args, run_headless
+from app.desktop_main import build_desktop, has_display, main, parse_args, run_headless
 from app.single_instance import SingleInstance, instance_name
 from tests.ui.fake_host import FakeHost
 from tests.ui.fake_server import FakeServerThread
@@ -31,6 +31,7 @@ def test_flags_match_the_server(tmp_path: Path) -> None:
     assert (args.data_dir, args.port, args.host) == (tmp_path, 8200, "127.0.0.1")
     with pytest.raises(SystemExit):
         parse_args(["--port", "70000"])
+    assert parse_args(["--port", "0"]).port == 0
 
 
 def test_second_instance_signals_the_first(qtbot) -> None:  # noqa: ANN001
@@ -90,28 +91,21 @@ def test_build_desktop_starts_the_server_and_answers_show(
     qtbot.waitUntil(lambda: desktop.calls.pending == 0, timeout=5000)
 
 
-def test_headless_fallback_runs_the_server_until_stopped(
-    fake_server: FakeServerThread, tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_no_display_falls_back_to_the_headless_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host = FakeHost(fake_server)
-    stop = threading.Event()
-    result: list[int] = []
-    args = parse_args(["--data-dir", str(tmp_path)])
+    ran: list[list[str]] = []
+    argv = ["--data-dir", str(tmp_path), "--port", "8400"]
     with caplog.at_level(logging.INFO, logger="reelroom.desktop"):
-        thread = threading.Thread(target=lambda: result.append(run_headless(args, lambda *_: host, stop)))
-        thread.start()
-        for _ in range(100):
-            if host.state == "running":
-                break
-            threading.Event().wait(0.05)
-        assert host.state == "running"
-        stop.set()
-        thread.join(timeout=10)
-    assert result == [0] and host.state == "stopped"
+        assert run_headless(argv, lambda args: ran.append(args) or 0) == 0
+    assert ran == [argv]
     assert "running Reelroom headless" in caplog.text
 
-
-def test_headless_exits_with_error_when_the_server_fails(fake_server: FakeServerThread, tmp_path: Path) -> None:
-    host = FakeHost(fake_server)
-    host.start = lambda: host.fail("port in use")  # type: ignore[method-assign]
-    assert run_headless(parse_args(["--data-dir", str(tmp_path)]), lambda *_: host) == 1
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    fake_server_main = types.ModuleType("app.server_main")
+    fake_server_main.main = lambda args: ran.append(args) or 3  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "app.server_main", fake_server_main)
+    assert main(argv) == 3
+    assert ran[-1] == argv

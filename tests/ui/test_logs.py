@@ -133,3 +133,18 @@ def test_open_log_folder_uses_the_servers_log_path(
     viewer.open_log_folder()
     qtbot.waitUntil(lambda: bool(opened), timeout=5000)
     assert opened[0].toLocalFile() == str(fake_server.state.log_dir)
+
+
+def test_viewer_keeps_history_when_the_log_rotates(
+    qtbot, fake_server: FakeServerThread, client: ServerClient, calls: BackgroundCalls  # noqa: ANN001
+) -> None:
+    log = fake_server.state.log_dir / "reelroom.log"
+    _write(log, LINES[:3])
+    viewer = LogViewer(client, calls, poll_interval_ms=30)
+    qtbot.addWidget(viewer)
+    qtbot.waitUntil(lambda: "scanning Movies" in viewer.visible_text(), timeout=5000)
+    log.rename(log.with_name("reelroom.log.1"))
+    _write(log, [LINES[7]])
+    qtbot.waitUntil(lambda: "scan finished" in viewer.visible_text(), timeout=5000)
+    assert viewer.current_file == "reelroom.log"
+    assert viewer.visible_text().splitlines() == [LINES[0], LINES[2], LINES[7]]
