@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -43,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     from server.runner import ServerRunner
 
     runner = ServerRunner(options)
+    # uvicorn handles SIGINT/SIGTERM while serving and re-raises them afterwards; these
+    # handlers make that re-raise a clean exit (status 0) instead of death by signal.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: runner.request_shutdown())
     try:
         runner.serve()
     except OSError as exc:
