@@ -23,13 +23,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadAudioStream",
     "HeadAudioStreamByContainer",
 
-    # Channels
-    "GetAllChannelFeatures",
-    "GetChannelFeatures",
-    "GetChannelItems",
-    "GetChannels",
-    "GetLatestChannelItems",
-
     # Collection
     "AddToCollection",
     "CreateCollection",
@@ -238,14 +231,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetMusicGenre",
     "GetMusicGenres",
 
-    # Package
-    "CancelPackageInstallation",
-    "GetPackageInfo",
-    "GetPackages",
-    "GetRepositories",
-    "InstallPackage",
-    "SetRepositories",
-
     # Persons
     "GetPerson",
     "GetPersons",
@@ -273,17 +258,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackProgress",
     "ReportPlaybackStart",
     "ReportPlaybackStopped",
-
-    # Plugins
-    "DisablePlugin",
-    "EnablePlugin",
-    "GetPluginConfiguration",
-    "GetPluginImage",
-    "GetPluginManifest",
-    "GetPlugins",
-    "UninstallPlugin",
-    "UninstallPluginByVersion",
-    "UpdatePluginConfiguration",
 
     # RemoteImage
     "DownloadRemoteImage",
