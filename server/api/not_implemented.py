@@ -267,18 +267,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Search
     "GetSearchHints",
 
-    # Session
-    "AddUserToSession",
-    "DisplayContent",
-    "Play",
-    "RemoveUserFromSession",
-    "ReportViewing",
-    "SendFullGeneralCommand",
-    "SendGeneralCommand",
-    "SendMessageCommand",
-    "SendPlaystateCommand",
-    "SendSystemCommand",
-
     # Studios
     "GetStudio",
     "GetStudios",

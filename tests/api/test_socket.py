@@ -65,3 +65,27 @@ async def test_hub_messages_reach_the_socket(server):
         message = await _recv(ws)
     assert message["MessageType"] == "LibraryChanged"
     assert message["Data"]["ItemsAdded"] == ["abc"]
+
+
+async def test_remote_control_reaches_the_target_socket(server):
+    import httpx
+
+    url = ws_url(server, api_key=server.admin_token)
+    async with websockets.connect(url) as ws:
+        await _recv(ws)  # ForceKeepAlive
+        async with httpx.AsyncClient(base_url=server.url, headers={"X-Emby-Token": server.admin_token}) as c:
+            sessions = (await c.get("/Sessions")).json()
+            target = next(s for s in sessions if s["DeviceId"] == "test-device")
+            assert target["SupportsRemoteControl"] is True
+            r = await c.post(f"/Sessions/{target['Id']}/Message", json={"Header": "Hi", "Text": "Dinner is ready"})
+            assert r.status_code == 204
+            message = await _recv(ws)
+            assert message["MessageType"] == "GeneralCommand"
+            assert message["Data"]["Name"] == "DisplayMessage"
+            assert message["Data"]["Arguments"]["Text"] == "Dinner is ready"
+            r = await c.post(f"/Sessions/{target['Id']}/Playing/Pause")
+            assert r.status_code == 204
+            assert (await _recv(ws))["Data"]["Command"] == "Pause"
+            assert (await c.post(f"/Sessions/{target['Id']}/Playing/Dance")).status_code == 400
+            assert (await c.post("/Sessions/0123456789abcdef0123456789abcdef/Message",
+                                 json={"Text": "x"})).status_code == 404
