@@ -88,6 +88,7 @@ class ConfigurationStore:
         "metadata": w.MetadataConfiguration,
         "xbmcmetadata": w.XbmcMetadataOptions,
         "branding": w.BrandingOptions,
+        "livetv": w.LiveTvOptions,
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
@@ -98,6 +99,10 @@ class ConfigurationStore:
 
         if not isinstance(data, dict):
             raise BadRequestError(f"The {key} configuration must be a JSON object.")
+        if key == "livetv":
+            from server.livetv.tuners import default_livetv_options
+
+            return default_livetv_options()
         if key == "filesystem":
             roots = data.get("AllowedRoots", [])
             if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
@@ -120,6 +125,10 @@ class ConfigurationStore:
             return default_network_configuration()
         if key == "branding":
             return default_branding()
+        if key == "livetv":
+            from server.livetv.tuners import default_livetv_options
+
+            return default_livetv_options()
         if key == "filesystem":
             from server.system.filesystem import default_roots
 

@@ -1,0 +1,156 @@
+"""Live TV tuners: M3U playlists (a file inside the allowed folders, or an http(s) URL) and
+HDHomeRun devices (by URL). Tuner hosts and listing providers live in the named configuration
+``livetv`` (the spec's LiveTvOptions). Channels are read from each tuner's playlist."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import msgspec
+
+from server.errors import BadRequestError, NotFoundError
+from server.guid import guid_from_text
+from server.wire import models as w
+
+TUNER_TYPES = {"m3u": "M3U Tuner", "hdhomerun": "HDHomerun"}
+LISTING_TYPES = {"xmltv", "schedulesdirect"}
+_ATTR = re.compile(r'([\w-]+)="([^"]*)"')
+MAX_PLAYLIST_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    id: str
+    tuner_id: str
+    name: str
+    number: str | None
+    url: str
+    logo: str | None
+    group: str | None
+
+
+def parse_m3u(text: str, tuner_id: str) -> list[Channel]:
+    """Channels of an extended M3U playlist (#EXTINF lines with tvg-* attributes)."""
+    channels: list[Channel] = []
+    pending: tuple[dict[str, str], str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#EXTINF"):
+            head, _, title = line.partition(",")
+            pending = (dict(_ATTR.findall(head)), title.strip())
+        elif line.startswith("#"):
+            continue
+        else:
+            attrs, title = pending or ({}, "")
+            name = title or attrs.get("tvg-name") or line.rsplit("/", 1)[-1]
+            number = attrs.get("tvg-chno") or attrs.get("channel-number")
+            channels.append(Channel(id=guid_from_text("livetv-channel", tuner_id, line), tuner_id=tuner_id,
+                                    name=name, number=number, url=line, logo=attrs.get("tvg-logo"),
+                                    group=attrs.get("group-title")))
+            pending = None
+    return channels
+
+
+class LiveTvService:
+    def __init__(self, config, filesystem) -> None:
+        self.config = config  # ConfigurationStore
+        self.filesystem = filesystem  # FileSystemBrowser (path checks)
+
+    def options(self) -> w.LiveTvOptions:
+        return self.config.get("livetv")
+
+    def _save(self, **changes) -> None:
+        self.config.save("livetv", msgspec.structs.replace(self.options(), **changes))
+
+    # -- tuner hosts ---------------------------------------------------------------------
+
+    async def read_playlist(self, url: str) -> str:
+        if url.startswith(("http://", "https://")):
+            try:
+                async with httpx.AsyncClient(timeout=15, follow_redirects=True) as client:
+                    reply = await client.get(url)
+            except httpx.HTTPError as exc:
+                raise NotFoundError(f"The tuner playlist {url} could not be fetched: {exc}") from None
+            if reply.status_code != 200:
+                raise NotFoundError(f"The tuner playlist {url} answered {reply.status_code}.")
+            return reply.text[:MAX_PLAYLIST_BYTES]
+        path: Path = self.filesystem.check(url)
+        if not path.is_file():
+            raise NotFoundError(f"The tuner playlist {url} is not a file.")
+        return path.read_bytes()[:MAX_PLAYLIST_BYTES].decode("utf-8", errors="replace")
+
+    async def add_tuner(self, info: w.TunerHostInfo) -> w.TunerHostInfo:
+        kind = (info.Type or "").lower()
+        if kind not in TUNER_TYPES:
+            raise NotFoundError(f"Unknown tuner type {info.Type!r}.")
+        if not info.Url or not info.Url.strip():
+            raise NotFoundError("A tuner needs a Url.")
+        url = info.Url.strip()
+        if kind == "m3u":
+            parse_m3u(await self.read_playlist(url), "validate")
+        elif not url.startswith(("http://", "https://")):
+            raise NotFoundError("An HDHomeRun tuner's Url must be http(s).")
+        tuner = msgspec.structs.replace(info, Id=info.Id or uuid.uuid4().hex, Type=kind, Url=url,
+                                        FriendlyName=info.FriendlyName or TUNER_TYPES[kind],
+                                        TunerCount=info.TunerCount or 1)
+        hosts = [h for h in (self.options().TunerHosts or []) if h.Id != tuner.Id] + [tuner]
+        self._save(TunerHosts=hosts)
+        return tuner
+
+    def delete_tuner(self, tuner_id: str | None) -> None:
+        hosts = self.options().TunerHosts or []
+        kept = [h for h in hosts if h.Id != tuner_id]
+        if len(kept) == len(hosts):
+            raise NotFoundError(f"No tuner {tuner_id}.")
+        self._save(TunerHosts=kept)
+
+    # -- listing providers ---------------------------------------------------------------
+
+    def add_listing_provider(self, info: w.ListingsProviderInfo) -> w.ListingsProviderInfo:
+        kind = (info.Type or "").lower()
+        if kind not in LISTING_TYPES:
+            raise BadRequestError(f"Unknown listing provider type {info.Type!r}.")
+        if kind == "xmltv":
+            if not info.Path:
+                raise BadRequestError("An XMLTV provider needs a Path.")
+            if not info.Path.startswith(("http://", "https://")):
+                self.filesystem.check(info.Path)
+        provider = msgspec.structs.replace(info, Id=info.Id or uuid.uuid4().hex, Type=kind,
+                                           EnableAllTuners=info.EnableAllTuners if info.EnableAllTuners is not None
+                                           else True)
+        providers = [p for p in (self.options().ListingProviders or []) if p.Id != provider.Id] + [provider]
+        self._save(ListingProviders=providers)
+        return provider
+
+    def delete_listing_provider(self, provider_id: str | None) -> None:
+        providers = self.options().ListingProviders or []
+        kept = [p for p in providers if p.Id != provider_id]
+        if len(kept) == len(providers):
+            raise NotFoundError(f"No listing provider {provider_id}.")
+        self._save(ListingProviders=kept)
+
+    # -- channels ------------------------------------------------------------------------
+
+    async def channels(self) -> list[Channel]:
+        out: list[Channel] = []
+        for host in self.options().TunerHosts or []:
+            if host.Type == "m3u" and host.Url:
+                try:
+                    out += parse_m3u(await self.read_playlist(host.Url), host.Id or "")
+                except (NotFoundError, BadRequestError):
+                    continue
+        return out
+
+
+def default_livetv_options() -> w.LiveTvOptions:
+    return w.LiveTvOptions(GuideDays=None, RecordingPath="", MovieRecordingPath="", SeriesRecordingPath="",
+                           EnableRecordingSubfolders=False, EnableOriginalAudioWithEncodedRecordings=False,
+                           TunerHosts=[], ListingProviders=[], PrePaddingSeconds=0, PostPaddingSeconds=0,
+                           MediaLocationsCreated=[], RecordingPostProcessorArguments="\"{path}\"",
+                           SaveRecordingNFO=True, SaveRecordingImages=True)
