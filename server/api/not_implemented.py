@@ -107,19 +107,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetInstantMixFromPlaylist",
     "GetInstantMixFromSong",
 
-    # ItemLookup
-    "ApplySearchCriteria",
-    "GetBookRemoteSearchResults",
-    "GetBoxSetRemoteSearchResults",
-    "GetExternalIdInfos",
-    "GetMovieRemoteSearchResults",
-    "GetMusicAlbumRemoteSearchResults",
-    "GetMusicArtistRemoteSearchResults",
-    "GetMusicVideoRemoteSearchResults",
-    "GetPersonRemoteSearchResults",
-    "GetSeriesRemoteSearchResults",
-    "GetTrailerRemoteSearchResults",
-
     # ItemRefresh
     "RefreshItem",
 
@@ -285,11 +272,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UninstallPluginByVersion",
     "UpdatePluginConfiguration",
 
-    # RemoteImage
-    "DownloadRemoteImage",
-    "GetRemoteImageProviders",
-    "GetRemoteImages",
-
     # Search
     "GetSearchHints",
 
@@ -346,9 +328,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SyncPlaySetShuffleMode",
     "SyncPlayStop",
     "SyncPlayUnpause",
-
-    # Tmdb
-    "TmdbClientConfiguration",
 
     # Trailers
     "GetTrailers",

@@ -83,3 +83,14 @@ def provider_settings(stored: Any, section: str) -> dict[str, Any]:
         except ProviderSettingsError:
             pass  # a hand-edited file with a bad value: fall back to the defaults
     return out
+
+
+SECRET_KEYS = {"tmdb": ("ApiKey",)}
+
+
+def without_secrets(section: str, value: Any) -> Any:
+    """``value`` as a non-administrator may see it: API keys left out."""
+    secrets = SECRET_KEYS.get(section)
+    if not secrets or not isinstance(value, dict):
+        return value
+    return {k: v for k, v in value.items() if k not in secrets}

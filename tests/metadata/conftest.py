@@ -12,6 +12,7 @@ import pytest
 
 from server.db.tables import Item
 from server.guid import guid_from_text
+from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.metadata.fakes import TMDB_KEY, FakeMusicBrainz, FakeTmdb
 
 
@@ -39,11 +40,21 @@ def configure_providers(server, tmdb_url: str, musicbrainz_url: str, **tmdb_extr
         assert r.status_code == 204, r.text
 
 
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One signed-in server for a test module (tests use distinct item paths and configure the
+    providers themselves), so each test does not pay for a server start."""
+    live = start_server(tmp_path_factory.mktemp("metadata") / "data")
+    complete_wizard(live)
+    yield live
+    stop_server(live)
+
+
 @pytest.fixture
-def meta_server(server, fake_tmdb: FakeTmdb, fake_musicbrainz: FakeMusicBrainz):
-    """The ``server`` fixture with both providers pointed at the fakes."""
-    configure_providers(server, fake_tmdb.url, fake_musicbrainz.url)
-    return server
+def meta_server(shared_server: LiveServer, fake_tmdb: FakeTmdb, fake_musicbrainz: FakeMusicBrainz) -> LiveServer:
+    """The shared server with both providers pointed at this test's fakes."""
+    configure_providers(shared_server, fake_tmdb.url, fake_musicbrainz.url)
+    return shared_server
 
 
 class LogRecords(logging.Handler):

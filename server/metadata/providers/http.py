@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -21,19 +23,24 @@ def user_agent() -> str:
 
 
 class RequestSpacing:
-    """Lets one request start at most every ``interval`` seconds (in start order)."""
+    """Runs requests one at a time, each starting at least ``interval`` seconds after the
+    previous one finished, so the remote side never sees two closer than ``interval``."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
         self._lock = asyncio.Lock()
         self._next_start = 0.0
 
-    async def wait(self) -> None:
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
         async with self._lock:
-            now = time.monotonic()
-            if now < self._next_start:
-                await asyncio.sleep(self._next_start - now)
-            self._next_start = time.monotonic() + self.interval
+            delay = self._next_start - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            try:
+                yield
+            finally:
+                self._next_start = time.monotonic() + self.interval
 
 
 class ProviderHttp:
@@ -54,11 +61,14 @@ class ProviderHttp:
                        headers: dict[str, str] | None = None) -> Any:
         """GET ``url`` and decode its JSON; every failure is a ProviderError (404 a
         ProviderNotFoundError) that names the service."""
-        if self.spacing is not None:
-            await self.spacing.wait()
+        client = self._get_client()
         try:
-            response = await self._get_client().get(url, params=params, headers=headers,
-                                                   timeout=httpx.Timeout(timeout))
+            if self.spacing is None:
+                response = await client.get(url, params=params, headers=headers, timeout=httpx.Timeout(timeout))
+            else:
+                async with self.spacing.slot():
+                    response = await client.get(url, params=params, headers=headers,
+                                                timeout=httpx.Timeout(timeout))
         except httpx.TimeoutException as exc:
             raise ProviderError(f"{self.service} did not answer within {timeout:g} s") from exc
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
