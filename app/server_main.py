@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
 from server.context import ServerOptions
-from server.logs import configure_logging
 from server.paths import default_data_dir
 
 
@@ -39,10 +39,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     options = options_from(args)
     options.data_dir.mkdir(parents=True, exist_ok=True)
-    configure_logging(options.data_dir / "log", getattr(logging, args.log_level))
     from server.runner import ServerRunner
 
-    runner = ServerRunner(options)
+    runner = ServerRunner(options, console_log=True, log_level=getattr(logging, args.log_level))
+    # uvicorn handles SIGINT/SIGTERM while serving and re-raises them afterwards; these
+    # handlers make that re-raise a clean exit (status 0) instead of death by signal.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: runner.request_shutdown())
     try:
         runner.serve()
     except OSError as exc:

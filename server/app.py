@@ -25,6 +25,7 @@ from server.api.not_implemented import NOT_IMPLEMENTED, stub_handlers
 from server.context import ServerContext
 from server.errors import ReelroomError
 from server.http import problems
+from server.http.responses import WireResponse
 from server.http.routing import template_path
 from server.http.wire_middleware import WireMiddleware
 from server.version import reelroom_version
@@ -78,6 +79,7 @@ def create_app(ctx: ServerContext) -> WireMiddleware:
         on_startup=[on_startup],
         on_shutdown=[on_shutdown],
         request_max_body_size=MAX_BODY,
+        response_class=WireResponse,
         logging_config=None,
         debug=False,
     )

@@ -21,11 +21,11 @@ from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
 from server.metadata.service import RemoteMetadataService
+from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.sessions.manager import SessionManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
-from server.net.lan import LanServices
 from server.system.filesystem import FileSystemBrowser
 from server.tasks.scheduler import TaskScheduler
 from server.users.quick_connect import QuickConnect

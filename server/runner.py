@@ -13,6 +13,7 @@ import uvicorn
 
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
+from server.logs import configure_logging
 
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -29,8 +30,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 class ServerRunner:
-    def __init__(self, options: ServerOptions, on_state: Callable[[str, str | None], None] | None = None) -> None:
+    def __init__(self, options: ServerOptions, on_state: Callable[[str, str | None], None] | None = None,
+                 *, console_log: bool = False, log_level: int = logging.INFO) -> None:
         self.options = options
+        self.console_log = console_log
+        self.log_level = log_level
         self.on_state = on_state or (lambda state, error: None)
         self.ctx: ServerContext | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -60,6 +64,7 @@ class ServerRunner:
 
     def serve(self) -> None:
         """Serve until shut down; a restart request serves again with a fresh context."""
+        configure_logging(self.options.data_dir / "log", self.log_level, console=self.console_log)
         sock = bind_socket(self.options.host, self.options.port)
         self.port = sock.getsockname()[1]
         try:
@@ -100,7 +105,9 @@ class ServerRunner:
 
         watcher = asyncio.create_task(report_ready())
         try:
-            await server.serve(sockets=[sock])
+            # uvicorn closes the sockets it serves; a duplicate keeps ours listening across a
+            # restart, so clients queue in the backlog instead of being refused.
+            await server.serve(sockets=[sock.dup()])
         finally:
             watcher.cancel()
             self.ready.clear()

@@ -49,6 +49,8 @@ def operation(operation_id: str, **kwargs: Any):
     }
     if op.method != "HEAD":
         options["status_code"] = op.success_status
+    if op.success_media == "application/json":
+        options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
     return decorator(litestar_path(op), **options)
 

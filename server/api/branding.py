@@ -23,7 +23,7 @@ async def get_branding_options(ctx: ServerContext) -> w.BrandingOptions:
 
 def _css(ctx: ServerContext) -> Response:
     css = ctx.config.get("branding").CustomCss or ""
-    return Response(content=css.encode(), media_type="text/css; charset=utf-8", status_code=200 if css else 204)
+    return Response(content=css.encode(), media_type="text/css; charset=utf-8", status_code=200)
 
 
 @operation("GetBrandingCss", media_type="text/css")

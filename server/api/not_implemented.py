@@ -23,13 +23,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadAudioStream",
     "HeadAudioStreamByContainer",
 
-    # Channels
-    "GetAllChannelFeatures",
-    "GetChannelFeatures",
-    "GetChannelItems",
-    "GetChannels",
-    "GetLatestChannelItems",
-
     # Collection
     "AddToCollection",
     "CreateCollection",
@@ -225,14 +218,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetMusicGenre",
     "GetMusicGenres",
 
-    # Package
-    "CancelPackageInstallation",
-    "GetPackageInfo",
-    "GetPackages",
-    "GetRepositories",
-    "InstallPackage",
-    "SetRepositories",
-
     # Persons
     "GetPerson",
     "GetPersons",
@@ -261,31 +246,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackStart",
     "ReportPlaybackStopped",
 
-    # Plugins
-    "DisablePlugin",
-    "EnablePlugin",
-    "GetPluginConfiguration",
-    "GetPluginImage",
-    "GetPluginManifest",
-    "GetPlugins",
-    "UninstallPlugin",
-    "UninstallPluginByVersion",
-    "UpdatePluginConfiguration",
-
     # Search
     "GetSearchHints",
-
-    # Session
-    "AddUserToSession",
-    "DisplayContent",
-    "Play",
-    "RemoveUserFromSession",
-    "ReportViewing",
-    "SendFullGeneralCommand",
-    "SendGeneralCommand",
-    "SendMessageCommand",
-    "SendPlaystateCommand",
-    "SendSystemCommand",
 
     # Studios
     "GetStudio",

@@ -12,6 +12,7 @@ from server.api.base import operation
 from server.context import ServerContext
 from server.net.wake import wake_on_lan_info
 from server.system import info, logfiles
+from server.version import JELLYFIN_PRODUCT_NAME
 from server.wire import models as w
 
 
@@ -30,13 +31,13 @@ async def get_system_info(ctx: ServerContext, request: Request) -> w.SystemInfo:
 
 
 @operation("GetPingSystem")
-async def get_ping_system(ctx: ServerContext) -> str:
-    return ctx.server_name()
+async def get_ping_system() -> str:
+    return JELLYFIN_PRODUCT_NAME
 
 
 @operation("PostPingSystem")
-async def post_ping_system(ctx: ServerContext) -> str:
-    return ctx.server_name()
+async def post_ping_system() -> str:
+    return JELLYFIN_PRODUCT_NAME
 
 
 @operation("GetEndpointInfo")

@@ -73,6 +73,16 @@ class EventHub:
         else:
             self._publish(message_type, data, user_id, admins_only)
 
+    def send_to_device(self, device_id: str, message_type: str, data: Any = None) -> int:
+        """Send to the sockets of one device (remote control); returns how many got it."""
+        targets = [c for c in self._clients if c.device_id == device_id]
+        for client in targets:
+            if self._loop is not None and not _on_loop(self._loop):
+                self._loop.call_soon_threadsafe(client.send, envelope(message_type, data))
+            else:
+                client.send(envelope(message_type, data))
+        return len(targets)
+
     def _publish(self, message_type: str, data: Any, user_id: str | None, admins_only: bool) -> None:
         for fn in list(self._listeners):
             try:

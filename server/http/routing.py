@@ -98,7 +98,7 @@ class RouteIndex:
                     node.param = _Node()
                 node = node.param
             elif is_mixed(seg):
-                for rx, raw, _names, child in node.mixed:
+                for _rx, raw, _names, child in node.mixed:
                     if raw == seg:
                         node = child
                         break

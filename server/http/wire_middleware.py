@@ -170,7 +170,7 @@ class WireMiddleware:
         new_scope = dict(scope)
         if kind == "websocket":
             # Jellyfin takes a socket on any path; ours lives at /socket.
-            new_scope["path"] = self.websocket_path
+            path = self.websocket_path
         else:
             match = self.index.match(path)
             info: RouteInfo | None = None

@@ -37,9 +37,11 @@ class LiveSession:
     def to_dto(self, server_id: str, has_socket: bool) -> w.SessionInfoDto:
         caps = self.capabilities
         return w.SessionInfoDto(
+            AdditionalUsers=[w.SessionUserInfo(UserId=uid, UserName=name)
+                             for uid, name in self.extra.get("additional_users", {}).items()],
             PlayState=self.play_state or w.PlayerStateInfo(CanSeek=False, IsPaused=False, IsMuted=False,
                                                            RepeatMode="RepeatNone", PlaybackOrder="Default"),
-            AdditionalUsers=[], Capabilities=caps or w.ClientCapabilitiesDto(
+            Capabilities=caps or w.ClientCapabilitiesDto(
                 PlayableMediaTypes=[], SupportedCommands=[], SupportsMediaControl=False,
                 SupportsPersistentIdentifier=True),
             RemoteEndPoint=self.remote_address, PlayableMediaTypes=(caps.PlayableMediaTypes if caps else None) or [],

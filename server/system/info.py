@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import shutil
 import sys
 
 from server.context import ServerContext
@@ -28,7 +27,6 @@ def public_info(ctx: ServerContext, request_host: str | None) -> w.PublicSystemI
 def system_info(ctx: ServerContext, request_host: str | None) -> w.SystemInfo:
     enc = ctx.config.encoding()
     paths = ctx.paths
-    disk = shutil.disk_usage(paths.data_dir)
     return w.SystemInfo(
         LocalAddress=local_address(ctx, request_host), ServerName=ctx.server_name(), Version=JELLYFIN_VERSION,
         ProductName=JELLYFIN_PRODUCT_NAME, OperatingSystem="", Id=ctx.system_id,

@@ -23,7 +23,8 @@ async def get_preferences(db: Database, user_id: str, prefs_id: str, client: str
         return base
     stored = msgspec.json.decode(row.data_json, type=w.DisplayPreferencesDto, strict=False)
     changes = {f: getattr(stored, f) for f in stored.__struct_fields__ if getattr(stored, f) is not None}
-    return msgspec.structs.replace(base, **changes, Id=prefs_id, Client=client)
+    changes.update(Id=prefs_id, Client=client)
+    return msgspec.structs.replace(base, **changes)
 
 
 async def save_preferences(db: Database, user_id: str, prefs_id: str, client: str,

@@ -1,7 +1,7 @@
 """platform: users, devices, api keys, activity log, tasks
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-22 02:39:05.832893
 """
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import sqlalchemy as sa
 import sqlmodel
 from alembic import op
-
 
 revision = '0001'
 down_revision = None

@@ -1,0 +1,142 @@
+"""Entry point of the Reelroom desktop app: tray, single instance, hosted server; headless without a display."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from app.single_instance import SingleInstance
+    from ui.tray import ServerHostLike, TrayController
+    from ui.worker import BackgroundCalls
+
+log = logging.getLogger("reelroom.desktop")
+
+DEFAULT_PORT = 8096
+DEFAULT_HOST = "0.0.0.0"
+UPDATE_MANIFEST_ENV = "REELROOM_UPDATE_MANIFEST_URL"
+
+HostFactory = Callable[[Path, int, str], "ServerHostLike"]
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("Reelroom", appauthor=False))
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reelroom", description="Reelroom media server (desktop app)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    args = build_arg_parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        build_arg_parser().error(f"--port must be between 0 and 65535, not {args.port}")
+    args.data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    return args
+
+
+def has_display(environ: Mapping[str, str] | None = None, platform: str | None = None) -> bool:
+    """False only on X11/Wayland systems with no display and no Qt platform chosen."""
+    env = os.environ if environ is None else environ
+    if (platform or sys.platform) in ("win32", "darwin"):
+        return True
+    return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+
+
+def _server_host_factory(data_dir: Path, port: int, host: str) -> ServerHostLike:
+    from app.server_host import ServerHost
+
+    return ServerHost(data_dir=data_dir, port=port, host=host)
+
+
+def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
+    """No display: say so, then run exactly what ``reelroom-server`` runs, with the same flags."""
+    log.warning("No display found (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
+                "running Reelroom headless, like reelroom-server")
+    if server_main is None:
+        from app.server_main import main as server_main
+    return server_main(list(argv))
+
+
+@dataclass
+class DesktopApp:
+    """The running pieces, kept together so nothing is garbage-collected early."""
+
+    app: QApplication
+    instance: SingleInstance
+    calls: BackgroundCalls
+    controller: TrayController
+
+
+def build_desktop(
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    host_factory: HostFactory = _server_host_factory,
+    **controller_options: Any,
+) -> DesktopApp | None:
+    """Make the QApplication, claim the single instance and start the tray; None if another instance runs."""
+    from PySide6.QtWidgets import QApplication
+
+    from app.autostart import LoginItem, launch_command
+    from app.single_instance import SHOW, SingleInstance, instance_name
+    from ui.state_icon import state_icon
+    from ui.tray import TrayController
+    from ui.worker import BackgroundCalls
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "reelroom"])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Reelroom")
+    app.setApplicationDisplayName("Reelroom")
+    app.setQuitOnLastWindowClosed(False)
+    app.setWindowIcon(state_icon("running"))
+
+    instance = SingleInstance(instance_name(args.data_dir))
+    if not instance.claim():
+        log.info("Reelroom is already running; asked it to show its window")
+        return None
+    server = host_factory(args.data_dir, args.port, args.host)
+    calls = BackgroundCalls()
+    options: dict[str, Any] = {
+        "login_item": LoginItem(launch_command() + list(argv)),
+        "update_manifest_url": os.environ.get(UPDATE_MANIFEST_ENV) or None,
+    }
+    options.update(controller_options)
+    controller = TrayController(server, calls, **options)
+    instance.messageReceived.connect(lambda message: controller.show_main_window() if message == SHOW else None)
+    controller.quitRequested.connect(app.quit)
+    controller.start()
+    return DesktopApp(app, instance, calls, controller)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s [%(levelname)s] %(name)s: %(message)s")
+    if not has_display():
+        return run_headless(argv)
+    desktop = build_desktop(args, argv)
+    if desktop is None:
+        return 0
+    code = desktop.app.exec()
+    desktop.instance.release()
+    desktop.calls.wait_for_done(15_000)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

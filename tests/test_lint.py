@@ -1,0 +1,34 @@
+"""The code is ruff clean (the project's convention), checked with the suite."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
+    if not Path(ruff).exists():
+        pytest.skip("ruff is not installed")
+    result = subprocess.run([ruff, "check", "--output-format", "concise", "app", "server", "ui", "tests", "bench"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_server_never_imports_qt_and_ui_never_imports_server():
+    offenders = []
+    for path in (ROOT / "server").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "PySide6" in text or "from ui" in text or "import ui" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    for path in (ROOT / "ui").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "from server" in text or "import server" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import types
+import uuid
+from pathlib import Path
+
+import pytest
+
+from app.desktop_main import build_desktop, has_display, main, parse_args, run_headless
+from app.single_instance import SingleInstance, instance_name
+from tests.ui.fake_host import FakeHost
+from tests.ui.fake_server import FakeServerThread
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_has_display() -> None:
+    assert not has_display({}, "linux")
+    assert has_display({"DISPLAY": ":0"}, "linux")
+    assert has_display({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
+    assert has_display({"QT_QPA_PLATFORM": "offscreen"}, "linux")
+    assert has_display({}, "win32") and has_display({}, "darwin")
+
+
+def test_flags_match_the_server(tmp_path: Path) -> None:
+    args = parse_args(["--data-dir", str(tmp_path), "--port", "8200", "--host", "127.0.0.1"])
+    assert (args.data_dir, args.port, args.host) == (tmp_path, 8200, "127.0.0.1")
+    with pytest.raises(SystemExit):
+        parse_args(["--port", "70000"])
+    assert parse_args(["--port", "0"]).port == 0
+
+
+def test_second_instance_signals_the_first(qtbot) -> None:  # noqa: ANN001
+    name = f"reelroom-test-{uuid.uuid4().hex[:8]}"
+    first = SingleInstance(name)
+    assert first.claim() and first.is_primary
+    second = SingleInstance(name)
+    with qtbot.waitSignal(first.messageReceived, timeout=5000) as message:
+        assert second.claim() is False
+    assert message.args == ["show"]
+    assert not second.is_primary
+    first.release()
+    third = SingleInstance(name)
+    assert third.claim()
+    third.release()
+
+
+def test_second_launch_of_the_app_shows_the_first_and_exits(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    first = SingleInstance(instance_name(tmp_path))
+    assert first.claim()
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    with qtbot.waitSignal(first.messageReceived, timeout=20_000) as message:
+        process = subprocess.Popen([sys.executable, "-m", "app.desktop_main", "--data-dir", str(tmp_path)],
+                                   cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    qtbot.waitUntil(lambda: process.poll() is not None, timeout=20_000)
+    output = process.stdout.read().decode() if process.stdout else ""
+    assert message.args == ["show"]
+    assert process.returncode == 0, output
+    first.release()
+
+
+def test_build_desktop_starts_the_server_and_answers_show(
+    qtbot, fake_server: FakeServerThread, tmp_path: Path  # noqa: ANN001
+) -> None:
+    fake_server.state.wizard_completed = True
+    hosts: list[FakeHost] = []
+
+    def factory(data_dir: Path, port: int, host: str) -> FakeHost:
+        assert (data_dir, port, host) == (tmp_path, 8300, "127.0.0.1")
+        hosts.append(FakeHost(fake_server))
+        return hosts[-1]
+
+    args = parse_args(["--data-dir", str(tmp_path), "--port", "8300", "--host", "127.0.0.1"])
+    desktop = build_desktop(args, [], factory, tray_available=True, login_item=None)
+    assert desktop is not None
+    controller = desktop.controller
+    qtbot.waitUntil(lambda: controller.display_state == "running", timeout=5000)
+    assert hosts[0].started == 1
+    assert not controller.status_window.isVisible()
+    assert build_desktop(args, [], factory) is None  # the second one hands over and stops
+    qtbot.waitUntil(controller.status_window.isVisible, timeout=5000)
+    with qtbot.waitSignal(controller.quitRequested, timeout=5000):
+        controller.quit()
+    assert hosts[0].state == "stopped"
+    desktop.instance.release()
+    qtbot.waitUntil(lambda: desktop.calls.pending == 0, timeout=5000)
+
+
+def test_no_display_falls_back_to_the_headless_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[list[str]] = []
+    argv = ["--data-dir", str(tmp_path), "--port", "8400"]
+    with caplog.at_level(logging.INFO, logger="reelroom.desktop"):
+        assert run_headless(argv, lambda args: ran.append(args) or 0) == 0
+    assert ran == [argv]
+    assert "running Reelroom headless" in caplog.text
+
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    fake_server_main = types.ModuleType("app.server_main")
+    fake_server_main.main = lambda args: ran.append(args) or 3  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "app.server_main", fake_server_main)
+    assert main(argv) == 3
+    assert ran[-1] == argv

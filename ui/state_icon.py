@@ -1,0 +1,99 @@
+"""The Reelroom icon with a badge telling the server's state (drawn with QPainter)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap
+
+STATES = ("starting", "running", "scanning", "error", "stopped")
+BADGE_COLOURS = {
+    "starting": "#f5a623",
+    "running": "#2e9d4f",
+    "scanning": "#1e88e5",
+    "error": "#e53935",
+    "stopped": "#8e8e8e",
+}
+BACKGROUND = "#3a2d6e"
+
+
+def resources_dir() -> Path:
+    """``resources/`` next to the packages, or inside a PyInstaller bundle."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle) / "resources"
+    return Path(__file__).resolve().parent.parent / "resources"
+
+
+def app_icon_pixmap(size: int = 64, icon_path: Path | None = None) -> QPixmap:
+    """The app icon from ``resources/icons/reelroom.png``, or a drawn film reel when it is missing."""
+    path = icon_path or resources_dir() / "icons" / "reelroom.png"
+    if path.is_file():
+        pixmap = QPixmap(str(path))
+        if not pixmap.isNull():
+            return pixmap.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio,
+                                 Qt.TransformationMode.SmoothTransformation)
+    return _drawn_reel(size)
+
+
+def _drawn_reel(size: int) -> QPixmap:
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(BACKGROUND))
+    painter.drawRoundedRect(QRectF(0, 0, size, size), size * 0.2, size * 0.2)
+    centre = QPointF(size / 2, size / 2)
+    painter.setBrush(QColor("#ffffff"))
+    painter.drawEllipse(centre, size * 0.34, size * 0.34)
+    painter.setBrush(QColor(BACKGROUND))
+    for dx, dy in ((0, -1), (0.95, -0.31), (0.59, 0.81), (-0.59, 0.81), (-0.95, -0.31)):
+        painter.drawEllipse(QPointF(centre.x() + dx * size * 0.19, centre.y() + dy * size * 0.19),
+                            size * 0.075, size * 0.075)
+    painter.drawEllipse(centre, size * 0.04, size * 0.04)
+    painter.end()
+    return pixmap
+
+
+def state_pixmap(state: str, progress: float | None = None, size: int = 64, icon_path: Path | None = None) -> QPixmap:
+    """The app icon with a coloured badge in the lower right; scanning shows ``progress`` (0-100) as a pie."""
+    if state not in BADGE_COLOURS:
+        raise ValueError(f"unknown server state {state!r}")
+    pixmap = app_icon_pixmap(size, icon_path)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    radius = size * 0.22
+    centre = QPointF(size - radius - 1, size - radius - 1)
+    badge = QRectF(centre.x() - radius, centre.y() - radius, 2 * radius, 2 * radius)
+    colour = QColor(BADGE_COLOURS[state])
+    painter.setPen(QPen(QColor("#ffffff"), max(1.0, size / 32)))
+    painter.setBrush(QBrush(colour if state != "scanning" or progress is None else colour.lighter(170)))
+    painter.drawEllipse(badge)
+    if state == "scanning" and progress is not None:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        span = int(-360 * 16 * max(0.0, min(progress, 100.0)) / 100)
+        painter.drawPie(badge.adjusted(1, 1, -1, -1), 90 * 16, span)
+    painter.setPen(QColor("#ffffff"))
+    if state == "error":
+        font = QFont()
+        font.setBold(True)
+        font.setPixelSize(int(radius * 1.5))
+        painter.setFont(font)
+        painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, "!")
+    elif state == "stopped":
+        painter.setBrush(QColor("#ffffff"))
+        side = radius * 0.8
+        painter.drawRect(QRectF(centre.x() - side / 2, centre.y() - side / 2, side, side))
+    painter.end()
+    return pixmap
+
+
+def state_icon(state: str, progress: float | None = None, icon_path: Path | None = None) -> QIcon:
+    icon = QIcon()
+    for size in (16, 22, 32, 64):
+        icon.addPixmap(state_pixmap(state, progress, size, icon_path))
+    return icon
