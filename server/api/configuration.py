@@ -6,8 +6,10 @@ import msgspec
 from litestar import Request
 
 from server.api.base import operation
+from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
+from server.metadata.settings import without_secrets
 from server.wire import models as w
 from server.wire.body import canonical_keys
 
@@ -23,10 +25,13 @@ async def update_configuration(ctx: ServerContext, data: w.ServerConfiguration) 
 
 
 @operation("GetNamedConfiguration", media_type="application/json")
-async def get_named_configuration(ctx: ServerContext, key: str) -> object:
+async def get_named_configuration(ctx: ServerContext, auth: AuthInfo | None, key: str) -> object:
     if key.lower() not in ctx.config.NAMED_TYPES and key.lower() not in ctx.config.EXTRA_KEYS:
         raise NotFoundError(f"No configuration named {key!r}.")
-    return ctx.config.get(key)
+    value = ctx.config.get(key)
+    if auth is None or not auth.is_admin:
+        value = without_secrets(key.lower(), value)
+    return value
 
 
 @operation("UpdateNamedConfiguration")

@@ -100,19 +100,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetInstantMixFromPlaylist",
     "GetInstantMixFromSong",
 
-    # ItemLookup
-    "ApplySearchCriteria",
-    "GetBookRemoteSearchResults",
-    "GetBoxSetRemoteSearchResults",
-    "GetExternalIdInfos",
-    "GetMovieRemoteSearchResults",
-    "GetMusicAlbumRemoteSearchResults",
-    "GetMusicArtistRemoteSearchResults",
-    "GetMusicVideoRemoteSearchResults",
-    "GetPersonRemoteSearchResults",
-    "GetSeriesRemoteSearchResults",
-    "GetTrailerRemoteSearchResults",
-
     # ItemRefresh
     "RefreshItem",
 
@@ -232,11 +219,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackStart",
     "ReportPlaybackStopped",
 
-    # RemoteImage
-    "DownloadRemoteImage",
-    "GetRemoteImageProviders",
-    "GetRemoteImages",
-
     # Search
     "GetSearchHints",
 
@@ -281,9 +263,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SyncPlaySetShuffleMode",
     "SyncPlayStop",
     "SyncPlayUnpause",
-
-    # Tmdb
-    "TmdbClientConfiguration",
 
     # Trailers
     "GetTrailers",

@@ -12,7 +12,7 @@ from server.errors import ReelroomError
 log = logging.getLogger("reelroom.http")
 MEDIA_TYPE = "application/problem+json; charset=utf-8"
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-           409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
+           409: "Conflict", 413: "Payload Too Large", 502: "Bad Gateway", 504: "Gateway Timeout", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
            500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
 
 

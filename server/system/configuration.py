@@ -92,7 +92,7 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -108,6 +108,10 @@ class ConfigurationStore:
             if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
                 raise BadRequestError("AllowedRoots must be a list of folder paths.")
             return {"AllowedRoots": [r.strip() for r in roots]}
+        if key in ("tmdb", "musicbrainz"):
+            from server.metadata.settings import validate_provider_settings
+
+            return validate_provider_settings(key, data)
         return data
 
     def __init__(self, paths: ServerPaths) -> None:
@@ -133,6 +137,10 @@ class ConfigurationStore:
             from server.system.filesystem import default_roots
 
             return {"AllowedRoots": default_roots()}
+        if key in ("tmdb", "musicbrainz"):
+            from server.metadata.settings import DEFAULTS
+
+            return dict(DEFAULTS[key])
         if key == "metadata":
             return w.MetadataConfiguration(UseFileCreationTimeForDateAdded=True)
         if key == "xbmcmetadata":

@@ -1,0 +1,2 @@
+"""Remote metadata: provider lookups (identify), applying a chosen result to an item, and
+remote images."""
