@@ -20,11 +20,8 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
-<<<<<<< HEAD
 from server.livetv.tuners import LiveTvService
-=======
 from server.metadata.service import RemoteMetadataService
->>>>>>> metadata
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.sessions.manager import SessionManager
@@ -81,11 +78,8 @@ class ServerContext:
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
         self.lan = LanServices(self)
-<<<<<<< HEAD
         self.livetv = LiveTvService(self.config, self.filesystem)
-=======
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
->>>>>>> metadata
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
         self._last_touch: dict[str, float] = {}
