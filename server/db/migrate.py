@@ -33,5 +33,5 @@ def upgrade(engine: Engine, url: str) -> None:
     cfg = alembic_config(url)
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+        command.upgrade(cfg, "heads")  # domains may add parallel branches off the same base
     log.info("Database schema is up to date")
