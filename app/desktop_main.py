@@ -38,6 +38,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    from app.server_main import add_lan_arguments
+
+    add_lan_arguments(parser)
     return parser
 
 
@@ -45,6 +48,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = build_arg_parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         build_arg_parser().error(f"--port must be between 0 and 65535, not {args.port}")
+    if not 0 <= args.discovery_port <= 65535:
+        build_arg_parser().error(f"--discovery-port must be between 0 and 65535, not {args.discovery_port}")
     args.data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     return args
 
@@ -57,10 +62,10 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int, host: str) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int, host: str, **lan: Any) -> ServerHostLike:
     from app.server_host import ServerHost
 
-    return ServerHost(data_dir=data_dir, port=port, host=host)
+    return ServerHost(data_dir=data_dir, port=port, host=host, **lan)
 
 
 def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
@@ -108,7 +113,12 @@ def build_desktop(
     if not instance.claim():
         log.info("Reelroom is already running; asked it to show its window")
         return None
-    server = host_factory(args.data_dir, args.port, args.host)
+    if host_factory is _server_host_factory:
+        from app.server_main import lan_options
+
+        server = _server_host_factory(args.data_dir, args.port, args.host, **lan_options(args))
+    else:
+        server = host_factory(args.data_dir, args.port, args.host)
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),

@@ -18,8 +18,10 @@ DESKTOP_KEY_NAME = "Reelroom Desktop"
 
 
 class ServerHost:
-    def __init__(self, data_dir: Path, port: int = 8096, host: str = "0.0.0.0", *, enable_lan: bool = True) -> None:
-        self.options = ServerOptions(data_dir=Path(data_dir), port=port, host=host, enable_lan=enable_lan)
+    def __init__(self, data_dir: Path, port: int = 8096, host: str = "0.0.0.0", *, enable_lan: bool = True,
+                 enable_zeroconf: bool = True, discovery_port: int = 7359) -> None:
+        self.options = ServerOptions(data_dir=Path(data_dir), port=port, host=host, enable_lan=enable_lan,
+                                     enable_zeroconf=enable_zeroconf, discovery_port=discovery_port)
         self._state = "stopped"
         self._error: str | None = None
         self._listeners: list[Callable[[str], None]] = []

@@ -13,6 +13,21 @@ from server.context import ServerOptions
 from server.paths import default_data_dir
 
 
+def add_lan_arguments(parser: argparse.ArgumentParser) -> None:
+    """LAN presence flags, shared by `reelroom` and `reelroom-server`."""
+    parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
+    parser.add_argument("--no-zeroconf", action="store_true",
+                        help="answer UDP discovery but do not advertise the server on zeroconf/mDNS")
+    parser.add_argument("--discovery-port", type=int, default=7359,
+                        help="UDP port of Jellyfin client auto-discovery (default 7359)")
+
+
+def lan_options(args: argparse.Namespace) -> dict:
+    """The ServerOptions fields the LAN flags set."""
+    return {"enable_lan": not args.no_lan, "enable_zeroconf": not args.no_zeroconf,
+            "discovery_port": args.discovery_port}
+
+
 def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--data-dir", type=Path, default=None,
@@ -21,7 +36,9 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
                         help="SQLAlchemy database URL (default: SQLite in the data folder)")
-    parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
+    add_lan_arguments(parser)
+    parser.add_argument("--check-ffmpeg", action="store_true",
+                        help="print the ffmpeg Reelroom would use (path, source, version) and exit")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
@@ -29,14 +46,29 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
 def options_from(args: argparse.Namespace) -> ServerOptions:
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
-                         enable_lan=not args.no_lan)
+                         **lan_options(args))
+
+
+def check_ffmpeg() -> int:
+    from server.media.ffmpeg import FfmpegNotFoundError, find_ffmpeg
+
+    try:
+        info = find_ffmpeg()
+    except FfmpegNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"ffmpeg: {info.path}\nsource: {info.source}\nversion: {info.version}\n"
+          f"libx264: {'yes' if info.has_encoder('libx264') else 'no'}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        print("--port must be between 0 and 65535", file=sys.stderr)
+    if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
+        print("--port and --discovery-port must be between 0 and 65535", file=sys.stderr)
         return 2
+    if args.check_ffmpeg:
+        return check_ffmpeg()
     options = options_from(args)
     options.data_dir.mkdir(parents=True, exist_ok=True)
     from server.runner import ServerRunner

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import platform
+import sys
 import tomllib
 import uuid
 from collections.abc import Iterable
@@ -27,6 +28,12 @@ def reelroom_version() -> str:
         return importlib.metadata.version("reelroom")
     except importlib.metadata.PackageNotFoundError:
         pass
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:  # the VERSION file written at build time
+        try:
+            return (Path(bundle) / "VERSION").read_text("utf-8").strip()
+        except OSError:
+            pass
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
         return str(tomllib.loads(pyproject.read_text("utf-8"))["project"]["version"])
