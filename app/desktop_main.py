@@ -132,6 +132,23 @@ def build_desktop(
     return DesktopApp(app, instance, calls, controller)
 
 
+def stop_on_signals(desktop: DesktopApp) -> None:
+    """SIGTERM/SIGINT (logout, systemd, `kill`) quit like the tray's Quit: server stopped, exit status 0."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def request_quit(*_: object) -> None:
+        QTimer.singleShot(0, desktop.controller.quit)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, request_quit)
+    # Python runs signal handlers between bytecodes; a short idle timer gives it that chance inside Qt's loop.
+    tick = QTimer(desktop.app)
+    tick.timeout.connect(lambda: None)
+    tick.start(250)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
@@ -142,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     desktop = build_desktop(args, argv)
     if desktop is None:
         return 0
+    stop_on_signals(desktop)
     code = desktop.app.exec()
     desktop.instance.release()
     desktop.calls.wait_for_done(15_000)
