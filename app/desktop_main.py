@@ -38,7 +38,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    from app.server_main import add_lan_arguments
+    from app.lan_flags import add_lan_arguments
 
     add_lan_arguments(parser)
     return parser
@@ -114,7 +114,7 @@ def build_desktop(
         log.info("Reelroom is already running; asked it to show its window")
         return None
     if host_factory is _server_host_factory:
-        from app.server_main import lan_options
+        from app.lan_flags import lan_options
 
         server = _server_host_factory(args.data_dir, args.port, args.host, **lan_options(args))
     else:

@@ -57,7 +57,7 @@ Depends: libc6, libglib2.0-0, libfontconfig1, libxkbcommon0, libdbus-1-3
 Recommends: libxcb-cursor0, libxkbcommon-x11-0, libegl1
 Description: Home media server that speaks the Jellyfin API
  Reelroom serves movies, shows and music to Jellyfin apps on your network.
- `reelroom` is the tray app (it runs the server); `reelroom-server` runs it headless,
+ "reelroom" is the tray app (it runs the server); "reelroom-server" runs it headless,
  also as a systemd user unit: systemctl --user enable --now reelroom-server.
  Data is kept per user in ~/.local/share/Reelroom, never under /opt/reelroom.
 CONTROL

@@ -118,7 +118,8 @@ def test_frozen_ffmpeg_is_preferred(monkeypatch, tmp_path):
 
 def test_lan_flags_on_both_entry_points():
     from app.desktop_main import parse_args
-    from app.server_main import build_parser, lan_options
+    from app.lan_flags import lan_options
+    from app.server_main import build_parser
 
     args = build_parser("reelroom-server", "").parse_args(["--discovery-port", "17359", "--no-zeroconf"])
     assert lan_options(args) == {"enable_lan": True, "enable_zeroconf": False, "discovery_port": 17359}
