@@ -2,6 +2,8 @@
 # Build Reelroom's Linux installers: the PyInstaller one-folder bundle, a .tar.gz of it and a .deb.
 #
 #   installer/linux/build.sh            # uses $PYTHON (default: /work/venv/bin/python, else python3)
+#   SKIP_PYINSTALLER=1 installer/linux/build.sh   # only repackage dist/reelroom (tar.gz, .deb)
+#   DEB_XZ_LEVEL=6 ...                  # smaller .deb, slower build (default 2, CI-friendly)
 #
 # Output in dist/: reelroom/ (the bundle), reelroom-<version>-linux-<arch>.tar.gz and
 # reelroom_<version>_<debarch>.deb. The .deb installs the bundle to /opt/reelroom, /usr/bin/reelroom and
@@ -21,7 +23,9 @@ start=$(date +%s)
 VERSION=$("$PYTHON" -c 'import sys; sys.path.insert(0, "installer"); from build_inputs import app_version; print(app_version())')
 "$PYTHON" installer/build_inputs.py --dist "$DIST/reelroom" >/dev/null
 "$PYTHON" installer/make_icons.py >/dev/null
-"$PYTHON" -m PyInstaller --noconfirm --log-level WARN --distpath "$DIST" --workpath "$WORK" installer/reelroom.spec
+if [ "${SKIP_PYINSTALLER:-0}" != 1 ]; then  # SKIP_PYINSTALLER=1 repackages an existing dist/reelroom
+  "$PYTHON" -m PyInstaller --noconfirm --log-level WARN --distpath "$DIST" --workpath "$WORK" installer/reelroom.spec
+fi
 bundle_done=$(date +%s)
 
 ARCH=$(uname -m)
@@ -70,7 +74,7 @@ exit 0
 POSTINST
 chmod 755 "$PKG/DEBIAN/postinst"
 DEB="$DIST/reelroom_${VERSION}_${DEBARCH}.deb"
-dpkg-deb --root-owner-group -Zxz -z6 --build "$PKG" "$DEB" >/dev/null
+dpkg-deb --root-owner-group -Zxz -z"${DEB_XZ_LEVEL:-2}" --build "$PKG" "$DEB" >/dev/null
 end=$(date +%s)
 
 echo "bundle:  $DIST/reelroom ($(du -sh "$DIST/reelroom" | cut -f1))"

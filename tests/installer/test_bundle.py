@@ -71,10 +71,12 @@ def fresh_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def wait_for_ping(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    """Until /System/Ping and /System/Info/Public answer 200 (the latter is 503 while migrating)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url + "/System/Ping", timeout=2).status_code == 200:
+            if (httpx.get(url + "/System/Ping", timeout=2).status_code == 200
+                    and httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200):
                 return
         except httpx.HTTPError:
             pass
@@ -93,15 +95,19 @@ def stop(proc: subprocess.Popen, timeout: float = 30) -> int:
         raise AssertionError("did not exit within 30 s of SIGTERM") from None
 
 
-def processes_under(folder: Path) -> list[int]:
+def processes_using(folder: Path, marker: str) -> list[int]:
+    """Live processes run from ``folder`` whose command line mentions ``marker``."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 exe = os.readlink(entry / "exe")
+                cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+                if (entry / "stat").read_text().split()[2] == "Z":
+                    continue
             except OSError:
                 continue
-            if exe.startswith(str(folder)):
+            if exe.startswith(str(folder)) and marker in cmdline:
                 found.append(int(entry.name))
     return found
 
@@ -266,6 +272,7 @@ def test_tray_starts_offscreen_and_stops_on_sigterm(install_root, tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for_ping(f"http://127.0.0.1:{port}", proc)
+        assert processes_using(opt, str(tmp_path)) == [proc.pid]
         public = httpx.get(f"http://127.0.0.1:{port}/System/Info/Public", timeout=10).json()
         assert public["Version"]
     finally:
@@ -274,7 +281,7 @@ def test_tray_starts_offscreen_and_stops_on_sigterm(install_root, tmp_path):
     assert code == 0, output
     assert "Traceback" not in output, output
     time.sleep(0.5)
-    assert processes_under(opt) == [], "a bundled process is still running"
+    assert processes_using(opt, str(tmp_path)) == [], "a process of the tray app is still running"
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/System/Ping", timeout=2)
     assert (tmp_path / "reelroom-data").is_dir()
