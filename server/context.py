@@ -25,6 +25,7 @@ from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.sessions.manager import SessionManager
+from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import FileSystemBrowser
@@ -73,6 +74,8 @@ class ServerContext:
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
         self.sessions = SessionManager(self.events, self.system_id)
+        self.syncplay = SyncPlayManager(self.events)
+        self.sessions.on_end(self.syncplay.forget_device)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))

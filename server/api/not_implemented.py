@@ -241,29 +241,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Suggestions
     "GetSuggestions",
 
-    # SyncPlay
-    "SyncPlayBuffering",
-    "SyncPlayCreateGroup",
-    "SyncPlayGetGroups",
-    "SyncPlayJoinGroup",
-    "SyncPlayLeaveGroup",
-    "SyncPlayMovePlaylistItem",
-    "SyncPlayNextItem",
-    "SyncPlayPause",
-    "SyncPlayPing",
-    "SyncPlayPreviousItem",
-    "SyncPlayQueue",
-    "SyncPlayReady",
-    "SyncPlayRemoveFromPlaylist",
-    "SyncPlaySeek",
-    "SyncPlaySetIgnoreWait",
-    "SyncPlaySetNewQueue",
-    "SyncPlaySetPlaylistItem",
-    "SyncPlaySetRepeatMode",
-    "SyncPlaySetShuffleMode",
-    "SyncPlayStop",
-    "SyncPlayUnpause",
-
     # Trailers
     "GetTrailers",
 
