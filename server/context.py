@@ -20,6 +20,7 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.livetv.recordings import RecordingService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
@@ -82,6 +83,7 @@ class ServerContext:
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
+        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self._ffmpeg_path, self.events)
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
@@ -105,6 +107,11 @@ class ServerContext:
             return False
         return ip.is_loopback or ip.is_private or ip.is_link_local
 
+    def _ffmpeg_path(self) -> str:
+        from server.media.ffmpeg import find_ffmpeg
+
+        return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def on_close(self, fn: Callable[[], object]) -> None:
@@ -124,6 +131,7 @@ class ServerContext:
             self.tasks.start_background()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
+            self.recordings.start()
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -136,6 +144,7 @@ class ServerContext:
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
+        await self.recordings.stop()
         await self.metadata.close()
         for fn in reversed(self._closers):
             try:

@@ -152,20 +152,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UpdateMediaPath",
 
     # LiveTv
-    "CancelSeriesTimer",
-    "CancelTimer",
-    "CreateSeriesTimer",
-    "CreateTimer",
-    "DeleteRecording",
-    "GetChannelMappingOptions",
-    "GetDefaultTimer",
-    "GetLiveRecordingFile",
-    "GetLiveStreamFile",
-    "GetRecordingGroup",
     "GetSchedulesDirectCountries",
-    "SetChannelMapping",
-    "UpdateSeriesTimer",
-    "UpdateTimer",
 
     # Lyrics
     "DeleteLyrics",
