@@ -20,6 +20,8 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.library.scanner import Scanner
+from server.library.virtual_folders import LibraryService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
@@ -85,6 +87,8 @@ class ServerContext:
         self._last_touch: dict[str, float] = {}
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
+        self.library = LibraryService(self.db, self.filesystem)
+        self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -119,6 +123,7 @@ class ServerContext:
             register_builtin_tasks(self)
             await self.tasks.load()
             self.tasks.start_background()
+            await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
         except Exception as exc:
