@@ -105,35 +105,85 @@ class Tree:
         return [(os.path.join(f.path, n), st) for f in self.folders.values() for n, st in f.files.items()]
 
 
-def walk(roots: list[str]) -> Tree:
-    tree = Tree(list(roots))
-    stack = [r for r in roots if os.path.isdir(r)]
-    while stack:
-        path = stack.pop()
-        folder = Folder(path)
+def _list(path: str) -> Folder | None:
+    folder = Folder(path)
+    try:
+        with os.scandir(path) as it:
+            entries = list(it)
+    except OSError:
+        return None
+    if any(e.name == ".ignore" for e in entries):
+        return folder
+    for e in entries:
+        name = e.name
+        if name.startswith("."):
+            continue
         try:
-            with os.scandir(path) as it:
-                entries = list(it)
+            if e.is_dir():
+                if name.lower() not in IGNORED_FOLDERS:
+                    folder.dirs.append(name)
+            elif e.is_file():
+                st = e.stat()
+                folder.files[name] = FileStat(st.st_size, st.st_mtime, st.st_ctime)
         except OSError:
             continue
-        if any(e.name == ".ignore" for e in entries):
+    folder.dirs.sort()
+    return folder
+
+
+def _walk_into(tree: Tree, start: str) -> None:
+    stack = [start]
+    while stack:
+        path = stack.pop()
+        folder = _list(path)
+        if folder is None:
             continue
-        for e in entries:
-            name = e.name
-            if name.startswith("."):
-                continue
-            try:
-                if e.is_dir():
-                    if name.lower() not in IGNORED_FOLDERS:
-                        folder.dirs.append(name)
-                        stack.append(e.path)
-                elif e.is_file():
-                    st = e.stat()
-                    folder.files[name] = FileStat(st.st_size, st.st_mtime, st.st_ctime)
-            except OSError:
-                continue
-        folder.dirs.sort()
         tree.folders[path] = folder
+        stack.extend(os.path.join(path, d) for d in folder.dirs)
+
+
+def walk(roots: list[str]) -> Tree:
+    """List every folder under the library's paths (a missing root is simply absent)."""
+    tree = Tree(list(roots))
+    for root in roots:
+        _walk_into(tree, root)
+    return tree
+
+
+def units_of(root: str, path: str) -> list[str]:
+    """The parts of a library a change at ``path`` affects: the top-level folder of ``root``
+    that contains it (a movie folder, a series, an artist), or ``root`` itself (meaning the
+    root's own files) for a file directly in it; both when the entry vanished."""
+    rel = os.path.relpath(path, root)
+    if rel in (".", "") or rel.startswith(".."):
+        return [root]
+    top = os.path.join(root, rel.split(os.sep, 1)[0])
+    if os.path.isdir(top):
+        return [top]
+    if os.path.exists(top):
+        return [root]
+    return [top, root]
+
+
+def walk_units(roots: list[str], units: list[str]) -> Tree:
+    """A tree holding only ``units`` (see ``units_of``): a unit equal to a root means that
+    root's own files."""
+    tree = Tree(list(roots))
+    for root in roots:
+        mine = [u for u in units if u == root or os.path.dirname(u) == root]
+        if not mine:
+            continue
+        listed = _list(root)
+        if listed is None:
+            continue
+        folder = Folder(root)
+        if root in mine:
+            folder.files = listed.files
+        names = {os.path.basename(u) for u in mine if u != root}
+        folder.dirs = [d for d in listed.dirs if d in names]
+        tree.folders[root] = folder
+        for d in folder.dirs:
+            _walk_into(tree, os.path.join(root, d))
     return tree
 
 

@@ -42,6 +42,7 @@ from server.library.resolve import (
     image_jobs,
     media_jobs,
     walk,
+    walk_units,
 )
 from server.library.virtual_folders import LibraryInfo
 from server.media.images import image_tag
@@ -70,6 +71,7 @@ class ScanStats:
     unchanged: int = 0
     removed: int = 0
     renamed: int = 0
+    units: list[str] | None = None  # the parts scanned (None: the whole library)
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -183,6 +185,9 @@ class Scanner:
         for lib in hit:
             await self.scan_library(lib)
 
+    async def scan_units(self, lib: LibraryInfo, units: list[str]) -> ScanStats:
+        return await asyncio.to_thread(self.scan_library_sync, lib, None, units)
+
     async def refresh_item(self, item_id: str) -> None:
         row = await self.ctx.db.read(lambda s: s.get(Item, item_id))
         if row is None:
@@ -194,18 +199,43 @@ class Scanner:
 
     # -- one pass ------------------------------------------------------------------------
 
-    def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None) -> ScanStats:
+    def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None,
+                          units: list[str] | None = None) -> ScanStats:
+        """One pass over a library; with ``units`` (see ``resolve.units_of``) only over those
+        parts of it (the watcher's way of showing a change within seconds in a big library)."""
         with self._lock:
-            return self._scan(lib, progress or (lambda _p: None))
+            return self._scan(lib, progress or (lambda _p: None), units)
 
-    def _scan(self, lib: LibraryInfo, progress: Callable[[float], None]) -> ScanStats:
+    def _existing(self, lib: LibraryInfo, units: list[str] | None) -> dict[str, tuple]:
+        columns = (Item.id, Item.scan_signature, Item.fingerprint, Item.parent_id, Item.path, Item.type)
+
+        def read(s: Any) -> dict[str, tuple]:
+            base = select(*columns).where(Item.library_id == lib.id, Item.type != "CollectionFolder")
+            if units is None:
+                return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in s.execute(base)}
+            out: dict[str, tuple] = {}
+            for unit in units:
+                below = (Item.path >= unit + os.sep) & (Item.path < unit + chr(ord(os.sep) + 1))
+                if unit in lib.paths:
+                    rows = [r for r in s.execute(base.where(below)) if os.path.dirname(r[4]) == unit]
+                else:
+                    rows = list(s.execute(base.where(below | (Item.path == unit))))
+                out.update({r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows})
+            for batch in store.chunks(list(out), 900):
+                for r in s.execute(base.where(Item.parent_id.in_(batch), Item.path.is_(None))):
+                    out[r[0]] = (r[1], r[2], r[3], r[4], r[5])
+            return out
+
+        return self.ctx.db.read_sync(read)
+
+    def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None) -> ScanStats:
         t0 = time.monotonic()
-        stats = ScanStats(library_id=lib.id)
+        stats = ScanStats(library_id=lib.id, units=units)
         db = self.ctx.db
         metadata_dir = str(self.ctx.paths.metadata_dir)
         progress(0)
 
-        tree = walk(list(lib.paths))
+        tree = walk(list(lib.paths)) if units is None else walk_units(list(lib.paths), units)
         media = media_jobs(lib.collection_type, tree)
         images = image_jobs(tree)
         stats.files = len(media)
@@ -294,10 +324,7 @@ class Scanner:
 
         # -- diff --------------------------------------------------------------------------------
         t4 = time.monotonic()
-        existing = db.read_sync(lambda s: {
-            r[0]: (r[1], r[2], r[3]) for r in s.execute(
-                select(Item.id, Item.scan_signature, Item.fingerprint, Item.parent_id, Item.path)
-                .where(Item.library_id == lib.id, Item.type != "CollectionFolder"))})
+        existing = self._existing(lib, units)
         upserts: list[store.Upsert] = []
         added: list[str] = []
         updated: list[str] = []
@@ -315,7 +342,8 @@ class Scanner:
         unreachable = [r for r in lib.paths if tree.folder(r) is None]
         removed = [i for i, row in existing.items() if i not in scanned
                    and not (row[3] and any(_inside(row[3], r) for r in unreachable))
-                   and not (row[3] is None and unreachable)]
+                   and not (row[3] is None and unreachable)
+                   and not (units is not None and row[4] == "MusicArtist")]
         renames: list[tuple[str, str]] = []
         if removed and added:
             by_print: dict[str, str] = {}
@@ -342,6 +370,8 @@ class Scanner:
             progress(80 + 19 * min(1.0, (i + 1) * store.BATCH / max(1, len(upserts))))
         if removed:
             store.remove_items(db, removed)
+        if units is not None:
+            removed += store.remove_orphan_artists(db, lib.id)
         stats.written = len(upserts)
         stats.removed = len(removed)
         stats.phases["write"] = time.monotonic() - t5
@@ -375,7 +405,7 @@ class Scanner:
     def _announce(self, library_id: str, scanned: dict[str, ScannedItem], existing: dict[str, tuple],
                   added: list[str], updated: list[str], removed: list[str]) -> None:
         folders_added = sorted({scanned[i].parent_id for i in added if scanned[i].parent_id})
-        folders_removed = sorted({existing[i][2] for i in removed if existing[i][2]})
+        folders_removed = sorted({existing[i][2] for i in removed if i in existing and existing[i][2]})
         info = w.LibraryUpdateInfo(
             FoldersAddedTo=folders_added[:_CHANGE_LIST_LIMIT], FoldersRemovedFrom=folders_removed[:_CHANGE_LIST_LIMIT],
             ItemsAdded=added[:_CHANGE_LIST_LIMIT], ItemsRemoved=removed[:_CHANGE_LIST_LIMIT],

@@ -173,3 +173,19 @@ def move_item_identity(db: Database, metadata_dir: str, old_id: str, new_id: str
         s.execute(update(Item).where(Item.owner_id == old_id).values(owner_id=new_id))
 
     db.write_sync(write)
+
+
+def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
+    """Artists of a library left without albums or tracks (after a partial scan)."""
+    def write(s: Session) -> list[str]:
+        child = Item.__table__.alias("child")
+        orphans = [r[0] for r in s.execute(
+            select(Item.id).where(Item.library_id == library_id, Item.type == "MusicArtist",
+                                  ~select(child.c.id).where(child.c.parent_id == Item.id).exists()))]
+        for batch in chunks(orphans):
+            s.execute(delete(ItemValue).where(ItemValue.item_id.in_(batch)))
+            s.execute(delete(ItemPerson).where(ItemPerson.item_id.in_(batch)))
+            s.execute(delete(Item).where(Item.id.in_(batch)))
+        return orphans
+
+    return db.write_sync(write)
