@@ -20,7 +20,7 @@ from sqlalchemy import delete, insert, select, text, update
 from sqlmodel import Session
 
 from server.db.database import Database
-from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person
+from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person, ScanUnit
 from server.library import ids
 from server.library.merge import merge_scanned_fields, people_locked
 from server.library.nfo import NfoPerson
@@ -189,3 +189,20 @@ def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
         return orphans
 
     return db.write_sync(write)
+
+
+def save_unit_signatures(db: Database, library_id: str, signatures: dict[str, str], vanished: list[str]) -> None:
+    def write(s: Session) -> None:
+        paths = list(signatures) + list(vanished)
+        for batch in chunks(paths, 900):
+            s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id, ScanUnit.path.in_(batch)))
+        rows = [{"library_id": library_id, "path": p, "signature": sig} for p, sig in signatures.items()]
+        if rows:
+            s.execute(insert(ScanUnit), rows)
+
+    db.write_sync(write)
+
+
+def forget_unit_signatures(db: Database, library_id: str) -> None:
+    """The next scan of the library re-resolves every part (after a forced refresh)."""
+    db.write_sync(lambda s: s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id)))
