@@ -133,20 +133,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetThemeVideos",
 
     # LiveTv
-    "CancelSeriesTimer",
-    "CancelTimer",
-    "CreateSeriesTimer",
-    "CreateTimer",
-    "DeleteRecording",
-    "GetChannelMappingOptions",
-    "GetDefaultTimer",
-    "GetLiveRecordingFile",
-    "GetLiveStreamFile",
-    "GetRecordingGroup",
     "GetSchedulesDirectCountries",
-    "SetChannelMapping",
-    "UpdateSeriesTimer",
-    "UpdateTimer",
 
     # Lyrics
     "DeleteLyrics",
@@ -221,29 +208,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
 
     # Suggestions
     "GetSuggestions",
-
-    # SyncPlay
-    "SyncPlayBuffering",
-    "SyncPlayCreateGroup",
-    "SyncPlayGetGroups",
-    "SyncPlayJoinGroup",
-    "SyncPlayLeaveGroup",
-    "SyncPlayMovePlaylistItem",
-    "SyncPlayNextItem",
-    "SyncPlayPause",
-    "SyncPlayPing",
-    "SyncPlayPreviousItem",
-    "SyncPlayQueue",
-    "SyncPlayReady",
-    "SyncPlayRemoveFromPlaylist",
-    "SyncPlaySeek",
-    "SyncPlaySetIgnoreWait",
-    "SyncPlaySetNewQueue",
-    "SyncPlaySetPlaylistItem",
-    "SyncPlaySetRepeatMode",
-    "SyncPlaySetShuffleMode",
-    "SyncPlayStop",
-    "SyncPlayUnpause",
 
     # Trailers
     "GetTrailers",
