@@ -29,6 +29,7 @@ from typing import Any
 from server.library import ids
 from server.library.naming import (
     ExtraType,
+    TrackName,
     classify_extra,
     classify_sidecar_image,
     is_extras_folder,
@@ -677,11 +678,14 @@ class Resolver:
 
     def music_in(self, root: str) -> None:
         albums: dict[tuple[str, str | None], list[tuple[str, FileStat, dict[str, Any], int | None]]] = {}
+        discs: dict[str, int | None] = {}
         for path, st in self.tree.files_under(root):
-            if file_kind(path, "music") != FileKind.AUDIO:
+            if os.path.splitext(path)[1].lower() not in AUDIO_EXTENSIONS or file_kind(path, "music") != FileKind.AUDIO:
                 continue
             folder = os.path.dirname(path)
-            disc_from_folder = parse_disc_folder(folder) if folder != root else None
+            if folder not in discs:
+                discs[folder] = parse_disc_folder(folder) if folder != root else None
+            disc_from_folder = discs[folder]
             album_folder = os.path.dirname(folder) if disc_from_folder is not None and os.path.dirname(folder) != root \
                 and folder != root else folder
             tags = (self.probe(path) or {}).get("Audio") or {}
@@ -741,7 +745,10 @@ class Resolver:
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         f = item.fields
         f.update(self.media_fields(path, st, True, item.id, item.inputs))
-        parsed = parse_track_filename(path)
+        if tags.get("title") and tags.get("track_number") and tags.get("artists"):
+            parsed = TrackName(title=tags["title"], track=tags["track_number"])  # the tags say it all
+        else:
+            parsed = parse_track_filename(path)
         artists = list(tags.get("artists") or ([parsed.artist] if parsed.artist else []))
         album_artists = list(tags.get("album_artists") or ([artist_name] if artist_name else []))
         year = tags.get("year")

@@ -362,6 +362,16 @@ class Scanner:
         t4 = time.monotonic()
         known = set(sigs) | set(stored)
         existing = self._existing(lib, None if complete else active | vanished, known)
+        if not complete:
+            # An artist met only through an album outside its own folder must not overwrite the
+            # row the artist's folder (a part skipped this time) gave it.
+            loose = [i for i, it in scanned.items() if it.fields.get("type") == "MusicArtist"
+                     and not it.fields.get("path") and i not in existing]
+            if loose:
+                kept = db.read_sync(lambda s: {r[0] for batch in store.chunks(loose, 900) for r in s.execute(
+                    select(Item.id).where(Item.id.in_(batch), Item.path.is_not(None)))})
+                for i in kept:
+                    del scanned[i]
         upserts: list[store.Upsert] = []
         added: list[str] = []
         updated: list[str] = []
