@@ -101,6 +101,12 @@ class ServerClient:
     def close(self) -> None:
         self._http.close()
 
+    def __enter__(self) -> ServerClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     # -- plumbing ---------------------------------------------------------------------------------
 
     def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
