@@ -535,7 +535,7 @@ class TrayController(QObject):
 
     def _settings_saved(self, port_changed: bool) -> None:
         if port_changed:
-            self.notify("Settings saved", "The new port is used after Reelroom restarts.")
+            self.notify("Settings saved", "The new port is used from the next start; choose Restart to use it now.")
 
     def show_wizard(self) -> None:
         if self.client is None:

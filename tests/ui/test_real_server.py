@@ -8,7 +8,9 @@ changed on the server.
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +164,8 @@ def test_log_viewer_filters_and_searches_real_server_logs(
     whole, _ = desktop_client.log_bytes(files[0]["Name"])
     assert whole[10:10 + len(data)] == data[:len(whole) - 10]
 
-    viewer = LogViewer(desktop_client, calls, poll_interval_ms=100, open_url=lambda _u: True)
+    opened: list[QUrl] = []
+    viewer = LogViewer(desktop_client, calls, poll_interval_ms=100, open_url=lambda u: opened.append(u) or True)
     qtbot.addWidget(viewer)
     viewer.show()
     qtbot.waitUntil(lambda: "Could not read /media/broken.mkv" in viewer.visible_text(), timeout=10_000)
@@ -191,6 +194,19 @@ def test_log_viewer_filters_and_searches_real_server_logs(
     logging.getLogger("reelroom.server").warning("Another warning for the tail")
     qtbot.waitUntil(lambda: "Another warning for the tail" in viewer.visible_text(), timeout=10_000)
     assert viewer._tail is not None and viewer._tail.offset > offset
+
+    # Open the log folder (it is on this computer), and open another file /System/Logs lists.
+    viewer.open_log_folder()
+    qtbot.waitUntil(lambda: bool(opened), timeout=10_000)
+    assert Path(opened[0].toLocalFile()) == host.options.data_dir / "log"
+    old = host.options.data_dir / "log" / "reelroom.log.1"
+    old.write_text("2026-01-01 10:00:00.000 [INF] reelroom.server: Yesterday's start\n", encoding="utf-8")
+    os.utime(old, (time.time() - 86400, time.time() - 86400))  # a rotated log is older
+    qtbot.waitUntil(lambda: viewer.file_list.count() == 2, timeout=10_000)
+    viewer.open_file("reelroom.log.1")
+    qtbot.waitUntil(lambda: "Yesterday's start" in viewer.visible_text(), timeout=10_000)
+    assert "Another warning for the tail" not in viewer.visible_text()
+    assert not viewer.follow_check.isChecked()
     viewer.close()
 
 
