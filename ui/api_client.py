@@ -91,6 +91,7 @@ class ServerClient:
         self.device = device or platform.node() or "Desktop"
         self.device_id = device_id or uuid.uuid5(uuid.NAMESPACE_DNS, self.device).hex
         header = authorization_header(self.device, self.device_id, reelroom_version(), api_key)
+        self.authorization = header
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": header, "Accept": "application/json"},

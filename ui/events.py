@@ -20,11 +20,12 @@ KEEPALIVE_SECONDS = 30
 TASKS_PERIOD_MS = 1500
 
 
-def socket_url(base_url: str, api_key: str, device_id: str) -> str:
-    """``ws://host:port/socket?api_key=…&deviceId=…`` for an ``http://host:port`` base URL."""
+def socket_url(base_url: str, device_id: str) -> str:
+    """``ws://host:port/socket?deviceId=…`` for an ``http://host:port`` base URL. The API key goes in
+    the Authorization header, never in the URL (URLs end up in logs)."""
     parts = urlsplit(base_url.rstrip("/"))
     scheme = "wss" if parts.scheme == "https" else "ws"
-    query = urlencode({"api_key": api_key, "deviceId": device_id})
+    query = urlencode({"deviceId": device_id})
     return urlunsplit((scheme, parts.netloc, parts.path + "/socket", query, ""))
 
 
@@ -38,10 +39,11 @@ class ServerEvents(QObject):
     received = Signal(str, object)
     connectedChanged = Signal(bool)
 
-    def __init__(self, base_url: str, api_key: str, device_id: str, *, retry_seconds: float = 2.0,
+    def __init__(self, base_url: str, authorization: str, device_id: str, *, retry_seconds: float = 2.0,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.url = socket_url(base_url, api_key, device_id)
+        self.url = socket_url(base_url, device_id)
+        self._headers = {"Authorization": authorization}
         self._retry = retry_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,7 +85,8 @@ class ServerEvents(QObject):
             self._stop.wait(self._retry)
 
     def _session(self) -> None:
-        with connect(self.url, open_timeout=5, close_timeout=1, max_size=8 * 1024 * 1024) as ws:
+        with connect(self.url, additional_headers=self._headers, open_timeout=5, close_timeout=1,
+                     max_size=8 * 1024 * 1024) as ws:
             ws.send(json.dumps({"MessageType": "ScheduledTasksInfoStart", "Data": f"0,{TASKS_PERIOD_MS}"}))
             self._set_connected(True)
             last_sent = time.monotonic()

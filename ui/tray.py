@@ -324,7 +324,7 @@ class TrayController(QObject):
         if self.events is not None and self.events.url.startswith(client.base_url.replace("http", "ws", 1)):
             return
         self._stop_events()
-        events = ServerEvents(client.base_url, client.api_key, client.device_id + "-events", parent=self)
+        events = ServerEvents(client.base_url, client.authorization, client.device_id, parent=self)
         events.received.connect(self.handle_server_message)
         events.start()
         self.events = events
