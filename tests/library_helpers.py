@@ -32,14 +32,16 @@ def _parse(value: str) -> float:
 
 
 def wait_for_scan(live: LiveServer, started_after: float, timeout: float = 60) -> dict:
-    """Poll the RefreshLibrary scheduled task until a run that started after ``started_after``
-    (epoch seconds) has ended; returns the task info."""
+    """Poll the RefreshLibrary scheduled task until it is idle after a run that ended after
+    ``started_after`` (epoch seconds, taken before the request that queued the scan: a run
+    already going when the scan was queued picks the request up before it ends); returns the
+    task info."""
     deadline = time.monotonic() + timeout
     with live.admin() as c:
         while True:
             task = _scan_task(c)
             last = task.get("LastExecutionResult")
-            if task["State"] == "Idle" and last and _parse(last["StartTimeUtc"]) >= started_after - 1:
+            if task["State"] == "Idle" and last and _parse(last["EndTimeUtc"]) >= started_after:
                 assert last["Status"] == "Completed", last
                 return task
             if time.monotonic() > deadline:

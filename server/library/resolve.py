@@ -21,6 +21,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import PurePath
@@ -144,11 +145,35 @@ def _walk_into(tree: Tree, start: str) -> None:
         stack.extend(os.path.join(path, d) for d in folder.dirs)
 
 
+WALK_THREADS = 16  # listing folders is I/O-bound: threads overlap the waits (a cold NAS or disk)
+_WALK_CHUNK = 64
+
+
+def _walk_many(starts: list[str]) -> dict[str, Folder]:
+    part = Tree([])
+    for start in starts:
+        _walk_into(part, start)
+    return part.folders
+
+
 def walk(roots: list[str]) -> Tree:
     """List every folder under the library's paths (a missing root is simply absent)."""
     tree = Tree(list(roots))
+    tops: list[str] = []
     for root in roots:
-        _walk_into(tree, root)
+        folder = _list(root)
+        if folder is None:
+            continue
+        tree.folders[root] = folder
+        tops.extend(os.path.join(root, d) for d in folder.dirs)
+    if len(tops) <= _WALK_CHUNK:
+        for top in tops:
+            _walk_into(tree, top)
+        return tree
+    chunks = [tops[i:i + _WALK_CHUNK] for i in range(0, len(tops), _WALK_CHUNK)]
+    with ThreadPoolExecutor(WALK_THREADS, thread_name_prefix="scan-walk") as pool:
+        for folders in pool.map(_walk_many, chunks):
+            tree.folders.update(folders)
     return tree
 
 
@@ -862,7 +887,7 @@ class Resolver:
         stem = os.path.splitext(os.path.basename(path))[0]
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         item.fields.update(self.media_fields(path, st, is_audio, item.id, item.inputs))
-        parsed = parse_movie_name(path) if not is_audio else None
+        parsed = parse_movie_name(path) if not is_audio and self.collection_type in (None, "tvshows") else None
         item.fields.update({"type": item_type, "media_type": "Audio" if is_audio else "Video", "is_folder": False,
                             "parent_id": parent_id, "name": parsed.title if parsed else stem,
                             "production_year": parsed.year if parsed else None,

@@ -49,7 +49,7 @@ from server.library.resolve import (
 )
 from server.library.virtual_folders import LibraryInfo
 from server.media.images import image_tag
-from server.tasks.scheduler import Progress, interval
+from server.tasks.scheduler import Progress, interval, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -498,7 +498,9 @@ class RefreshLibraryTask:
     description: str = "Scans your media library for new files and refreshes metadata."
     category: str = "Library"
     is_hidden: bool = False
-    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [interval(12)])
+    # At start-up (cheap: unchanged parts are skipped) to catch what changed while the server was
+    # off, then every 12 hours as Jellyfin does.
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(12)])
 
     async def run(self, progress: Progress) -> None:
         from server.library.hosts import wake_library_hosts
