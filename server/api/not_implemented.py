@@ -109,7 +109,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
 
     # Items
     "GetItemUserData",
-    "GetItems",
     "GetResumeItems",
     "UpdateItemUserData",
 
@@ -265,7 +264,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # UserLibrary
     "DeleteUserItemRating",
     "GetIntros",
-    "GetItem",
     "GetLatestMedia",
     "GetLocalTrailers",
     "GetRootFolder",
