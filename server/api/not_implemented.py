@@ -108,19 +108,13 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UpdateItemContentType",
 
     # Items
-    "GetItemUserData",
-    "GetResumeItems",
-    "UpdateItemUserData",
 
     # Library
     "DeleteItem",
     "DeleteItems",
-    "GetAncestors",
     "GetCriticReviews",
     "GetDownload",
     "GetFile",
-    "GetItemCounts",
-    "GetMediaFolders",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -262,19 +256,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadUniversalAudioStream",
 
     # UserLibrary
-    "DeleteUserItemRating",
-    "GetIntros",
-    "GetLatestMedia",
-    "GetLocalTrailers",
-    "GetRootFolder",
-    "GetSpecialFeatures",
-    "MarkFavoriteItem",
-    "UnmarkFavoriteItem",
-    "UpdateUserItemRating",
 
     # UserViews
-    "GetGroupingOptions",
-    "GetUserViews",
 
     # VideoAttachments
     "GetAttachment",
