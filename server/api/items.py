@@ -196,3 +196,34 @@ async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, userId: st
     opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
                              enable_image_types=enableImageTypes, enable_user_data=enableUserData)
     return await ctx.items.query(q, opts)
+
+
+async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, *, userId: str | None = None,
+                       startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
+                       parentId: str | None = None, fields: list[str] | None = None,
+                       excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
+                       isFavorite: bool | None = None, enableUserData: bool | None = None,
+                       imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
+                       nameStartsWithOrGreater: str | None = None, nameStartsWith: str | None = None,
+                       nameLessThan: str | None = None, sortOrder: list[str] | None = None,
+                       enableImages: bool | None = None, enableTotalRecordCount: bool | None = None,
+                       scope: ItemQuery | None = None, default_types: tuple[str, ...] = (),
+                       excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
+    """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years)."""
+    from server.library.by_name import NameQuery
+
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    q = scope or ItemQuery()
+    q.parent_id = guid_or_none(parentId, "parentId")
+    q.recursive = True
+    q.include_types = list(includeItemTypes or ()) or list(default_types)
+    q.exclude_types = [*(excludeItemTypes or ()), *excluded_types]
+    ctx.items.scoped(q, viewer)
+    nq = NameQuery(kind=kind, scope=q, search_term=searchTerm, name_starts_with=nameStartsWith or None,
+                   name_starts_with_or_greater=nameStartsWithOrGreater or None, name_less_than=nameLessThan or None,
+                   descending=bool(sortOrder) and sortOrder[0] == "Descending", is_favorite=isFavorite,
+                   start_index=start, limit=limit, enable_total_record_count=enableTotalRecordCount is not False)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.names(nq, opts)

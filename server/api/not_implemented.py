@@ -13,9 +13,6 @@ from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
-    "GetAlbumArtists",
-    "GetArtistByName",
-    "GetArtists",
 
     # Audio
     "GetAudioStream",
@@ -40,12 +37,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsVideoPlaylist",
 
     # Filter
-    "GetQueryFilters",
-    "GetQueryFiltersLegacy",
 
     # Genres
-    "GetGenre",
-    "GetGenres",
 
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
@@ -162,12 +155,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetMovieRecommendations",
 
     # MusicGenres
-    "GetMusicGenre",
-    "GetMusicGenres",
 
     # Persons
-    "GetPerson",
-    "GetPersons",
 
     # Playlists
     "AddItemToPlaylist",
@@ -194,11 +183,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackStopped",
 
     # Search
-    "GetSearchHints",
 
     # Studios
-    "GetStudio",
-    "GetStudios",
 
     # Subtitle
     "DeleteSubtitle",
@@ -272,8 +258,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "MergeVersions",
 
     # Years
-    "GetYear",
-    "GetYears",
 })
 
 

@@ -21,7 +21,8 @@ from server.db.tables import UserData
 from server.errors import BadRequestError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
-from server.library.by_name import NameEntry, build_name_dtos, find_name
+from server.library import ids
+from server.library.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
 from server.library.dto import DtoOptions, build_dtos, user_data_dtos
 from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
@@ -29,11 +30,13 @@ from server.library.query import (
     ROOT_FOLDER_ID,
     ItemQuery,
     count_by_type,
+    filter_values,
     get_row,
     get_rows,
     items,
     run_query,
 )
+from server.library.search import SearchRequest, search_hints
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
 
@@ -291,3 +294,58 @@ class ItemService:
 
         dtos = await self.db.read(read)
         return [*dtos, self.root_folder(viewer)]
+
+    # -- items by name -------------------------------------------------------------------
+
+    async def names(self, nq: NameQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        if nq.start_index < 0 or (nq.limit is not None and nq.limit < 0):
+            raise BadRequestError("startIndex and limit must not be negative.")
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            entries, total = list_names(s, nq)
+            return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
+                                            TotalRecordCount=total, StartIndex=nq.start_index)
+
+        return await self.db.read(read)
+
+    async def name(self, kind: str, name: str, viewer: Viewer, scope: ItemQuery | None = None) -> w.BaseItemDto:
+        """One genre, studio, artist, person or year by name, with its item counts; 404 when the
+        viewer's libraries have no item with it (a year is always answered)."""
+        if not name or not name.strip():
+            raise BadRequestError("A name is required.")
+        q = self.scoped(scope or ItemQuery(recursive=True), viewer)
+        opts = self.options(viewer, ["ItemCounts", "ChildCount", "PrimaryImageAspectRatio", "SortName"])
+
+        def read(s: Session) -> w.BaseItemDto | None:
+            entry = find_name(s, kind, name, q)
+            if entry is None and kind == "Year" and name.strip().isdigit():
+                year = str(int(name))
+                entry = NameEntry("Year", year, ids.by_name_id("Year", year))
+            if entry is None:
+                return None
+            return build_name_dtos(s, [entry], opts, self.server_id)[0]
+
+        dto = await self.db.read(read)
+        if dto is None:
+            raise NotFoundError(f"{kind} {name!r} not found.")
+        return dto
+
+    async def collection_type_of(self, item_id: str) -> str | None:
+        """The collection type of the library an item belongs to (None if unknown or mixed)."""
+        from server.db.tables import Library
+
+        def read(s: Session) -> str | None:
+            lib = s.execute(select(items.c.library_id).where(items.c.id == item_id)).scalar()
+            if lib is None:
+                return None
+            return s.execute(select(Library.__table__.c.collection_type)
+                             .where(Library.__table__.c.id == lib)).scalar()
+
+        return await self.db.read(read)
+
+    async def filter_values(self, q: ItemQuery, viewer: Viewer) -> dict[str, list]:
+        q = self.scoped(q, viewer)
+        return await self.db.read(lambda s: filter_values(s, q))
+
+    async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
+        return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import (
     Select,
     and_,
+    case,
     exists,
     false,
     func,
@@ -511,7 +512,13 @@ def _sort_columns(c: _Ctx, key: str) -> list:
         case "Name":
             return [func.lower(col.name)]
         case "SearchScore":
-            return [func.length(col.name), col.sort_name]
+            term = (c.q.search_term or "").strip().lower()
+            if not term:
+                return [col.sort_name]
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            score = case((func.lower(col.name) == term, 0),
+                         (func.lower(col.name).like(escaped + "%", escape="\\"), 1), else_=2)
+            return [score, col.sort_name]
         case "DateCreated" | "DateLastContentAdded":
             return [col.date_created]
         case "PremiereDate" | "StartDate" | "AirTime":
@@ -667,3 +674,23 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
     rows = s.execute(select(items.c.type, func.count()).select_from(source).where(*conds)
                      .group_by(items.c.type)).all()
     return {kind: n for kind, n in rows}
+
+
+def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
+    """Distinct genres, tags, official ratings and years of the items in a query's scope."""
+    source, conds = scope(s, q)
+    in_scope = select(items.c.id).select_from(source).where(*conds)
+    v = item_values
+    out: dict[str, list] = {}
+    for kind in ("Genre", "Tag"):
+        rows = s.execute(select(func.min(v.c.value)).where(v.c.kind == kind, v.c.item_id.in_(in_scope))
+                         .group_by(v.c.clean_value).order_by(v.c.clean_value)).scalars()
+        out[kind] = [r for r in rows if r]
+    out["OfficialRating"] = [r for r in s.execute(
+        select(items.c.official_rating).select_from(source).where(*conds, items.c.official_rating.is_not(None),
+                                                                   items.c.official_rating != "")
+        .distinct().order_by(items.c.official_rating)).scalars()]
+    out["Year"] = [r for r in s.execute(
+        select(items.c.production_year).select_from(source).where(*conds, items.c.production_year.is_not(None))
+        .distinct().order_by(items.c.production_year)).scalars()]
+    return out
