@@ -611,7 +611,11 @@ class Resolver:
             "type": "Series", "media_type": "Unknown", "is_folder": True, "parent_id": self.library_id,
             "path": path, "name": parsed.title, "production_year": parsed.year,
             "provider_ids_json": json.dumps(parsed.provider_ids, sort_keys=True)})
-        series.people = self.apply_nfo(series.fields, self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs))
+        series_nfo = self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs)
+        series.people = self.apply_nfo(series.fields, series_nfo)
+        if series_nfo is not None and series_nfo.status:
+            status = series_nfo.status.strip().capitalize()
+            series.fields["status"] = status if status in ("Continuing", "Ended", "Unreleased") else None
         series_name = series.fields["name"]
         episodes: list[tuple[str, FileStat, int, Any]] = []  # path, stat, season, info
         season_dirs: dict[int, str] = {}
