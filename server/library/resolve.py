@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -57,6 +58,8 @@ from server.library.naming.music import parse_disc_folder
 from server.library.nfo import NfoMetadata, NfoPerson, parse_nfo
 from server.library.sorting import episode_sort_name, sort_name
 from server.media.streams import SUBTITLE, ProbedStream
+
+log = logging.getLogger("reelroom.scanner")
 
 #: Bumped when the resolvers change what they produce: every item is then rewritten once.
 RESOLVER_VERSION = 1
@@ -122,7 +125,16 @@ def _list(path: str) -> Folder | None:
         if name.startswith("."):
             continue
         try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in a name: cannot be stored or served
+            log.warning("Skipping %r: its name is not valid UTF-8", e.path)
+            continue
+        try:
             if e.is_dir():
+                if e.is_symlink():
+                    real = os.path.realpath(e.path)
+                    if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
+                        continue  # a link to a folder above it: following it would never end
                 if name.lower() not in IGNORED_FOLDERS:
                     folder.dirs.append(name)
             elif e.is_file():
