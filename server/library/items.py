@@ -28,6 +28,7 @@ from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
     BY_NAME,
     ROOT_FOLDER_ID,
+    CountCache,
     ItemQuery,
     count_by_type,
     filter_values,
@@ -85,6 +86,7 @@ class ItemService:
         self.users = users
         self.server_id = server_id
         self.events = events
+        self.count_cache = CountCache()
 
     async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
         """The user named by ``userId`` (404 if unknown; only admins may name another user),
@@ -127,7 +129,7 @@ class ItemService:
 
     async def query(self, q: ItemQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = run_query(s, q)
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
                                             TotalRecordCount=total, StartIndex=q.start_index)
 
