@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -142,28 +144,36 @@ class ItemQuery:
 
 
 class ByNameIndex:
-    """Maps by-name ids (genres, studios, artists, years) back to their names.
+    """Maps by-name ids (genres, studios, artists, years) back to their names, for one database.
 
     The ids are hashes of the names, so the index is built from the distinct values stored in
-    ``item_values`` and ``items.production_year``; an unknown id triggers a rebuild (at most
-    every few seconds), which is how newly scanned values become known."""
+    ``item_values`` (the covering (kind, clean_value) index) and ``items.production_year``. An
+    unknown id rebuilds it when the database was written since the last build (or, without a
+    generation source, at most every few seconds): that is how newly scanned values appear."""
 
     REBUILD_INTERVAL = 2.0
 
-    def __init__(self) -> None:
+    def __init__(self, generation: Callable[[], int] | None = None) -> None:
         self._map: dict[str, tuple[str, str]] = {}
+        self._generation = generation
+        self._built_generation: int | None = None
         self._built_at = 0.0
         self._lock = threading.Lock()
 
-    def invalidate(self) -> None:
-        self._built_at = 0.0
+    def _stale(self) -> bool:
+        if self._built_generation is None:
+            return True
+        if self._generation is not None:
+            return self._generation() != self._built_generation
+        return time.monotonic() - self._built_at > self.REBUILD_INTERVAL
 
     def _rebuild(self, s: Session) -> None:
+        generation = self._generation() if self._generation is not None else 0
         mapping: dict[str, tuple[str, str]] = {}
-        rows = s.execute(select(item_values.c.kind, item_values.c.value)
+        rows = s.execute(select(item_values.c.kind, item_values.c.clean_value, func.min(item_values.c.value))
                          .where(item_values.c.kind.in_(("Genre", "Studio", "Artist", "AlbumArtist")))
-                         .distinct()).all()
-        for kind, value in rows:
+                         .group_by(item_values.c.kind, item_values.c.clean_value)).all()
+        for kind, _clean, value in rows:
             if not value:
                 continue
             if kind == "Genre":
@@ -177,6 +187,7 @@ class ByNameIndex:
                                  .distinct()).all():
             mapping[ids.by_name_id("Year", str(year))] = ("Year", str(year))
         self._map = mapping
+        self._built_generation = generation
         self._built_at = time.monotonic()
 
     def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
@@ -188,7 +199,7 @@ class ByNameIndex:
         if name is not None:
             return ("Person", name)
         with self._lock:
-            if time.monotonic() - self._built_at > self.REBUILD_INTERVAL or not self._map:
+            if self._stale():
                 self._rebuild(s)
         return self._map.get(item_id)
 
@@ -201,7 +212,34 @@ class ByNameIndex:
         return out
 
 
-BY_NAME = ByNameIndex()
+_INDEXES: weakref.WeakKeyDictionary[Any, ByNameIndex] = weakref.WeakKeyDictionary()
+
+
+def register_by_name_index(engine: Any, generation: Callable[[], int]) -> ByNameIndex:
+    """Give a database's by-name index its write generation (ItemService does this)."""
+    index = _INDEXES[engine] = ByNameIndex(generation)
+    return index
+
+
+class _ByName:
+    """``BY_NAME.lookup(s, id)``: the by-name index of the session's database."""
+
+    @staticmethod
+    def of(s: Session) -> ByNameIndex:
+        engine = s.get_bind()
+        index = _INDEXES.get(engine)
+        if index is None:
+            index = _INDEXES[engine] = ByNameIndex()
+        return index
+
+    def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
+        return self.of(s).lookup(s, item_id)
+
+    def names(self, s: Session, id_list: list[str], kinds: tuple[str, ...]) -> list[str]:
+        return self.of(s).names(s, id_list, kinds)
+
+
+BY_NAME = _ByName()
 
 
 # ---------------------------------------------------------------- compiling
