@@ -11,7 +11,7 @@ from pathlib import Path
 import websockets
 
 from tests.library.conftest import items
-from tests.library_helpers import add_library_and_scan, allow_roots, wait_for_scan
+from tests.library_helpers import add_library_and_scan, allow_roots, refresh_and_wait, wait_for_scan
 
 
 async def test_refresh_progress_messages_and_task(server, library_source: Path, tmp_path: Path) -> None:
@@ -81,3 +81,20 @@ def test_post_updated_media_without_the_watcher(server, library_source: Path, tm
         time.sleep(0.05)
     assert len(items(server, library_id=lib_id, type="Episode")) == 6
     assert server.ctx.scanner.last_stats[lib_id].units == [str(shows / "Show Name (2019)")]
+
+
+def test_an_unreachable_library_path_keeps_its_items(server, library_source: Path, tmp_path: Path) -> None:
+    shows, music = tmp_path / "nas" / "shows", tmp_path / "local" / "music"
+    shutil.copytree(library_source / "shows", shows)
+    shutil.copytree(library_source / "music", music)
+    allow_roots(server, tmp_path)
+    lib_id = add_library_and_scan(server, "Mixed", None, [shows, music], realtime=False)
+    before = {i.id for i in items(server, library_id=lib_id)}
+    assert len(before) > 10
+    (tmp_path / "nas").rename(tmp_path / "nas-offline")  # the NAS went to sleep
+    refresh_and_wait(server)
+    assert {i.id for i in items(server, library_id=lib_id)} == before
+    (tmp_path / "nas-offline").rename(tmp_path / "nas")
+    (music / "Band" / "Second Album" / "03 - Tune 3.mp3").unlink()  # a real deletion is applied
+    refresh_and_wait(server)
+    assert len({i.id for i in items(server, library_id=lib_id)}) == len(before) - 1
