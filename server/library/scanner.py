@@ -106,6 +106,9 @@ class Scanner:
         self._listeners: list[Callable[[str, dict[str, list[str]]], None]] = []
         self.watcher = None
         self._background: set[asyncio.Task] = set()
+        self._closing = threading.Event()  # set at shutdown: a running pass stops early
+        self._task_progress: Progress | None = None  # the RefreshLibrary run (StopTask cancels it)
+        self._cancelled: Callable[[], bool] = lambda: False  # the running pass's own stop check
         ctx.tasks.register(RefreshLibraryTask(ctx))
         ctx.on_close(self.aclose)
 
@@ -117,6 +120,7 @@ class Scanner:
         await self.watcher.start()
 
     async def aclose(self) -> None:
+        self._closing.set()
         if self.watcher is not None:
             await self.watcher.stop()
         await asyncio.to_thread(self.pool.close)
@@ -190,7 +194,9 @@ class Scanner:
                 loop.call_soon_threadsafe(report, pct)
 
         try:
-            return await asyncio.to_thread(self.scan_library_sync, lib, progress, units, force)
+            task_progress = self._task_progress
+            return await asyncio.to_thread(self.scan_library_sync, lib, progress, units, force,
+                                           lambda: bool(task_progress and task_progress.cancelled))
         finally:
             self.progress.pop(lib.id, None)
 
@@ -244,11 +250,20 @@ class Scanner:
     # -- one pass ------------------------------------------------------------------------
 
     def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None,
-                          units: list[str] | None = None, force: bool = False) -> ScanStats:
+                          units: list[str] | None = None, force: bool = False,
+                          cancelled: Callable[[], bool] | None = None) -> ScanStats:
         """One pass over a library; with ``units`` (see ``resolve.units_of``) only over those
         parts of it (the watcher's way of showing a change within seconds in a big library)."""
         with self._lock:
-            return self._scan(lib, progress or (lambda _p: None), units, force)
+            self._cancelled = cancelled or (lambda: False)
+            try:
+                return self._scan(lib, progress or (lambda _p: None), units, force)
+            except _Stopped:
+                log.info("The scan of %s was stopped", lib.name)
+                return self.last_stats.get(lib.id) or ScanStats(library_id=lib.id)
+
+    def _should_stop(self) -> bool:
+        return self._closing.is_set() or self._cancelled()
 
     def _existing(self, lib: LibraryInfo, scope: set[str] | None, known: set[str]) -> dict[str, tuple]:
         """Stored rows of the library (or of the units in ``scope``):
@@ -383,6 +398,10 @@ class Scanner:
                 fresh = []
             if done % 50 == 0:
                 progress(5 + 75 * done / total_jobs)
+                if self._should_stop():
+                    for f, *_ in futures:
+                        f.cancel()
+                    raise _Stopped
         if fresh:
             store.write_probes(db, fresh)
         stats.phases["probe"] = time.monotonic() - t2
@@ -460,6 +479,8 @@ class Scanner:
         depth = _depths(scanned)
         upserts.sort(key=lambda u: depth.get(u.id, 0))
         for i, batch in enumerate(store.chunks(upserts)):
+            if self._should_stop():
+                raise _Stopped  # what was written is consistent; the unit hashes are not saved
             store.write_upserts(db, batch)
             progress(80 + 19 * min(1.0, (i + 1) * store.BATCH / max(1, len(upserts))))
         if removed:
@@ -513,6 +534,10 @@ class Scanner:
                 log.exception("Scan listener failed")
 
 
+class _Stopped(Exception):
+    """The server is shutting down or the scan task was stopped."""
+
+
 def _depths(scanned: dict[str, ScannedItem]) -> dict[str, int]:
     depth: dict[str, int] = {}
 
@@ -553,7 +578,11 @@ class RefreshLibraryTask:
         from server.library.hosts import wake_library_hosts
 
         await wake_library_hosts(self.ctx)
-        await self.ctx.scanner.run_pending(progress)
+        self.ctx.scanner._task_progress = progress
+        try:
+            await self.ctx.scanner.run_pending(progress)
+        finally:
+            self.ctx.scanner._task_progress = None
 
 
 __all__ = ["RefreshLibraryTask", "ScanStats", "Scanner", "Tree"]

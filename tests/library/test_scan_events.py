@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -98,3 +99,28 @@ def test_an_unreachable_library_path_keeps_its_items(server, library_source: Pat
     (music / "Band" / "Second Album" / "03 - Tune 3.mp3").unlink()  # a real deletion is applied
     refresh_and_wait(server)
     assert len({i.id for i in items(server, library_id=lib_id)}) == len(before) - 1
+
+
+def test_stopping_the_scan_task(server, library_source: Path, tmp_path: Path) -> None:
+    src = library_source / "music" / "Band" / "Second Album" / "01 - Tune 1.mp3"
+    music = tmp_path / "many"
+    for album in range(40):
+        folder = music / f"Artist {album // 10}" / f"Album {album}"
+        folder.mkdir(parents=True)
+        for track in range(10):
+            os.link(src, folder / f"{track + 1:02d} - Track.mp3")
+    allow_roots(server, tmp_path)
+    started = time.time()
+    with server.admin() as c:
+        r = c.post("/Library/VirtualFolders", params={"name": "Many", "collectionType": "music",
+                                                     "paths": [str(music)], "refreshLibrary": "true"})
+        assert r.status_code == 204
+        task = next(t for t in c.get("/ScheduledTasks").json() if t["Key"] == "RefreshLibrary")
+        assert task["State"] == "Running"
+        assert c.delete(f"/ScheduledTasks/Running/{task['Id']}").status_code == 204
+    task = wait_for_scan(server, started, allow=("Cancelled",))
+    assert task["LastExecutionResult"]["Status"] == "Cancelled"
+    lib_id = next(i.id for i in items(server, type="CollectionFolder", name="Many"))
+    assert len(items(server, library_id=lib_id, type="Audio")) < 400
+    refresh_and_wait(server, timeout=120)  # the next scan finishes the job
+    assert len(items(server, library_id=lib_id, type="Audio")) == 400
