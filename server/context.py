@@ -23,11 +23,13 @@ from server.http.wire_middleware import StartupState
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
+from server.livetv.recordings import RecordingService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.sessions.manager import SessionManager
+from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import FileSystemBrowser
@@ -76,12 +78,15 @@ class ServerContext:
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
         self.sessions = SessionManager(self.events, self.system_id)
+        self.syncplay = SyncPlayManager(self.events)
+        self.sessions.on_end(self.syncplay.forget_device)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
+        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self._ffmpeg_path, self.events)
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
@@ -108,6 +113,11 @@ class ServerContext:
             return False
         return ip.is_loopback or ip.is_private or ip.is_link_local
 
+    def _ffmpeg_path(self) -> str:
+        from server.media.ffmpeg import find_ffmpeg
+
+        return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def on_close(self, fn: Callable[[], object]) -> None:
@@ -128,6 +138,7 @@ class ServerContext:
             await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
+            self.recordings.start()
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -140,6 +151,7 @@ class ServerContext:
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
+        await self.recordings.stop()
         await self.metadata.close()
         for fn in reversed(self._closers):
             try:

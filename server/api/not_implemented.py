@@ -119,20 +119,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetThemeVideos",
 
     # LiveTv
-    "CancelSeriesTimer",
-    "CancelTimer",
-    "CreateSeriesTimer",
-    "CreateTimer",
-    "DeleteRecording",
-    "GetChannelMappingOptions",
-    "GetDefaultTimer",
-    "GetLiveRecordingFile",
-    "GetLiveStreamFile",
-    "GetRecordingGroup",
     "GetSchedulesDirectCountries",
-    "SetChannelMapping",
-    "UpdateSeriesTimer",
-    "UpdateTimer",
 
     # Lyrics
     "DeleteLyrics",
@@ -200,29 +187,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
 
     # Suggestions
     "GetSuggestions",
-
-    # SyncPlay
-    "SyncPlayBuffering",
-    "SyncPlayCreateGroup",
-    "SyncPlayGetGroups",
-    "SyncPlayJoinGroup",
-    "SyncPlayLeaveGroup",
-    "SyncPlayMovePlaylistItem",
-    "SyncPlayNextItem",
-    "SyncPlayPause",
-    "SyncPlayPing",
-    "SyncPlayPreviousItem",
-    "SyncPlayQueue",
-    "SyncPlayReady",
-    "SyncPlayRemoveFromPlaylist",
-    "SyncPlaySeek",
-    "SyncPlaySetIgnoreWait",
-    "SyncPlaySetNewQueue",
-    "SyncPlaySetPlaylistItem",
-    "SyncPlaySetRepeatMode",
-    "SyncPlaySetShuffleMode",
-    "SyncPlayStop",
-    "SyncPlayUnpause",
 
     # Trailers
     "GetTrailers",

@@ -216,6 +216,18 @@ class MediaProbeCache(SQLModel, table=True):
     data_json: str = "{}"
 
 
+class ScanUnit(SQLModel, table=True):
+    """One top-level part of a library (a movie folder, a series, an artist, or the root's own
+    files) and a hash of every file stat under it as of its last scan: an unchanged part is
+    skipped by the next scan."""
+
+    __tablename__ = "scan_units"
+
+    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
+    path: str = Field(primary_key=True)
+    signature: str = ""
+
+
 class ItemValue(SQLModel, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
@@ -268,3 +280,50 @@ class UserData(SQLModel, table=True):
     likes: bool | None = None
     audio_stream_index: int | None = None
     subtitle_stream_index: int | None = None
+
+
+# ---------------------------------------------------------------- live TV recordings
+#
+# A timer records one channel between two moments; a series timer makes timers for every
+# guide programme of a series. A timer that has recorded is a recording (recording_path set).
+
+
+class LiveTvSeriesTimer(SQLModel, table=True):
+    __tablename__ = "livetv_series_timers"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str  # the programme title to record
+    channel_id: str | None = None  # None with record_any_channel
+    program_id: str | None = None
+    record_any_time: bool = True
+    record_any_channel: bool = False
+    record_new_only: bool = False
+    days_json: str = "[]"  # DayOfWeek names; empty = every day
+    pre_padding_seconds: int = 0
+    post_padding_seconds: int = 0
+    priority: int = 0
+    keep_up_to: int = 0
+    keep_until: str = "UntilDeleted"
+    date_created: datetime = Field(default_factory=utcnow)
+
+
+class LiveTvTimer(SQLModel, table=True):
+    __tablename__ = "livetv_timers"
+    __table_args__ = (Index("ix_livetv_timers_status_start", "status", "start_date"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    series_timer_id: str | None = Field(default=None, index=True)
+    channel_id: str
+    program_id: str | None = None
+    name: str = ""
+    overview: str | None = None
+    start_date: datetime
+    end_date: datetime
+    pre_padding_seconds: int = 0
+    post_padding_seconds: int = 0
+    priority: int = 0
+    keep_until: str = "UntilDeleted"
+    status: str = "New"  # RecordingStatus spelling
+    recording_path: str | None = None
+    error: str | None = None
+    date_created: datetime = Field(default_factory=utcnow)
