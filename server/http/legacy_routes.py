@@ -1,49 +1,54 @@
-"""User-scoped routes that Jellyfin 10.10 still answers but no longer lists in its OpenAPI
-document (its controllers keep them as hidden, obsolete aliases). Real clients call them:
-jellyfin-apiclient-python (the Kodi add-on, jellyfin-mpv-shim) asks for
-``/Users/{userId}/Items/{itemId}``, older apps for ``/Users/{userId}/Views``.
+"""Jellyfin's pre-10.9 user routes, still served (though hidden from its OpenAPI document) and
+still used by real clients (jellyfin-apiclient-python, the Kodi add-on, older apps):
+``/Users/{userId}/Items``, ``/Users/{userId}/Views``, ``/Users/{userId}/FavoriteItems/{id}``, ...
 
-``rewrite(path)`` maps such a path to the spec route that does the same thing and returns the
-user id to pass as the ``userId`` query parameter, so no handler needs to know about them.
-"""
+Each is rewritten, before routing, to the current operation's path with ``userId`` moved into
+the query string, so the current handler (and its authorization) serves both spellings."""
 
 from __future__ import annotations
 
-import re
+from server.http.routing import RouteIndex
 
-_SEG = r"([^/]+)"
-# (pattern after /Users/{userId}, replacement); the first match wins.
-_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(p, re.IGNORECASE), r) for p, r in (
-        (r"^/Items/?$", "/Items"),
-        (r"^/Items/Resume/?$", "/UserItems/Resume"),
-        (r"^/Items/Latest/?$", "/Items/Latest"),
-        (r"^/Items/Root/?$", "/Items/Root"),
-        (rf"^/Items/{_SEG}/Intros/?$", r"/Items/\1/Intros"),
-        (rf"^/Items/{_SEG}/LocalTrailers/?$", r"/Items/\1/LocalTrailers"),
-        (rf"^/Items/{_SEG}/SpecialFeatures/?$", r"/Items/\1/SpecialFeatures"),
-        (rf"^/Items/{_SEG}/Rating/?$", r"/UserItems/\1/Rating"),
-        (rf"^/Items/{_SEG}/UserData/?$", r"/UserItems/\1/UserData"),
-        (rf"^/Items/{_SEG}/?$", r"/Items/\1"),
-        (rf"^/FavoriteItems/{_SEG}/?$", r"/UserFavoriteItems/\1"),
-        (rf"^/PlayedItems/{_SEG}/?$", r"/UserPlayedItems/\1"),
-        (rf"^/PlayingItems/{_SEG}/Progress/?$", r"/PlayingItems/\1/Progress"),
-        (rf"^/PlayingItems/{_SEG}/?$", r"/PlayingItems/\1"),
-        (r"^/Views/?$", "/UserViews"),
-        (r"^/GroupingOptions/?$", "/UserViews/GroupingOptions"),
-        (r"^/Suggestions/?$", "/Items/Suggestions"),
-    )
-]
-_USERS = re.compile(r"^/Users/([^/]+)(/.*)$", re.IGNORECASE)
+# (legacy template, current template); methods are the current operation's.
+LEGACY_ROUTES: tuple[tuple[str, str], ...] = (
+    ("/Users/{userId}/Items", "/Items"),
+    ("/Users/{userId}/Items/Root", "/Items/Root"),
+    ("/Users/{userId}/Items/Latest", "/Items/Latest"),
+    ("/Users/{userId}/Items/Resume", "/UserItems/Resume"),
+    ("/Users/{userId}/Items/{itemId}", "/Items/{itemId}"),
+    ("/Users/{userId}/Items/{itemId}/Intros", "/Items/{itemId}/Intros"),
+    ("/Users/{userId}/Items/{itemId}/LocalTrailers", "/Items/{itemId}/LocalTrailers"),
+    ("/Users/{userId}/Items/{itemId}/SpecialFeatures", "/Items/{itemId}/SpecialFeatures"),
+    ("/Users/{userId}/Items/{itemId}/Rating", "/UserItems/{itemId}/Rating"),
+    ("/Users/{userId}/Items/{itemId}/UserData", "/UserItems/{itemId}/UserData"),
+    ("/Users/{userId}/FavoriteItems/{itemId}", "/UserFavoriteItems/{itemId}"),
+    ("/Users/{userId}/PlayedItems/{itemId}", "/UserPlayedItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}", "/PlayingItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}/Progress", "/PlayingItems/{itemId}/Progress"),
+    ("/Users/{userId}/Views", "/UserViews"),
+    ("/Users/{userId}/GroupingOptions", "/UserViews/GroupingOptions"),
+    ("/Users/{userId}/Suggestions", "/Items/Suggestions"),
+)
+
+_INDEX = RouteIndex()
+_TARGETS: dict[str, str] = {}
+for _legacy, _current in LEGACY_ROUTES:
+    _INDEX.add(_legacy)
+    _TARGETS[_legacy] = _current
 
 
-def rewrite(path: str) -> tuple[str, str] | None:
-    """(spec path, user id) for a legacy user-scoped path, else None."""
-    match = _USERS.match(path)
+def rewrite(path: str, pairs: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+    """The current path and query for a legacy one (anything else is returned unchanged)."""
+    if not path[:7].lower() == "/users/":
+        return path, pairs
+    match = _INDEX.match(path)
     if match is None:
-        return None
-    user_id, rest = match.group(1), match.group(2)
-    for pattern, replacement in _RULES:
-        if pattern.match(rest):
-            return pattern.sub(replacement, rest), user_id
-    return None
+        return path, pairs
+    target = _TARGETS[match.template]
+    params = dict(match.path_params)
+    user_id = params.pop("userId")
+    for name, value in params.items():
+        target = target.replace("{" + name + "}", value)
+    if not any(k.lower() == "userid" for k, _ in pairs):
+        pairs = [*pairs, ("userId", user_id)]
+    return target, pairs

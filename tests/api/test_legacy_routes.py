@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from server.http.legacy_routes import rewrite
+from server.http import legacy_routes
+
+
+def rewrite(path: str) -> tuple[str, str] | None:
+    new, pairs = legacy_routes.rewrite(path, [])
+    return None if new == path else (new, dict(pairs)["userId"])
 
 
 def test_rewrite_table():
