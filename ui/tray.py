@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import shiboken6
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
@@ -268,7 +269,8 @@ class TrayController(QObject):
             self.tray.setIcon(icon)
             self.tray.setToolTip(text)
         address = self.host.base_url if running else ""
-        self.status_window.set_state(icon, text, address)
+        if shiboken6.isValid(self.status_window):  # gone when its owner (a test) deleted it
+            self.status_window.set_state(icon, text, address)
         self.displayStateChanged.emit(state)
 
     def _with_client(self, then: Callable[[], None]) -> None:
@@ -640,7 +642,8 @@ class TrayController(QObject):
         if self.tray is not None and self.tray.isVisible() and QSystemTrayIcon.supportsMessages():
             kind = QSystemTrayIcon.MessageIcon.Critical if error else QSystemTrayIcon.MessageIcon.Information
             self.tray.showMessage(title, text, kind, 8000)
-        self.status_window.show_notification(title, text, error)
+        if shiboken6.isValid(self.status_window):
+            self.status_window.show_notification(title, text, error)
         self.notified.emit(title, text)
 
     def _report(self, error: Exception) -> None:

@@ -16,10 +16,13 @@ The hierarchy (parent_id):
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import PurePath
@@ -28,6 +31,7 @@ from typing import Any
 from server.library import ids
 from server.library.naming import (
     ExtraType,
+    TrackName,
     classify_extra,
     classify_sidecar_image,
     is_extras_folder,
@@ -54,6 +58,8 @@ from server.library.naming.music import parse_disc_folder
 from server.library.nfo import NfoMetadata, NfoPerson, parse_nfo
 from server.library.sorting import episode_sort_name, sort_name
 from server.media.streams import SUBTITLE, ProbedStream
+
+log = logging.getLogger("reelroom.scanner")
 
 #: Bumped when the resolvers change what they produce: every item is then rewritten once.
 RESOLVER_VERSION = 1
@@ -119,7 +125,16 @@ def _list(path: str) -> Folder | None:
         if name.startswith("."):
             continue
         try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in a name: cannot be stored or served
+            log.warning("Skipping %r: its name is not valid UTF-8", e.path)
+            continue
+        try:
             if e.is_dir():
+                if e.is_symlink():
+                    real = os.path.realpath(e.path)
+                    if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
+                        continue  # a link to a folder above it: following it would never end
                 if name.lower() not in IGNORED_FOLDERS:
                     folder.dirs.append(name)
             elif e.is_file():
@@ -142,11 +157,35 @@ def _walk_into(tree: Tree, start: str) -> None:
         stack.extend(os.path.join(path, d) for d in folder.dirs)
 
 
+WALK_THREADS = 16  # listing folders is I/O-bound: threads overlap the waits (a cold NAS or disk)
+_WALK_CHUNK = 64
+
+
+def _walk_many(starts: list[str]) -> dict[str, Folder]:
+    part = Tree([])
+    for start in starts:
+        _walk_into(part, start)
+    return part.folders
+
+
 def walk(roots: list[str]) -> Tree:
     """List every folder under the library's paths (a missing root is simply absent)."""
     tree = Tree(list(roots))
+    tops: list[str] = []
     for root in roots:
-        _walk_into(tree, root)
+        folder = _list(root)
+        if folder is None:
+            continue
+        tree.folders[root] = folder
+        tops.extend(os.path.join(root, d) for d in folder.dirs)
+    if len(tops) <= _WALK_CHUNK:
+        for top in tops:
+            _walk_into(tree, top)
+        return tree
+    chunks = [tops[i:i + _WALK_CHUNK] for i in range(0, len(tops), _WALK_CHUNK)]
+    with ThreadPoolExecutor(WALK_THREADS, thread_name_prefix="scan-walk") as pool:
+        for folders in pool.map(_walk_many, chunks):
+            tree.folders.update(folders)
     return tree
 
 
@@ -185,6 +224,63 @@ def walk_units(roots: list[str], units: list[str]) -> Tree:
         for d in folder.dirs:
             _walk_into(tree, os.path.join(root, d))
     return tree
+
+
+def unit_signatures(tree: Tree, salt: str) -> dict[str, str]:
+    """A hash per unit (see ``units_of``) of every file's relative path, size and mtime."""
+    out: dict[str, str] = {}
+    for root in tree.roots:
+        folder = tree.folder(root)
+        if folder is None:
+            continue
+        h = hashlib.blake2b(salt.encode(), digest_size=16)
+        for name in sorted(folder.files):
+            st = folder.files[name]
+            h.update(f"{name}\x00{st.size}\x00{st.mtime}\x01".encode("utf-8", "surrogateescape"))
+        out[root] = h.hexdigest()
+        for d in folder.dirs:
+            unit = os.path.join(root, d)
+            h = hashlib.blake2b(salt.encode(), digest_size=16)
+            cut = len(unit) + 1
+            for path, st in sorted(tree.files_under(unit), key=lambda f: f[0]):
+                h.update(f"{path[cut:]}\x00{st.size}\x00{st.mtime}\x01".encode("utf-8", "surrogateescape"))
+            out[unit] = h.hexdigest()
+    return out
+
+
+def prune(tree: Tree, keep: set[str]) -> Tree:
+    """The part of ``tree`` made of the units in ``keep``."""
+    out = Tree(list(tree.roots))
+    for root in tree.roots:
+        folder = tree.folder(root)
+        if folder is None:
+            continue
+        pruned = Folder(root, files=folder.files if root in keep else {},
+                        dirs=[d for d in folder.dirs if os.path.join(root, d) in keep])
+        out.folders[root] = pruned
+        stack = [os.path.join(root, d) for d in pruned.dirs]
+        while stack:
+            path = stack.pop()
+            sub = tree.folder(path)
+            if sub is None:
+                continue
+            out.folders[path] = sub
+            stack.extend(os.path.join(path, d) for d in sub.dirs)
+    return out
+
+
+def unit_key(roots: list[str] | tuple[str, ...], path: str, known: set[str]) -> str | None:
+    """The unit a stored item path belongs to (None when outside every root): the top-level
+    folder it is in or is, else the root (its own files). ``known`` holds the unit folders."""
+    for root in roots:
+        base = root.rstrip(os.sep)
+        if path == root:
+            return root
+        if path.startswith(base + os.sep):
+            head, sep, _ = path[len(base) + 1:].partition(os.sep)
+            top = os.path.join(root, head)
+            return top if sep or top in known else root
+    return None
 
 
 # ----------------------------------------------------------------------------- scanned items
@@ -527,7 +623,11 @@ class Resolver:
             "type": "Series", "media_type": "Unknown", "is_folder": True, "parent_id": self.library_id,
             "path": path, "name": parsed.title, "production_year": parsed.year,
             "provider_ids_json": json.dumps(parsed.provider_ids, sort_keys=True)})
-        series.people = self.apply_nfo(series.fields, self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs))
+        series_nfo = self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs)
+        series.people = self.apply_nfo(series.fields, series_nfo)
+        if series_nfo is not None and series_nfo.status:
+            status = series_nfo.status.strip().capitalize()
+            series.fields["status"] = status if status in ("Continuing", "Ended", "Unreleased") else None
         series_name = series.fields["name"]
         episodes: list[tuple[str, FileStat, int, Any]] = []  # path, stat, season, info
         season_dirs: dict[int, str] = {}
@@ -619,11 +719,14 @@ class Resolver:
 
     def music_in(self, root: str) -> None:
         albums: dict[tuple[str, str | None], list[tuple[str, FileStat, dict[str, Any], int | None]]] = {}
+        discs: dict[str, int | None] = {}
         for path, st in self.tree.files_under(root):
-            if file_kind(path, "music") != FileKind.AUDIO:
+            if os.path.splitext(path)[1].lower() not in AUDIO_EXTENSIONS or file_kind(path, "music") != FileKind.AUDIO:
                 continue
             folder = os.path.dirname(path)
-            disc_from_folder = parse_disc_folder(folder) if folder != root else None
+            if folder not in discs:
+                discs[folder] = parse_disc_folder(folder) if folder != root else None
+            disc_from_folder = discs[folder]
             album_folder = os.path.dirname(folder) if disc_from_folder is not None and os.path.dirname(folder) != root \
                 and folder != root else folder
             tags = (self.probe(path) or {}).get("Audio") or {}
@@ -683,7 +786,10 @@ class Resolver:
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         f = item.fields
         f.update(self.media_fields(path, st, True, item.id, item.inputs))
-        parsed = parse_track_filename(path)
+        if tags.get("title") and tags.get("track_number") and tags.get("artists"):
+            parsed = TrackName(title=tags["title"], track=tags["track_number"])  # the tags say it all
+        else:
+            parsed = parse_track_filename(path)
         artists = list(tags.get("artists") or ([parsed.artist] if parsed.artist else []))
         album_artists = list(tags.get("album_artists") or ([artist_name] if artist_name else []))
         year = tags.get("year")
@@ -797,7 +903,7 @@ class Resolver:
         stem = os.path.splitext(os.path.basename(path))[0]
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         item.fields.update(self.media_fields(path, st, is_audio, item.id, item.inputs))
-        parsed = parse_movie_name(path) if not is_audio else None
+        parsed = parse_movie_name(path) if not is_audio and self.collection_type in (None, "tvshows") else None
         item.fields.update({"type": item_type, "media_type": "Audio" if is_audio else "Video", "is_folder": False,
                             "parent_id": parent_id, "name": parsed.title if parsed else stem,
                             "production_year": parsed.year if parsed else None,

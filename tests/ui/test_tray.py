@@ -247,6 +247,8 @@ def test_socket_messages_drive_scanning_progress_and_notices(
     controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "42.5"})
     assert controller.display_state == "scanning"
     assert controller.tray.toolTip() == "Reelroom is scanning your libraries (42%)"
+    # The scan's start fetched the counts to compare with, in the background: let it land first.
+    qtbot.waitUntil(lambda: controller._counts is not None, timeout=5000)
     controller.handle_server_message("LibraryChanged", {"ItemsAdded": ["a1", "a2"], "ItemsRemoved": []})
     with state.lock:
         state.item_counts.update(MovieCount=2, ItemCount=2)
