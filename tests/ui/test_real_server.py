@@ -283,7 +283,7 @@ def test_every_tray_action_against_a_real_server(
         # Adding the library scans it; "Scan all libraries" scans again. Both end in a notice that the
         # socket's RefreshProgress / ScheduledTasksInfo / ScheduledTaskEnded / LibraryChanged drive.
         qtbot.waitUntil(lambda: any(t == "Library scan finished" for t, _ in notices), timeout=30_000)
-        assert ("Library scan finished", "New media: 1 new item.") in notices
+        assert ("Library scan finished", "New media: 1 movie.") in notices
         assert "scanning" in states
         notices.clear()
         controller.actions["scan_all"].trigger()
@@ -295,7 +295,7 @@ def test_every_tray_action_against_a_real_server(
         # announces it with LibraryChanged, which becomes a "new media" notice.
         notices.clear()
         make_video(movies / "Small Boat (2004)" / "Small Boat (2004).mkv", seconds=1, acodec=None)
-        qtbot.waitUntil(lambda: ("New media in Reelroom", "Added 1 new item.") in notices, timeout=30_000)
+        qtbot.waitUntil(lambda: ("New media in Reelroom", "Added 1 movie.") in notices, timeout=30_000)
 
         # A failing task becomes an error notice (ScheduledTaskEnded with Status "Failed").
         notices.clear()
