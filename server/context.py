@@ -20,6 +20,8 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.library.scanner import Scanner
+from server.library.virtual_folders import LibraryService
 from server.livetv.recordings import RecordingService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
@@ -90,6 +92,8 @@ class ServerContext:
         self._last_touch: dict[str, float] = {}
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
+        self.library = LibraryService(self.db, self.filesystem)
+        self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -129,6 +133,7 @@ class ServerContext:
             register_builtin_tasks(self)
             await self.tasks.load()
             self.tasks.start_background()
+            await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
             self.recordings.start()

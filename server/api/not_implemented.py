@@ -101,7 +101,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetInstantMixFromSong",
 
     # ItemRefresh
-    "RefreshItem",
 
     # ItemUpdate
     "GetMetadataEditorInfo",
@@ -122,9 +121,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetDownload",
     "GetFile",
     "GetItemCounts",
-    "GetLibraryOptionsInfo",
     "GetMediaFolders",
-    "GetPhysicalPaths",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -134,22 +131,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetThemeMedia",
     "GetThemeSongs",
     "GetThemeVideos",
-    "PostAddedMovies",
-    "PostAddedSeries",
-    "PostUpdatedMedia",
-    "PostUpdatedMovies",
-    "PostUpdatedSeries",
-    "RefreshLibrary",
-
-    # LibraryStructure
-    "AddMediaPath",
-    "AddVirtualFolder",
-    "GetVirtualFolders",
-    "RemoveMediaPath",
-    "RemoveVirtualFolder",
-    "RenameVirtualFolder",
-    "UpdateLibraryOptions",
-    "UpdateMediaPath",
 
     # LiveTv
     "GetSchedulesDirectCountries",

@@ -192,6 +192,23 @@ class Item(SQLModel, table=True):
     is_locked: bool = False  # Identify/Apply results stick across rescans
     locked_fields_json: str = "[]"
     is_virtual: bool = False
+    # Scanner bookkeeping (server/library/scanner.py): a hash of everything the scan read to
+    # build this row (unchanged = the row is not rewritten) and a cheap content fingerprint of
+    # the media file (size + head/tail hash) that recognises a renamed or moved file.
+    scan_signature: str | None = None
+    fingerprint: str | None = Field(default=None, index=True)
+
+
+class MediaProbeCache(SQLModel, table=True):
+    """What probing a media file found (streams, tags, embedded art), kept so that an unchanged
+    file (same size and mtime) is never probed again, even when its item must be rebuilt."""
+
+    __tablename__ = "media_probes"
+
+    item_id: str = Field(primary_key=True, max_length=32)
+    size: int = 0
+    mtime: float = 0.0
+    data_json: str = "{}"
 
 
 class ItemValue(SQLModel, table=True):

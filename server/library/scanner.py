@@ -1,0 +1,462 @@
+"""The library scanner (``ctx.scanner``): full scans, one library, incremental updates of a few
+paths (the watcher, PostUpdatedMedia, RefreshItem), and the "RefreshLibrary" scheduled task.
+
+One pass over a library:
+1. walk the library's folders (one stat per file);
+2. probe what is new or changed: a file whose size and mtime match its cached probe
+   (``media_probes``) is never probed again. Probing runs in a bounded worker pool
+   (processes for big batches) and writes nothing;
+3. resolve the tree into item rows with Jellyfin's naming rules (``resolve.py``);
+4. hash each row; rows whose hash equals the stored ``scan_signature`` are not rewritten;
+5. detect renames (a vanished item and a new one with the same content fingerprint) and move
+   user data, locks and downloaded images; delete what vanished (never user data);
+6. write through the single writer in batches (``store.py``) and publish ``LibraryChanged``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from sqlalchemy import select
+
+from server.db.tables import Item, MediaProbeCache
+from server.errors import NotFoundError
+from server.guid import guid_from_text
+from server.library import ids, probing, store
+from server.library.resolve import (
+    RESOLVER_VERSION,
+    FileStat,
+    Resolver,
+    ScannedItem,
+    Tree,
+    image_jobs,
+    media_jobs,
+    walk,
+    walk_units,
+)
+from server.library.virtual_folders import LibraryInfo
+from server.media.images import image_tag
+from server.tasks.scheduler import Progress, interval
+from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
+
+log = logging.getLogger("reelroom.scanner")
+
+_CHANGE_LIST_LIMIT = 2000  # ids per list in one LibraryChanged message
+
+
+@dataclass
+class ScanStats:
+    """What the last pass did (tests and the bench read these)."""
+
+    library_id: str = ""
+    files: int = 0
+    probed: int = 0
+    probe_cached: int = 0
+    images_measured: int = 0
+    items: int = 0
+    written: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    renamed: int = 0
+    units: list[str] | None = None  # the parts scanned (None: the whole library)
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+
+
+def _signature(item: ScannedItem) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(str(RESOLVER_VERSION).encode())
+    h.update(json.dumps(item.fields, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if item.people is not None:
+        h.update(repr([(p.name, p.kind, p.role, p.order) for p in item.people]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _image_key(path: str) -> str:
+    return guid_from_text("image", path)
+
+
+class Scanner:
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+        self.pool = probing.WorkerPool()
+        self.last_stats: dict[str, ScanStats] = {}
+        self.probe_calls = 0  # files probed since start (tests prove incremental scans with it)
+        self._lock = threading.Lock()  # one pass at a time
+        self._pending: set[str | None] = set()
+        self.progress: dict[str, float] = {}  # library id -> percent while it scans
+        self._listeners: list[Callable[[str, dict[str, list[str]]], None]] = []
+        self.watcher = None
+        ctx.tasks.register(RefreshLibraryTask(ctx))
+        ctx.on_close(self.aclose)
+
+    async def start(self) -> None:
+        """Start watching library folders (after the database is ready)."""
+        from server.library.watcher import LibraryWatcher
+
+        self.watcher = LibraryWatcher(self.ctx)
+        await self.watcher.start()
+
+    async def aclose(self) -> None:
+        if self.watcher is not None:
+            await self.watcher.stop()
+        await asyncio.to_thread(self.pool.close)
+
+    # -- service API ---------------------------------------------------------------------
+
+    def add_listener(self, fn: Callable[[str, dict[str, list[str]]], None]) -> None:
+        """fn(library_id, {"added": [...], "updated": [...], "removed": [...]}) after each pass."""
+        self._listeners.append(fn)
+
+    def request_scan(self, library_id: str | None = None) -> asyncio.Task:
+        """Queue a scan (None = every library) and make sure the RefreshLibrary task runs."""
+        self._pending.add(library_id)
+        state = self.ctx.tasks.find(RefreshLibraryTask.key)
+        return self.ctx.tasks.start(state.id)
+
+    async def run_pending(self, progress: Progress | None = None) -> None:
+        """The RefreshLibrary task body: scan what was requested (everything if nothing was)."""
+        if not self._pending:
+            self._pending.add(None)
+        while self._pending:
+            wanted = set(self._pending)
+            self._pending.clear()
+            libraries = await self.ctx.library.libraries()
+            if None not in wanted:
+                libraries = [lib for lib in libraries if lib.id in wanted]
+            await self.scan_libraries(libraries, progress)
+            if progress is not None and progress.cancelled:
+                return
+
+    async def scan_libraries(self, libraries: list[LibraryInfo], progress: Progress | None = None) -> None:
+        total = max(1, len(libraries))
+        for i, lib in enumerate(libraries):
+            if progress is not None and progress.cancelled:
+                return
+
+            def report(pct: float, i: int = i) -> None:
+                if progress is not None:
+                    progress((i + pct / 100) * 100 / total)
+
+            await self.scan_library(lib, report)
+        if progress is not None:
+            progress(100)
+
+    async def scan_library(self, lib: LibraryInfo, report: Callable[[float], None] | None = None) -> ScanStats:
+        loop = asyncio.get_running_loop()
+        last = [0.0]
+
+        def progress(pct: float) -> None:
+            self.progress[lib.id] = pct
+            now = time.monotonic()
+            if now - last[0] >= 0.5 or pct >= 100:
+                last[0] = now
+                self.ctx.events.publish("RefreshProgress", {"ItemId": lib.id, "Progress": f"{pct:.1f}"},
+                                        admins_only=True)
+            if report is not None:
+                loop.call_soon_threadsafe(report, pct)
+
+        try:
+            return await asyncio.to_thread(self.scan_library_sync, lib, progress)
+        finally:
+            self.progress.pop(lib.id, None)
+
+    @staticmethod
+    def contains(lib: LibraryInfo, path: str) -> bool:
+        return any(_inside(path, root) for root in lib.paths)
+
+    async def scan_paths(self, paths: list[str]) -> None:
+        """Rescan the libraries that contain these paths (the watcher, PostUpdatedMedia)."""
+        libraries = await self.ctx.library.libraries()
+        hit = [lib for lib in libraries if any(_inside(p, root) for p in paths for root in lib.paths)]
+        for lib in hit:
+            await self.scan_library(lib)
+
+    async def scan_units(self, lib: LibraryInfo, units: list[str]) -> ScanStats:
+        return await asyncio.to_thread(self.scan_library_sync, lib, None, units)
+
+    async def refresh_item(self, item_id: str) -> None:
+        row = await self.ctx.db.read(lambda s: s.get(Item, item_id))
+        if row is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+        libraries = await self.ctx.library.libraries()
+        lib = next((lib for lib in libraries if lib.id == (row.library_id or row.id)), None)
+        if lib is not None:
+            self.request_scan(lib.id)
+
+    # -- one pass ------------------------------------------------------------------------
+
+    def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None,
+                          units: list[str] | None = None) -> ScanStats:
+        """One pass over a library; with ``units`` (see ``resolve.units_of``) only over those
+        parts of it (the watcher's way of showing a change within seconds in a big library)."""
+        with self._lock:
+            return self._scan(lib, progress or (lambda _p: None), units)
+
+    def _existing(self, lib: LibraryInfo, units: list[str] | None) -> dict[str, tuple]:
+        columns = (Item.id, Item.scan_signature, Item.fingerprint, Item.parent_id, Item.path, Item.type)
+
+        def read(s: Any) -> dict[str, tuple]:
+            base = select(*columns).where(Item.library_id == lib.id, Item.type != "CollectionFolder")
+            if units is None:
+                return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in s.execute(base)}
+            out: dict[str, tuple] = {}
+            for unit in units:
+                below = (Item.path >= unit + os.sep) & (Item.path < unit + chr(ord(os.sep) + 1))
+                if unit in lib.paths:
+                    rows = [r for r in s.execute(base.where(below)) if os.path.dirname(r[4]) == unit]
+                else:
+                    rows = list(s.execute(base.where(below | (Item.path == unit))))
+                out.update({r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows})
+            for batch in store.chunks(list(out), 900):
+                for r in s.execute(base.where(Item.parent_id.in_(batch), Item.path.is_(None))):
+                    out[r[0]] = (r[1], r[2], r[3], r[4], r[5])
+            return out
+
+        return self.ctx.db.read_sync(read)
+
+    def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None) -> ScanStats:
+        t0 = time.monotonic()
+        stats = ScanStats(library_id=lib.id, units=units)
+        db = self.ctx.db
+        metadata_dir = str(self.ctx.paths.metadata_dir)
+        progress(0)
+
+        tree = walk(list(lib.paths)) if units is None else walk_units(list(lib.paths), units)
+        media = media_jobs(lib.collection_type, tree)
+        images = image_jobs(tree)
+        stats.files = len(media)
+        stats.phases["walk"] = time.monotonic() - t0
+        progress(5)
+
+        # -- probe data: cached or fresh ------------------------------------------------------
+        t1 = time.monotonic()
+        keys = {ids.item_id_for_path(p): (p, st) for p, st, _ in media}
+        keys.update({_image_key(p): (p, st) for p, st in images})
+        cached = self._load_cache(list(keys))
+        probe_data: dict[str, dict[str, Any]] = {}
+        image_data: dict[str, dict[str, Any]] = {}
+        to_probe: list[tuple[str, FileStat, bool, str]] = []
+        to_measure: list[tuple[str, FileStat, str]] = []
+        for path, st, is_audio in media:
+            key = ids.item_id_for_path(path)
+            hit = cached.get(key)
+            if hit is not None and hit[0] == st.size and hit[1] == st.mtime and \
+                    hit[2].get("Version") == probing.PROBE_VERSION:
+                probe_data[path] = hit[2]
+            else:
+                to_probe.append((path, st, is_audio, key))
+        for path, st in images:
+            key = _image_key(path)
+            hit = cached.get(key)
+            if hit is not None and hit[0] == st.size and hit[1] == st.mtime:
+                image_data[path] = hit[2]
+            else:
+                to_measure.append((path, st, key))
+        stats.probe_cached = len(probe_data)
+        stats.phases["cache"] = time.monotonic() - t1
+
+        t2 = time.monotonic()
+        fresh: list[tuple[str, int, float, str]] = []
+        total_jobs = max(1, len(to_probe) + len(to_measure))
+        done = 0
+        executor = self.pool.executor(len(to_probe) + len(to_measure))
+        futures = [(executor.submit(probing.probe_media, path, is_audio, key, metadata_dir), path, st, key, "media")
+                   for path, st, is_audio, key in to_probe]
+        futures += [(executor.submit(probing.measure_image, path), path, st, key, "image")
+                    for path, st, key in to_measure]
+        for fut, path, st, key, kind in futures:
+            try:
+                data = fut.result()
+            except Exception as exc:  # a worker crash must not stop the scan
+                log.warning("Probing %s failed: %s", path, exc)
+                data = {"Version": probing.PROBE_VERSION, "Error": str(exc)} if kind == "media" else None
+            done += 1
+            if kind == "media":
+                probe_data[path] = data
+                self.probe_calls += 1
+                stats.probed += 1
+            else:
+                stats.images_measured += 1
+                if data is None:
+                    continue
+                image_data[path] = data
+            fresh.append((key, st.size, st.mtime, json.dumps(data, ensure_ascii=False)))
+            if len(fresh) >= 2000:
+                store.write_probes(db, fresh)
+                fresh = []
+            if done % 50 == 0:
+                progress(5 + 75 * done / total_jobs)
+        if fresh:
+            store.write_probes(db, fresh)
+        stats.phases["probe"] = time.monotonic() - t2
+        progress(80)
+
+        # -- resolve -----------------------------------------------------------------------------
+        t3 = time.monotonic()
+
+        def measure(path: str) -> dict[str, Any] | None:
+            info = image_data.get(path)
+            if info is None:
+                return None
+            folder = tree.folder(os.path.dirname(path))
+            st = folder.files.get(os.path.basename(path)) if folder else None
+            tag = image_tag(path, st.mtime, st.size) if st else ""
+            return {**info, "Tag": tag}
+
+        resolver = Resolver(lib.id, lib.collection_type, tree, probe_data.get, measure)
+        scanned = resolver.resolve()
+        stats.items = len(scanned)
+        stats.phases["resolve"] = time.monotonic() - t3
+
+        # -- diff --------------------------------------------------------------------------------
+        t4 = time.monotonic()
+        existing = self._existing(lib, units)
+        upserts: list[store.Upsert] = []
+        added: list[str] = []
+        updated: list[str] = []
+        for item_id, item in scanned.items():
+            sig = _signature(item)
+            old = existing.get(item_id)
+            if old is not None and old[0] == sig:
+                stats.unchanged += 1
+                continue
+            item.fields["scan_signature"] = sig
+            upserts.append(store.Upsert(item_id, item.fields, item.people))
+            (updated if old is not None else added).append(item_id)
+        # A library path that cannot be listed (an unmounted disk, a NAS asleep) is not "empty":
+        # its items stay until it can be read again.
+        unreachable = [r for r in lib.paths if tree.folder(r) is None]
+        removed = [i for i, row in existing.items() if i not in scanned
+                   and not (row[3] and any(_inside(row[3], r) for r in unreachable))
+                   and not (row[3] is None and unreachable)
+                   and not (units is not None and row[4] == "MusicArtist")]
+        renames: list[tuple[str, str]] = []
+        if removed and added:
+            by_print: dict[str, str] = {}
+            for old_id in removed:
+                fp = existing[old_id][1]
+                if fp:
+                    by_print.setdefault(fp, old_id)
+            for new_id in added:
+                fp = scanned[new_id].fields.get("fingerprint")
+                if fp and fp in by_print:
+                    renames.append((by_print.pop(fp), new_id))
+        stats.phases["diff"] = time.monotonic() - t4
+
+        # -- write -------------------------------------------------------------------------------
+        t5 = time.monotonic()
+        for old_id, new_id in renames:
+            store.move_item_identity(db, metadata_dir, old_id, new_id)
+        stats.renamed = len(renames)
+        # Parents first, so that a client reading mid-scan never sees an orphan.
+        depth = _depths(scanned)
+        upserts.sort(key=lambda u: depth.get(u.id, 0))
+        for i, batch in enumerate(store.chunks(upserts)):
+            store.write_upserts(db, batch)
+            progress(80 + 19 * min(1.0, (i + 1) * store.BATCH / max(1, len(upserts))))
+        if removed:
+            store.remove_items(db, removed)
+        if units is not None:
+            removed += store.remove_orphan_artists(db, lib.id)
+        stats.written = len(upserts)
+        stats.removed = len(removed)
+        stats.phases["write"] = time.monotonic() - t5
+        stats.seconds = time.monotonic() - t0
+        self.last_stats[lib.id] = stats
+        progress(100)
+        log.info("Scanned %s: %d files, %d probed, %d items written, %d unchanged, %d removed, %d renamed "
+                 "in %.2f s", lib.name, stats.files, stats.probed, stats.written, stats.unchanged, stats.removed,
+                 stats.renamed, stats.seconds)
+        if added or updated or removed:
+            self._announce(lib.id, scanned, existing, added, updated, removed)
+        return stats
+
+    def _load_cache(self, keys: list[str]) -> dict[str, tuple[int, float, dict[str, Any]]]:
+        decoder = msgspec.json.Decoder()
+
+        def read(s: Any) -> dict[str, tuple[int, float, dict[str, Any]]]:
+            out: dict[str, tuple[int, float, dict[str, Any]]] = {}
+            for batch in store.chunks(keys, 900):
+                for key, size, mtime, data in s.execute(
+                        select(MediaProbeCache.item_id, MediaProbeCache.size, MediaProbeCache.mtime,
+                               MediaProbeCache.data_json).where(MediaProbeCache.item_id.in_(batch))):
+                    try:
+                        out[key] = (size, mtime, decoder.decode(data))
+                    except msgspec.DecodeError:
+                        continue
+            return out
+
+        return self.ctx.db.read_sync(read)
+
+    def _announce(self, library_id: str, scanned: dict[str, ScannedItem], existing: dict[str, tuple],
+                  added: list[str], updated: list[str], removed: list[str]) -> None:
+        folders_added = sorted({scanned[i].parent_id for i in added if scanned[i].parent_id})
+        folders_removed = sorted({existing[i][2] for i in removed if i in existing and existing[i][2]})
+        info = w.LibraryUpdateInfo(
+            FoldersAddedTo=folders_added[:_CHANGE_LIST_LIMIT], FoldersRemovedFrom=folders_removed[:_CHANGE_LIST_LIMIT],
+            ItemsAdded=added[:_CHANGE_LIST_LIMIT], ItemsRemoved=removed[:_CHANGE_LIST_LIMIT],
+            ItemsUpdated=updated[:_CHANGE_LIST_LIMIT], CollectionFolders=[library_id], IsEmpty=False)
+        self.ctx.events.publish("LibraryChanged", info)
+        for fn in list(self._listeners):
+            try:
+                fn(library_id, {"added": added, "updated": updated, "removed": removed})
+            except Exception:
+                log.exception("Scan listener failed")
+
+
+def _depths(scanned: dict[str, ScannedItem]) -> dict[str, int]:
+    depth: dict[str, int] = {}
+
+    def of(item_id: str, guard: int = 0) -> int:
+        if item_id in depth:
+            return depth[item_id]
+        item = scanned.get(item_id)
+        parent = item.parent_id if item else None
+        d = 0 if parent is None or parent not in scanned or guard > 64 else of(parent, guard + 1) + 1
+        depth[item_id] = d
+        return d
+
+    for item_id in scanned:
+        of(item_id)
+    return depth
+
+
+def _inside(path: str, root: str) -> bool:
+    path, root = os.path.normpath(path), os.path.normpath(root)
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class RefreshLibraryTask:
+    """Jellyfin's "Scan Media Library" task (key RefreshLibrary)."""
+
+    ctx: ServerContext
+    key: str = "RefreshLibrary"
+    name: str = "Scan Media Library"
+    description: str = "Scans your media library for new files and refreshes metadata."
+    category: str = "Library"
+    is_hidden: bool = False
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [interval(12)])
+
+    async def run(self, progress: Progress) -> None:
+        from server.library.hosts import wake_library_hosts
+
+        await wake_library_hosts(self.ctx)
+        await self.ctx.scanner.run_pending(progress)
+
+
+__all__ = ["RefreshLibraryTask", "ScanStats", "Scanner", "Tree"]
