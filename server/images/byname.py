@@ -111,6 +111,17 @@ class ByNameIndex:
                 self._stamp = stamp
             return self._ids.get(item_id)
 
+    def images(self, kind: str, name: str) -> list[dict[str, Any]]:
+        """The folder's images for ``kind``/``name``; the name matches case-insensitively, as by-name
+        ids do (``/Genres/film noir`` finds ``Genre/Film Noir``)."""
+        folder = self.root / kind / folder_name(name)
+        if not folder.is_dir():
+            found = self.lookup(by_name_id(kind, name))
+            if found is None or found[0] != kind:
+                return []
+            folder = self.root / kind / folder_name(found[1])
+        return list_images(folder)
+
     def _build(self) -> dict[str, tuple[str, str]]:
         ids: dict[str, tuple[str, str]] = {}
         for kind in KINDS:

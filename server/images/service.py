@@ -163,7 +163,7 @@ class ImageService:
 
     async def _with_folder(self, target: Target) -> Target:
         if target.by_name_kind and target.name:
-            folder = await asyncio.to_thread(byname.by_name_images, self.metadata_dir, target.by_name_kind, target.name)
+            folder = await asyncio.to_thread(self.by_name_index.images, target.by_name_kind, target.name)
             have = {img["Type"] for img in target.images}
             target.images = [*target.images, *({**img, "Folder": True} for img in folder if img["Type"] not in have)]
         return target
