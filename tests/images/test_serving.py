@@ -231,3 +231,17 @@ def test_image_infos(live, poster):
     assert by_type[("Primary", None)]["Width"] == 1000 and by_type[("Primary", None)]["Height"] == 1500
     assert by_type[("Primary", None)]["Size"] > 0
     assert {("Backdrop", 0), ("Backdrop", 1), ("Logo", None)} <= set(by_type)
+
+
+def test_the_listening_socket_is_tcp_so_replies_are_not_delayed():
+    # asyncio sets TCP_NODELAY on accepted connections only for sockets whose proto is TCP;
+    # without it, an image reply (headers, then body) waited ~40 ms for a delayed ACK.
+    import socket
+
+    from server.runner import bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()
