@@ -120,6 +120,14 @@ class ImageService:
         ctx.tasks.register(CleanImageCacheTask(self))
         ctx.on_close(self.cache.close)
 
+    # -- for other domains ---------------------------------------------------------------------
+
+    def folder_images(self, kind: str, name: str) -> list[dict[str, Any]]:
+        """Blocking (run in a thread): the images_json-style entries ({Type, Path, Tag, Index}) of
+        a by-name item's folder, for ImageTags of genres, studios, people and artists; the Tag
+        values are the ones image routes accept."""
+        return self.by_name_index.images(kind, name)
+
     # -- resolving targets ------------------------------------------------------------------
 
     async def item_target(self, item_id: str) -> Target:
