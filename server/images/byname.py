@@ -21,7 +21,7 @@ from typing import Any
 
 from server.library.ids import by_name_id
 from server.library.naming.images import classify_sidecar_image
-from server.media.images import image_tag
+from server.media.images import blurhash_of, image_info, image_tag
 
 KINDS = ("Person", "Genre", "MusicGenre", "Studio", "MusicArtist")
 NAME_FILE = ".name"
@@ -43,9 +43,10 @@ def folder_for(metadata_dir: Path, kind: str, name: str) -> Path:
     return metadata_dir / "ByName" / kind / folder_name(name)
 
 
-def list_images(folder: Path) -> list[dict[str, Any]]:
-    """images_json-style entries for the artwork files in ``folder`` (no BlurHash, no size: the
-    tag comes from path, mtime and size, so replacing a file changes it)."""
+def list_images(folder: Path, details: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """images_json-style entries for the artwork files in ``folder``. The tag comes from path,
+    mtime and size, so replacing a file changes it. With ``details`` (a dict kept by the caller,
+    keyed by tag) entries also get Width, Height and BlurHash, each file read once."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -69,8 +70,23 @@ def list_images(folder: Path) -> list[dict[str, Any]]:
         if image_type != "Backdrop" and position > 0:
             continue  # one Primary/Logo/...: the first name in order wins
         counts[image_type] = position + 1
-        images.append({**entry, "Index": position})
+        images.append({**entry, "Index": position, **(_details(entry, details) if details is not None else {})})
     return images
+
+
+def _details(entry: dict[str, Any], cache: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    found = cache.get(entry["Tag"])
+    if found is None:
+        found = {}
+        try:
+            found["Width"], found["Height"], _fmt = image_info(entry["Path"])
+            found["BlurHash"] = blurhash_of(entry["Path"])
+        except Exception:  # an unreadable file still gets served (and 404s there)
+            pass
+        if len(cache) > 4096:
+            cache.clear()
+        cache[entry["Tag"]] = found
+    return found
 
 
 def by_name_images(metadata_dir: Path, kind: str, name: str) -> list[dict[str, Any]]:
@@ -93,6 +109,7 @@ class ByNameIndex:
         self._lock = threading.Lock()
         self._stamp: tuple[float, ...] | None = None
         self._ids: dict[str, tuple[str, str]] = {}
+        self._details: dict[str, dict[str, Any]] = {}  # by tag: Width, Height, BlurHash
 
     def _current_stamp(self) -> tuple[float, ...]:
         stamps = []
@@ -120,7 +137,7 @@ class ByNameIndex:
             if found is None or found[0] != kind:
                 return []
             folder = self.root / kind / folder_name(found[1])
-        return list_images(folder)
+        return list_images(folder, self._details)
 
     def _build(self) -> dict[str, tuple[str, str]]:
         ids: dict[str, tuple[str, str]] = {}

@@ -50,6 +50,10 @@ def test_genre_studio_and_music_genre_folders(live):
         infos = c.get(f"/Items/{genre_id}/Images").json()
         assert sorted((i["ImageType"], i.get("ImageIndex")) for i in infos) == [
             ("Backdrop", 0), ("Backdrop", 1), ("Primary", None)]
+        primary = next(i for i in infos if i["ImageType"] == "Primary")
+        assert primary["Width"] == 300 and primary["Height"] == 450 and primary["BlurHash"]
+    entries = live.ctx.images.folder_images("Genre", "film noir")  # for other domains' ImageTags
+    assert {e["Tag"] for e in entries} == {i["ImageTag"] for i in infos}
 
 
 def test_upload_for_a_genre_known_from_the_library(live):
