@@ -112,7 +112,10 @@ async def get_item_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetItemImageByIndex")
@@ -125,7 +128,10 @@ async def get_item_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetItemImage2")
@@ -137,7 +143,10 @@ async def get_item_image_2(
         backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetPersonImage")
@@ -150,7 +159,10 @@ async def get_persons_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetPersonImageByIndex")
@@ -163,7 +175,10 @@ async def get_persons_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetGenreImage")
@@ -176,7 +191,10 @@ async def get_genres_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetGenreImageByIndex")
@@ -189,7 +207,10 @@ async def get_genres_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetMusicGenreImage")
@@ -202,7 +223,10 @@ async def get_music_genres_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetMusicGenreImageByIndex")
@@ -215,7 +239,10 @@ async def get_music_genres_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetStudioImage")
@@ -228,7 +255,10 @@ async def get_studios_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetStudioImageByIndex")
@@ -241,7 +271,10 @@ async def get_studios_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetArtistImage")
@@ -254,7 +287,10 @@ async def get_artist_image(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicArtist", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("GetUserImage")
@@ -270,7 +306,10 @@ async def get_user_image(
         raise NotFoundError("userId names no user.")
     target = await ctx.images.user_target(user_id)
     return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadItemImage")
@@ -283,7 +322,10 @@ async def head_item_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadItemImageByIndex")
@@ -296,7 +338,10 @@ async def head_item_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadItemImage2")
@@ -308,7 +353,10 @@ async def head_item_image_2(
         backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadPersonImage")
@@ -321,7 +369,10 @@ async def head_persons_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadPersonImageByIndex")
@@ -334,7 +385,10 @@ async def head_persons_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadGenreImage")
@@ -347,7 +401,10 @@ async def head_genres_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadGenreImageByIndex")
@@ -360,7 +417,10 @@ async def head_genres_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadMusicGenreImage")
@@ -373,7 +433,10 @@ async def head_music_genres_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadMusicGenreImageByIndex")
@@ -386,7 +449,10 @@ async def head_music_genres_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadStudioImage")
@@ -399,7 +465,10 @@ async def head_studios_image(
         format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadStudioImageByIndex")
@@ -412,7 +481,10 @@ async def head_studios_image_by_index(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadArtistImage")
@@ -425,7 +497,10 @@ async def head_artist_image(
         tag: str | None = None, format: str | None = None) -> ImageResponse:
     target = await ctx.images.name_target("MusicArtist", name)
     return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
 
 
 @operation("HeadUserImage")
@@ -441,4 +516,7 @@ async def head_user_image(
         raise NotFoundError("userId names no user.")
     target = await ctx.images.user_target(user_id)
     return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height, quality=quality, fillWidth=fillWidth, fillHeight=fillHeight, percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur, backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
