@@ -53,6 +53,17 @@ async def _reply(ctx: ServerContext, request: Request, target: Target, imageType
     return ImageResponse(reply)
 
 
+def _user_param(request: Request, userId: str | None) -> str | None:
+    """userId, or ``user_id`` as jellyfin-apiclient-python spells it for user images."""
+    value = userId or request.query_params.get("user_id")
+    if not value:
+        return None
+    user_id = normalize_guid(value)
+    if user_id is None:
+        raise NotFoundError(f"User {value!r} not found.")
+    return user_id
+
+
 def _options(**values: Any) -> dict[str, Any]:
     return values
 
@@ -92,13 +103,14 @@ async def update_item_image_index(ctx: ServerContext, itemId: str, imageType: st
 @operation("PostUserImage")
 async def post_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None,
                           userId: str | None = None) -> None:
-    user_id = ctx.images.user_for_change(require_user(auth), normalize_guid(userId) if userId else None)
+    user_id = ctx.images.user_for_change(require_user(auth), _user_param(request, userId))
     await ctx.images.set_user_image(user_id, await request.body())
 
 
 @operation("DeleteUserImage")
-async def delete_user_image(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None) -> None:
-    user_id = ctx.images.user_for_change(require_user(auth), normalize_guid(userId) if userId else None)
+async def delete_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None,
+                            userId: str | None = None) -> None:
+    user_id = ctx.images.user_for_change(require_user(auth), _user_param(request, userId))
     await ctx.images.delete_user_image(user_id)
 
 
