@@ -12,7 +12,7 @@ from PIL import Image, ImageStat
 from server.db.tables import ItemValue, Person
 from server.library.ids import by_name_id
 from tests.images.conftest import add_item, decode, entry_for, make_picture, picture_bytes
-from tests.library_helpers import add_library_and_scan
+from tests.library_helpers import add_library_and_scan, refresh_and_wait
 from tests.mediagen import make_audio, make_image
 
 
@@ -176,6 +176,19 @@ def test_scanned_album_cover_end_to_end(live, tmp_path_factory):
             select(Item).where(Item.type == "Audio", Item.album_id == album_row.id)).scalars())))
         if json.loads(track.images_json):
             assert c.get(f"/Items/{track.id}/Images/Primary", params={"maxWidth": 32}).status_code == 200
+    # an uploaded image and a reorder survive a rescan
+    with live.admin() as c:
+        for color in ((250, 0, 0), (0, 250, 0)):
+            r = c.post(f"/Items/{album_row.id}/Images/Backdrop", content=picture_bytes((64, 36), color))
+            assert r.status_code == 204
+        assert c.post(f"/Items/{album_row.id}/Images/Backdrop/1/Index", params={"newIndex": 0}).status_code == 204
+    refresh_and_wait(live)
+    after = json.loads(live.ctx.db.read_sync(lambda s: s.get(Item, album_row.id)).images_json)
+    assert [e["Type"] for e in after].count("Backdrop") == 2
+    assert next(e for e in after if e["Type"] == "Primary")["Tag"] == primary["Tag"]
+    with live.client() as c:
+        first = decode(c.get(f"/Items/{album_row.id}/Images/Backdrop/0", params={"format": "Png"}).content)
+        assert first.convert("RGB").getpixel((5, 5))[1] > 200
 
 
 def test_cache_cleanup_task(live, poster):

@@ -201,6 +201,9 @@ def _problem(r, status: int) -> None:
 def test_not_found_and_bad_requests(live, poster):
     item_id, _ = poster
     no_images = add_item(live, [])
+    broken = live.extra["art"] / "broken.jpg"
+    broken.write_bytes(b"this is not a jpeg")
+    broken_file = add_item(live, [{"Type": "Primary", "Path": str(broken), "Tag": "y"}])
     missing_file = add_item(live, [{"Type": "Primary", "Path": str(live.extra["art"] / "gone.jpg"), "Tag": "x"}])
     with live.client() as c:
         _problem(c.get(f"/Items/{uuid.uuid4().hex}/Images/Primary"), 404)
@@ -210,6 +213,7 @@ def test_not_found_and_bad_requests(live, poster):
         _problem(c.get(f"/Items/{item_id}/Images/Primary/3"), 404)
         _problem(c.get(f"/Items/{no_images}/Images/Primary"), 404)
         _problem(c.get(f"/Items/{missing_file}/Images/Primary"), 404)
+        _problem(c.get(f"/Items/{broken_file}/Images/Primary", params={"maxWidth": 10}), 404)
         _problem(c.get(f"/Items/{item_id}/Images/Primary", params={"maxWidth": 0}), 400)
         _problem(c.get(f"/Items/{item_id}/Images/Primary", params={"fillHeight": 99999}), 400)
         _problem(c.get(f"/Items/{item_id}/Images/Primary", params={"quality": 101}), 400)
