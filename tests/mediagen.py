@@ -57,11 +57,13 @@ def make_video(
     tags: dict[str, str] | None = None,
     chapters: bool = False,
     fps: int = 24,
+    cover: Path | None = None,
 ) -> Path:
     """A video with a test pattern and (optionally) a sine-tone audio track.
 
     ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
-    (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4).
+    (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4). ``cover`` attaches
+    a JPEG as cover art (mkv attachment, seen by FFmpeg as an attached picture).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     args = ["-f", "lavfi", "-i", f"testsrc2=size={width}x{height}:rate={fps}:duration={seconds}"]
@@ -105,6 +107,8 @@ def make_video(
         for i, (lang, _text) in enumerate(subtitles):
             args += [f"-metadata:s:s:{i}", f"language={lang}"]
     args += _metadata_args(tags)
+    if cover is not None:
+        args += ["-attach", str(cover), "-metadata:s:t", "mimetype=image/jpeg", "-metadata:s:t", "filename=cover.jpg"]
     args += ["-t", str(seconds), str(path)]
     try:
         _run(args)
@@ -202,6 +206,7 @@ def make_test_library(root: Path) -> dict[str, Path]:
     make_video(blade / "behind the scenes" / "Making Of.mkv", **tiny)
 
     make_video(movies / "Alien (1979).mp4", **tiny)
+    make_video(movies / "Heat (1995).mkv", cover=make_image(root / "covers" / "heat.jpg", 40, 60, color="orange"), **tiny)
     make_image(movies / "Alien (1979)-poster.jpg", 60, 90, color="yellow")
 
     show = shows / "Show Name (2019)"
@@ -216,7 +221,7 @@ def make_test_library(root: Path) -> dict[str, Path]:
     make_video(show / "Season 02" / "Show Name S02E03-E04.mkv", **tiny)
     make_video(show / "Specials" / "Show Name S00E01.mkv", **tiny)
 
-    cover = make_image(root / "covers" / "cover.jpg", 64, 64, color="red")
+    cover = make_image(root / "covers" / "cover.jpg", 64, 64, color="red")  # (outside the three libraries)
     album = music / "Band" / "First Album"
     for disc in (1, 2):
         for track in (1, 2):

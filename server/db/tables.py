@@ -211,6 +211,18 @@ class MediaProbeCache(SQLModel, table=True):
     data_json: str = "{}"
 
 
+class ScanUnit(SQLModel, table=True):
+    """One top-level part of a library (a movie folder, a series, an artist, or the root's own
+    files) and a hash of every file stat under it as of its last scan: an unchanged part is
+    skipped by the next scan."""
+
+    __tablename__ = "scan_units"
+
+    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
+    path: str = Field(primary_key=True)
+    signature: str = ""
+
+
 class ItemValue(SQLModel, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 

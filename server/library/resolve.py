@@ -16,6 +16,7 @@ The hierarchy (parent_id):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -28,6 +29,7 @@ from typing import Any
 from server.library import ids
 from server.library.naming import (
     ExtraType,
+    TrackName,
     classify_extra,
     classify_sidecar_image,
     is_extras_folder,
@@ -185,6 +187,63 @@ def walk_units(roots: list[str], units: list[str]) -> Tree:
         for d in folder.dirs:
             _walk_into(tree, os.path.join(root, d))
     return tree
+
+
+def unit_signatures(tree: Tree, salt: str) -> dict[str, str]:
+    """A hash per unit (see ``units_of``) of every file's relative path, size and mtime."""
+    out: dict[str, str] = {}
+    for root in tree.roots:
+        folder = tree.folder(root)
+        if folder is None:
+            continue
+        h = hashlib.blake2b(salt.encode(), digest_size=16)
+        for name in sorted(folder.files):
+            st = folder.files[name]
+            h.update(f"{name}\x00{st.size}\x00{st.mtime}\x01".encode("utf-8", "surrogateescape"))
+        out[root] = h.hexdigest()
+        for d in folder.dirs:
+            unit = os.path.join(root, d)
+            h = hashlib.blake2b(salt.encode(), digest_size=16)
+            cut = len(unit) + 1
+            for path, st in sorted(tree.files_under(unit), key=lambda f: f[0]):
+                h.update(f"{path[cut:]}\x00{st.size}\x00{st.mtime}\x01".encode("utf-8", "surrogateescape"))
+            out[unit] = h.hexdigest()
+    return out
+
+
+def prune(tree: Tree, keep: set[str]) -> Tree:
+    """The part of ``tree`` made of the units in ``keep``."""
+    out = Tree(list(tree.roots))
+    for root in tree.roots:
+        folder = tree.folder(root)
+        if folder is None:
+            continue
+        pruned = Folder(root, files=folder.files if root in keep else {},
+                        dirs=[d for d in folder.dirs if os.path.join(root, d) in keep])
+        out.folders[root] = pruned
+        stack = [os.path.join(root, d) for d in pruned.dirs]
+        while stack:
+            path = stack.pop()
+            sub = tree.folder(path)
+            if sub is None:
+                continue
+            out.folders[path] = sub
+            stack.extend(os.path.join(path, d) for d in sub.dirs)
+    return out
+
+
+def unit_key(roots: list[str] | tuple[str, ...], path: str, known: set[str]) -> str | None:
+    """The unit a stored item path belongs to (None when outside every root): the top-level
+    folder it is in or is, else the root (its own files). ``known`` holds the unit folders."""
+    for root in roots:
+        base = root.rstrip(os.sep)
+        if path == root:
+            return root
+        if path.startswith(base + os.sep):
+            head, sep, _ = path[len(base) + 1:].partition(os.sep)
+            top = os.path.join(root, head)
+            return top if sep or top in known else root
+    return None
 
 
 # ----------------------------------------------------------------------------- scanned items
@@ -619,11 +678,14 @@ class Resolver:
 
     def music_in(self, root: str) -> None:
         albums: dict[tuple[str, str | None], list[tuple[str, FileStat, dict[str, Any], int | None]]] = {}
+        discs: dict[str, int | None] = {}
         for path, st in self.tree.files_under(root):
-            if file_kind(path, "music") != FileKind.AUDIO:
+            if os.path.splitext(path)[1].lower() not in AUDIO_EXTENSIONS or file_kind(path, "music") != FileKind.AUDIO:
                 continue
             folder = os.path.dirname(path)
-            disc_from_folder = parse_disc_folder(folder) if folder != root else None
+            if folder not in discs:
+                discs[folder] = parse_disc_folder(folder) if folder != root else None
+            disc_from_folder = discs[folder]
             album_folder = os.path.dirname(folder) if disc_from_folder is not None and os.path.dirname(folder) != root \
                 and folder != root else folder
             tags = (self.probe(path) or {}).get("Audio") or {}
@@ -683,7 +745,10 @@ class Resolver:
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         f = item.fields
         f.update(self.media_fields(path, st, True, item.id, item.inputs))
-        parsed = parse_track_filename(path)
+        if tags.get("title") and tags.get("track_number") and tags.get("artists"):
+            parsed = TrackName(title=tags["title"], track=tags["track_number"])  # the tags say it all
+        else:
+            parsed = parse_track_filename(path)
         artists = list(tags.get("artists") or ([parsed.artist] if parsed.artist else []))
         album_artists = list(tags.get("album_artists") or ([artist_name] if artist_name else []))
         year = tags.get("year")

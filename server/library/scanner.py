@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import select
 
-from server.db.tables import Item, MediaProbeCache
+from server.db.tables import Item, MediaProbeCache, ScanUnit
 from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.library import ids, probing, store
@@ -41,6 +41,9 @@ from server.library.resolve import (
     Tree,
     image_jobs,
     media_jobs,
+    prune,
+    unit_key,
+    unit_signatures,
     walk,
     walk_units,
 )
@@ -72,6 +75,7 @@ class ScanStats:
     removed: int = 0
     renamed: int = 0
     units: list[str] | None = None  # the parts scanned (None: the whole library)
+    units_skipped: int = 0  # parts whose files did not change since their last scan
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
 
@@ -195,52 +199,84 @@ class Scanner:
         libraries = await self.ctx.library.libraries()
         lib = next((lib for lib in libraries if lib.id == (row.library_id or row.id)), None)
         if lib is not None:
+            await asyncio.to_thread(store.forget_unit_signatures, self.ctx.db, lib.id)
             self.request_scan(lib.id)
 
     # -- one pass ------------------------------------------------------------------------
 
     def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None,
-                          units: list[str] | None = None) -> ScanStats:
+                          units: list[str] | None = None, force: bool = False) -> ScanStats:
         """One pass over a library; with ``units`` (see ``resolve.units_of``) only over those
         parts of it (the watcher's way of showing a change within seconds in a big library)."""
         with self._lock:
-            return self._scan(lib, progress or (lambda _p: None), units)
+            return self._scan(lib, progress or (lambda _p: None), units, force)
 
-    def _existing(self, lib: LibraryInfo, units: list[str] | None) -> dict[str, tuple]:
+    def _existing(self, lib: LibraryInfo, scope: set[str] | None, known: set[str]) -> dict[str, tuple]:
+        """Stored rows of the library (or of the units in ``scope``):
+        id -> (scan_signature, fingerprint, parent_id, path, type)."""
         columns = (Item.id, Item.scan_signature, Item.fingerprint, Item.parent_id, Item.path, Item.type)
+        roots = list(lib.paths)
+
+        def row(r: Any) -> tuple:
+            return (r[1], r[2], r[3], r[4], r[5])
 
         def read(s: Any) -> dict[str, tuple]:
             base = select(*columns).where(Item.library_id == lib.id, Item.type != "CollectionFolder")
-            if units is None:
-                return {r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in s.execute(base)}
+            if scope is None:
+                return {r[0]: row(r) for r in s.execute(base)}
             out: dict[str, tuple] = {}
-            for unit in units:
-                below = (Item.path >= unit + os.sep) & (Item.path < unit + chr(ord(os.sep) + 1))
-                if unit in lib.paths:
-                    rows = [r for r in s.execute(base.where(below)) if os.path.dirname(r[4]) == unit]
-                else:
-                    rows = list(s.execute(base.where(below | (Item.path == unit))))
-                out.update({r[0]: (r[1], r[2], r[3], r[4], r[5]) for r in rows})
+            if len(scope) > 200:
+                for r in s.execute(base.where(Item.path.is_not(None))):
+                    if unit_key(roots, r[4], known) in scope:
+                        out[r[0]] = row(r)
+            else:
+                for unit in scope:
+                    below = (Item.path >= unit + os.sep) & (Item.path < unit + chr(ord(os.sep) + 1))
+                    outside = not any(_inside(unit, root) for root in roots)
+                    for r in s.execute(base.where(below | (Item.path == unit))):
+                        if outside or unit_key(roots, r[4], known) == unit:
+                            out[r[0]] = row(r)
             for batch in store.chunks(list(out), 900):
                 for r in s.execute(base.where(Item.parent_id.in_(batch), Item.path.is_(None))):
-                    out[r[0]] = (r[1], r[2], r[3], r[4], r[5])
+                    out[r[0]] = row(r)
             return out
 
         return self.ctx.db.read_sync(read)
 
-    def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None) -> ScanStats:
+    def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None,
+              force: bool = False) -> ScanStats:
         t0 = time.monotonic()
         stats = ScanStats(library_id=lib.id, units=units)
         db = self.ctx.db
         metadata_dir = str(self.ctx.paths.metadata_dir)
         progress(0)
 
-        tree = walk(list(lib.paths)) if units is None else walk_units(list(lib.paths), units)
+        full_tree = walk(list(lib.paths)) if units is None else walk_units(list(lib.paths), units)
+        reachable = [r for r in lib.paths if full_tree.folder(r) is not None]
+        salt = f"{RESOLVER_VERSION}:{probing.PROBE_VERSION}:{lib.collection_type}"
+        sigs = unit_signatures(full_tree, salt)
+        if units is not None:
+            sigs = {u: sig for u, sig in sigs.items() if u in units}
+        stored = db.read_sync(lambda s: {r[0]: r[1] for r in s.execute(
+            select(ScanUnit.path, ScanUnit.signature).where(ScanUnit.library_id == lib.id))})
+        candidates = set(stored) if units is None else set(units)
+        vanished = {u for u in candidates - set(sigs)
+                    if any(u == r or os.path.dirname(u) == r for r in reachable)
+                    or not any(_inside(u, r) for r in lib.paths)}  # a path taken out of the library
+        active = {u for u, sig in sigs.items() if force or stored.get(u) != sig}
+        complete = len(active) == len(sigs) and units is None and len(reachable) == len(lib.paths)
+        stats.units_skipped = len(sigs) - len(active)
+        tree = full_tree if len(active) == len(sigs) else prune(full_tree, active)
         media = media_jobs(lib.collection_type, tree)
         images = image_jobs(tree)
         stats.files = len(media)
         stats.phases["walk"] = time.monotonic() - t0
         progress(5)
+        if not active and not vanished:
+            stats.seconds = time.monotonic() - t0
+            self.last_stats[lib.id] = stats
+            progress(100)
+            return stats
 
         # -- probe data: cached or fresh ------------------------------------------------------
         t1 = time.monotonic()
@@ -324,7 +360,18 @@ class Scanner:
 
         # -- diff --------------------------------------------------------------------------------
         t4 = time.monotonic()
-        existing = self._existing(lib, units)
+        known = set(sigs) | set(stored)
+        existing = self._existing(lib, None if complete else active | vanished, known)
+        if not complete:
+            # An artist met only through an album outside its own folder must not overwrite the
+            # row the artist's folder (a part skipped this time) gave it.
+            loose = [i for i, it in scanned.items() if it.fields.get("type") == "MusicArtist"
+                     and not it.fields.get("path") and i not in existing]
+            if loose:
+                kept = db.read_sync(lambda s: {r[0] for batch in store.chunks(loose, 900) for r in s.execute(
+                    select(Item.id).where(Item.id.in_(batch), Item.path.is_not(None)))})
+                for i in kept:
+                    del scanned[i]
         upserts: list[store.Upsert] = []
         added: list[str] = []
         updated: list[str] = []
@@ -343,7 +390,7 @@ class Scanner:
         removed = [i for i, row in existing.items() if i not in scanned
                    and not (row[3] and any(_inside(row[3], r) for r in unreachable))
                    and not (row[3] is None and unreachable)
-                   and not (units is not None and row[4] == "MusicArtist")]
+                   and not (not complete and row[4] == "MusicArtist")]
         renames: list[tuple[str, str]] = []
         if removed and added:
             by_print: dict[str, str] = {}
@@ -370,8 +417,9 @@ class Scanner:
             progress(80 + 19 * min(1.0, (i + 1) * store.BATCH / max(1, len(upserts))))
         if removed:
             store.remove_items(db, removed)
-        if units is not None:
+        if not complete:
             removed += store.remove_orphan_artists(db, lib.id)
+        store.save_unit_signatures(db, lib.id, {u: sigs[u] for u in active}, sorted(vanished))
         stats.written = len(upserts)
         stats.removed = len(removed)
         stats.phases["write"] = time.monotonic() - t5

@@ -20,7 +20,7 @@ from sqlalchemy import delete, insert, select, text, update
 from sqlmodel import Session
 
 from server.db.database import Database
-from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person
+from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person, ScanUnit
 from server.library import ids
 from server.library.merge import merge_scanned_fields, people_locked
 from server.library.nfo import NfoPerson
@@ -87,24 +87,42 @@ def write_upserts(db: Database, upserts: list[Upsert]) -> None:
         db.write_sync(_write_batch, batch)
 
 
+def _defaults() -> dict[str, Any]:
+    return {name: info.get_default(call_default_factory=True) for name, info in Item.model_fields.items()}
+
+
 def _write_batch(s: Session, batch: list[Upsert]) -> None:
     wanted = [u.id for u in batch]
     existing = {row.id: row for row in s.execute(select(Item).where(Item.id.in_(wanted))).scalars()}
-    rows: list[Item] = []
+    rows: list[Item] = []  # merged existing rows (ORM)
+    new_rows: list[dict[str, Any]] = []  # brand-new rows (one bulk INSERT)
+    values: list[dict[str, Any]] = []
+    people: list[tuple[str, list[NfoPerson]]] = []
     for u in batch:
         fields = {k: v for k, v in u.fields.items() if k in _ITEM_COLUMNS}
         fields["id"] = u.id
-        row = merge_scanned_fields(existing.get(u.id), fields)
+        old = existing.get(u.id)
+        if old is None:
+            row_data = {**_defaults(), **fields}
+            new_rows.append(row_data)
+            values += _values_of(Item.model_construct(**row_data))
+            if u.people is not None:
+                people.append((u.id, u.people))
+            continue
+        row = merge_scanned_fields(old, fields)
         s.add(row)
         rows.append(row)
+        values += _values_of(row)
+        if u.people is not None and not people_locked(row):
+            people.append((u.id, u.people))
+    if new_rows:
+        s.execute(insert(Item), new_rows)
     s.flush()
     s.execute(delete(ItemValue).where(ItemValue.item_id.in_(wanted)))
-    values = [v for row in rows for v in _values_of(row)]
     if values:
         s.execute(insert(ItemValue), values)
-    for u, row in zip(batch, rows, strict=True):
-        if u.people is not None and not people_locked(row):
-            _write_people(s, u.id, u.people)
+    for item_id, persons in people:
+        _write_people(s, item_id, persons)
 
 
 def write_probes(db: Database, probes: list[tuple[str, int, float, str]]) -> None:
@@ -189,3 +207,20 @@ def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
         return orphans
 
     return db.write_sync(write)
+
+
+def save_unit_signatures(db: Database, library_id: str, signatures: dict[str, str], vanished: list[str]) -> None:
+    def write(s: Session) -> None:
+        paths = list(signatures) + list(vanished)
+        for batch in chunks(paths, 900):
+            s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id, ScanUnit.path.in_(batch)))
+        rows = [{"library_id": library_id, "path": p, "signature": sig} for p, sig in signatures.items()]
+        if rows:
+            s.execute(insert(ScanUnit), rows)
+
+    db.write_sync(write)
+
+
+def forget_unit_signatures(db: Database, library_id: str) -> None:
+    """The next scan of the library re-resolves every part (after a forced refresh)."""
+    db.write_sync(lambda s: s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id)))

@@ -19,7 +19,7 @@ from server.db.tables import UserData
 from server.library import ids
 from tests.conftest import complete_wizard, start_server, stop_server
 from tests.library.conftest import items, one, streams
-from tests.library_helpers import add_library_and_scan, refresh_and_wait
+from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_scan
 from tests.mediagen import make_srt
 
 
@@ -68,7 +68,18 @@ def test_unchanged_rescan_probes_nothing_and_writes_nothing(live) -> None:
     for kind in ("shows", "music"):
         s = stats(live, kind)
         assert s.probed == 0 and s.written == 0 and s.removed == 0
-        assert s.unchanged == s.items > 0 and s.probe_cached == s.files > 0
+        assert s.units_skipped == 2 and s.files == 0  # the root and the series / artist folder: untouched
+
+    # A forced refresh re-resolves everything from the probe cache and still rewrites nothing.
+    series = one(live, type="Series")
+    started = time.time()
+    with live.admin() as c:
+        assert c.post(f"/Items/{series.id}/Refresh", params={"replaceAllMetadata": "true"}).status_code == 204
+    wait_for_scan(live, started)
+    s = stats(live, "shows")
+    assert s.units_skipped == 0 and s.probed == 0 and s.written == 0
+    assert s.unchanged == s.items > 0 and s.probe_cached == s.files > 0
+    assert live.ctx.scanner.probe_calls == before
 
 
 def test_changed_file_is_reprobed_alone_and_new_sidecar_needs_no_probe(live) -> None:

@@ -80,6 +80,10 @@ def test_versions_extras_and_loose_movie(scanned) -> None:
     alien = one(scanned, type="Movie", name="Alien")
     assert alien.production_year == 1979 and alien.parent_id == lib and alien.container.startswith("mov")
     assert [i["Type"] for i in images(alien)] == ["Primary"]
+    heat = one(scanned, type="Movie", name="Heat")
+    cover = images(heat)[0]
+    assert cover["Type"] == "Primary" and (cover["Width"], cover["Height"]) == (40, 60)
+    assert os.path.basename(cover["Path"]).startswith("embedded-") and heat.id in cover["Path"]
 
 
 def test_series_seasons_episodes(scanned) -> None:
@@ -139,6 +143,6 @@ def test_counts(scanned) -> None:
     def count(library: str, kind: str) -> int:
         return len(items(scanned, library_id=scanned.extra["libraries"][library], type=kind))
 
-    assert count("movies", "Movie") == 4  # Inception, Alien, Blade Runner + its second version
+    assert count("movies", "Movie") == 5  # Inception, Alien, Heat, Blade Runner + its second version
     assert count("shows", "Episode") == 5 and count("shows", "Season") == 3 and count("shows", "Series") == 1
     assert count("music", "Audio") == 7 and count("music", "MusicAlbum") == 2 and count("music", "MusicArtist") == 1

@@ -1,4 +1,4 @@
-"""scanner: item scan signature and fingerprint, the media probe cache
+"""scanner: item scan signature and fingerprint, the media probe cache, scan units
 
 Revision ID: 0003_scanner
 Revises: 0002
@@ -28,9 +28,18 @@ def upgrade() -> None:
         sa.Column("data_json", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
         sa.PrimaryKeyConstraint("item_id"),
     )
+    op.create_table(
+        "scan_units",
+        sa.Column("library_id", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+        sa.Column("path", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+        sa.Column("signature", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+        sa.ForeignKeyConstraint(["library_id"], ["libraries.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("library_id", "path"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("scan_units")
     op.drop_table("media_probes")
     with op.batch_alter_table("items") as batch:
         batch.drop_index("ix_items_fingerprint")
