@@ -49,7 +49,8 @@ async def _reply(ctx: ServerContext, request: Request, target: Target, imageType
     image_type = image_type_of(imageType)
     reply = await ctx.images.serve(
         target, image_type, imageIndex, tag=tag, fmt=format, accept=request.headers.get("accept"),
-        if_none_match=request.headers.get("if-none-match"), head=request.method == "HEAD", options=options)
+        if_none_match=request.headers.get("if-none-match"), head=request.method == "HEAD", options=options,
+        if_modified_since=request.headers.get("if-modified-since"))
     return ImageResponse(reply)
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from email.utils import formatdate, parsedate_to_datetime
 from pathlib import Path
 
 from server.errors import NotFoundError
@@ -62,6 +63,8 @@ class Prepared:
     media_type: str
     cache_path: Path
     body: bytes | None
+    last_modified: str = ""  # the source file's mtime, as an HTTP date
+    not_modified: bool = False
 
 
 def source_format(path: str) -> str | None:
@@ -82,7 +85,10 @@ class ImageCache:
 
     # -- lookup (blocking: run in a thread) ----------------------------------------------
 
-    def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None) -> Prepared:
+    def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None,
+                if_modified_since: str | None = None) -> Prepared:
+        """Stat the source and look the rendering up. ``If-None-Match`` (or, without it,
+        ``If-Modified-Since``) that still holds gives ``not_modified`` and no body."""
         try:
             stat = os.stat(source)
         except OSError:
@@ -92,20 +98,26 @@ class ImageCache:
         etag = f'"{key[:32]}"'
         media_type = MIME_TYPES[options.fmt]
         cache_path = self.root / key[:2] / f"{key}.{options.fmt}"
-        if if_none_match and etag_matches(if_none_match, etag):
-            return Prepared(key, etag, media_type, cache_path, b"")
+        modified = formatdate(int(stat.st_mtime), usegmt=True)
+        if if_none_match is not None:
+            unchanged = etag_matches(if_none_match, etag)
+        else:
+            since = _http_date(if_modified_since)
+            unchanged = since is not None and int(stat.st_mtime) <= since
+        if unchanged:
+            return Prepared(key, etag, media_type, cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
-            return Prepared(key, etag, media_type, cache_path, _read(source))
+            return Prepared(key, etag, media_type, cache_path, _read(source), modified)
         try:
             body = cache_path.read_bytes()
         except OSError:
-            return Prepared(key, etag, media_type, cache_path, None)
+            return Prepared(key, etag, media_type, cache_path, None, modified)
         try:
             if time.time() - cache_path.stat().st_mtime > TOUCH_AFTER:
                 os.utime(cache_path)
         except OSError:
             pass
-        return Prepared(key, etag, media_type, cache_path, body)
+        return Prepared(key, etag, media_type, cache_path, body, modified)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -189,6 +201,15 @@ def _read(path: str) -> bytes:
         return Path(path).read_bytes()
     except OSError:
         raise NotFoundError("The image file is missing.") from None
+
+
+def _http_date(value: str | None) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(parsedate_to_datetime(value).timestamp())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
 
 
 def etag_matches(header: str, etag: str) -> bool:

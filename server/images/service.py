@@ -196,17 +196,19 @@ class ImageService:
 
     async def serve(self, target: Target, image_type: str, index: int | None, *, tag: str | None,
                     fmt: str | None, accept: str | None, if_none_match: str | None, head: bool,
+                    if_modified_since: str | None = None,
                     options: dict[str, Any]) -> ImageReplyData:
         image = self.pick(target, image_type, index)
         source = str(image["Path"])
         chosen, from_accept = choose_format(fmt, accept, source)
         opts = _render_options(chosen, options)
-        prepared: Prepared = await asyncio.to_thread(self.cache.prepare, source, opts, if_none_match)
-        headers = [("etag", prepared.etag),
+        prepared: Prepared = await asyncio.to_thread(self.cache.prepare, source, opts, if_none_match,
+                                                     if_modified_since)
+        headers = [("etag", prepared.etag), ("last-modified", prepared.last_modified),
                    ("cache-control", LONG_CACHE if tag and tag == image.get("Tag") else REVALIDATE)]
         if from_accept:
             headers.append(("vary", "Accept"))
-        if prepared.body == b"" and if_none_match:
+        if prepared.not_modified:
             return ImageReplyData(304, headers, b"")
         body = prepared.body
         if body is None:

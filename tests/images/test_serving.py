@@ -167,6 +167,14 @@ def test_etag_304_and_cache_control(live, poster):
         assert live.ctx.images.cache.renders == renders
         other = c.get(url, params={"maxWidth": 223}, headers={"If-None-Match": etag})
         assert other.status_code == 200
+        modified = tagged.headers["last-modified"]
+        assert c.get(url, params={"maxWidth": 222}, headers={"If-Modified-Since": modified}).status_code == 304
+        old = "Mon, 01 Jan 2001 00:00:00 GMT"
+        assert c.get(url, params={"maxWidth": 222}, headers={"If-Modified-Since": old}).status_code == 200
+        assert c.get(url, params={"maxWidth": 222}, headers={"If-Modified-Since": "garbage"}).status_code == 200
+        # If-None-Match decides when both are sent
+        assert c.get(url, params={"maxWidth": 222}, headers={"If-None-Match": '"nope"',
+                                                             "If-Modified-Since": modified}).status_code == 200
 
 
 def test_head_has_the_headers_and_no_body(live, poster):
