@@ -122,24 +122,20 @@ class ImageCache:
     # -- rendering ------------------------------------------------------------------------
 
     async def render(self, source: str, options: RenderOptions, prepared: Prepared) -> bytes:
-        """The rendering for ``prepared.key``: computed once however many requests wait for it."""
+        """The rendering for ``prepared.key``: computed once however many requests wait for it.
+        A waiter that goes away (client disconnect) neither cancels it nor fails the others."""
         pending = self._inflight.get(prepared.key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[bytes] = loop.create_future()
-        self._inflight[prepared.key] = future
-        try:
-            body = await loop.run_in_executor(self._pool, self._render_and_store, source, options,
-                                              prepared.cache_path)
-            future.set_result(body)
-            return body
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: waiters get it, nobody logs "never retrieved"
-            raise
-        finally:
-            del self._inflight[prepared.key]
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = loop.run_in_executor(self._pool, self._render_and_store, source, options, prepared.cache_path)
+            self._inflight[prepared.key] = pending
+            pending.add_done_callback(lambda done, key=prepared.key: self._finished(key, done))
+        return await asyncio.shield(pending)
+
+    def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
+        self._inflight.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: nobody logs "exception was never retrieved"
 
     def _render_and_store(self, source: str, options: RenderOptions, cache_path: Path) -> bytes:
         with self._count_lock:
