@@ -237,7 +237,8 @@ def _draw_indicators(frame: Image.Image, percent_played: float | None,
     """A played-percentage bar along the bottom edge and an unplayed-count badge in the top right
     corner, sized relative to the image (Jellyfin draws the same two indicators)."""
     frame = frame.convert("RGBA")
-    draw = ImageDraw.Draw(frame)
+    layer = Image.new("RGBA", frame.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(layer)
     width, height = frame.size
     if percent_played:
         bar = max(2, round(height * 0.02))
@@ -252,7 +253,7 @@ def _draw_indicators(frame: Image.Image, percent_played: float | None,
         font = ImageFont.load_default(size=max(8, round(size * (0.5 if len(text) < 3 else 0.38))))
         draw.text(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), text, fill=(255, 255, 255, 255),
                   font=font, anchor="mm")
-    return frame
+    return Image.alpha_composite(frame, layer)
 
 
 def _with_alpha_mode(img: Image.Image) -> Image.Image:

@@ -67,6 +67,10 @@ def test_quality_blur_background_and_indicators(live, poster):
             "maxWidth": 200, "percentPlayed": 50, "unplayedCount": 3, "format": "Png"}).content).convert("RGB")
         assert marked.getpixel((20, 298)) == (82, 181, 75)  # the played part of the bar
         assert marked.getpixel((180, 298)) != marked.getpixel((20, 298))
+        assert marked.getpixel((168, 21)) == (82, 181, 75)  # the unplayed-count badge, top right
+        barred = decode(c.get(f"/Items/{item_id}/Images/Primary", params={
+            "maxWidth": 200, "percentPlayed": 50, "format": "Png"}).content).convert("RGBA")
+        assert barred.getpixel((180, 298))[3] == 255  # the bar is blended in, not a transparent hole
         fg = decode(c.get(f"/Items/{item_id}/Images/Primary", params={
             "maxWidth": 200, "foregroundLayer": "0.5", "format": "Png"}).content).convert("RGB")
         assert fg.getpixel((150, 250))[0] < 150  # darkened
