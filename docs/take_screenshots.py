@@ -34,7 +34,7 @@ def main() -> int:
 
 
 def shoot(out: Path, tmp: Path) -> int:
-    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtCore import QPoint, QRect, Qt
     from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
     from app.server_host import ServerHost
@@ -124,6 +124,11 @@ def shoot(out: Path, tmp: Path) -> int:
         client.complete_startup()
 
         # -- the tray icon and its menu --------------------------------------------------------------
+        desktop = QWidget(None, Qt.WindowType.FramelessWindowHint | Qt.WindowType.WindowStaysOnBottomHint)
+        desktop.setStyleSheet("background: qlineargradient(x1:0, y1:0, x2:1, y2:1, stop:0 #3a2d6e, stop:1 #1e88e5);")
+        desktop.setGeometry(app.primaryScreen().geometry())
+        desktop.show()
+        desktop.lower()  # no window manager: lowering keeps the tray panel above this "wallpaper"
         controller = TrayController(host, calls, folder_dialog_factory=non_native, open_url=lambda _u: True)
         if controller.tray is None:
             raise RuntimeError("no system tray: is trayer running?")
@@ -135,12 +140,13 @@ def shoot(out: Path, tmp: Path) -> int:
         settle(0.8)
         menu = controller.menu.geometry()
         screen = app.primaryScreen()
-        area = QRect(menu.left() - 40, 0, max(menu.width() + 60, 300), menu.bottom() + 20).intersected(
+        area = QRect(menu.left() - 60, 0, max(menu.width() + 80, 320), menu.bottom() + 30).intersected(
             screen.geometry())
         shot = screen.grabWindow(0, area.x(), area.y(), area.width(), area.height())
         shot.save(str(out / "tray-menu.png"))
         print(f"wrote {(out / 'tray-menu.png').relative_to(REPO)}")
         controller.menu.hide()
+        desktop.hide()
 
         # -- the log viewer, filtered and searching -----------------------------------------------------
         client.refresh_all_libraries()

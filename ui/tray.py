@@ -565,7 +565,7 @@ class TrayController(QObject):
             host = self.host
             self.calls.submit(lambda: host.stop(timeout=10), on_error=self._report, context=self)
         else:
-            self.host.start()
+            self.calls.submit(self.host.start, on_error=self._report, context=self)
 
     def restart_server(self) -> None:
         self.calls.submit(self.host.restart, on_error=self._report, context=self)

@@ -13,9 +13,6 @@ from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
-    "GetAlbumArtists",
-    "GetArtistByName",
-    "GetArtists",
 
     # Audio
     "GetAudioStream",
@@ -40,12 +37,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsVideoPlaylist",
 
     # Filter
-    "GetQueryFilters",
-    "GetQueryFiltersLegacy",
 
     # Genres
-    "GetGenre",
-    "GetGenres",
 
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
@@ -72,20 +65,13 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UpdateItemContentType",
 
     # Items
-    "GetItemUserData",
-    "GetItems",
-    "GetResumeItems",
-    "UpdateItemUserData",
 
     # Library
     "DeleteItem",
     "DeleteItems",
-    "GetAncestors",
     "GetCriticReviews",
     "GetDownload",
     "GetFile",
-    "GetItemCounts",
-    "GetMediaFolders",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -120,12 +106,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetMovieRecommendations",
 
     # MusicGenres
-    "GetMusicGenre",
-    "GetMusicGenres",
 
     # Persons
-    "GetPerson",
-    "GetPersons",
 
     # Playlists
     "AddItemToPlaylist",
@@ -152,11 +134,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackStopped",
 
     # Search
-    "GetSearchHints",
 
     # Studios
-    "GetStudio",
-    "GetStudios",
 
     # Subtitle
     "DeleteSubtitle",
@@ -191,20 +170,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadUniversalAudioStream",
 
     # UserLibrary
-    "DeleteUserItemRating",
-    "GetIntros",
-    "GetItem",
-    "GetLatestMedia",
-    "GetLocalTrailers",
-    "GetRootFolder",
-    "GetSpecialFeatures",
-    "MarkFavoriteItem",
-    "UnmarkFavoriteItem",
-    "UpdateUserItemRating",
 
     # UserViews
-    "GetGroupingOptions",
-    "GetUserViews",
 
     # VideoAttachments
     "GetAttachment",
@@ -219,8 +186,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "MergeVersions",
 
     # Years
-    "GetYear",
-    "GetYears",
 })
 
 

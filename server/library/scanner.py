@@ -44,12 +44,13 @@ from server.library.resolve import (
     prune,
     unit_key,
     unit_signatures,
+    units_of,
     walk,
     walk_units,
 )
 from server.library.virtual_folders import LibraryInfo
 from server.media.images import image_tag
-from server.tasks.scheduler import Progress, interval
+from server.tasks.scheduler import Progress, interval, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class Scanner:
         self.progress: dict[str, float] = {}  # library id -> percent while it scans
         self._listeners: list[Callable[[str, dict[str, list[str]]], None]] = []
         self.watcher = None
+        self._background: set[asyncio.Task] = set()
         ctx.tasks.register(RefreshLibraryTask(ctx))
         ctx.on_close(self.aclose)
 
@@ -188,6 +190,15 @@ class Scanner:
         hit = [lib for lib in libraries if any(_inside(p, root) for p in paths for root in lib.paths)]
         for lib in hit:
             await self.scan_library(lib)
+
+    def schedule_paths(self, libraries: list[LibraryInfo], paths: list[str]) -> None:
+        """Rescan, in the background, the parts of these libraries that hold ``paths``."""
+        for lib in libraries:
+            units = sorted({u for p in paths for root in lib.paths if _inside(p, root) for u in units_of(root, p)})
+            if units:
+                task = asyncio.create_task(self.scan_units(lib, units), name=f"scan-units-{lib.id}")
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
 
     async def scan_units(self, lib: LibraryInfo, units: list[str]) -> ScanStats:
         return await asyncio.to_thread(self.scan_library_sync, lib, None, units)
@@ -498,7 +509,9 @@ class RefreshLibraryTask:
     description: str = "Scans your media library for new files and refreshes metadata."
     category: str = "Library"
     is_hidden: bool = False
-    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [interval(12)])
+    # At start-up (cheap: unchanged parts are skipped) to catch what changed while the server was
+    # off, then every 12 hours as Jellyfin does.
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(12)])
 
     async def run(self, progress: Progress) -> None:
         from server.library.hosts import wake_library_hosts

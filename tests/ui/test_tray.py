@@ -20,9 +20,9 @@ def opened() -> list[QUrl]:
 
 
 def _controller(qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl],  # noqa: ANN001
-                tray: bool = True, **kwargs) -> tuple[TrayController, FakeHost]:  # noqa: ANN003
+                tray: bool = True, scan_poll_ms: int = 30, **kwargs) -> tuple[TrayController, FakeHost]:  # noqa: ANN003
     host = FakeHost(fake_server)
-    controller = TrayController(host, calls, tray_available=tray, scan_poll_ms=30, log_poll_ms=50,
+    controller = TrayController(host, calls, tray_available=tray, scan_poll_ms=scan_poll_ms, log_poll_ms=50,
                                 open_url=lambda url: opened.append(url) or True, **kwargs)
     qtbot.addWidget(controller.status_window)
     controller.start()
@@ -237,14 +237,18 @@ def test_socket_messages_drive_scanning_progress_and_notices(
     """The messages a real server sends on /socket (tests/ui/test_real_server.py sees them end to end)."""
     state = fake_server.state
     state.wizard_completed = True
-    controller, _ = _controller(qtbot, fake_server, calls, opened, use_events=False)
+    # No socket and no polling here: only the messages below change the state.
+    controller, _ = _controller(qtbot, fake_server, calls, opened, use_events=False, scan_poll_ms=3_600_000)
     notices: list[tuple[str, str]] = []
     controller.notified.connect(lambda title, text: notices.append((title, text)))
+    qtbot.waitUntil(lambda: calls.pending == 0, timeout=5000)  # the item counts before any scan are known
 
     # A library scanned on its own (the folder watcher): progress in the tooltip, then a new-media notice.
     controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "42.5"})
     assert controller.display_state == "scanning"
     assert controller.tray.toolTip() == "Reelroom is scanning your libraries (42%)"
+    # The scan's start fetched the counts to compare with, in the background: let it land first.
+    qtbot.waitUntil(lambda: controller._counts is not None, timeout=5000)
     controller.handle_server_message("LibraryChanged", {"ItemsAdded": ["a1", "a2"], "ItemsRemoved": []})
     with state.lock:
         state.item_counts.update(MovieCount=2, ItemCount=2)
