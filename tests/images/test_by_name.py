@@ -182,6 +182,12 @@ def test_scanned_album_cover_end_to_end(live, tmp_path_factory):
             r = c.post(f"/Items/{album_row.id}/Images/Backdrop", content=picture_bytes((64, 36), color))
             assert r.status_code == 204
         assert c.post(f"/Items/{album_row.id}/Images/Backdrop/1/Index", params={"newIndex": 0}).status_code == 204
+    with live.admin() as c:  # the DTO's tags are the ones the image routes accept
+        dto = c.get(f"/Items/{album_row.id}").json()
+        assert dto["ImageTags"]["Primary"] == primary["Tag"]
+        assert len(dto["BackdropImageTags"]) == 2 and dto["ImageBlurHashes"]["Primary"][primary["Tag"]]
+        backdrop0 = c.get(f"/Items/{album_row.id}/Images/Backdrop/0", params={"tag": dto["BackdropImageTags"][0]})
+        assert "max-age=31536000" in backdrop0.headers["cache-control"]
     refresh_and_wait(live)
     after = json.loads(live.ctx.db.read_sync(lambda s: s.get(Item, album_row.id)).images_json)
     assert [e["Type"] for e in after].count("Backdrop") == 2
