@@ -15,10 +15,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
 
     # Audio
-    "GetAudioStream",
-    "GetAudioStreamByContainer",
-    "HeadAudioStream",
-    "HeadAudioStreamByContainer",
 
     # Collection
     "AddToCollection",
@@ -106,8 +102,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "DeleteItem",
     "DeleteItems",
     "GetCriticReviews",
-    "GetDownload",
-    "GetFile",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -130,10 +124,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UploadLyrics",
 
     # MediaInfo
-    "CloseLiveStream",
-    "GetPlaybackInfo",
-    "GetPostedPlaybackInfo",
-    "OpenLiveStream",
 
     # MediaSegments
     "GetItemSegments",
@@ -161,13 +151,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Playstate
     "MarkPlayedItem",
     "MarkUnplayedItem",
-    "OnPlaybackProgress",
-    "OnPlaybackStart",
-    "OnPlaybackStopped",
-    "PingPlaybackSession",
-    "ReportPlaybackProgress",
-    "ReportPlaybackStart",
-    "ReportPlaybackStopped",
 
     # Search
 
@@ -202,8 +185,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetUpcomingEpisodes",
 
     # UniversalAudio
-    "GetUniversalAudioStream",
-    "HeadUniversalAudioStream",
 
     # UserLibrary
 
@@ -213,13 +194,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetAttachment",
 
     # Videos
-    "DeleteAlternateSources",
-    "GetAdditionalPart",
-    "GetVideoStream",
-    "GetVideoStreamByContainer",
-    "HeadVideoStream",
-    "HeadVideoStreamByContainer",
-    "MergeVersions",
 
     # Years
 })
