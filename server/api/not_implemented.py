@@ -15,10 +15,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
 
     # Audio
-    "GetAudioStream",
-    "GetAudioStreamByContainer",
-    "HeadAudioStream",
-    "HeadAudioStreamByContainer",
 
     # Collection
     "AddToCollection",
@@ -70,8 +66,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "DeleteItem",
     "DeleteItems",
     "GetCriticReviews",
-    "GetDownload",
-    "GetFile",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -94,10 +88,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UploadLyrics",
 
     # MediaInfo
-    "CloseLiveStream",
-    "GetPlaybackInfo",
-    "GetPostedPlaybackInfo",
-    "OpenLiveStream",
 
     # MediaSegments
     "GetItemSegments",
@@ -125,13 +115,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Playstate
     "MarkPlayedItem",
     "MarkUnplayedItem",
-    "OnPlaybackProgress",
-    "OnPlaybackStart",
-    "OnPlaybackStopped",
-    "PingPlaybackSession",
-    "ReportPlaybackProgress",
-    "ReportPlaybackStart",
-    "ReportPlaybackStopped",
 
     # Search
 
@@ -166,8 +149,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetUpcomingEpisodes",
 
     # UniversalAudio
-    "GetUniversalAudioStream",
-    "HeadUniversalAudioStream",
 
     # UserLibrary
 
@@ -177,13 +158,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetAttachment",
 
     # Videos
-    "DeleteAlternateSources",
-    "GetAdditionalPart",
-    "GetVideoStream",
-    "GetVideoStreamByContainer",
-    "HeadVideoStream",
-    "HeadVideoStreamByContainer",
-    "MergeVersions",
 
     # Years
 })
