@@ -20,6 +20,7 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
 from server.livetv.recordings import RecordingService
@@ -93,6 +94,7 @@ class ServerContext:
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
         self.library = LibraryService(self.db, self.filesystem)
+        self.items = ItemService(self.db, self.users, self.system_id)  # the query engine and item DTOs
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

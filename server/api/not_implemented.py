@@ -109,7 +109,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
 
     # Items
     "GetItemUserData",
-    "GetItems",
     "GetResumeItems",
     "UpdateItemUserData",
 
@@ -229,7 +228,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # UserLibrary
     "DeleteUserItemRating",
     "GetIntros",
-    "GetItem",
     "GetLatestMedia",
     "GetLocalTrailers",
     "GetRootFolder",

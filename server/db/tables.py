@@ -136,6 +136,10 @@ class Item(SQLModel, table=True):
         Index("ix_items_type_sort_name", "type", "sort_name"),
         Index("ix_items_parent_sort_name", "parent_id", "sort_name"),
         Index("ix_items_library_type_created", "library_id", "type", "date_created"),
+        # the query engine's typical pages (migration 0003_query)
+        Index("ix_items_library_type_sort_name", "library_id", "type", "sort_name"),
+        Index("ix_items_series_sort_name", "series_id", "sort_name"),
+        Index("ix_items_album_sort_name", "album_id", "sort_name"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -192,6 +196,7 @@ class Item(SQLModel, table=True):
     is_locked: bool = False  # Identify/Apply results stick across rescans
     locked_fields_json: str = "[]"
     is_virtual: bool = False
+    status: str | None = None  # SeriesStatus spelling (Continuing, Ended, Unreleased) for series
     # Scanner bookkeeping (server/library/scanner.py): a hash of everything the scan read to
     # build this row (unchanged = the row is not rewritten) and a cheap content fingerprint of
     # the media file (size + head/tail hash) that recognises a renamed or moved file.
@@ -248,6 +253,7 @@ class Person(SQLModel, table=True):
 
 class ItemPerson(SQLModel, table=True):
     __tablename__ = "item_people"
+    __table_args__ = (Index("ix_item_people_person", "person_id", "kind"),)
 
     item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
     person_id: str = Field(primary_key=True, foreign_key="people.id", ondelete="CASCADE")
@@ -260,7 +266,8 @@ class UserData(SQLModel, table=True):
     """What a user did with an item. Scans never delete these rows."""
 
     __tablename__ = "user_data"
-    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),)
+    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),
+                      Index("ix_user_data_user_favorite", "user_id", "is_favorite"))
 
     user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
     item_id: str = Field(primary_key=True, index=True)
