@@ -20,6 +20,7 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.library.browse import Browse
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
@@ -95,6 +96,7 @@ class ServerContext:
         self._closers: list[Callable[[], object]] = []
         self.library = LibraryService(self.db, self.filesystem)
         self.items = ItemService(self.db, self.users, self.system_id)  # the query engine and item DTOs
+        self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

@@ -23,11 +23,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadAudioStream",
     "HeadAudioStreamByContainer",
 
-    # Collection
-    "AddToCollection",
-    "CreateCollection",
-    "RemoveFromCollection",
-
     # DynamicHls
     "GetHlsAudioSegment",
     "GetHlsVideoSegment",
@@ -90,46 +85,17 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SetItemImageByIndex",
     "UpdateItemImageIndex",
 
-    # InstantMix
-    "GetInstantMixFromAlbum",
-    "GetInstantMixFromArtists",
-    "GetInstantMixFromArtists2",
-    "GetInstantMixFromItem",
-    "GetInstantMixFromMusicGenreById",
-    "GetInstantMixFromMusicGenreByName",
-    "GetInstantMixFromPlaylist",
-    "GetInstantMixFromSong",
-
-    # ItemRefresh
-
-    # ItemUpdate
-    "GetMetadataEditorInfo",
-    "UpdateItem",
-    "UpdateItemContentType",
-
     # Items
     "GetItemUserData",
     "GetResumeItems",
     "UpdateItemUserData",
 
     # Library
-    "DeleteItem",
-    "DeleteItems",
     "GetAncestors",
-    "GetCriticReviews",
     "GetDownload",
     "GetFile",
     "GetItemCounts",
     "GetMediaFolders",
-    "GetSimilarAlbums",
-    "GetSimilarArtists",
-    "GetSimilarItems",
-    "GetSimilarMovies",
-    "GetSimilarShows",
-    "GetSimilarTrailers",
-    "GetThemeMedia",
-    "GetThemeSongs",
-    "GetThemeVideos",
 
     # LiveTv
     "GetSchedulesDirectCountries",
@@ -151,9 +117,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # MediaSegments
     "GetItemSegments",
 
-    # Movies
-    "GetMovieRecommendations",
-
     # MusicGenres
     "GetMusicGenre",
     "GetMusicGenres",
@@ -162,22 +125,7 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetPerson",
     "GetPersons",
 
-    # Playlists
-    "AddItemToPlaylist",
-    "CreatePlaylist",
-    "GetPlaylist",
-    "GetPlaylistItems",
-    "GetPlaylistUser",
-    "GetPlaylistUsers",
-    "MoveItem",
-    "RemoveItemFromPlaylist",
-    "RemoveUserFromPlaylist",
-    "UpdatePlaylist",
-    "UpdatePlaylistUser",
-
     # Playstate
-    "MarkPlayedItem",
-    "MarkUnplayedItem",
     "OnPlaybackProgress",
     "OnPlaybackStart",
     "OnPlaybackStopped",
@@ -205,21 +153,9 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteSubtitles",
     "UploadSubtitle",
 
-    # Suggestions
-    "GetSuggestions",
-
-    # Trailers
-    "GetTrailers",
-
     # Trickplay
     "GetTrickplayHlsPlaylist",
     "GetTrickplayTileImage",
-
-    # TvShows
-    "GetEpisodes",
-    "GetNextUp",
-    "GetSeasons",
-    "GetUpcomingEpisodes",
 
     # UniversalAudio
     "GetUniversalAudioStream",
@@ -257,14 +193,12 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetYears",
 })
 
-
 def _stub(operation_id: str) -> BaseRouteHandler:
     async def not_implemented() -> None:
         raise NotImplementedYetError(f"{operation_id} is not implemented in Reelroom yet.")
 
     not_implemented.__name__ = f"not_implemented_{operation_id}"
     return operation(operation_id)(not_implemented)
-
 
 def stub_handlers(missing: set[str]) -> list[BaseRouteHandler]:
     """501 handlers for the listed operations that have no real handler."""

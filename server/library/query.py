@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData
+from server.db.tables import CollectionEntry, Item, ItemPerson, ItemValue, Person, PlaylistEntry, UserData
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
 from server.library import ids
@@ -244,6 +244,15 @@ def _played_condition(c: _Ctx, played: bool):
     return or_(and_(folder_case, unplayed_episode), and_(not_(folder_case), not_(row_played)))
 
 
+def _members_of(kind: str, parent_id: str):
+    """The members of a collection (BoxSet) or a playlist, as a condition on items."""
+    if kind == "BoxSet":
+        members = CollectionEntry.__table__
+        return items.c.id.in_(select(members.c.item_id).where(members.c.collection_id == parent_id))
+    entries = PlaylistEntry.__table__
+    return items.c.id.in_(select(entries.c.item_id).where(entries.c.playlist_id == parent_id))
+
+
 def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
     q = c.q
     parent_id = q.parent_id
@@ -270,6 +279,9 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         elif kind == "Person":
             conds.append(exists(select(literal(1)).select_from(item_people).where(
                 item_people.c.item_id == items.c.id, item_people.c.person_id == parent_id)))
+        return
+    if row.type in ("BoxSet", "Playlist"):  # members live in their own tables (server/library/boxsets.py)
+        conds.append(_members_of(row.type, parent_id))
         return
     if not q.recursive:
         conds.append(items.c.parent_id == parent_id)

@@ -52,7 +52,7 @@ def upgrade() -> None:
         sa.Column("collection_id", _S(length=32), nullable=False),
         sa.Column("item_id", _S(length=32), nullable=False),
         sa.Column("sort_order", sa.Integer(), nullable=False),
-        sa.Column("date_added", sa.DateTime(), nullable=False),
+        sa.Column("date_added", sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
         sa.PrimaryKeyConstraint("collection_id", "item_id"),
     )
     op.create_index("ix_collection_items_collection_order", "collection_items", ["collection_id", "sort_order"])
