@@ -95,7 +95,7 @@ class ServerContext:
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
         self.library = LibraryService(self.db, self.filesystem)
-        self.items = ItemService(self.db, self.users, self.system_id)  # the query engine and item DTOs
+        self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 

@@ -126,3 +126,104 @@ async def get_items(
     opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
                              enable_image_types=enableImageTypes, enable_user_data=enableUserData)
     return await ctx.items.query(q, opts)
+
+
+@operation("GetItemUserData")
+async def get_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             userId: str | None = None) -> w.UserItemDataDto:
+    viewer = await ctx.items.viewer_user(auth, userId)
+    row = await ctx.items.target(itemId, viewer)
+    return await ctx.items.user_data(viewer.user_id, row)
+
+
+@operation("UpdateItemUserData")
+async def update_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                                data: w.UpdateUserItemDataDto, userId: str | None = None) -> w.UserItemDataDto:
+    viewer = await ctx.items.viewer_user(auth, userId)
+    row = await ctx.items.target(itemId, viewer)
+    if data.PlaybackPositionTicks is not None and data.PlaybackPositionTicks < 0:
+        raise BadRequestError("PlaybackPositionTicks must not be negative.")
+    if data.PlayCount is not None and data.PlayCount < 0:
+        raise BadRequestError("PlayCount must not be negative.")
+    if data.Rating is not None and not 0 <= data.Rating <= 10:
+        raise BadRequestError("Rating must be between 0 and 10.")
+
+    def change(d) -> None:
+        if data.PlaybackPositionTicks is not None:
+            d.playback_position_ticks = data.PlaybackPositionTicks
+        if data.PlayCount is not None:
+            d.play_count = data.PlayCount
+        if data.IsFavorite is not None:
+            d.is_favorite = data.IsFavorite
+        if data.Likes is not None:
+            d.likes = data.Likes
+        if data.Rating is not None:
+            d.rating = data.Rating
+        if data.LastPlayedDate is not None:
+            d.last_played_date = data.LastPlayedDate
+        if data.Played is not None:
+            d.played = data.Played
+            if data.Played and data.PlaybackPositionTicks is None:
+                d.playback_position_ticks = 0
+
+    return await ctx.items.update_user_data(viewer.user_id, row, change)
+
+
+@operation("GetResumeItems")
+async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
+                           startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
+                           parentId: str | None = None, fields: list[str] | None = None,
+                           mediaTypes: list[str] | None = None, enableUserData: bool | None = None,
+                           imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
+                           excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
+                           enableTotalRecordCount: bool | None = None, enableImages: bool | None = None,
+                           excludeActiveSessions: bool | None = None) -> w.BaseItemDtoQueryResult:
+    """Partly played items (videos and audiobooks by default), last played first."""
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    if viewer.user is None:
+        return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=start)
+    q = ItemQuery(parent_id=guid_or_none(parentId, "parentId"), recursive=True, search_term=searchTerm,
+                  media_types=list(mediaTypes or ()), include_types=list(includeItemTypes or ()),
+                  exclude_types=list(excludeItemTypes or ()), is_resumable=True, is_played=None, is_folder=False,
+                  sort_by=["DatePlayed"], sort_order=["Descending"], start_index=start, limit=limit,
+                  enable_total_record_count=enableTotalRecordCount is not False)
+    if not q.media_types and not q.include_types:
+        q.media_types = ["Video"]
+        q.include_types = []
+        q.resume_audiobooks = True
+    ctx.items.scoped(q, viewer)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.query(q, opts)
+
+
+async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, *, userId: str | None = None,
+                       startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
+                       parentId: str | None = None, fields: list[str] | None = None,
+                       excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
+                       isFavorite: bool | None = None, enableUserData: bool | None = None,
+                       imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
+                       nameStartsWithOrGreater: str | None = None, nameStartsWith: str | None = None,
+                       nameLessThan: str | None = None, sortOrder: list[str] | None = None,
+                       enableImages: bool | None = None, enableTotalRecordCount: bool | None = None,
+                       scope: ItemQuery | None = None, default_types: tuple[str, ...] = (),
+                       excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
+    """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years)."""
+    from server.library.by_name import NameQuery
+
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    q = scope or ItemQuery()
+    q.parent_id = guid_or_none(parentId, "parentId")
+    q.recursive = True
+    q.include_types = list(includeItemTypes or ()) or list(default_types)
+    q.exclude_types = [*(excludeItemTypes or ()), *excluded_types]
+    ctx.items.scoped(q, viewer)
+    nq = NameQuery(kind=kind, scope=q, search_term=searchTerm, name_starts_with=nameStartsWith or None,
+                   name_starts_with_or_greater=nameStartsWithOrGreater or None, name_less_than=nameLessThan or None,
+                   descending=bool(sortOrder) and sortOrder[0] == "Descending", is_favorite=isFavorite,
+                   start_index=start, limit=limit, enable_total_record_count=enableTotalRecordCount is not False)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.names(nq, opts)

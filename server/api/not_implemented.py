@@ -13,9 +13,6 @@ from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
-    "GetAlbumArtists",
-    "GetArtistByName",
-    "GetArtists",
 
     # Audio
     "GetAudioStream",
@@ -35,12 +32,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsVideoPlaylist",
 
     # Filter
-    "GetQueryFilters",
-    "GetQueryFiltersLegacy",
 
     # Genres
-    "GetGenre",
-    "GetGenres",
 
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
@@ -86,16 +79,10 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UpdateItemImageIndex",
 
     # Items
-    "GetItemUserData",
-    "GetResumeItems",
-    "UpdateItemUserData",
 
     # Library
-    "GetAncestors",
     "GetDownload",
     "GetFile",
-    "GetItemCounts",
-    "GetMediaFolders",
 
     # LiveTv
     "GetSchedulesDirectCountries",
@@ -118,12 +105,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetItemSegments",
 
     # MusicGenres
-    "GetMusicGenre",
-    "GetMusicGenres",
 
     # Persons
-    "GetPerson",
-    "GetPersons",
 
     # Playstate
     "OnPlaybackProgress",
@@ -135,11 +118,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "ReportPlaybackStopped",
 
     # Search
-    "GetSearchHints",
 
     # Studios
-    "GetStudio",
-    "GetStudios",
 
     # Subtitle
     "DeleteSubtitle",
@@ -162,19 +142,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadUniversalAudioStream",
 
     # UserLibrary
-    "DeleteUserItemRating",
-    "GetIntros",
-    "GetLatestMedia",
-    "GetLocalTrailers",
-    "GetRootFolder",
-    "GetSpecialFeatures",
-    "MarkFavoriteItem",
-    "UnmarkFavoriteItem",
-    "UpdateUserItemRating",
 
     # UserViews
-    "GetGroupingOptions",
-    "GetUserViews",
 
     # VideoAttachments
     "GetAttachment",
@@ -189,8 +158,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "MergeVersions",
 
     # Years
-    "GetYear",
-    "GetYears",
 })
 
 def _stub(operation_id: str) -> BaseRouteHandler:

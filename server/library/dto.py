@@ -585,4 +585,12 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
 
 
 __all__ = ["DtoOptions", "FolderCounts", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
-           "options_from", "primary_image", "user_data_rows"]
+           "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
+
+
+def user_data_dtos(s: Session, rows: Sequence[Any], user_id: str) -> dict[str, w.UserItemDataDto]:
+    """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
+    uds = user_data_rows(s, user_id, [r.id for r in rows])
+    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=True, want_played=True) \
+        if any(r.is_folder for r in rows) else {}
+    return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}

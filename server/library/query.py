@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import (
     Select,
     and_,
+    case,
     exists,
     false,
     func,
@@ -60,6 +61,7 @@ _STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder")
 class ItemQuery:
     user_id: str | None = None
     allowed_library_ids: frozenset[str] | None = None  # None = every library
+    exclude_library_ids: set[str] = field(default_factory=set)
     parent_id: str | None = None
     recursive: bool = False
     include_types: list[str] = field(default_factory=list)
@@ -121,6 +123,8 @@ class ItemQuery:
     max_width: int | None = None
     max_height: int | None = None
     image_types: list[str] = field(default_factory=list)
+    include_structural: bool = False  # recursive listings keep MusicArtist rows
+    resume_audiobooks: bool = False  # with media_types: AudioBook rows count too
     has_trailer: bool | None = None
     has_special_feature: bool | None = None
     adjacent_to: str | None = None
@@ -317,16 +321,19 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.owner_id.is_(None))
     if q.allowed_library_ids is not None:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
+    if q.exclude_library_ids:
+        conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
     _parent_scope(s, c, conds)
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
-    elif q.recursive and not q.ids:
+    elif q.recursive and not q.ids and not q.include_structural:
         conds.append(items.c.type.not_in(_STRUCTURAL))
     if q.exclude_types:
         conds.append(items.c.type.not_in(q.exclude_types))
     if q.media_types:
-        conds.append(items.c.media_type.in_(q.media_types))
+        media = items.c.media_type.in_(q.media_types)
+        conds.append(or_(media, items.c.type == "AudioBook") if q.resume_audiobooks else media)
     if q.ids:
         conds.append(items.c.id.in_(q.ids))
     if q.exclude_ids:
@@ -381,8 +388,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if is_played is not None:
         conds.append(_played_condition(c, is_played))
     is_favorite = True if "IsFavorite" in filters else q.is_favorite
-    if is_favorite is not None:
-        conds.append((func.coalesce(c.ud_col("is_favorite"), false()) == true()) if is_favorite
+    if is_favorite is not None:  # the positive forms reject NULL, so SQLite can start from user_data
+        conds.append((c.ud_col("is_favorite") == true()) if is_favorite
                      else (func.coalesce(c.ud_col("is_favorite"), false()) == false()))
     if "IsFavoriteOrLikes" in filters:
         conds.append(or_(c.ud_col("is_favorite") == true(), c.ud_col("likes") == true()))
@@ -392,8 +399,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(c.ud_col("likes") == false())
     is_resumable = True if "IsResumable" in filters else q.is_resumable
     if is_resumable is not None:
-        cond = func.coalesce(c.ud_col("playback_position_ticks"), 0) > 0
-        conds.append(cond if is_resumable else not_(cond))
+        conds.append(c.ud_col("playback_position_ticks") > 0 if is_resumable
+                     else func.coalesce(c.ud_col("playback_position_ticks"), 0) == 0)
     is_folder = q.is_folder
     if "IsFolder" in filters:
         is_folder = True
@@ -517,7 +524,13 @@ def _sort_columns(c: _Ctx, key: str) -> list:
         case "Name":
             return [func.lower(col.name)]
         case "SearchScore":
-            return [func.length(col.name), col.sort_name]
+            term = (c.q.search_term or "").strip().lower()
+            if not term:
+                return [col.sort_name]
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            score = case((func.lower(col.name) == term, 0),
+                         (func.lower(col.name).like(escaped + "%", escape="\\"), 1), else_=2)
+            return [score, col.sort_name]
         case "DateCreated" | "DateLastContentAdded":
             return [col.date_created]
         case "PremiereDate" | "StartDate" | "AirTime":
@@ -580,19 +593,26 @@ def _order_by(c: _Ctx) -> list:
     return order
 
 
-def compile_query(s: Session, q: ItemQuery, columns: list | None = None) -> tuple[Select, Select | None]:
-    """(page select, count select or None)."""
+def _check_paging(q: ItemQuery) -> None:
     if q.start_index < 0:
         raise BadRequestError("startIndex must not be negative.")
     if q.limit is not None and q.limit < 0:
         raise BadRequestError("limit must not be negative.")
+
+
+def source_of(c: _Ctx) -> Any:
+    if not c.needs_user_data:
+        return items
+    return items.outerjoin(c.ud, and_(c.ud.c.item_id == items.c.id, c.ud.c.user_id == (c.q.user_id or "")))
+
+
+def compile_query(s: Session, q: ItemQuery, columns: list | None = None) -> tuple[Select, Select | None]:
+    """(page select, count select or None)."""
+    _check_paging(q)
     c = _Ctx(q)
     conds = _conditions(s, c)
     order = _order_by(c)
-    source = items
-    if c.needs_user_data:
-        source = items.outerjoin(c.ud, and_(c.ud.c.item_id == items.c.id,
-                                            c.ud.c.user_id == (q.user_id or "")))
+    source = source_of(c)
     page = select(*(columns if columns is not None else [items])).select_from(source).where(*conds).order_by(*order)
     if q.start_index:
         page = page.offset(q.start_index)
@@ -602,6 +622,13 @@ def compile_query(s: Session, q: ItemQuery, columns: list | None = None) -> tupl
     if q.enable_total_record_count:
         count = select(func.count()).select_from(source).where(*conds)
     return page, count
+
+
+def scope(s: Session, q: ItemQuery) -> tuple[Any, list]:
+    """(FROM clause, WHERE conditions) of a query without ordering or paging."""
+    c = _Ctx(q)
+    conds = _conditions(s, c)
+    return source_of(c), conds
 
 
 def _adjacent(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
@@ -647,3 +674,35 @@ def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
 
 def get_row(s: Session, item_id: str) -> Any | None:
     return s.execute(select(items).where(items.c.id == item_id)).first()
+
+
+def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
+    """Rows per item type in a query's scope. MusicArtist rows are counted although recursive
+    listings leave them out (they are the artists of the user's music libraries)."""
+    q.include_types = []
+    q.include_structural = True
+    source, conds = scope(s, q)
+    conds.append(items.c.type != "CollectionFolder")
+    rows = s.execute(select(items.c.type, func.count()).select_from(source).where(*conds)
+                     .group_by(items.c.type)).all()
+    return {kind: n for kind, n in rows}
+
+
+def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
+    """Distinct genres, tags, official ratings and years of the items in a query's scope."""
+    source, conds = scope(s, q)
+    in_scope = select(items.c.id).select_from(source).where(*conds)
+    v = item_values
+    out: dict[str, list] = {}
+    for kind in ("Genre", "Tag"):
+        rows = s.execute(select(func.min(v.c.value)).where(v.c.kind == kind, v.c.item_id.in_(in_scope))
+                         .group_by(v.c.clean_value).order_by(v.c.clean_value)).scalars()
+        out[kind] = [r for r in rows if r]
+    out["OfficialRating"] = [r for r in s.execute(
+        select(items.c.official_rating).select_from(source).where(*conds, items.c.official_rating.is_not(None),
+                                                                   items.c.official_rating != "")
+        .distinct().order_by(items.c.official_rating)).scalars()]
+    out["Year"] = [r for r in s.execute(
+        select(items.c.production_year).select_from(source).where(*conds, items.c.production_year.is_not(None))
+        .distinct().order_by(items.c.production_year)).scalars()]
+    return out
