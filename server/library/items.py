@@ -224,7 +224,8 @@ class ItemService:
     async def library_rows(self, viewer: Viewer) -> list[Any]:
         """The CollectionFolder rows the viewer may see, in name order."""
         def read(s: Session) -> list[Any]:
-            q = select(items).where(items.c.type == "CollectionFolder").order_by(items.c.sort_name, items.c.name)
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = q.order_by(items.c.sort_name, items.c.name)
             return [r for r in s.execute(q).all()]
 
         return [r for r in await self.db.read(read) if self.visible(r, viewer)]
