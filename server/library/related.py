@@ -4,7 +4,7 @@ value), never by loading the library into Python.
 
 - Similar: items of the seed's kind (movies and trailers for a movie, series for a series,
   albums for an album, artists for an artist) ranked by shared genres (10 each), people (5;
-  directors 8), studios (3) and tags (2).
+  directors 8), album artists (6), artists (4), studios (3) and tags (2).
 - Instant mix: audio tracks sharing a genre or an artist with the seed (a song, album, artist,
   genre or playlist), in random order, the seed song first.
 """
@@ -31,7 +31,7 @@ user_data = UserData.__table__
 entries = PlaylistEntry.__table__
 
 INSTANT_MIX_LIMIT = 200
-_WEIGHTS = {"Genre": 10, "Studio": 3, "Tag": 2}
+_WEIGHTS = {"Genre": 10, "AlbumArtist": 6, "Artist": 4, "Studio": 3, "Tag": 2}
 _SIMILAR_TYPES = {"Movie": ("Movie", "Trailer"), "Trailer": ("Movie", "Trailer"), "Series": ("Series",),
                   "Episode": ("Series",), "Season": ("Series",), "MusicAlbum": ("MusicAlbum",),
                   "MusicArtist": ("MusicArtist",), "Audio": ("Audio",)}
@@ -61,7 +61,7 @@ def _artist_tracks(name: str):
                                                item_values.c.clean_value == name.strip().lower())
 
 
-def seed_of(s: Session, row: Any, kinds: tuple[str, ...] = ("Genre", "Studio", "Tag")) -> Seed:
+def seed_of(s: Session, row: Any, kinds: tuple[str, ...] = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")) -> Seed:
     seed = Seed(row)
     if row.type == "MusicArtist":
         for kind, value in _values_of(s, _artist_tracks(row.name), ("Genre",)):

@@ -27,6 +27,9 @@ def prepare_media(library_source: Path, target: Path) -> Path:
     inception = target / "movies" / "Inception (2010) [tmdbid-27205]"
     make_audio(inception / "theme.mp3", tags={"title": "Inception Theme"}, frequency=220)
     make_video(inception / "backdrops" / "Dream.mkv", seconds=1.0, width=160, height=120, fps=10)
+    make_audio(target / "music" / "Other Band" / "Third Album" / "01 - Pop Song.mp3", frequency=660, tags={
+        "title": "Pop Song", "artist": "Other Band", "album_artist": "Other Band", "album": "Third Album",
+        "track": "1", "date": "2010", "genre": "Pop"})
     other = target / "shows" / "Other Show (2020)" / "Season 01"
     for n in (1, 2):
         make_video(other / f"Other Show S01E0{n}.mkv", seconds=1.0, width=160, height=120, fps=10)
