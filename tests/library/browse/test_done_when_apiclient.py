@@ -6,7 +6,9 @@ and a server restart. The client uses Jellyfin's legacy ``Users/{userId}/...`` r
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 
 import pytest
 from jellyfin_apiclient_python import JellyfinClient
@@ -98,7 +100,11 @@ def test_browse_mark_and_see_with_jellyfin_apiclient(live_library):
     assert inception["Id"] in [i["Id"] for i in latest_movies]
     assert next(i for i in latest_movies if i["Id"] == inception["Id"])["UserData"]["IsFavorite"] is True
 
-    # A rescan keeps every bit of it.
+    # A rescan keeps every bit of it, also for files that changed since the last scan.
+    for path in (live.extra["media"] / "movies").rglob("*.m*"):
+        os.utime(path, (time.time() + 5, time.time() + 5))
+    for path in (live.extra["media"] / "shows").rglob("*.mkv"):
+        os.utime(path, (time.time() + 5, time.time() + 5))
     refresh_and_wait(live)
     _check_user_data(api, inception["Id"], first["Id"], alien["Id"], second["Id"], shows_view)
 
