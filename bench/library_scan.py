@@ -95,7 +95,7 @@ def visible_seconds(live, lib: Path, kind: str, sources: list[Path], rounds: int
     out = []
     for r in range(rounds):
         if kind == "audio":
-            target = next(lib.iterdir()) / f"Bench Album {r}" / "01 - New.mp3"
+            target = lib / "Artist 00000" / f"Bench Album {r}" / "01 - New.mp3"
         else:
             target = lib / f"New Movie {r} (2024)" / f"New Movie {r} (2024).mkv"
         target.parent.mkdir(parents=True, exist_ok=True)

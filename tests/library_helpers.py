@@ -32,14 +32,16 @@ def _parse(value: str) -> float:
 
 
 def wait_for_scan(live: LiveServer, started_after: float, timeout: float = 60) -> dict:
-    """Poll the RefreshLibrary scheduled task until a run that started after ``started_after``
-    (epoch seconds) has ended; returns the task info."""
+    """Poll the RefreshLibrary scheduled task until it is idle after a run that ended after
+    ``started_after`` (epoch seconds, taken before the request that queued the scan: a run
+    already going when the scan was queued picks the request up before it ends); returns the
+    task info."""
     deadline = time.monotonic() + timeout
     with live.admin() as c:
         while True:
             task = _scan_task(c)
             last = task.get("LastExecutionResult")
-            if task["State"] == "Idle" and last and _parse(last["StartTimeUtc"]) >= started_after - 1:
+            if task["State"] == "Idle" and last and _parse(last["EndTimeUtc"]) >= started_after:
                 assert last["Status"] == "Completed", last
                 return task
             if time.monotonic() > deadline:
@@ -56,7 +58,7 @@ def refresh_and_wait(live: LiveServer, timeout: float = 60) -> dict:
 
 
 def add_library_and_scan(live: LiveServer, name: str, collection_type: str | None, paths: list,
-                         timeout: float = 60) -> str:
+                         timeout: float = 60, realtime: bool = True) -> str:
     """Add a virtual folder over HTTP, scan it, wait until the scan finished; returns the
     library id (the CollectionFolder item id)."""
     allow_roots(live, *paths)
@@ -65,7 +67,7 @@ def add_library_and_scan(live: LiveServer, name: str, collection_type: str | Non
         params: dict = {"name": name, "refreshLibrary": "true", "paths": [str(p) for p in paths]}
         if collection_type:
             params["collectionType"] = collection_type
-        r = c.post("/Library/VirtualFolders", params=params, json={"LibraryOptions": {"EnableRealtimeMonitor": True}})
+        r = c.post("/Library/VirtualFolders", params=params, json={"LibraryOptions": {"EnableRealtimeMonitor": realtime}})
         assert r.status_code == 204, r.text
     wait_for_scan(live, started, timeout)
     with live.admin() as c:

@@ -210,7 +210,8 @@ def make_test_library(root: Path) -> dict[str, Path]:
     make_image(movies / "Alien (1979)-poster.jpg", 60, 90, color="yellow")
 
     show = shows / "Show Name (2019)"
-    write_nfo(show / "tvshow.nfo", "tvshow", title="Show Name", year=2019, plot="A show.", genres=["Drama"])
+    write_nfo(show / "tvshow.nfo", "tvshow", title="Show Name", year=2019, plot="A show.", genres=["Drama"],
+              status="Continuing")
     make_image(show / "poster.jpg", 60, 90, color="blue")
     make_image(show / "season01-poster.jpg", 60, 90, color="white")
     make_video(show / "Season 01" / "Show Name S01E01.mkv", **tiny)

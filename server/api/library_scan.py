@@ -48,9 +48,7 @@ async def post_updated_series(ctx: ServerContext, tvdbId: str | None = None) -> 
 @operation("PostUpdatedMedia")
 async def post_updated_media(ctx: ServerContext, data: w.MediaUpdateInfoDto) -> None:
     paths = [u.Path for u in data.Updates or [] if u.Path]
-    for info in await ctx.library.libraries():
-        if any(ctx.scanner.contains(info, p) for p in paths):
-            ctx.scanner.request_scan(info.id)
+    ctx.scanner.schedule_paths(await ctx.library.libraries(), paths)
 
 
 @operation("RefreshItem")

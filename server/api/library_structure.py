@@ -22,7 +22,9 @@ async def add_virtual_folder(ctx: ServerContext, name: str | None = None, collec
                              paths: list[str] | None = None, refreshLibrary: bool | None = None,
                              data: w.AddVirtualFolderDto | None = None) -> None:
     info = await ctx.library.add(name, collectionType, paths, data.LibraryOptions if data else None)
-    _refresh(ctx, info.id, refreshLibrary)
+    # Scanned even without refreshLibrary (the setup wizard sends false): the watcher only sees
+    # changes, so a new library would otherwise stay empty until the next scheduled scan.
+    _refresh(ctx, info.id, True)
     if ctx.scanner.watcher is not None:
         await ctx.scanner.watcher.refresh()
 
@@ -45,7 +47,7 @@ async def rename_virtual_folder(ctx: ServerContext, name: str | None = None, new
 async def add_media_path(ctx: ServerContext, data: w.MediaPathDto, refreshLibrary: bool | None = None) -> None:
     path = data.Path or (data.PathInfo.Path if data.PathInfo else None)
     info, _ = await ctx.library.add_path(data.Name, path)
-    _refresh(ctx, info.id, refreshLibrary)
+    _refresh(ctx, info.id, True)  # as for a new library
     if ctx.scanner.watcher is not None:
         await ctx.scanner.watcher.refresh()
 

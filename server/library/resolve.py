@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import PurePath
@@ -56,6 +58,8 @@ from server.library.naming.music import parse_disc_folder
 from server.library.nfo import NfoMetadata, NfoPerson, parse_nfo
 from server.library.sorting import episode_sort_name, sort_name
 from server.media.streams import SUBTITLE, ProbedStream
+
+log = logging.getLogger("reelroom.scanner")
 
 #: Bumped when the resolvers change what they produce: every item is then rewritten once.
 RESOLVER_VERSION = 1
@@ -121,7 +125,16 @@ def _list(path: str) -> Folder | None:
         if name.startswith("."):
             continue
         try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # undecodable bytes in a name: cannot be stored or served
+            log.warning("Skipping %r: its name is not valid UTF-8", e.path)
+            continue
+        try:
             if e.is_dir():
+                if e.is_symlink():
+                    real = os.path.realpath(e.path)
+                    if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
+                        continue  # a link to a folder above it: following it would never end
                 if name.lower() not in IGNORED_FOLDERS:
                     folder.dirs.append(name)
             elif e.is_file():
@@ -144,11 +157,35 @@ def _walk_into(tree: Tree, start: str) -> None:
         stack.extend(os.path.join(path, d) for d in folder.dirs)
 
 
+WALK_THREADS = 16  # listing folders is I/O-bound: threads overlap the waits (a cold NAS or disk)
+_WALK_CHUNK = 64
+
+
+def _walk_many(starts: list[str]) -> dict[str, Folder]:
+    part = Tree([])
+    for start in starts:
+        _walk_into(part, start)
+    return part.folders
+
+
 def walk(roots: list[str]) -> Tree:
     """List every folder under the library's paths (a missing root is simply absent)."""
     tree = Tree(list(roots))
+    tops: list[str] = []
     for root in roots:
-        _walk_into(tree, root)
+        folder = _list(root)
+        if folder is None:
+            continue
+        tree.folders[root] = folder
+        tops.extend(os.path.join(root, d) for d in folder.dirs)
+    if len(tops) <= _WALK_CHUNK:
+        for top in tops:
+            _walk_into(tree, top)
+        return tree
+    chunks = [tops[i:i + _WALK_CHUNK] for i in range(0, len(tops), _WALK_CHUNK)]
+    with ThreadPoolExecutor(WALK_THREADS, thread_name_prefix="scan-walk") as pool:
+        for folders in pool.map(_walk_many, chunks):
+            tree.folders.update(folders)
     return tree
 
 
@@ -586,7 +623,11 @@ class Resolver:
             "type": "Series", "media_type": "Unknown", "is_folder": True, "parent_id": self.library_id,
             "path": path, "name": parsed.title, "production_year": parsed.year,
             "provider_ids_json": json.dumps(parsed.provider_ids, sort_keys=True)})
-        series.people = self.apply_nfo(series.fields, self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs))
+        series_nfo = self.nfo(os.path.join(path, "tvshow.nfo"), series.inputs)
+        series.people = self.apply_nfo(series.fields, series_nfo)
+        if series_nfo is not None and series_nfo.status:
+            status = series_nfo.status.strip().capitalize()
+            series.fields["status"] = status if status in ("Continuing", "Ended", "Unreleased") else None
         series_name = series.fields["name"]
         episodes: list[tuple[str, FileStat, int, Any]] = []  # path, stat, season, info
         season_dirs: dict[int, str] = {}
@@ -862,7 +903,7 @@ class Resolver:
         stem = os.path.splitext(os.path.basename(path))[0]
         item = ScannedItem(id=ids.item_id_for_path(path), fields={}, media=(path, st))
         item.fields.update(self.media_fields(path, st, is_audio, item.id, item.inputs))
-        parsed = parse_movie_name(path) if not is_audio else None
+        parsed = parse_movie_name(path) if not is_audio and self.collection_type in (None, "tvshows") else None
         item.fields.update({"type": item_type, "media_type": "Audio" if is_audio else "Video", "is_folder": False,
                             "parent_id": parent_id, "name": parsed.title if parsed else stem,
                             "production_year": parsed.year if parsed else None,

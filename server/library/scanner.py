@@ -44,12 +44,13 @@ from server.library.resolve import (
     prune,
     unit_key,
     unit_signatures,
+    units_of,
     walk,
     walk_units,
 )
 from server.library.virtual_folders import LibraryInfo
 from server.media.images import image_tag
-from server.tasks.scheduler import Progress, interval
+from server.tasks.scheduler import Progress, interval, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ class Scanner:
         self.progress: dict[str, float] = {}  # library id -> percent while it scans
         self._listeners: list[Callable[[str, dict[str, list[str]]], None]] = []
         self.watcher = None
+        self._background: set[asyncio.Task] = set()
         ctx.tasks.register(RefreshLibraryTask(ctx))
         ctx.on_close(self.aclose)
 
@@ -189,6 +191,15 @@ class Scanner:
         for lib in hit:
             await self.scan_library(lib)
 
+    def schedule_paths(self, libraries: list[LibraryInfo], paths: list[str]) -> None:
+        """Rescan, in the background, the parts of these libraries that hold ``paths``."""
+        for lib in libraries:
+            units = sorted({u for p in paths for root in lib.paths if _inside(p, root) for u in units_of(root, p)})
+            if units:
+                task = asyncio.create_task(self.scan_units(lib, units), name=f"scan-units-{lib.id}")
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
     async def scan_units(self, lib: LibraryInfo, units: list[str]) -> ScanStats:
         return await asyncio.to_thread(self.scan_library_sync, lib, None, units)
 
@@ -257,8 +268,16 @@ class Scanner:
         sigs = unit_signatures(full_tree, salt)
         if units is not None:
             sigs = {u: sig for u, sig in sigs.items() if u in units}
-        stored = db.read_sync(lambda s: {r[0]: r[1] for r in s.execute(
-            select(ScanUnit.path, ScanUnit.signature).where(ScanUnit.library_id == lib.id))})
+        def stored_signatures(s: Any) -> dict[str, str]:
+            q = select(ScanUnit.path, ScanUnit.signature).where(ScanUnit.library_id == lib.id)
+            if units is None or any(u in lib.paths for u in units):
+                # A root's own files are in play: every unit folder must be known to tell a
+                # root-level file from a top-level folder (see resolve.unit_key).
+                return {r[0]: r[1] for r in s.execute(q)}
+            return {r[0]: r[1] for batch in store.chunks(list(units), 900)
+                    for r in s.execute(q.where(ScanUnit.path.in_(batch)))}
+
+        stored = db.read_sync(stored_signatures)
         candidates = set(stored) if units is None else set(units)
         vanished = {u for u in candidates - set(sigs)
                     if any(u == r or os.path.dirname(u) == r for r in reachable)
@@ -362,6 +381,16 @@ class Scanner:
         t4 = time.monotonic()
         known = set(sigs) | set(stored)
         existing = self._existing(lib, None if complete else active | vanished, known)
+        if not complete:
+            # An artist met only through an album outside its own folder must not overwrite the
+            # row the artist's folder (a part skipped this time) gave it.
+            loose = [i for i, it in scanned.items() if it.fields.get("type") == "MusicArtist"
+                     and not it.fields.get("path") and i not in existing]
+            if loose:
+                kept = db.read_sync(lambda s: {r[0] for batch in store.chunks(loose, 900) for r in s.execute(
+                    select(Item.id).where(Item.id.in_(batch), Item.path.is_not(None)))})
+                for i in kept:
+                    del scanned[i]
         upserts: list[store.Upsert] = []
         added: list[str] = []
         updated: list[str] = []
@@ -488,7 +517,9 @@ class RefreshLibraryTask:
     description: str = "Scans your media library for new files and refreshes metadata."
     category: str = "Library"
     is_hidden: bool = False
-    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [interval(12)])
+    # At start-up (cheap: unchanged parts are skipped) to catch what changed while the server was
+    # off, then every 12 hours as Jellyfin does.
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(12)])
 
     async def run(self, progress: Progress) -> None:
         from server.library.hosts import wake_library_hosts

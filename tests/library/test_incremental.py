@@ -196,3 +196,15 @@ async def test_watcher_shows_new_changed_and_deleted_files_within_seconds(live, 
     data, seconds = await _library_changed(live.url, live.admin_token, lambda: target.unlink())
     assert new_id in data["ItemsRemoved"] and seconds < 5
     assert items(live, id=new_id) == []
+
+
+async def test_watcher_with_a_file_in_the_library_root(live, library_source: Path) -> None:
+    root = live.extra["media"] / "shows"
+    src = library_source / "shows" / "Show Name (2019)" / "Season 01" / "Show Name S01E01.mkv"
+    target = root / "Loose Clip.mkv"
+    series_before = items(live, type="Series")
+    data, seconds = await _library_changed(live.url, live.admin_token, lambda: shutil.copy(src, target))
+    assert ids.item_id_for_path(str(target)) in data["ItemsAdded"] and seconds < 5
+    assert stats(live, "shows").units == [str(root)] and stats(live, "shows").removed == 0
+    assert [s.id for s in items(live, type="Series")] == [s.id for s in series_before]
+    assert one(live, id=ids.item_id_for_path(str(target))).type == "Video"

@@ -90,6 +90,7 @@ def test_series_seasons_episodes(scanned) -> None:
     lib = scanned.extra["libraries"]["shows"]
     series = one(scanned, type="Series")
     assert (series.name, series.production_year, series.parent_id) == ("Show Name", 2019, lib)
+    assert series.status == "Continuing" and series.overview == "A show."
     assert images(series)[0]["Path"].endswith("poster.jpg")
     seasons = {s.index_number: s for s in items(scanned, type="Season")}
     assert set(seasons) == {0, 1, 2}

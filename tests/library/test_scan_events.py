@@ -61,3 +61,23 @@ def test_removing_a_library_path_removes_its_items(server, library_source: Path,
     assert items(server, library_id=lib_id, type="Episode") == []
     assert items(server, library_id=lib_id, type="Series") == []
     assert [i.type for i in items(server, library_id=lib_id)] == ["CollectionFolder"]
+
+
+def test_post_updated_media_without_the_watcher(server, library_source: Path, tmp_path: Path) -> None:
+    shows = tmp_path / "shows"
+    shutil.copytree(library_source / "shows", shows)
+    lib_id = add_library_and_scan(server, "Shows", "tvshows", [shows], realtime=False)
+    assert server.ctx.scanner.watcher.watched == []
+    season = shows / "Show Name (2019)" / "Season 01"
+    new = season / "Show Name S01E03.mkv"
+    shutil.copyfile(season / "Show Name S01E01.mkv", new)
+    time.sleep(1)
+    assert len(items(server, library_id=lib_id, type="Episode")) == 5  # nobody noticed
+    with server.admin() as c:
+        r = c.post("/Library/Media/Updated", json={"Updates": [{"Path": str(new), "UpdateType": "Created"}]})
+        assert r.status_code == 204
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(items(server, library_id=lib_id, type="Episode")) < 6:
+        time.sleep(0.05)
+    assert len(items(server, library_id=lib_id, type="Episode")) == 6
+    assert server.ctx.scanner.last_stats[lib_id].units == [str(shows / "Show Name (2019)")]
