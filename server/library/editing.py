@@ -29,7 +29,7 @@ from server.errors import BadRequestError, ForbiddenError, NotFoundError, Unauth
 from server.guid import normalize_guid
 from server.library import ids, store
 from server.library.merge import COLUMN_LOCK_PREFIX, LOCKABLE_FIELDS, locked_fields
-from server.library.query import BY_NAME, items
+from server.library.query import items
 from server.library.sorting import sort_name
 from server.system.localization import bundled_localization
 from server.wire import models as w
@@ -246,7 +246,6 @@ class EditingService:
                 write_values(s, item)
 
         await self.ctx.db.write(write)
-        BY_NAME.invalidate()
         self._changed(row.id, updated=[row.id])
 
     async def editor_info(self, item_id: str) -> w.MetadataEditorInfo:
@@ -340,6 +339,5 @@ class EditingService:
 
         await self.ctx.db.write(write)
         await asyncio.to_thread(store.remove_items, self.ctx.db, doomed)
-        BY_NAME.invalidate()
         self._changed(row.id, removed=doomed)
 
