@@ -448,7 +448,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     )
     if r.container and not is_folder:
         dto.Container = r.container
-    if r.type == "CollectionFolder":
+    if r.type in ("CollectionFolder", "ManualPlaylistsFolder"):
         dto.CollectionType = ctypes.get(r.id)
         dto.ParentId = None
     if is_folder:

@@ -27,6 +27,7 @@ from server.library.dto import DtoOptions, build_dtos, user_data_dtos
 from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
     BY_NAME,
+    PLAYLISTS_FOLDER_ID,
     ROOT_FOLDER_ID,
     CountCache,
     ItemQuery,
@@ -67,7 +68,8 @@ class Viewer:
         policy = self.user.policy
         if policy.EnableAllFolders is not False:
             return None
-        return frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
 
     @property
     def can_delete(self) -> bool:

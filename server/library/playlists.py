@@ -16,23 +16,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, false, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from server.db.tables import Item, Playlist, PlaylistEntry, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
-from server.guid import guid_from_text
 from server.library.dto import DtoOptions, build_dtos
 from server.library.playstate import playable_descendants
-from server.library.query import get_row, get_rows, items
+from server.library.query import PLAYLISTS_FOLDER_ID, get_row, get_rows, items
 from server.library.sorting import sort_name
 from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.context import ServerContext
 
-#: The folder every playlist row hangs under (Jellyfin's ManualPlaylistsFolder; view type "playlists").
-PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
+# The folder every playlist row hangs under (Jellyfin's ManualPlaylistsFolder; view type
+# "playlists"): PLAYLISTS_FOLDER_ID, defined with the query engine that scopes on it.
 
 playlists = Playlist.__table__
 entries = PlaylistEntry.__table__
@@ -317,9 +316,3 @@ class PlaylistService:
     async def is_playlist(self, item_id: str) -> bool:
         return await self.ctx.db.read(
             lambda s: s.execute(select(playlists.c.id).where(playlists.c.id == item_id)).first() is not None)
-
-    def visible_condition(self, user_id: str):
-        """SQL: playlist rows the user may see (for item listings)."""
-        mine = select(playlists.c.id).where((playlists.c.owner_user_id == user_id) | (playlists.c.is_public != false()))
-        shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
-        return (items.c.type != "Playlist") | items.c.id.in_(mine) | items.c.id.in_(shared)

@@ -39,7 +39,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from server.db.tables import CollectionEntry, Item, ItemPerson, ItemValue, Person, PlaylistEntry, UserData
+from server.db.tables import (
+    CollectionEntry,
+    Item,
+    ItemPerson,
+    ItemValue,
+    Person,
+    Playlist,
+    PlaylistEntry,
+    PlaylistShare,
+    UserData,
+)
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
 from server.library import ids
@@ -287,6 +297,18 @@ def _played_condition(c: _Ctx, played: bool):
     return or_(and_(folder_case, unplayed_episode), and_(not_(folder_case), not_(row_played)))
 
 
+#: The folder playlists hang under (server/library/playlists.py).
+PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
+
+
+def _playlist_visible(user_id: str):
+    """Rows other than playlists, and the playlists the user owns, shares or that are public."""
+    pl, shares = Playlist.__table__, PlaylistShare.__table__
+    mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
+    shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
+    return or_(items.c.type != "Playlist", items.c.id.in_(mine), items.c.id.in_(shared))
+
+
 def _members_of(kind: str, parent_id: str):
     """The members of a collection (BoxSet) or a playlist, as a condition on items."""
     if kind == "BoxSet":
@@ -365,6 +387,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
+        conds.append(_playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
     include = [t for t in q.include_types if t]
     if include:

@@ -73,16 +73,24 @@ def test_playlist_lifecycle_and_order(browse_server):
 
 def test_playlist_permissions(browse_server):
     live = browse_server
-    owner_id, owner = new_user(live, "plowner")
+    owner_id, owner = new_user(live, "plowner", EnableAllFolders=False, EnabledFolders=[])  # no library at all
     friend_id, friend = new_user(live, "plfriend")
     stranger_id, stranger = new_user(live, "plstranger")
     songs = ids_by_name(live, "Audio")
+
+    def listed(client) -> bool:
+        found = client.get("/Items", params={"includeItemTypes": "Playlist", "recursive": "true"}).json()["Items"]
+        return pid in [i["Id"] for i in found]
+
     with live.client(owner, "plowner-device") as c:
         pid = c.post("/Playlists", params={"name": "Mine", "ids": songs["Tune 1"], "userId": owner_id}).json()["Id"]
         assert c.get(f"/Playlists/{pid}/Users").json() == []
+        assert listed(c)  # a user restricted to no library still has their playlists
+        assert "playlists" in [v.get("CollectionType") for v in c.get("/UserViews").json()["Items"]]
     with live.client(stranger, "plstranger-device") as s:
-        # Private: others do not even see it.
+        # Private: others do not even see it, in item listings neither.
         assert s.get(f"/Playlists/{pid}").status_code == 404
+        assert not listed(s)
         assert s.get(f"/Playlists/{pid}/Items").status_code == 403
         assert s.post(f"/Playlists/{pid}/Items", params={"ids": songs["Tune 2"]}).status_code == 404
     with live.client(owner, "plowner-device") as c:
@@ -93,6 +101,7 @@ def test_playlist_permissions(browse_server):
         assert c.get(f"/Playlists/{pid}/Users/{stranger_id}").status_code == 404
     with live.client(friend, "plfriend-device") as f:
         assert f.get(f"/Playlists/{pid}").status_code == 200
+        assert listed(f)
         assert len(f.get(f"/Playlists/{pid}/Items").json()["Items"]) == 1
         assert f.post(f"/Playlists/{pid}/Items", params={"ids": songs["Tune 2"]}).status_code == 403
         assert f.get(f"/Playlists/{pid}/Users/{friend_id}").json()["CanEdit"] is False
@@ -114,6 +123,7 @@ def test_playlist_permissions(browse_server):
         assert c.post(f"/Playlists/{pid}", json={"IsPublic": True}).status_code == 204
     with live.client(stranger, "plstranger-device") as s:
         assert s.get(f"/Playlists/{pid}").status_code == 200
+        assert listed(s)
         assert s.get(f"/Playlists/{pid}/Items").status_code == 200
         assert s.post(f"/Playlists/{pid}/Items", params={"ids": songs["Tune 3"]}).status_code == 403
         assert s.get(f"/Playlists/{pid}/Users").status_code == 403
