@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import websockets
@@ -168,6 +169,20 @@ def test_upcoming_episodes(browse_server):
         r = c.get("/Shows/Upcoming", params={"userId": live.admin_id})
         assert r.status_code == 200
         # The generated episodes aired in the past (or have no date): nothing is upcoming.
-        assert all(e["Type"] == "Episode" for e in r.json()["Items"])
         assert r.json()["Items"] == []
+        # Give one episode an air date in three days (through the metadata editor).
+        ep = episode(live, "Other Show S01E02")
+        soon = (datetime.now(UTC) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%S.0000000Z")
+        assert c.post(f"/Items/{ep}", json={"PremiereDate": soon}).status_code == 204
+        upcoming = c.get("/Shows/Upcoming", params={"userId": live.admin_id}).json()["Items"]
+        assert [e["Id"] for e in upcoming] == [ep] and upcoming[0]["PremiereDate"].startswith(soon[:10])
         assert c.get("/Shows/Upcoming", params={"limit": -1}).status_code == 400
+
+
+def test_next_up_bad_input(browse_server):
+    with browse_server.admin() as c:
+        assert c.get("/Shows/NextUp", params={"seriesId": "nope"}).status_code == 400
+        assert c.get("/Shows/NextUp", params={"seriesId": MISSING}).status_code == 404
+        assert c.get("/Shows/NextUp", params={"nextUpDateCutoff": "soon"}).status_code == 400
+        assert c.get("/Shows/NextUp", params={"limit": -2}).status_code == 400
+        assert c.get("/Shows/NextUp", params={"userId": MISSING}).status_code == 404
