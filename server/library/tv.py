@@ -6,8 +6,8 @@ watched episode is the played one furthest along (season, episode; specials left
 next up is the first unplayed episode after it. With ``enableRewatching`` the last watched is
 the most recently played episode and the next one may have been played before. A series named
 by ``seriesId`` that was never watched offers its first episode unless ``disableFirstEpisode``.
-Everything is indexed SQL over the user's played episodes: one grouped query for the series,
-then two small queries per series on the page.
+All of it is one SQL query with window functions, driven from the user's played rows
+(``next_up_ids``), whatever the number of series.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from server.db.tables import UserData
 from server.errors import NotFoundError
 from server.library.dto import DtoOptions, build_dtos
 from server.library.items import Viewer
-from server.library.query import ItemQuery, items
+from server.library.query import ItemQuery, get_rows, items
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -54,80 +54,87 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def _episodes(series_id: str):
     c = items.c
-    return and_(c.series_id == series_id, c.type == "Episode", c.owner_id.is_(None), c.is_virtual == false(),
-                func.coalesce(c.parent_index_number, 1) != 0)
+    # The type test is wrapped so that SQLite's planner takes the series_id index (a series'
+    # few rows) rather than the type index (every episode of the library).
+    return and_(c.series_id == series_id, func.coalesce(c.type, "") == "Episode", c.owner_id.is_(None),
+                c.is_virtual == false(), func.coalesce(c.parent_index_number, 1) != 0)
 
 
-def _order_key(row: Any) -> tuple[int, int]:
-    return (row.parent_index_number if row.parent_index_number is not None else 1, row.index_number or 0)
-
-
-def _after(row: Any):
-    """Episodes that come after ``row`` in (season, episode) order."""
-    c = items.c
-    season, number = _order_key(row)
-    season_col = func.coalesce(c.parent_index_number, 1)
-    return or_(season_col > season, and_(season_col == season, func.coalesce(c.index_number, 0) > number))
-
-
-def _watched_series(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> list[tuple[str, Any]]:
-    """(series id, last played date) of the series with played episodes, most recent first."""
-    c = items.c
-    last = func.max(user_data.c.last_played_date)
-    q = (select(c.series_id, last).select_from(items.join(user_data, and_(
-        user_data.c.item_id == c.id, user_data.c.user_id == user_id)))
-        .where(c.type == "Episode", c.series_id.is_not(None), user_data.c.played == true())
-        .group_by(c.series_id).order_by(last.desc(), c.series_id))
-    if nq.series_id:
-        q = q.where(c.series_id == nq.series_id)
-    if nq.parent_id:
-        q = q.where(or_(c.library_id == nq.parent_id, c.series_id == nq.parent_id, c.season_id == nq.parent_id))
-    if allowed is not None:
-        q = q.where(c.library_id.in_(sorted(allowed)))
-    if nq.date_cutoff is not None:
-        q = q.having(last >= nq.date_cutoff)
-    return [(r[0], r[1]) for r in s.execute(q).all()]
-
-
-def _next_for_series(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> Any | None:
+def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> Any | None:
+    """A series nobody watched yet: its first unplayed episode (the seriesId case)."""
     c = items.c
     joined = items.outerjoin(user_data, and_(user_data.c.item_id == c.id, user_data.c.user_id == user_id))
     played = func.coalesce(user_data.c.played, false()) == true()
-    season_col, number_col = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
-    base = select(items).select_from(joined).where(_episodes(series_id))
-    if nq.enable_rewatching:
-        last = s.execute(base.where(played).order_by(user_data.c.last_played_date.desc(), season_col.desc(),
-                                                     number_col.desc()).limit(1)).first()
-    else:
-        last = s.execute(base.where(played).order_by(season_col.desc(), number_col.desc()).limit(1)).first()
-    q = base
-    if last is not None:
-        q = q.where(_after(last))
-        if not nq.enable_rewatching:
-            q = q.where(~played)
-    else:
-        if nq.disable_first_episode:
-            return None
-        q = q.where(~played)
+    q = select(items).select_from(joined).where(_episodes(series_id), ~played)
     if not nq.enable_resumable:
         q = q.where(func.coalesce(user_data.c.playback_position_ticks, 0) == 0)
+    season_col, number_col = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
     return s.execute(q.order_by(season_col, number_col, c.sort_name, c.id).limit(1)).first()
 
 
+def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> list[str]:
+    """Every watched series' next episode, most recently watched series first: one query.
+
+    ``played``: the user's played episodes (driven from user_data), numbered per series from the
+    one that decides (furthest along; with rewatching, the most recently played) and carrying
+    the series' last played date. ``last``: that deciding episode per series. ``following``: the
+    episodes after it, numbered per series in play order; the first of each is Next Up."""
+    c, ud = items.c, user_data
+    season, number = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
+    decide = ([ud.c.last_played_date.desc()] if nq.enable_rewatching else []) + [season.desc(), number.desc()]
+    played = (select(c.series_id.label("series_id"), season.label("s"), number.label("n"),
+                     func.max(ud.c.last_played_date).over(partition_by=c.series_id).label("series_played"),
+                     func.row_number().over(partition_by=c.series_id, order_by=decide).label("rn"))
+              .select_from(ud.join(items, c.id == ud.c.item_id))
+              .where(ud.c.user_id == user_id, ud.c.played == true(), func.coalesce(c.type, "") == "Episode",
+                     c.series_id.is_not(None), c.owner_id.is_(None), season != 0))
+    if nq.series_id:
+        played = played.where(c.series_id == nq.series_id)
+    if nq.parent_id:
+        played = played.where(or_(c.library_id == nq.parent_id, c.series_id == nq.parent_id,
+                                  c.season_id == nq.parent_id))
+    if allowed is not None:
+        played = played.where(c.library_id.in_(sorted(allowed)))
+    played = played.subquery("played")
+    last = select(played).where(played.c.rn == 1)
+    if nq.date_cutoff is not None:
+        last = last.where(played.c.series_played >= nq.date_cutoff)
+    last = last.subquery("last")
+    e = items.alias("e")
+    ud2 = user_data.alias("ud2")
+    es, en = func.coalesce(e.c.parent_index_number, 1), func.coalesce(e.c.index_number, 0)
+    following = (select(e.c.id.label("id"), last.c.series_id, last.c.series_played,
+                        func.row_number().over(partition_by=last.c.series_id,
+                                               order_by=[es, en, e.c.sort_name, e.c.id]).label("rn"))
+                 .select_from(last.join(e, e.c.series_id == last.c.series_id)
+                              .outerjoin(ud2, and_(ud2.c.item_id == e.c.id, ud2.c.user_id == user_id)))
+                 .where(func.coalesce(e.c.type, "") == "Episode", e.c.owner_id.is_(None),
+                        e.c.is_virtual == false(), es != 0,
+                        or_(es > last.c.s, and_(es == last.c.s, en > last.c.n))))
+    if not nq.enable_rewatching:
+        following = following.where(func.coalesce(ud2.c.played, false()) == false())
+    if not nq.enable_resumable:
+        following = following.where(func.coalesce(ud2.c.playback_position_ticks, 0) == 0)
+    following = following.subquery("following")
+    q = (select(following.c.id).where(following.c.rn == 1)
+         .order_by(following.c.series_played.desc(), following.c.series_id))
+    return [r[0] for r in s.execute(q).all()]
+
+
 def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> tuple[list[Any], int]:
-    series = _watched_series(s, user_id, nq, allowed)
-    if nq.series_id and not series:
-        series = [(nq.series_id, None)]
-    found: list[Any] = []
-    wanted_end = None if nq.limit is None or nq.enable_total_record_count else nq.start_index + nq.limit
-    for series_id, _date in series:
-        row = _next_for_series(s, user_id, series_id, nq)
-        if row is not None:
-            found.append(row)
-            if wanted_end is not None and len(found) >= wanted_end:
-                break
+    found = next_up_ids(s, user_id, nq, allowed)
+    if nq.series_id and not found:
+        watched = s.execute(select(func.count()).select_from(user_data.join(items, items.c.id == user_data.c.item_id))
+                            .where(user_data.c.user_id == user_id, user_data.c.played == true(),
+                                   items.c.series_id == nq.series_id)).scalar()
+        if not watched and not nq.disable_first_episode:
+            first = _first_episode(s, user_id, nq.series_id, nq)
+            return ([first] if first is not None and nq.start_index == 0 and nq.limit != 0 else []), \
+                (1 if first is not None else 0)
     end = None if nq.limit is None else nq.start_index + nq.limit
-    return found[nq.start_index:end], len(found)
+    page = found[nq.start_index:end]
+    rows = get_rows(s, page)
+    return [rows[i] for i in page if i in rows], len(found)
 
 
 class TvService:
