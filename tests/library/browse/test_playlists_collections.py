@@ -57,6 +57,10 @@ def test_playlist_lifecycle_and_order(browse_server):
         assert dto["ItemIds"] == [i["Id"] for i in listing]
         found = c.get("/Items", params={"includeItemTypes": "Playlist", "recursive": "true"}).json()["Items"]
         assert pid in [i["Id"] for i in found]
+        everything = c.get("/Items", params={"recursive": "true", "userId": uid}).json()["Items"]
+        assert "ManualPlaylistsFolder" not in {i["Type"] for i in everything}  # structure, not content
+        folder = c.get(f"/Items/{item['ParentId']}").json()
+        assert folder["Type"] == "ManualPlaylistsFolder" and folder["CollectionType"] == "playlists"
         # Rename, make public, replace the items.
         r = c.post(f"/Playlists/{pid}", json={"Name": "Long trip", "IsPublic": True, "Ids": [songs["Tune 3"]]})
         assert r.status_code == 204, r.text
