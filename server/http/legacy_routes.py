@@ -1,44 +1,53 @@
-"""Jellyfin's user-scoped routes from before 10.9 (``/Users/{userId}/Items/...``), which
-Jellyfin 10.10 still serves, hidden from its API document, and which older clients and
-jellyfin-apiclient-python (Kodi, mpv-shim) call. Each is rewritten to the spec route with the
-user id as the ``userId`` query parameter, before routing, so the spec handler and all of the
-wire normalization apply unchanged.
-"""
+"""Jellyfin's pre-10.9 user routes, still served (though hidden from its OpenAPI document) and
+still used by real clients (jellyfin-apiclient-python, the Kodi add-on, older apps):
+``/Users/{userId}/Items``, ``/Users/{userId}/Views``, ``/Users/{userId}/FavoriteItems/{id}``, ...
+
+Each is rewritten, before routing, to the current operation's path with ``userId`` moved into
+the query string, so the current handler (and its authorization) serves both spellings."""
 
 from __future__ import annotations
 
-import re
+from server.http.routing import RouteIndex
 
-_USER = r"^/users/(?P<user>[^/]+)"
-_ALIASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(_USER + pattern + "$", re.IGNORECASE), target)
-                                                          for pattern, target in (
-    ("/items", "/Items"),
-    ("/items/latest", "/Items/Latest"),
-    ("/items/resume", "/UserItems/Resume"),
-    ("/items/root", "/Items/Root"),
-    ("/items/(?P<item>[^/]+)/intros", "/Items/{item}/Intros"),
-    ("/items/(?P<item>[^/]+)/localtrailers", "/Items/{item}/LocalTrailers"),
-    ("/items/(?P<item>[^/]+)/specialfeatures", "/Items/{item}/SpecialFeatures"),
-    ("/items/(?P<item>[^/]+)/userdata", "/UserItems/{item}/UserData"),
-    ("/items/(?P<item>[^/]+)/rating", "/UserItems/{item}/Rating"),
-    ("/items/(?P<item>[^/]+)", "/Items/{item}"),
-    ("/views", "/UserViews"),
-    ("/groupingoptions", "/UserViews/GroupingOptions"),
-    ("/favoriteitems/(?P<item>[^/]+)", "/UserFavoriteItems/{item}"),
-    ("/playeditems/(?P<item>[^/]+)", "/UserPlayedItems/{item}"),
-    ("/playingitems/(?P<item>[^/]+)", "/PlayingItems/{item}"),
-    ("/playingitems/(?P<item>[^/]+)/progress", "/PlayingItems/{item}/Progress"),
-    ("/suggestions", "/Items/Suggestions"),
-))
+# (legacy template, current template); methods are the current operation's.
+LEGACY_ROUTES: tuple[tuple[str, str], ...] = (
+    ("/Users/{userId}/Items", "/Items"),
+    ("/Users/{userId}/Items/Root", "/Items/Root"),
+    ("/Users/{userId}/Items/Latest", "/Items/Latest"),
+    ("/Users/{userId}/Items/Resume", "/UserItems/Resume"),
+    ("/Users/{userId}/Items/{itemId}", "/Items/{itemId}"),
+    ("/Users/{userId}/Items/{itemId}/Intros", "/Items/{itemId}/Intros"),
+    ("/Users/{userId}/Items/{itemId}/LocalTrailers", "/Items/{itemId}/LocalTrailers"),
+    ("/Users/{userId}/Items/{itemId}/SpecialFeatures", "/Items/{itemId}/SpecialFeatures"),
+    ("/Users/{userId}/Items/{itemId}/Rating", "/UserItems/{itemId}/Rating"),
+    ("/Users/{userId}/Items/{itemId}/UserData", "/UserItems/{itemId}/UserData"),
+    ("/Users/{userId}/FavoriteItems/{itemId}", "/UserFavoriteItems/{itemId}"),
+    ("/Users/{userId}/PlayedItems/{itemId}", "/UserPlayedItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}", "/PlayingItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}/Progress", "/PlayingItems/{itemId}/Progress"),
+    ("/Users/{userId}/Views", "/UserViews"),
+    ("/Users/{userId}/GroupingOptions", "/UserViews/GroupingOptions"),
+)
+
+_INDEX = RouteIndex()
+_TARGETS: dict[str, str] = {}
+for _legacy, _current in LEGACY_ROUTES:
+    _INDEX.add(_legacy)
+    _TARGETS[_legacy] = _current
 
 
-def rewrite(path: str) -> tuple[str, str] | None:
-    """(spec path, user id) for a legacy user-scoped path, else None."""
+def rewrite(path: str, pairs: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+    """The current path and query for a legacy one (anything else is returned unchanged)."""
     if not path[:7].lower() == "/users/":
-        return None
-    for pattern, target in _ALIASES:
-        m = pattern.match(path)
-        if m:
-            item = m.groupdict().get("item")
-            return (target.replace("{item}", item) if item else target), m.group("user")
-    return None
+        return path, pairs
+    match = _INDEX.match(path)
+    if match is None:
+        return path, pairs
+    target = _TARGETS[match.template]
+    params = dict(match.path_params)
+    user_id = params.pop("userId")
+    for name, value in params.items():
+        target = target.replace("{" + name + "}", value)
+    if not any(k.lower() == "userid" for k, _ in pairs):
+        pairs = [*pairs, ("userId", user_id)]
+    return target, pairs

@@ -167,12 +167,7 @@ class WireMiddleware:
         if query and "=" not in query and "%3d" in query.lower():
             query = unquote(query)
         pairs = parse_qsl(query, keep_blank_values=True)
-
-        legacy = legacy_routes.rewrite(path) if kind == "http" else None
-        if legacy is not None:  # /Users/{userId}/Items/... (server/http/legacy_routes.py)
-            path = legacy[0]
-            if not any(k.lower() == "userid" for k, _ in pairs):
-                pairs.append(("userId", legacy[1]))
+        path, pairs = legacy_routes.rewrite(path, pairs)
 
         new_scope = dict(scope)
         if kind == "websocket":

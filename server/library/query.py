@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -830,15 +830,24 @@ def _to_datetime(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-class ItemRow:
-    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot
-    path of every page): attribute access like a Row, datetimes parsed, booleans as ints."""
+_ItemRowBase = namedtuple("_ItemRowBase", _ITEM_COLUMNS)  # noqa: PYI024
+_DATE_INDEXES = tuple(i for i, name in enumerate(_ITEM_COLUMNS) if name in _DATE_COLUMNS)
 
-    __slots__ = _ITEM_COLUMNS
 
-    def __init__(self, values: tuple) -> None:
-        for name, value in zip(_ITEM_COLUMNS, values, strict=True):
-            setattr(self, name, _to_datetime(value) if name in _DATE_COLUMNS else value)
+class ItemRow(_ItemRowBase):
+    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot path of
+    every page): a named tuple with attribute access like a Row, datetimes parsed, booleans as
+    ints."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_db(cls, values: tuple) -> ItemRow:
+        values = list(values)
+        for i in _DATE_INDEXES:
+            if values[i] is not None:
+                values[i] = _to_datetime(values[i])
+        return cls._make(values)
 
 
 def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
@@ -855,7 +864,7 @@ def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
         else:
             result = conn.exec_driver_sql(_SELECT_ROWS + "(" + ", ".join([marker] * len(chunk)) + ")", tuple(chunk))
         for values in result.all():
-            row = ItemRow(tuple(values))
+            row = ItemRow.from_db(values)
             out[row.id] = row
     return out
 
