@@ -8,7 +8,8 @@ other columns a "~column" entry. ``item_values`` and ``item_people`` are rewritt
 Deleting follows Jellyfin: a user may delete when their policy has EnableContentDeletion, or
 EnableContentDeletionFromFolders naming the item's library; a playlist's owner may delete it.
 Files are removed from disk only when they lie inside one of the item's library paths (never a
-library root itself); rows of the item, its descendants and its extras go, ``user_data`` stays.
+library root itself): a folder item's folder, a movie's own folder (when no other item lives
+in it), else the file and its same-named sidecars; rows of the item, its descendants and its extras go, ``user_data`` stays.
 """
 
 from __future__ import annotations
@@ -188,6 +189,21 @@ def _delete_paths(row: Any, roots: list[str]) -> list[str]:
     return out
 
 
+def _owns_its_folder(s: Session, row: Any, doomed: list[str], roots: list[str]) -> bool:
+    """True when a file item's folder holds no other item (below a library root, never one)."""
+    if row.is_folder or not row.path or not any(_inside(row.path, r) for r in roots):
+        return False
+    folder = os.path.dirname(row.path)
+    if not any(_inside(folder, r) for r in roots):
+        return False
+    sep = "\\" if "\\" in folder and "/" not in folder else "/"
+    prefix = folder.rstrip("/\\") + sep
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    others = s.execute(select(items.c.id).where(items.c.path >= prefix, items.c.path < upper,
+                                                items.c.id.not_in(doomed)).limit(1)).first()
+    return others is None
+
+
 def _remove_from_disk(paths: list[str]) -> None:
     for p in paths:
         try:
@@ -321,13 +337,17 @@ class EditingService:
         await self._delete_one(row)
 
     async def _delete_one(self, row: Any) -> None:
-        def read(s: Session) -> tuple[list[str], list[str]]:
+        def read(s: Session) -> tuple[list[str], list[str], bool]:
             roots = [r[0] for r in s.execute(select(LibraryPath.path).where(
                 LibraryPath.library_id == row.library_id)).all()] if row.library_id else []
-            return _descendants(s, row.id), roots
+            doomed = _descendants(s, row.id)
+            return doomed, roots, _owns_its_folder(s, row, doomed, roots)
 
-        doomed, roots = await self.ctx.db.read(read)
-        paths = _delete_paths(row, roots)
+        doomed, roots, own_folder = await self.ctx.db.read(read)
+        if own_folder:  # a movie in its own folder: the folder goes (its art, NFO, extras)
+            paths = [os.path.dirname(row.path)]
+        else:
+            paths = _delete_paths(row, roots)
         if paths:
             await asyncio.to_thread(_remove_from_disk, paths)
 

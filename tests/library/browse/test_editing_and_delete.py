@@ -155,5 +155,13 @@ def test_delete_follows_the_policy(deletable):
     assert not Path(series.path).exists()
     assert items(live, type="Episode") == [] and items(live, type="Season") == []
     assert not (media / "movies" / "Heat (1995).mkv").exists()
+    # A movie in its own folder: the folder goes with its art, subtitles, NFO and extras.
+    blade = one(live, type="Movie", name="Blade Runner", owner_id=None)
+    with live.admin() as c:
+        assert c.delete(f"/Items/{blade.id}").status_code == 204
+    assert not Path(blade.path).parent.exists()
+    assert [m.name for m in items(live, type="Movie")] == ["Inception"]  # both versions went
+    assert items(live, type="Trailer") == []
     refresh_and_wait(live)  # the scan agrees: nothing comes back
-    assert {m.name for m in items(live, type="Movie")} == {"Blade Runner", "Inception"}
+    assert {m.name for m in items(live, type="Movie")} == {"Inception"}
+    assert (media / "movies" / "Inception (2010) [tmdbid-27205]" / "poster.jpg").exists()
