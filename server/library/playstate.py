@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, false, insert, select, update
+from sqlalchemy import and_, case, false, insert, select, update
 from sqlalchemy.orm import Session
 
 from server.db.tables import CollectionEntry, PlaylistEntry, UserData
@@ -51,7 +51,10 @@ def playable_descendants(s: Session, row: Any) -> list[str]:
     return [r[0] for r in s.execute(q).all()]
 
 
-def set_played(s: Session, user_id: str, item_ids: list[str], played: bool, when: datetime | None) -> None:
+def set_played(s: Session, user_id: str, item_ids: list[str], played: bool, when: datetime | None,
+               count_play: bool = True) -> None:
+    """Played: play count + 1 (or at least 1 when ``count_play`` is off, as Jellyfin does for
+    a mark without a date), position reset, last played date set. Unplayed: all cleared."""
     if not item_ids:
         return
     existing = {r[0] for r in s.execute(select(user_data.c.item_id).where(
@@ -59,7 +62,9 @@ def set_played(s: Session, user_id: str, item_ids: list[str], played: bool, when
     where = and_(user_data.c.user_id == user_id, user_data.c.item_id.in_(list(existing)))
     if played:
         s.execute(update(user_data).where(where).values(
-            played=True, play_count=user_data.c.play_count + 1, last_played_date=when, playback_position_ticks=0))
+            played=True, play_count=(user_data.c.play_count + 1) if count_play else
+            case((user_data.c.play_count < 1, 1), else_=user_data.c.play_count),
+            last_played_date=when, playback_position_ticks=0))
     else:
         s.execute(update(user_data).where(where).values(played=False, play_count=0, playback_position_ticks=0,
                                                         last_played_date=None))
@@ -86,7 +91,7 @@ class PlayStateService:
             targets = playable_descendants(s, row)
             if row.id not in targets:
                 targets.append(row.id)
-            set_played(s, user_id, targets, played, when)
+            set_played(s, user_id, targets, played, when, count_play=date_played is not None)
 
         await self.ctx.db.write(write)
         opts = self.ctx.items.options(viewer, [])

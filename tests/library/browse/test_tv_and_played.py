@@ -135,6 +135,10 @@ def test_played_routes_404_and_permissions(browse_server):
     with live.client(other_token, "nosy-device") as c:
         assert c.post(f"/UserPlayedItems/{movie}", params={"userId": live.admin_id}).status_code == 403
         assert c.post(f"/UserPlayedItems/{movie}").json()["Played"] is True  # the caller by default
+        # As Jellyfin: a mark without a date counts at most one play; a dated one counts a play.
+        assert c.post(f"/UserPlayedItems/{movie}").json()["PlayCount"] == 1
+        dated = c.post(f"/UserPlayedItems/{movie}", params={"datePlayed": "2024-05-01T20:00:00Z"}).json()
+        assert dated["PlayCount"] == 2 and dated["LastPlayedDate"].startswith("2024-05-01T20:00:00")
     with live.client() as c:
         assert c.post(f"/UserPlayedItems/{movie}").status_code == 401
 
