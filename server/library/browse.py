@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from server.library.boxsets import CollectionService
 from server.library.editing import EditingService
+from server.library.planner_stats import PlannerStats
 from server.library.playlists import PlaylistService
 from server.library.playstate import PlayStateService
 from server.library.related import RelatedService
@@ -29,3 +30,4 @@ class Browse:
         self.collections = CollectionService(ctx)
         self.related = RelatedService(ctx)
         self.editing = EditingService(ctx)
+        self.planner_stats = PlannerStats(ctx)  # ANALYZE after library changes (SQLite)

@@ -21,7 +21,7 @@ from server.db.tables import Person, PlaylistEntry, UserData
 from server.errors import NotFoundError
 from server.library.dto import DtoOptions, build_dtos
 from server.library.items import Viewer
-from server.library.query import BY_NAME, ItemQuery, get_row, item_people, item_values, items
+from server.library.query import BY_NAME, ItemQuery, get_row, get_rows, item_people, item_values, items
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -102,8 +102,16 @@ def _value_score(seed: Seed):
     return select(u.c.item_id, func.sum(u.c.score).label("score")).group_by(u.c.item_id).subquery("scores")
 
 
+def _rows_in_order(s: Session, ordered_ids: list[str]) -> list[Any]:
+    found = get_rows(s, ordered_ids)
+    return [found[i] for i in ordered_ids if i in found]
+
+
 def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | None, exclude: list[str],
                  allowed: frozenset[str] | None, exclude_artists: list[str]) -> list[Any]:
+    """Best-scored items of ``types``; ties in random order (as Jellyfin). The scores are
+    summed over ``item_values`` alone (a covering index), the best few hundred are then checked
+    against ``items`` (type, extras, libraries): a large library costs one grouped index scan."""
     row = seed.row
     c = items.c
     if row.type == "MusicArtist":
@@ -111,9 +119,14 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     scores = _value_score(seed)
     if scores is None:
         return []
-    q = (select(items).select_from(items.join(scores, scores.c.item_id == c.id))
-         .where(c.type.in_(types), c.owner_id.is_(None), c.id != row.id, c.id.not_in(exclude))
-         .order_by(scores.c.score.desc(), c.sort_name, c.id))
+    wanted = limit if limit is not None else 500
+    best = (select(scores.c.item_id, scores.c.score).where(scores.c.item_id != row.id)
+            .order_by(scores.c.score.desc(), func.random()).limit(wanted * 10 + 200).subquery("best"))
+    q = (select(c.id).select_from(best.join(items, c.id == best.c.item_id))
+         .where(c.type.in_(types), c.owner_id.is_(None))
+         .order_by(best.c.score.desc()))
+    if exclude:
+        q = q.where(c.id.not_in(exclude))
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
     if exclude_artists:
@@ -123,7 +136,7 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
                 item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(names))))
     if limit is not None:
         q = q.limit(limit)
-    return list(s.execute(q).all())
+    return _rows_in_order(s, [r[0] for r in s.execute(q).all()])
 
 
 def _similar_artists(s: Session, seed: Seed, limit: int | None, exclude: list[str],
@@ -149,24 +162,31 @@ def _similar_artists(s: Session, seed: Seed, limit: int | None, exclude: list[st
 
 
 def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None) -> list[Any]:
+    """Audio sharing a genre or an artist with the seed, in random order, the seed song first.
+    Candidates come from ``item_values`` alone (covering index) in random order; only a few
+    times ``limit`` of them are checked against ``items``."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
-    c = items.c
+    v = item_values
     conds = []
     if genres:
-        conds.append(c.id.in_(select(item_values.c.item_id).where(item_values.c.kind == "Genre",
-                                                                  item_values.c.clean_value.in_(genres))))
+        conds.append(and_(v.c.kind == "Genre", v.c.clean_value.in_(genres)))
     if artists:
-        conds.append(c.id.in_(select(item_values.c.item_id).where(
-            item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(artists))))
+        conds.append(and_(v.c.kind.in_(("Artist", "AlbumArtist")), v.c.clean_value.in_(artists)))
     if not conds:
         return []
-    first = seed.row.id if seed.row is not None and seed.row.type == "Audio" else None
-    q = (select(items).where(c.type == "Audio", c.owner_id.is_(None), or_(*conds))
-         .order_by(case((c.id == (first or ""), 0), else_=1), func.random()).limit(limit))
+    picked = (select(v.c.item_id).where(or_(*conds)).distinct().order_by(func.random())
+              .limit(limit * 4 + 100).subquery("picked"))
+    c = items.c
+    q = select(c.id).select_from(picked.join(items, c.id == picked.c.item_id)).where(
+        c.type == "Audio", c.owner_id.is_(None)).limit(limit)
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
-    return list(s.execute(q).all())
+    found = [r[0] for r in s.execute(q).all()]
+    first = seed.row.id if seed.row is not None and seed.row.type == "Audio" else None
+    if first is not None:
+        found = [first, *(i for i in found if i != first)][:limit]
+    return _rows_in_order(s, found)
 
 
 class RelatedService:
