@@ -35,8 +35,10 @@ class PlannerStats:
             ctx.events.add_listener(self._on_event)
 
     def _on_event(self, message_type: str, _data: Any) -> None:
-        if message_type == "LibraryChanged" or (not self._started and message_type):
+        if not self._started:  # the first event after start-up: refresh soon
             self._started = True
+            self.schedule(1.0)
+        elif message_type == "LibraryChanged":
             self.schedule()
 
     def schedule(self, delay: float = DEBOUNCE_SECONDS) -> None:
