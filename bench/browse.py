@@ -159,6 +159,7 @@ def main() -> None:
             proc, url = start(data)
             try:
                 token, user_id = sign_in(url)
+                time.sleep(2)  # planner statistics are refreshed a second after start-up
                 results = measure(url, token, user_id, info, tracks, series, args.requests)
             finally:
                 stop(proc)

@@ -136,3 +136,22 @@ def test_recommendations_suggestions_trailers_reviews(browse_server):
         assert c.get("/Trailers", params={"limit": -1}).status_code == 400
         reviews = c.get(f"/Items/{movies['Inception']}/CriticReviews").json()
         assert reviews == {"Items": [], "TotalRecordCount": 0, "StartIndex": 0}
+
+
+def test_planner_statistics_are_kept(browse_server):
+    """ANALYZE runs after start-up and (debounced) after library changes, so SQLite picks the
+    selective indexes (series_id, album_id) over the type index."""
+    import time
+
+    from sqlalchemy import text
+    live = browse_server
+
+    def indexed() -> list[tuple[str, str]]:
+        rows = live.ctx.db.read_sync(lambda s: s.execute(text("SELECT tbl, idx FROM sqlite_stat1")).all())
+        return [(r[0], r[1]) for r in rows]
+
+    deadline = time.monotonic() + 30
+    while ("items", "ix_items_series_id") not in indexed() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert live.ctx.browse.planner_stats.last_run is not None
+    assert ("items", "ix_items_series_id") in indexed()
