@@ -6,7 +6,8 @@ watched episode is the played one furthest along (season, episode; specials left
 next up is the first unplayed episode after it. With ``enableRewatching`` the last watched is
 the most recently played episode and the next one may have been played before. A series named
 by ``seriesId`` that was never watched offers its first episode unless ``disableFirstEpisode``.
-All of it is one SQL query with window functions, driven from the user's played rows
+All of it is one SQL query (a window over the user's played rows, then a correlated lookup per
+series over its own rows)
 (``next_up_ids``), whatever the number of series.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, false, func, or_, select, true
+from sqlalchemy import and_, exists, false, func, literal, or_, select, true
 from sqlalchemy.orm import Session
 
 from server.db.tables import UserData
@@ -103,21 +104,20 @@ def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[st
     e = items.alias("e")
     ud2 = user_data.alias("ud2")
     es, en = func.coalesce(e.c.parent_index_number, 1), func.coalesce(e.c.index_number, 0)
-    following = (select(e.c.id.label("id"), last.c.series_id, last.c.series_played,
-                        func.row_number().over(partition_by=last.c.series_id,
-                                               order_by=[es, en, e.c.sort_name, e.c.id]).label("rn"))
-                 .select_from(last.join(e, e.c.series_id == last.c.series_id)
-                              .outerjoin(ud2, and_(ud2.c.item_id == e.c.id, ud2.c.user_id == user_id)))
-                 .where(func.coalesce(e.c.type, "") == "Episode", e.c.owner_id.is_(None),
-                        e.c.is_virtual == false(), es != 0,
-                        or_(es > last.c.s, and_(es == last.c.s, en > last.c.n))))
+    following = (select(e.c.id).where(
+        e.c.series_id == last.c.series_id, func.coalesce(e.c.type, "") == "Episode", e.c.owner_id.is_(None),
+        e.c.is_virtual == false(), es != 0, or_(es > last.c.s, and_(es == last.c.s, en > last.c.n))))
     if not nq.enable_rewatching:
-        following = following.where(func.coalesce(ud2.c.played, false()) == false())
+        following = following.where(~exists(select(literal(1)).where(
+            ud2.c.user_id == user_id, ud2.c.item_id == e.c.id, ud2.c.played == true())))
     if not nq.enable_resumable:
-        following = following.where(func.coalesce(ud2.c.playback_position_ticks, 0) == 0)
-    following = following.subquery("following")
-    q = (select(following.c.id).where(following.c.rn == 1)
-         .order_by(following.c.series_played.desc(), following.c.series_id))
+        following = following.where(~exists(select(literal(1)).where(
+            ud2.c.user_id == user_id, ud2.c.item_id == e.c.id, ud2.c.playback_position_ticks > 0)))
+    # Per series (correlated): its episodes come from the series_id index, a few dozen rows.
+    next_id = following.order_by(es, en, e.c.sort_name, e.c.id).limit(1).correlate(last).scalar_subquery()
+    picked = select(next_id.label("id"), last.c.series_played, last.c.series_id).subquery("picked")
+    q = (select(picked.c.id).where(picked.c.id.is_not(None))
+         .order_by(picked.c.series_played.desc(), picked.c.series_id))
     return [r[0] for r in s.execute(q).all()]
 
 
