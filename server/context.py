@@ -130,6 +130,7 @@ class ServerContext:
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
+            await self.items.start()
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)

@@ -37,12 +37,13 @@ from sqlalchemy import (
     select,
     true,
 )
+from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
 from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
-from server.library import ids
+from server.library import ids, search_index
 
 items = Item.__table__
 user_data = UserData.__table__
@@ -348,7 +349,11 @@ def _conditions(s: Session, c: _Ctx) -> list:
         if q.extra_types:
             conds.append(items.c.extra_type.in_(q.extra_types))
     elif not q.ids:
-        conds.append(items.c.owner_id.is_(None))
+        # With a full-text match the few matching ids must drive the query: keep the owner
+        # test off the owner_id index, which SQLite would otherwise scan instead.
+        uses_fts = bool(q.search_term) and search_index.match_expression(q.search_term) is not None \
+            and search_index.ready(s.get_bind())
+        conds.append(func.ifnull(items.c.owner_id, "") == "" if uses_fts else items.c.owner_id.is_(None))
     if q.allowed_library_ids is not None:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
@@ -438,7 +443,11 @@ def _conditions(s: Session, c: _Ctx) -> list:
         is_folder = False
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
-    if q.search_term and q.search_term.strip():
+    fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
+    if fts_term is not None and search_index.ready(s.get_bind()):
+        conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
+                                    .columns(sql_column("item_id"))))
+    elif q.search_term and q.search_term.strip():
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),
