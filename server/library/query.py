@@ -127,6 +127,7 @@ class ItemQuery:
     max_width: int | None = None
     max_height: int | None = None
     image_types: list[str] = field(default_factory=list)
+    stable_order: bool = True  # break ties by id (stable paging); Latest does without
     include_structural: bool = False  # recursive listings keep MusicArtist rows
     resume_audiobooks: bool = False  # with media_types: AudioBook rows count too
     has_trailer: bool | None = None
@@ -263,6 +264,7 @@ class _Ctx:
     def __init__(self, q: ItemQuery) -> None:
         self.q = q
         self.needs_user_data = False
+        self.library_scope = False  # a recursive query under a CollectionFolder
         self.ud = user_data.alias("ud")
 
     def ud_col(self, name: str):
@@ -320,6 +322,7 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         return
     kind = row.type
     if kind == "CollectionFolder":  # (type, not id: the covering index has the type)
+        c.library_scope = True
         conds.append(items.c.library_id == parent_id)
         conds.append(items.c.type != "CollectionFolder")
         return
@@ -348,17 +351,17 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.owner_id == q.owner_id)
         if q.extra_types:
             conds.append(items.c.extra_type.in_(q.extra_types))
-    elif not q.ids:
-        # With a full-text match the few matching ids must drive the query: keep the owner
-        # test off the owner_id index, which SQLite would otherwise scan instead.
-        uses_fts = bool(q.search_term) and search_index.match_expression(q.search_term) is not None \
-            and search_index.ready(s.get_bind())
-        conds.append(func.ifnull(items.c.owner_id, "") == "" if uses_fts else items.c.owner_id.is_(None))
     if q.allowed_library_ids is not None:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
     _parent_scope(s, c, conds)
+    if q.owner_id is None and not q.ids:
+        # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
+        # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
+        # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
+        # (date_created for Latest) or on the few ids a full-text match found.
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.ifnull(items.c.owner_id, "") == "")
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
@@ -627,7 +630,7 @@ def _order_by(c: _Ctx) -> list:
         direction = q.sort_order[i] if i < len(q.sort_order) else (q.sort_order[0] if q.sort_order else "Ascending")
         for column in _sort_columns(c, key):
             order.append(column.desc() if direction == "Descending" else column.asc())
-    if "Random" not in keys:
+    if "Random" not in keys and q.stable_order:
         order.append(items.c.id.asc())
     return order
 
