@@ -312,6 +312,8 @@ class ItemService:
         if nq.start_index < 0 or (nq.limit is not None and nq.limit < 0):
             raise BadRequestError("startIndex and limit must not be negative.")
 
+        nq.with_counts = opts.has("ItemCounts")
+
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)
             return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
