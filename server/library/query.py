@@ -864,18 +864,16 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
 def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
     """Distinct genres, tags, official ratings and years of the items in a query's scope."""
     source, conds = scope(s, q)
-    in_scope = select(items.c.id).select_from(source).where(*conds)
-    v = item_values
-    out: dict[str, list] = {}
-    for kind in ("Genre", "Tag"):
-        rows = s.execute(select(func.min(v.c.value)).where(v.c.kind == kind, v.c.item_id.in_(in_scope))
-                         .group_by(v.c.clean_value).order_by(v.c.clean_value)).scalars()
-        out[kind] = [r for r in rows if r]
-    out["OfficialRating"] = [r for r in s.execute(
-        select(items.c.official_rating).select_from(source).where(*conds, items.c.official_rating.is_not(None),
-                                                                   items.c.official_rating != "")
-        .distinct().order_by(items.c.official_rating)).scalars()]
-    out["Year"] = [r for r in s.execute(
-        select(items.c.production_year).select_from(source).where(*conds, items.c.production_year.is_not(None))
-        .distinct().order_by(items.c.production_year)).scalars()]
+    v = item_values.alias("fv")
+    out: dict[str, list] = {"Genre": [], "Tag": []}
+    rows = s.execute(select(v.c.kind, func.min(v.c.value)).select_from(source.join(v, v.c.item_id == items.c.id))
+                     .where(*conds, v.c.kind.in_(("Genre", "Tag")))
+                     .group_by(v.c.kind, v.c.clean_value).order_by(v.c.kind, v.c.clean_value)).all()
+    for kind, value in rows:
+        if value:
+            out[kind].append(value)
+    pairs = s.execute(select(items.c.official_rating, items.c.production_year).select_from(source)
+                      .where(*conds).group_by(items.c.official_rating, items.c.production_year)).all()
+    out["OfficialRating"] = sorted({r for r, _ in pairs if r})
+    out["Year"] = sorted({y for _, y in pairs if y is not None})
     return out
