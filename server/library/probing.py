@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import sys
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from multiprocessing import get_context
 from typing import Any
@@ -158,7 +159,10 @@ class WorkerPool:
         self._processes: ProcessPoolExecutor | None = None
 
     def executor(self, jobs: int) -> Executor:
-        if jobs >= self.process_threshold and self.workers > 1:
+        # A frozen (PyInstaller) app can only spawn workers if its entry point calls
+        # multiprocessing.freeze_support(); without that marker, threads are the safe choice.
+        frozen_ok = not getattr(sys, "frozen", False) or getattr(sys, "_reelroom_freeze_support", False)
+        if jobs >= self.process_threshold and self.workers > 1 and frozen_ok:
             if self._processes is None:
                 self._processes = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
             return self._processes

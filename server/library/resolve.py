@@ -586,8 +586,7 @@ class Resolver:
             v.fields.update({"type": "Movie", "media_type": "Video", "is_folder": False, "parent_id": parent_id,
                              "name": f["name"], "production_year": f.get("production_year"),
                              "video_type": "VideoFile", "owner_id": item.id,
-                             "provider_ids_json": f["provider_ids_json"],
-                             "original_title": version.name})
+                             "provider_ids_json": f["provider_ids_json"]})
             self.finish(v)
         for extra in movie.extras:
             self.extra(extra.path, extra.extra_type, extra.title, item.id)

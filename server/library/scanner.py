@@ -101,11 +101,14 @@ class Scanner:
         self.last_stats: dict[str, ScanStats] = {}
         self.probe_calls = 0  # files probed since start (tests prove incremental scans with it)
         self._lock = threading.Lock()  # one pass at a time
-        self._pending: set[str | None] = set()
+        self._pending: list[tuple[str | None, tuple[str, ...] | None, bool]] = []
         self.progress: dict[str, float] = {}  # library id -> percent while it scans
         self._listeners: list[Callable[[str, dict[str, list[str]]], None]] = []
         self.watcher = None
         self._background: set[asyncio.Task] = set()
+        self._closing = threading.Event()  # set at shutdown: a running pass stops early
+        self._task_progress: Progress | None = None  # the RefreshLibrary run (StopTask cancels it)
+        self._cancelled: Callable[[], bool] = lambda: False  # the running pass's own stop check
         ctx.tasks.register(RefreshLibraryTask(ctx))
         ctx.on_close(self.aclose)
 
@@ -117,6 +120,7 @@ class Scanner:
         await self.watcher.start()
 
     async def aclose(self) -> None:
+        self._closing.set()
         if self.watcher is not None:
             await self.watcher.stop()
         await asyncio.to_thread(self.pool.close)
@@ -127,29 +131,42 @@ class Scanner:
         """fn(library_id, {"added": [...], "updated": [...], "removed": [...]}) after each pass."""
         self._listeners.append(fn)
 
-    def request_scan(self, library_id: str | None = None) -> asyncio.Task:
-        """Queue a scan (None = every library) and make sure the RefreshLibrary task runs."""
-        self._pending.add(library_id)
+    def request_scan(self, library_id: str | None = None, units: list[str] | None = None,
+                     force: bool = False) -> asyncio.Task:
+        """Queue a scan and make sure the RefreshLibrary task runs. ``library_id`` None means
+        every library; ``units`` limits it to parts of the library; ``force`` re-resolves
+        parts whose files did not change (from the probe cache: nothing is probed again)."""
+        self._pending.append((library_id, tuple(units) if units else None, force))
         state = self.ctx.tasks.find(RefreshLibraryTask.key)
         return self.ctx.tasks.start(state.id)
 
     async def run_pending(self, progress: Progress | None = None) -> None:
         """The RefreshLibrary task body: scan what was requested (everything if nothing was)."""
         if not self._pending:
-            self._pending.add(None)
+            self._pending.append((None, None, False))
         while self._pending:
-            wanted = set(self._pending)
+            requests = list(self._pending)
             self._pending.clear()
             libraries = await self.ctx.library.libraries()
-            if None not in wanted:
-                libraries = [lib for lib in libraries if lib.id in wanted]
-            await self.scan_libraries(libraries, progress)
+            plan: dict[str, tuple[set[str] | None, bool]] = {}
+            for library_id, units, force in requests:
+                for lib in libraries:
+                    if library_id is not None and lib.id != library_id:
+                        continue
+                    have, forced = plan.get(lib.id, (set(), False))
+                    if units is None or have is None:
+                        plan[lib.id] = (None, forced or force)
+                    else:
+                        plan[lib.id] = (have | set(units), forced or force)
+            todo = [(lib, *plan[lib.id]) for lib in libraries if lib.id in plan]
+            await self.scan_libraries(todo, progress)
             if progress is not None and progress.cancelled:
                 return
 
-    async def scan_libraries(self, libraries: list[LibraryInfo], progress: Progress | None = None) -> None:
-        total = max(1, len(libraries))
-        for i, lib in enumerate(libraries):
+    async def scan_libraries(self, todo: list[tuple[LibraryInfo, set[str] | None, bool]],
+                             progress: Progress | None = None) -> None:
+        total = max(1, len(todo))
+        for i, (lib, units, force) in enumerate(todo):
             if progress is not None and progress.cancelled:
                 return
 
@@ -157,11 +174,12 @@ class Scanner:
                 if progress is not None:
                     progress((i + pct / 100) * 100 / total)
 
-            await self.scan_library(lib, report)
+            await self.scan_library(lib, report, sorted(units) if units is not None else None, force)
         if progress is not None:
             progress(100)
 
-    async def scan_library(self, lib: LibraryInfo, report: Callable[[float], None] | None = None) -> ScanStats:
+    async def scan_library(self, lib: LibraryInfo, report: Callable[[float], None] | None = None,
+                           units: list[str] | None = None, force: bool = False) -> ScanStats:
         loop = asyncio.get_running_loop()
         last = [0.0]
 
@@ -176,7 +194,9 @@ class Scanner:
                 loop.call_soon_threadsafe(report, pct)
 
         try:
-            return await asyncio.to_thread(self.scan_library_sync, lib, progress)
+            task_progress = self._task_progress
+            return await asyncio.to_thread(self.scan_library_sync, lib, progress, units, force,
+                                           lambda: bool(task_progress and task_progress.cancelled))
         finally:
             self.progress.pop(lib.id, None)
 
@@ -204,23 +224,46 @@ class Scanner:
         return await asyncio.to_thread(self.scan_library_sync, lib, None, units)
 
     async def refresh_item(self, item_id: str) -> None:
-        row = await self.ctx.db.read(lambda s: s.get(Item, item_id))
+        """RefreshItem: re-resolve the part of the library the item lives in (its whole library
+        for a CollectionFolder or an item without a path), without probing anything again."""
+        def read(s: Any) -> tuple[Item | None, str | None]:
+            row = s.get(Item, item_id)
+            if row is None:
+                return None, None
+            path = row.path
+            if path is None and (row.series_id or row.parent_id):
+                parent = s.get(Item, row.series_id or row.parent_id)
+                path = parent.path if parent is not None else None
+            return row, path
+
+        row, path = await self.ctx.db.read(read)
         if row is None:
             raise NotFoundError(f"Item {item_id} not found.")
         libraries = await self.ctx.library.libraries()
         lib = next((lib for lib in libraries if lib.id == (row.library_id or row.id)), None)
-        if lib is not None:
-            await asyncio.to_thread(store.forget_unit_signatures, self.ctx.db, lib.id)
-            self.request_scan(lib.id)
+        if lib is None:
+            return
+        roots = [r for r in lib.paths if path and _inside(path, r)]
+        units = sorted({u for r in roots for u in units_of(r, path)}) if row.id != lib.id else []
+        self.request_scan(lib.id, units or None, force=True)
 
     # -- one pass ------------------------------------------------------------------------
 
     def scan_library_sync(self, lib: LibraryInfo, progress: Callable[[float], None] | None = None,
-                          units: list[str] | None = None, force: bool = False) -> ScanStats:
+                          units: list[str] | None = None, force: bool = False,
+                          cancelled: Callable[[], bool] | None = None) -> ScanStats:
         """One pass over a library; with ``units`` (see ``resolve.units_of``) only over those
         parts of it (the watcher's way of showing a change within seconds in a big library)."""
         with self._lock:
-            return self._scan(lib, progress or (lambda _p: None), units, force)
+            self._cancelled = cancelled or (lambda: False)
+            try:
+                return self._scan(lib, progress or (lambda _p: None), units, force)
+            except _Stopped:
+                log.info("The scan of %s was stopped", lib.name)
+                return self.last_stats.get(lib.id) or ScanStats(library_id=lib.id)
+
+    def _should_stop(self) -> bool:
+        return self._closing.is_set() or self._cancelled()
 
     def _existing(self, lib: LibraryInfo, scope: set[str] | None, known: set[str]) -> dict[str, tuple]:
         """Stored rows of the library (or of the units in ``scope``):
@@ -355,6 +398,10 @@ class Scanner:
                 fresh = []
             if done % 50 == 0:
                 progress(5 + 75 * done / total_jobs)
+                if self._should_stop():
+                    for f, *_ in futures:
+                        f.cancel()
+                    raise _Stopped
         if fresh:
             store.write_probes(db, fresh)
         stats.phases["probe"] = time.monotonic() - t2
@@ -432,6 +479,8 @@ class Scanner:
         depth = _depths(scanned)
         upserts.sort(key=lambda u: depth.get(u.id, 0))
         for i, batch in enumerate(store.chunks(upserts)):
+            if self._should_stop():
+                raise _Stopped  # what was written is consistent; the unit hashes are not saved
             store.write_upserts(db, batch)
             progress(80 + 19 * min(1.0, (i + 1) * store.BATCH / max(1, len(upserts))))
         if removed:
@@ -485,6 +534,10 @@ class Scanner:
                 log.exception("Scan listener failed")
 
 
+class _Stopped(Exception):
+    """The server is shutting down or the scan task was stopped."""
+
+
 def _depths(scanned: dict[str, ScannedItem]) -> dict[str, int]:
     depth: dict[str, int] = {}
 
@@ -525,7 +578,11 @@ class RefreshLibraryTask:
         from server.library.hosts import wake_library_hosts
 
         await wake_library_hosts(self.ctx)
-        await self.ctx.scanner.run_pending(progress)
+        self.ctx.scanner._task_progress = progress
+        try:
+            await self.ctx.scanner.run_pending(progress)
+        finally:
+            self.ctx.scanner._task_progress = None
 
 
 __all__ = ["RefreshLibraryTask", "ScanStats", "Scanner", "Tree"]

@@ -220,7 +220,3 @@ def save_unit_signatures(db: Database, library_id: str, signatures: dict[str, st
 
     db.write_sync(write)
 
-
-def forget_unit_signatures(db: Database, library_id: str) -> None:
-    """The next scan of the library re-resolves every part (after a forced refresh)."""
-    db.write_sync(lambda s: s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id)))
