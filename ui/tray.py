@@ -123,6 +123,7 @@ class TrayController(QObject):
         self._scan_task_seen = False  # the RefreshLibrary task ran during this scan (not only the watcher)
         self._task_running_seen = False
         self._scan_requested_at = 0.0
+        self._scan_ended_at = 0.0
         self._library_progress: dict[str, float] = {}
         self._added_ids: set[str] = set()  # ItemsAdded from LibraryChanged not yet announced
         self._use_events = use_events
@@ -416,6 +417,7 @@ class TrayController(QObject):
         """The scan is over: a full scan says so; a quiet one (the folder watcher) only tells new media."""
         self._settle_timer.stop()
         full = self._scan_task_seen
+        self._scan_ended_at = time.monotonic()
         self._scanning = False
         self._scan_task_seen = self._task_running_seen = False
         self._scan_progress = None
@@ -501,10 +503,11 @@ class TrayController(QObject):
         if self.client is None:
             return
 
-        self._scan_requested_at = time.monotonic()
+        asked = self._scan_requested_at = time.monotonic()
 
         def started(_: Any) -> None:
-            self._scan_requested_at = time.monotonic()
+            if self._scan_ended_at >= asked:
+                return  # the socket already reported this scan's end (it can beat the HTTP reply)
             self._scan_task_seen = True
             self._scan_progress = self._scan_progress or 0.0
             self._begin_scan()

@@ -12,13 +12,6 @@ from server.api.base import operation
 from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
-    # Artists
-
-    # Audio
-    "GetAudioStream",
-    "GetAudioStreamByContainer",
-    "HeadAudioStream",
-    "HeadAudioStreamByContainer",
 
     # DynamicHls
     "GetHlsAudioSegment",
@@ -31,58 +24,12 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsAudioPlaylist",
     "HeadMasterHlsVideoPlaylist",
 
-    # Filter
-
-    # Genres
-
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
     "GetHlsAudioSegmentLegacyMp3",
     "GetHlsPlaylistLegacy",
     "GetHlsVideoSegmentLegacy",
     "StopEncodingProcess",
-
-    # Image
-    "DeleteItemImage",
-    "DeleteItemImageByIndex",
-    "DeleteUserImage",
-    "GetArtistImage",
-    "GetGenreImage",
-    "GetGenreImageByIndex",
-    "GetItemImage",
-    "GetItemImage2",
-    "GetItemImageByIndex",
-    "GetItemImageInfos",
-    "GetMusicGenreImage",
-    "GetMusicGenreImageByIndex",
-    "GetPersonImage",
-    "GetPersonImageByIndex",
-    "GetStudioImage",
-    "GetStudioImageByIndex",
-    "GetUserImage",
-    "HeadArtistImage",
-    "HeadGenreImage",
-    "HeadGenreImageByIndex",
-    "HeadItemImage",
-    "HeadItemImage2",
-    "HeadItemImageByIndex",
-    "HeadMusicGenreImage",
-    "HeadMusicGenreImageByIndex",
-    "HeadPersonImage",
-    "HeadPersonImageByIndex",
-    "HeadStudioImage",
-    "HeadStudioImageByIndex",
-    "HeadUserImage",
-    "PostUserImage",
-    "SetItemImage",
-    "SetItemImageByIndex",
-    "UpdateItemImageIndex",
-
-    # Items
-
-    # Library
-    "GetDownload",
-    "GetFile",
 
     # LiveTv
     "GetSchedulesDirectCountries",
@@ -95,31 +42,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteLyrics",
     "UploadLyrics",
 
-    # MediaInfo
-    "CloseLiveStream",
-    "GetPlaybackInfo",
-    "GetPostedPlaybackInfo",
-    "OpenLiveStream",
-
     # MediaSegments
     "GetItemSegments",
-
-    # MusicGenres
-
-    # Persons
-
-    # Playstate
-    "OnPlaybackProgress",
-    "OnPlaybackStart",
-    "OnPlaybackStopped",
-    "PingPlaybackSession",
-    "ReportPlaybackProgress",
-    "ReportPlaybackStart",
-    "ReportPlaybackStopped",
-
-    # Search
-
-    # Studios
 
     # Subtitle
     "DeleteSubtitle",
@@ -137,27 +61,9 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetTrickplayHlsPlaylist",
     "GetTrickplayTileImage",
 
-    # UniversalAudio
-    "GetUniversalAudioStream",
-    "HeadUniversalAudioStream",
-
-    # UserLibrary
-
-    # UserViews
-
     # VideoAttachments
     "GetAttachment",
 
-    # Videos
-    "DeleteAlternateSources",
-    "GetAdditionalPart",
-    "GetVideoStream",
-    "GetVideoStreamByContainer",
-    "HeadVideoStream",
-    "HeadVideoStreamByContainer",
-    "MergeVersions",
-
-    # Years
 })
 
 def _stub(operation_id: str) -> BaseRouteHandler:

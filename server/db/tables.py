@@ -140,6 +140,11 @@ class Item(SQLModel, table=True):
         Index("ix_items_library_type_owner_sort", "library_id", "type", "owner_id", "sort_name", "id"),
         Index("ix_items_series_sort_name", "series_id", "sort_name"),
         Index("ix_items_album_sort_name", "album_id", "sort_name"),
+        # narrow covering indexes (0005_query_covering): scope checks of joined rows by id, the
+        # facets of a library (ratings, years) without reading the wide rows
+        Index("ix_items_scope", "id", "library_id", "type", "owner_id", "is_folder", "media_type", "production_year",
+              "official_rating"),
+        Index("ix_items_library_facets", "library_id", "type", "owner_id", "official_rating", "production_year"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -232,7 +237,8 @@ class ItemValue(SQLModel, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
     __tablename__ = "item_values"
-    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),)
+    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),
+                      Index("ix_item_values_listing", "kind", "clean_value", "item_id", "value"))
 
     item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
     kind: str = Field(primary_key=True)

@@ -27,6 +27,7 @@ LEGACY_ROUTES: tuple[tuple[str, str], ...] = (
     ("/Users/{userId}/PlayingItems/{itemId}/Progress", "/PlayingItems/{itemId}/Progress"),
     ("/Users/{userId}/Views", "/UserViews"),
     ("/Users/{userId}/GroupingOptions", "/UserViews/GroupingOptions"),
+    ("/Users/{userId}/Suggestions", "/Items/Suggestions"),
 )
 
 _INDEX = RouteIndex()

@@ -150,7 +150,7 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
                  ("MusicAlbum", items.c.album_id, ("Audio",)))
     for kind, column, types in relations:
         wanted = by_type.get(kind)
-        if not wanted:
+        if not wanted or not (want_recursive or kind in _PLAYED_FOLDERS):
             continue
         if want_played and user_id and kind in _PLAYED_FOLDERS:
             played = func.sum(case((user_data.c.played == true(), 1), else_=0))
@@ -418,7 +418,7 @@ def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str
     want_user_data = bool(opts.enable_user_data and opts.user_id)
     uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data else {}
     want_children = has("ChildCount")
-    want_recursive = has("RecursiveItemCount") or want_user_data
+    want_recursive = has("RecursiveItemCount")  # played counts (series, seasons) come with user data
     counts = folder_counts(s, rows, opts.user_id, want_children=want_children, want_recursive=want_recursive,
                            want_played=want_user_data) if any(r.is_folder for r in rows) else {}
     cast = people_of(s, item_ids) if has("People") else {}
@@ -591,6 +591,6 @@ __all__ = ["DtoOptions", "FolderCounts", "build_dtos", "etag", "folder_counts", 
 def user_data_dtos(s: Session, rows: Sequence[Any], user_id: str) -> dict[str, w.UserItemDataDto]:
     """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
     uds = user_data_rows(s, user_id, [r.id for r in rows])
-    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=True, want_played=True) \
+    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=False, want_played=True) \
         if any(r.is_folder for r in rows) else {}
     return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}

@@ -37,6 +37,7 @@ from sqlalchemy import (
     select,
     true,
 )
+from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
 from server.db.tables import (
@@ -52,7 +53,7 @@ from server.db.tables import (
 )
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
-from server.library import ids
+from server.library import ids, search_index
 
 items = Item.__table__
 user_data = UserData.__table__
@@ -136,6 +137,7 @@ class ItemQuery:
     max_width: int | None = None
     max_height: int | None = None
     image_types: list[str] = field(default_factory=list)
+    stable_order: bool = True  # break ties by id (stable paging); Latest does without
     include_structural: bool = False  # recursive listings keep MusicArtist rows
     resume_audiobooks: bool = False  # with media_types: AudioBook rows count too
     has_trailer: bool | None = None
@@ -272,6 +274,7 @@ class _Ctx:
     def __init__(self, q: ItemQuery) -> None:
         self.q = q
         self.needs_user_data = False
+        self.library_scope = False  # a recursive query under a CollectionFolder
         self.ud = user_data.alias("ud")
 
     def ud_col(self, name: str):
@@ -353,6 +356,7 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         return
     kind = row.type
     if kind == "CollectionFolder":  # (type, not id: the covering index has the type)
+        c.library_scope = True
         conds.append(items.c.library_id == parent_id)
         conds.append(items.c.type != "CollectionFolder")
         return
@@ -381,8 +385,6 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.owner_id == q.owner_id)
         if q.extra_types:
             conds.append(items.c.extra_type.in_(q.extra_types))
-    elif not q.ids:
-        conds.append(items.c.owner_id.is_(None))
     if q.allowed_library_ids is not None:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
@@ -390,6 +392,12 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
         conds.append(_playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
+    if q.owner_id is None and not q.ids:
+        # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
+        # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
+        # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
+        # (date_created for Latest) or on the few ids a full-text match found.
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.ifnull(items.c.owner_id, "") == "")
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
@@ -474,7 +482,11 @@ def _conditions(s: Session, c: _Ctx) -> list:
         is_folder = False
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
-    if q.search_term and q.search_term.strip():
+    fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
+    if fts_term is not None and search_index.ready(s.get_bind()):
+        conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
+                                    .columns(sql_column("item_id"))))
+    elif q.search_term and q.search_term.strip():
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),
@@ -654,7 +666,7 @@ def _order_by(c: _Ctx) -> list:
         direction = q.sort_order[i] if i < len(q.sort_order) else (q.sort_order[0] if q.sort_order else "Ascending")
         for column in _sort_columns(c, key):
             order.append(column.desc() if direction == "Descending" else column.asc())
-    if "Random" not in keys:
+    if "Random" not in keys and q.stable_order:
         order.append(items.c.id.asc())
     return order
 
@@ -888,18 +900,16 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
 def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
     """Distinct genres, tags, official ratings and years of the items in a query's scope."""
     source, conds = scope(s, q)
-    in_scope = select(items.c.id).select_from(source).where(*conds)
-    v = item_values
-    out: dict[str, list] = {}
-    for kind in ("Genre", "Tag"):
-        rows = s.execute(select(func.min(v.c.value)).where(v.c.kind == kind, v.c.item_id.in_(in_scope))
-                         .group_by(v.c.clean_value).order_by(v.c.clean_value)).scalars()
-        out[kind] = [r for r in rows if r]
-    out["OfficialRating"] = [r for r in s.execute(
-        select(items.c.official_rating).select_from(source).where(*conds, items.c.official_rating.is_not(None),
-                                                                   items.c.official_rating != "")
-        .distinct().order_by(items.c.official_rating)).scalars()]
-    out["Year"] = [r for r in s.execute(
-        select(items.c.production_year).select_from(source).where(*conds, items.c.production_year.is_not(None))
-        .distinct().order_by(items.c.production_year)).scalars()]
+    v = item_values.alias("fv")
+    out: dict[str, list] = {"Genre": [], "Tag": []}
+    rows = s.execute(select(v.c.kind, func.min(v.c.value)).select_from(source.join(v, v.c.item_id == items.c.id))
+                     .where(*conds, v.c.kind.in_(("Genre", "Tag")))
+                     .group_by(v.c.kind, v.c.clean_value).order_by(v.c.kind, v.c.clean_value)).all()
+    for kind, value in rows:
+        if value:
+            out[kind].append(value)
+    pairs = s.execute(select(items.c.official_rating, items.c.production_year).select_from(source)
+                      .where(*conds).group_by(items.c.official_rating, items.c.production_year)).all()
+    out["OfficialRating"] = sorted({r for r, _ in pairs if r})
+    out["Year"] = sorted({y for _, y in pairs if y is not None})
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QTimer, QUrl
 from PySide6.QtWidgets import QFileDialog, QWidget, QWizard
 
 from app.autostart import LoginItem
@@ -210,6 +210,28 @@ def test_log_viewer_filters_and_searches_real_server_logs(
     viewer.close()
 
 
+class _Ticks:
+    """A 20 ms timer on the GUI thread; ``stop()`` returns the longest gap between ticks, in seconds."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.longest = 0.0
+        self.timer = QTimer()
+        self.timer.setInterval(20)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self.longest = max(self.longest, now - self.last)
+        self.last = now
+
+    def stop(self) -> float:
+        self.timer.stop()
+        self._tick()
+        return self.longest
+
+
 @pytest.fixture
 def opened() -> list[QUrl]:
     return []
@@ -283,7 +305,7 @@ def test_every_tray_action_against_a_real_server(
         # Adding the library scans it; "Scan all libraries" scans again. Both end in a notice that the
         # socket's RefreshProgress / ScheduledTasksInfo / ScheduledTaskEnded / LibraryChanged drive.
         qtbot.waitUntil(lambda: any(t == "Library scan finished" for t, _ in notices), timeout=30_000)
-        assert ("Library scan finished", "New media: 1 new item.") in notices
+        assert ("Library scan finished", "New media: 1 movie.") in notices
         assert "scanning" in states
         notices.clear()
         controller.actions["scan_all"].trigger()
@@ -295,7 +317,7 @@ def test_every_tray_action_against_a_real_server(
         # announces it with LibraryChanged, which becomes a "new media" notice.
         notices.clear()
         make_video(movies / "Small Boat (2004)" / "Small Boat (2004).mkv", seconds=1, acodec=None)
-        qtbot.waitUntil(lambda: ("New media in Reelroom", "Added 1 new item.") in notices, timeout=30_000)
+        qtbot.waitUntil(lambda: ("New media in Reelroom", "Added 1 movie.") in notices, timeout=30_000)
 
         # A failing task becomes an error notice (ScheduledTaskEnded with Status "Failed").
         notices.clear()
@@ -329,15 +351,21 @@ def test_every_tray_action_against_a_real_server(
             assert (network["InternalHttpPort"], network["AutoDiscovery"]) == (new_port, False)
         assert (tmp_path / "xdg" / "autostart" / "reelroom.desktop").is_file()
 
-        # Restart: the server comes back on the port saved in Settings.
+        # Restart: the server comes back on the port saved in Settings. The event loop keeps turning
+        # meanwhile (stopping uvicorn and starting a new context happen off the GUI thread).
+        ticks = _Ticks()
         controller.actions["restart"].trigger()
         qtbot.waitUntil(lambda: host.port == new_port and controller.display_state == "running", timeout=30_000)
         qtbot.waitUntil(lambda: controller.client is not None and controller.client.base_url.endswith(
             f":{new_port}"), timeout=10_000)
+        qtbot.waitUntil(lambda: controller.events_connected, timeout=10_000)  # the socket follows the new port
+        assert ticks.stop() < 0.5, "the GUI thread was blocked during the restart"
         assert httpx.get(f"http://127.0.0.1:{new_port}/System/Info/Public").json()["ServerName"] == "Living room"
 
+        ticks = _Ticks()
         controller.actions["start_stop"].trigger()
         qtbot.waitUntil(lambda: controller.display_state == "stopped", timeout=30_000)
+        assert ticks.stop() < 0.5, "the GUI thread was blocked while the server stopped"
         assert controller.actions["start_stop"].text() == "Start server"
         assert not controller.actions["scan_all"].isEnabled()
         with pytest.raises(httpx.ConnectError):

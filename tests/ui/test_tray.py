@@ -290,3 +290,19 @@ def test_state_icon_is_drawn_on_the_reelroom_icon(qtbot) -> None:  # noqa: ANN00
     drawn = state_pixmap("running", size=64).toImage()
     for x, y in ((32, 32), (20, 12), (12, 40)):  # away from the badge in the lower right
         assert drawn.pixelColor(x, y) == base.pixelColor(x, y)
+
+
+def test_scan_end_on_the_socket_before_the_http_reply_does_not_leave_the_tray_scanning(
+    qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
+) -> None:
+    fake_server.state.wizard_completed = True
+    controller, _ = _controller(qtbot, fake_server, calls, opened, use_events=False, scan_poll_ms=3_600_000)
+    qtbot.waitUntil(lambda: calls.pending == 0, timeout=5000)
+    notices: list[tuple[str, str]] = []
+    controller.notified.connect(lambda title, text: notices.append((title, text)))
+    controller.scan_all_libraries()  # the POST is in flight on a worker thread…
+    controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "10"})
+    controller.handle_server_message("ScheduledTaskEnded", {"Key": "RefreshLibrary", "Status": "Completed"})
+    qtbot.waitUntil(lambda: fake_server.state.library_refreshes == 1 and calls.pending == 0, timeout=5000)
+    assert controller.display_state == "running"  # …and its late reply does not start a second scan
+    assert notices == [("Library scan finished", "No new media found.")]
