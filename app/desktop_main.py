@@ -26,7 +26,7 @@ DEFAULT_PORT = 8096
 DEFAULT_HOST = "0.0.0.0"
 UPDATE_MANIFEST_ENV = "REELROOM_UPDATE_MANIFEST_URL"
 
-HostFactory = Callable[[Path, int, str], "ServerHostLike"]
+HostFactory = Callable[[Path, "int | None", str], "ServerHostLike"]
 
 
 def default_data_dir() -> Path:
@@ -36,14 +36,15 @@ def default_data_dir() -> Path:
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reelroom", description="Reelroom media server (desktop app)")
     parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"HTTP port (default: the one saved in Settings, else {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = build_arg_parser().parse_args(argv)
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         build_arg_parser().error(f"--port must be between 0 and 65535, not {args.port}")
     args.data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     return args
@@ -57,7 +58,7 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int, host: str) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int | None, host: str) -> ServerHostLike:
     from app.server_host import ServerHost
 
     return ServerHost(data_dir=data_dir, port=port, host=host)

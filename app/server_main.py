@@ -17,7 +17,8 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help=f"where Reelroom keeps its database, configuration and logs (default: {default_data_dir()})")
-    parser.add_argument("--port", type=int, default=8096, help="HTTP port (default 8096; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="HTTP port (default: the port saved in the network settings, else 8096; 0 picks a free one)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
                         help="SQLAlchemy database URL (default: SQLite in the data folder)")
@@ -28,13 +29,17 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 def options_from(args: argparse.Namespace) -> ServerOptions:
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    if args.port is None:
+        from app.server_host import configured_port
+
+        args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
                          enable_lan=not args.no_lan)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2
     options = options_from(args)

@@ -20,6 +20,7 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.images.service import ImageService
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
@@ -28,6 +29,7 @@ from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback.service import PlayStateService
 from server.sessions.manager import SessionManager
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
@@ -86,7 +88,7 @@ class ServerContext:
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
-        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self._ffmpeg_path, self.events)
+        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
@@ -94,7 +96,9 @@ class ServerContext:
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
         self.library = LibraryService(self.db, self.filesystem)
+        self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.playstate = PlayStateService(self)  # playback reports -> user data and the Sessions view
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------
@@ -113,7 +117,7 @@ class ServerContext:
             return False
         return ip.is_loopback or ip.is_private or ip.is_link_local
 
-    def _ffmpeg_path(self) -> str:
+    def ffmpeg_path(self) -> str:
         from server.media.ffmpeg import find_ffmpeg
 
         return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path

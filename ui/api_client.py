@@ -91,6 +91,7 @@ class ServerClient:
         self.device = device or platform.node() or "Desktop"
         self.device_id = device_id or uuid.uuid5(uuid.NAMESPACE_DNS, self.device).hex
         header = authorization_header(self.device, self.device_id, reelroom_version(), api_key)
+        self.authorization = header
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": header, "Accept": "application/json"},
@@ -100,6 +101,12 @@ class ServerClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def __enter__(self) -> ServerClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     # -- plumbing ---------------------------------------------------------------------------------
 

@@ -15,10 +15,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Artists
 
     # Audio
-    "GetAudioStream",
-    "GetAudioStreamByContainer",
-    "HeadAudioStream",
-    "HeadAudioStreamByContainer",
 
     # Collection
     "AddToCollection",
@@ -47,42 +43,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetHlsVideoSegmentLegacy",
     "StopEncodingProcess",
 
-    # Image
-    "DeleteItemImage",
-    "DeleteItemImageByIndex",
-    "DeleteUserImage",
-    "GetArtistImage",
-    "GetGenreImage",
-    "GetGenreImageByIndex",
-    "GetItemImage",
-    "GetItemImage2",
-    "GetItemImageByIndex",
-    "GetItemImageInfos",
-    "GetMusicGenreImage",
-    "GetMusicGenreImageByIndex",
-    "GetPersonImage",
-    "GetPersonImageByIndex",
-    "GetStudioImage",
-    "GetStudioImageByIndex",
-    "GetUserImage",
-    "HeadArtistImage",
-    "HeadGenreImage",
-    "HeadGenreImageByIndex",
-    "HeadItemImage",
-    "HeadItemImage2",
-    "HeadItemImageByIndex",
-    "HeadMusicGenreImage",
-    "HeadMusicGenreImageByIndex",
-    "HeadPersonImage",
-    "HeadPersonImageByIndex",
-    "HeadStudioImage",
-    "HeadStudioImageByIndex",
-    "HeadUserImage",
-    "PostUserImage",
-    "SetItemImage",
-    "SetItemImageByIndex",
-    "UpdateItemImageIndex",
-
     # InstantMix
     "GetInstantMixFromAlbum",
     "GetInstantMixFromArtists",
@@ -106,8 +66,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "DeleteItem",
     "DeleteItems",
     "GetCriticReviews",
-    "GetDownload",
-    "GetFile",
     "GetSimilarAlbums",
     "GetSimilarArtists",
     "GetSimilarItems",
@@ -130,10 +88,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "UploadLyrics",
 
     # MediaInfo
-    "CloseLiveStream",
-    "GetPlaybackInfo",
-    "GetPostedPlaybackInfo",
-    "OpenLiveStream",
 
     # MediaSegments
     "GetItemSegments",
@@ -161,13 +115,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     # Playstate
     "MarkPlayedItem",
     "MarkUnplayedItem",
-    "OnPlaybackProgress",
-    "OnPlaybackStart",
-    "OnPlaybackStopped",
-    "PingPlaybackSession",
-    "ReportPlaybackProgress",
-    "ReportPlaybackStart",
-    "ReportPlaybackStopped",
 
     # Search
 
@@ -202,8 +149,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetUpcomingEpisodes",
 
     # UniversalAudio
-    "GetUniversalAudioStream",
-    "HeadUniversalAudioStream",
 
     # UserLibrary
 
@@ -213,13 +158,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetAttachment",
 
     # Videos
-    "DeleteAlternateSources",
-    "GetAdditionalPart",
-    "GetVideoStream",
-    "GetVideoStreamByContainer",
-    "HeadVideoStream",
-    "HeadVideoStreamByContainer",
-    "MergeVersions",
 
     # Years
 })

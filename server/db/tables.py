@@ -137,7 +137,7 @@ class Item(SQLModel, table=True):
         Index("ix_items_parent_sort_name", "parent_id", "sort_name"),
         Index("ix_items_library_type_created", "library_id", "type", "date_created"),
         # the query engine's typical pages (migration 0003_query)
-        Index("ix_items_library_type_sort_name", "library_id", "type", "sort_name"),
+        Index("ix_items_library_type_owner_sort", "library_id", "type", "owner_id", "sort_name", "id"),
         Index("ix_items_series_sort_name", "series_id", "sort_name"),
         Index("ix_items_album_sort_name", "album_id", "sort_name"),
     )

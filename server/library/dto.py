@@ -427,7 +427,7 @@ def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str
 def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
                cast: dict, versions: dict, extras: dict, parents: dict, ctypes: dict,
                want_user_data: bool) -> w.BaseItemDto:
-    has = opts.has
+    f = opts.fields
     is_folder = bool(r.is_folder)
     dto = w.BaseItemDto(
         Name=r.name, ServerId=server_id, Id=r.id, Type=r.type, IsFolder=is_folder,
@@ -454,7 +454,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
         dto.SeasonName = r.season_name
     if r.type == "Series" and getattr(r, "status", None):
         dto.Status = r.status
-    if has("SeriesStudio") and r.series_id and r.series_id in parents:
+    if "SeriesStudio" in f and r.series_id and r.series_id in parents:
         studios = _list(parents[r.series_id].studios_json)
         dto.SeriesStudio = studios[0] if studios else None
     # music
@@ -476,100 +476,100 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     if r.media_type == "Video" and not is_folder:
         dto.VideoType = r.video_type or "VideoFile"
         dto.HasSubtitles = '"Subtitle"' in (r.media_streams_json or "")
-        if has("IsHD"):
+        if "IsHD" in f:
             dto.IsHD = bool(r.width and r.width >= 1200)
-    if has("Width") and r.width:
+    if "Width" in f and r.width:
         dto.Width = r.width
-    if has("Height") and r.height:
+    if "Height" in f and r.height:
         dto.Height = r.height
     # projected fields
-    if has("DateCreated"):
+    if "DateCreated" in f:
         dto.DateCreated = r.date_created
-    if has("SortName"):
+    if "SortName" in f:
         dto.SortName = r.sort_name
-    if has("SortName") and r.forced_sort_name:
+    if "SortName" in f and r.forced_sort_name:
         dto.ForcedSortName = r.forced_sort_name
-    if has("OriginalTitle") and r.original_title:
+    if "OriginalTitle" in f and r.original_title:
         dto.OriginalTitle = r.original_title
-    if has("Overview"):
+    if "Overview" in f:
         dto.Overview = r.overview
-    if has("Taglines"):
+    if "Taglines" in f:
         dto.Taglines = [r.tagline] if r.tagline else []
-    if has("Path"):
+    if "Path" in f:
         dto.Path = r.path
-    if has("Etag"):
+    if "Etag" in f:
         dto.Etag = etag(r)
-    if has("Genres"):
+    if "Genres" in f:
         genres = _list(r.genres_json)
         dto.Genres = genres
         dto.GenreItems = _name_pairs(genres, "MusicGenre" if r.media_type == "Audio" or r.type == "MusicAlbum"
                                      else "Genre")
-    if has("Studios"):
+    if "Studios" in f:
         dto.Studios = _name_pairs(_list(r.studios_json), "Studio")
-    if has("Tags"):
+    if "Tags" in f:
         dto.Tags = _list(r.tags_json)
     provider_ids = None
-    if has("ProviderIds") or has("ExternalUrls"):
+    if "ProviderIds" in f or "ExternalUrls" in f:
         provider_ids = decode_json(r.provider_ids_json, {})
         provider_ids = {k: str(v) for k, v in provider_ids.items()} if isinstance(provider_ids, dict) else {}
-        if has("ProviderIds"):
+        if "ProviderIds" in f:
             dto.ProviderIds = provider_ids
-        if has("ExternalUrls"):
+        if "ExternalUrls" in f:
             dto.ExternalUrls = [w.ExternalUrl(Name=_EXTERNAL_URLS[k][0], Url=_EXTERNAL_URLS[k][1].format(v))
                                 for k, v in provider_ids.items() if k in _EXTERNAL_URLS]
-    if has("People"):
+    if "People" in f:
         dto.People = cast.get(r.id, [])
-    if has("ProductionLocations"):
+    if "ProductionLocations" in f:
         dto.ProductionLocations = []
-    if has("RemoteTrailers"):
+    if "RemoteTrailers" in f:
         dto.RemoteTrailers = []
-    if has("CanDelete"):
+    if "CanDelete" in f:
         dto.CanDelete = bool(opts.can_delete and r.type not in ("CollectionFolder", "UserRootFolder")
                              and r.path is not None)
-    if has("CanDownload"):
+    if "CanDownload" in f:
         dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
-    if has("LockedFields") or has("Settings"):
+    if "LockedFields" in f or "Settings" in f:
         dto.LockedFields = _list(r.locked_fields_json)
         dto.LockData = bool(r.is_locked)
-    if has("Chapters"):
+    if "Chapters" in f:
         try:
             dto.Chapters = _CHAPTERS.decode(r.chapters_json or "[]")
         except (msgspec.DecodeError, msgspec.ValidationError):
             dto.Chapters = []
-    if has("LocalTrailerCount") or has("SpecialFeatureCount"):
+    if "LocalTrailerCount" in f or "SpecialFeatureCount" in f:
         trailers, specials = extras.get(r.id, (0, 0))
-        if has("LocalTrailerCount"):
+        if "LocalTrailerCount" in f:
             dto.LocalTrailerCount = trailers
-        if has("SpecialFeatureCount"):
+        if "SpecialFeatureCount" in f:
             dto.SpecialFeatureCount = specials
     # media
     if not is_folder and r.media_type in ("Video", "Audio"):
-        want_streams = has("MediaStreams") or has("MediaSources")
+        want_streams = "MediaStreams" in f or "MediaSources" in f
         streams = streams_of(r) if want_streams else None
-        if has("MediaStreams"):
+        if "MediaStreams" in f:
             dto.MediaStreams = streams
         own_versions = versions.get(r.id, [])
-        if has("MediaSources"):
+        if "MediaSources" in f:
             dto.MediaSources = media_sources_for(r, own_versions, streams)
-        if has("MediaSourceCount"):
+        if "MediaSourceCount" in f:
             dto.MediaSourceCount = 1 + len(own_versions)
     # counts
     if counts is not None:
-        if has("ChildCount"):
+        if "ChildCount" in f:
             dto.ChildCount = counts.children
-        if has("RecursiveItemCount"):
+        if "RecursiveItemCount" in f:
             dto.RecursiveItemCount = counts.total
     elif is_folder:
-        if has("ChildCount"):
+        if "ChildCount" in f:
             dto.ChildCount = 0
-        if has("RecursiveItemCount"):
+        if "RecursiveItemCount" in f:
             dto.RecursiveItemCount = 0
     # images
-    images = images_of(r) if (opts.enable_images or has("PrimaryImageAspectRatio")) else []
+    images = images_of(r) if (opts.enable_images or "PrimaryImageAspectRatio" in f) else []
     if opts.enable_images:
         _apply_images(dto, images, opts)
         _apply_parent_images(dto, r, images, parents, opts)
-    if has("PrimaryImageAspectRatio"):
+    if "PrimaryImageAspectRatio" in f:
         dto.PrimaryImageAspectRatio = _aspect_ratio(r, images)
     if want_user_data:
         dto.UserData = _user_data_dto(r, ud, counts)

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from server.auth.service import AuthInfo
 from server.db.database import Database
 from server.db.tables import UserData
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library import ids
@@ -28,12 +28,14 @@ from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
     BY_NAME,
     ROOT_FOLDER_ID,
+    CountCache,
     ItemQuery,
     count_by_type,
     filter_values,
     get_row,
     get_rows,
     items,
+    register_by_name_index,
     run_query,
 )
 from server.library.search import SearchRequest, search_hints
@@ -85,6 +87,8 @@ class ItemService:
         self.users = users
         self.server_id = server_id
         self.events = events
+        self.count_cache = CountCache()
+        register_by_name_index(db.engine, lambda: db.generation)
 
     async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
         """The user named by ``userId`` (404 if unknown; only admins may name another user),
@@ -94,6 +98,8 @@ class ItemService:
             if target is None:
                 raise BadRequestError(f"userId is not a valid GUID: {user_id!r}")
             user = await self.users.get(target)
+            if auth is not None and not auth.is_admin and auth.user_id != target:
+                raise ForbiddenError("Only an administrator may act for another user.")
             return Viewer(user)
         if auth is not None and auth.user is not None:
             return Viewer(await self.users.get(auth.user.id))
@@ -127,7 +133,7 @@ class ItemService:
 
     async def query(self, q: ItemQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = run_query(s, q)
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
                                             TotalRecordCount=total, StartIndex=q.start_index)
 

@@ -35,6 +35,8 @@ LOCKABLE_FIELDS: dict[str, frozenset[str]] = {
     "Runtime": frozenset({"run_time_ticks"}),
     "Cast": frozenset(),  # people live in item_people: see people_locked
     "ProductionLocations": frozenset(),  # not stored
+    # Reelroom's own: versions merged or split by hand (MergeVersions, DeleteAlternateSources).
+    "Versions": frozenset({"owner_id", "parent_id"}),
 }
 
 # Never taken from a scan of an existing row: identity and user decisions.

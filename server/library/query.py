@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
-from datetime import datetime
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -141,28 +144,36 @@ class ItemQuery:
 
 
 class ByNameIndex:
-    """Maps by-name ids (genres, studios, artists, years) back to their names.
+    """Maps by-name ids (genres, studios, artists, years) back to their names, for one database.
 
     The ids are hashes of the names, so the index is built from the distinct values stored in
-    ``item_values`` and ``items.production_year``; an unknown id triggers a rebuild (at most
-    every few seconds), which is how newly scanned values become known."""
+    ``item_values`` (the covering (kind, clean_value) index) and ``items.production_year``. An
+    unknown id rebuilds it when the database was written since the last build (or, without a
+    generation source, at most every few seconds): that is how newly scanned values appear."""
 
     REBUILD_INTERVAL = 2.0
 
-    def __init__(self) -> None:
+    def __init__(self, generation: Callable[[], int] | None = None) -> None:
         self._map: dict[str, tuple[str, str]] = {}
+        self._generation = generation
+        self._built_generation: int | None = None
         self._built_at = 0.0
         self._lock = threading.Lock()
 
-    def invalidate(self) -> None:
-        self._built_at = 0.0
+    def _stale(self) -> bool:
+        if self._built_generation is None:
+            return True
+        if self._generation is not None:
+            return self._generation() != self._built_generation
+        return time.monotonic() - self._built_at > self.REBUILD_INTERVAL
 
     def _rebuild(self, s: Session) -> None:
+        generation = self._generation() if self._generation is not None else 0
         mapping: dict[str, tuple[str, str]] = {}
-        rows = s.execute(select(item_values.c.kind, item_values.c.value)
+        rows = s.execute(select(item_values.c.kind, item_values.c.clean_value, func.min(item_values.c.value))
                          .where(item_values.c.kind.in_(("Genre", "Studio", "Artist", "AlbumArtist")))
-                         .distinct()).all()
-        for kind, value in rows:
+                         .group_by(item_values.c.kind, item_values.c.clean_value)).all()
+        for kind, _clean, value in rows:
             if not value:
                 continue
             if kind == "Genre":
@@ -176,6 +187,7 @@ class ByNameIndex:
                                  .distinct()).all():
             mapping[ids.by_name_id("Year", str(year))] = ("Year", str(year))
         self._map = mapping
+        self._built_generation = generation
         self._built_at = time.monotonic()
 
     def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
@@ -187,7 +199,7 @@ class ByNameIndex:
         if name is not None:
             return ("Person", name)
         with self._lock:
-            if time.monotonic() - self._built_at > self.REBUILD_INTERVAL or not self._map:
+            if self._stale():
                 self._rebuild(s)
         return self._map.get(item_id)
 
@@ -200,7 +212,34 @@ class ByNameIndex:
         return out
 
 
-BY_NAME = ByNameIndex()
+_INDEXES: weakref.WeakKeyDictionary[Any, ByNameIndex] = weakref.WeakKeyDictionary()
+
+
+def register_by_name_index(engine: Any, generation: Callable[[], int]) -> ByNameIndex:
+    """Give a database's by-name index its write generation (ItemService does this)."""
+    index = _INDEXES[engine] = ByNameIndex(generation)
+    return index
+
+
+class _ByName:
+    """``BY_NAME.lookup(s, id)``: the by-name index of the session's database."""
+
+    @staticmethod
+    def of(s: Session) -> ByNameIndex:
+        engine = s.get_bind()
+        index = _INDEXES.get(engine)
+        if index is None:
+            index = _INDEXES[engine] = ByNameIndex()
+        return index
+
+    def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
+        return self.of(s).lookup(s, item_id)
+
+    def names(self, s: Session, id_list: list[str], kinds: tuple[str, ...]) -> list[str]:
+        return self.of(s).names(s, id_list, kinds)
+
+
+BY_NAME = _ByName()
 
 
 # ---------------------------------------------------------------- compiling
@@ -279,9 +318,11 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         conds.append(items.c.parent_id == parent_id)
         return
     kind = row.type
-    if kind == "CollectionFolder":
+    if kind == "CollectionFolder":  # (type, not id: the covering index has the type)
         conds.append(items.c.library_id == parent_id)
-    elif kind == "Series":
+        conds.append(items.c.type != "CollectionFolder")
+        return
+    if kind == "Series":
         conds.append(items.c.series_id == parent_id)
     elif kind == "Season":
         conds.append(items.c.season_id == parent_id)
@@ -295,7 +336,8 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         child = items.alias("child")
         tree = tree.union_all(select(child.c.id).where(child.c.parent_id == tree.c.id))
         conds.append(items.c.id.in_(select(tree.c.id)))
-    conds.append(items.c.id != parent_id)
+    if kind not in ("Series", "Season", "MusicAlbum"):  # those rows never point at themselves
+        conds.append(items.c.id != parent_id)
 
 
 def _conditions(s: Session, c: _Ctx) -> list:
@@ -638,15 +680,99 @@ def _adjacent(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
     return rows, len(rows)
 
 
-def run_query(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
-    """The page of item rows and the total (or the page's end when the count is off)."""
+class CountCache:
+    """Totals (and, for deep paging, ordered id lists) of recent queries, valid while the
+    database has not been written since (``Database.generation``): paging through a large
+    view counts once, not per page."""
+
+    def __init__(self, size: int = 256, id_lists: int = 8) -> None:
+        self._entries: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[int, list[str]]] = OrderedDict()
+        self._size = size
+        self._id_lists = id_lists
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(q: ItemQuery) -> str:
+        return repr(replace(q, start_index=0, limit=None, sort_by=[], sort_order=[]))
+
+    @staticmethod
+    def ids_key(q: ItemQuery) -> str:
+        return repr(replace(q, start_index=0, limit=None))
+
+    def get_ids(self, key: str, generation: int) -> list[str] | None:
+        with self._lock:
+            found = self._ids.get(key)
+            if found is None or found[0] != generation:
+                return None
+            self._ids.move_to_end(key)
+            return found[1]
+
+    def put_ids(self, key: str, generation: int, ordered: list[str]) -> None:
+        with self._lock:
+            self._ids[key] = (generation, ordered)
+            self._ids.move_to_end(key)
+            while len(self._ids) > self._id_lists:
+                self._ids.popitem(last=False)
+
+    def get(self, key: str, generation: int) -> int | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None or found[0] != generation:
+                return None
+            self._entries.move_to_end(key)
+            return found[1]
+
+    def put(self, key: str, generation: int, total: int) -> None:
+        with self._lock:
+            self._entries[key] = (generation, total)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+DEEP_PAGE = 1000  # from this startIndex on, the whole ordered id list is read once and cached
+
+
+def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
+              generation: int = 0) -> tuple[list[Any], int]:
+    """The page of item rows and the total (or the page's end when the count is off).
+
+    Two steps: the page's ids from the (covering) index, then those rows by primary key, so
+    skipping startIndex rows never reads the wide rows. Deep pages of a cacheable query slice
+    the query's cached ordered id list instead of skipping index entries again and again."""
     if q.adjacent_to:
         return _adjacent(s, q)
-    page, count = compile_query(s, q)
-    rows = list(s.execute(page).all())
+    cacheable = counts is not None and "Random" not in q.sort_by
+    if cacheable and q.start_index >= DEEP_PAGE:
+        key = counts.ids_key(q)
+        ordered = counts.get_ids(key, generation)
+        if ordered is None:
+            start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
+            try:
+                page, _ = compile_query(s, q, [items.c.id])
+            finally:
+                q.start_index, q.limit = start, limit
+            ordered = [r[0] for r in s.execute(page).all()]
+            counts.put_ids(key, generation, ordered)
+            counts.put(counts.key(q), generation, len(ordered))
+        end = None if q.limit is None else q.start_index + q.limit
+        page_ids = ordered[q.start_index:end]
+        found = get_rows(s, page_ids)
+        return [found[i] for i in page_ids if i in found], len(ordered)
+    page, count = compile_query(s, q, [items.c.id])
+    page_ids = [r[0] for r in s.execute(page).all()]
+    found = get_rows(s, page_ids)
+    rows = [found[i] for i in page_ids if i in found]
     if count is not None:
         if q.limit is not None and len(rows) < q.limit and (rows or q.start_index == 0):
             total = q.start_index + len(rows)
+        elif cacheable:
+            key = counts.key(q)
+            total = counts.get(key, generation)
+            if total is None:
+                total = s.execute(count).scalar() or 0
+                counts.put(key, generation, total)
         else:
             total = s.execute(count).scalar() or 0
     else:
@@ -654,14 +780,52 @@ def run_query(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
     return rows, total
 
 
+_ITEM_COLUMNS = tuple(items.columns.keys())
+_DATE_COLUMNS = frozenset(name for name, column in items.columns.items()
+                          if getattr(column.type, "python_type", None) is datetime
+                          or column.type.__class__.__name__ == "UTCDateTime")
+_SELECT_ROWS = "SELECT " + ", ".join(f'"{c}"' for c in _ITEM_COLUMNS) + " FROM items WHERE id IN "
+
+
+def _to_datetime(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class ItemRow:
+    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot
+    path of every page): attribute access like a Row, datetimes parsed, booleans as ints."""
+
+    __slots__ = _ITEM_COLUMNS
+
+    def __init__(self, values: tuple) -> None:
+        for name, value in zip(_ITEM_COLUMNS, values, strict=True):
+            setattr(self, name, _to_datetime(value) if name in _DATE_COLUMNS else value)
+
+
 def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
+    """Rows by id in one query (``ItemRow`` objects)."""
     if not id_list:
         return {}
-    return {r.id: r for r in s.execute(select(items).where(items.c.id.in_(id_list))).all()}
+    out: dict[str, Any] = {}
+    conn = s.connection()
+    marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+    for start in range(0, len(id_list), 500):
+        chunk = list(dict.fromkeys(id_list[start:start + 500]))
+        if marker is None:  # an unusual driver: let SQLAlchemy render the statement
+            result = conn.execute(select(*items.columns).where(items.c.id.in_(chunk)))
+        else:
+            result = conn.exec_driver_sql(_SELECT_ROWS + "(" + ", ".join([marker] * len(chunk)) + ")", tuple(chunk))
+        for values in result.all():
+            row = ItemRow(tuple(values))
+            out[row.id] = row
+    return out
 
 
 def get_row(s: Session, item_id: str) -> Any | None:
-    return s.execute(select(items).where(items.c.id == item_id)).first()
+    return get_rows(s, [item_id]).get(item_id)
 
 
 def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:

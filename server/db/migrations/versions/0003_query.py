@@ -18,7 +18,8 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("items") as batch:
         batch.add_column(sa.Column("status", sqlmodel.sql.sqltypes.AutoString(), nullable=True))
-        batch.create_index("ix_items_library_type_sort_name", ["library_id", "type", "sort_name"], unique=False)
+        batch.create_index("ix_items_library_type_owner_sort", ["library_id", "type", "owner_id", "sort_name", "id"],
+                           unique=False)
         batch.create_index("ix_items_series_sort_name", ["series_id", "sort_name"], unique=False)
         batch.create_index("ix_items_album_sort_name", ["album_id", "sort_name"], unique=False)
     with op.batch_alter_table("item_people") as batch:
@@ -35,5 +36,5 @@ def downgrade() -> None:
     with op.batch_alter_table("items") as batch:
         batch.drop_index("ix_items_album_sort_name")
         batch.drop_index("ix_items_series_sort_name")
-        batch.drop_index("ix_items_library_type_sort_name")
+        batch.drop_index("ix_items_library_type_owner_sort")
         batch.drop_column("status")
