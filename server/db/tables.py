@@ -383,7 +383,3 @@ class CollectionEntry(SQLModel, table=True):
     item_id: str = Field(primary_key=True, max_length=32, index=True)
     sort_order: int = 0
     date_added: datetime = Field(default_factory=utcnow)
-
-
-# Similar items and instant mixes (server/library/related.py) score over item_values alone.
-Index("ix_item_values_kind_clean_item", ItemValue.kind, ItemValue.clean_value, ItemValue.item_id)

@@ -110,8 +110,9 @@ def _rows_in_order(s: Session, ordered_ids: list[str]) -> list[Any]:
 def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | None, exclude: list[str],
                  allowed: frozenset[str] | None, exclude_artists: list[str]) -> list[Any]:
     """Best-scored items of ``types``; ties in random order (as Jellyfin). The scores are
-    summed over ``item_values`` alone (a covering index), the best few hundred are then checked
-    against ``items`` (type, extras, libraries): a large library costs one grouped index scan."""
+    summed over ``item_values`` alone (covering index ix_item_values_listing); the best few
+    hundred are then checked against ``items`` (type, extras, libraries): a large library
+    costs one grouped index scan."""
     row = seed.row
     c = items.c
     if row.type == "MusicArtist":

@@ -1,4 +1,4 @@
-"""browse: playlists (entries, shares), collection members, a covering index on item_values
+"""browse: playlists (entries, shares) and collection members
 
 Revision ID: 0003_browse
 Revises: 0002
@@ -57,12 +57,9 @@ def upgrade() -> None:
     )
     op.create_index("ix_collection_items_collection_order", "collection_items", ["collection_id", "sort_order"])
     op.create_index("ix_collection_items_item_id", "collection_items", ["item_id"])
-    # Similar items and instant mixes sum and pick over item_values alone: a covering index.
-    op.create_index("ix_item_values_kind_clean_item", "item_values", ["kind", "clean_value", "item_id"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_item_values_kind_clean_item", table_name="item_values")
     op.drop_table("collection_items")
     op.drop_table("playlist_users")
     op.drop_table("playlist_entries")
