@@ -217,6 +217,16 @@ def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> di
             "fields": "PrimaryImageAspectRatio,MediaSources", "enableTotalRecordCount": "true"}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux), to report work per request independent of
+    how busy the machine is."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -283,14 +293,17 @@ def main() -> None:
             proc, url = start(data)
             try:
                 token, user_id = sign_in(url)
+                cpu0 = cpu_seconds(proc.pid)
                 one = single(url, token, info, user_id, args.requests, args.first_page)
+                cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
                 many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
                                                    args.clients, args.first_page))
             finally:
                 stop(proc)
             print(f"{info['items']:>7} items (built in {built:.1f} s): 1 client p50 {statistics.median(one):.1f} ms, "
                   f"p99 {pct(one, 99):.1f} ms | {args.clients} clients p50 {statistics.median(many):.1f} ms, "
-                  f"p99 {pct(many, 99):.1f} ms, {rps:.0f} req/s")
+                  f"p99 {pct(many, 99):.1f} ms, {rps:.0f} req/s | server CPU {cpu_per_request:.1f} ms/request, "
+                  f"load average {os.getloadavg()[0]:.1f}")
         finally:
             shutil.rmtree(data, ignore_errors=True)
 

@@ -12,6 +12,8 @@ from server.library.query import ItemQuery
 from server.wire import models as w
 
 _SPECIAL_EXCLUDED = ("Trailer", "ThemeSong", "ThemeVideo")
+_LATEST_TYPES = {"movies": ("Movie",), "tvshows": ("Episode",), "music": ("Audio",), "musicvideos": ("MusicVideo",),
+                 "books": ("Book", "AudioBook"), "homevideos": ("Video", "Photo"), "photos": ("Photo", "Video")}
 
 
 @operation("GetItem")
@@ -70,8 +72,11 @@ async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, userId: st
         raise BadRequestError("limit must not be negative.")
     limit = 20 if limit is None else limit
     parent = guid_or_none(parentId, "parentId")
-    q = ctx.items.scoped(ItemQuery(parent_id=parent, recursive=True, include_types=list(includeItemTypes or ()),
-                                   is_played=isPlayed), viewer)
+    types = list(includeItemTypes or ())
+    if not types and parent:  # what Latest shows of each kind of library
+        types = list(_LATEST_TYPES.get(await ctx.items.collection_type_of(parent) or "", ()))
+    q = ctx.items.scoped(ItemQuery(parent_id=parent, recursive=True, include_types=types, is_played=isPlayed),
+                         viewer)
     user = viewer.user
     if user is not None:
         config = user.configuration

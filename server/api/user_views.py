@@ -7,7 +7,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.wire import models as w
 
-_VIEW_FIELDS = ["PrimaryImageAspectRatio", "DisplayPreferencesId", "ChildCount", "SortName", "DateCreated"]
+_VIEW_FIELDS = ["PrimaryImageAspectRatio", "DisplayPreferencesId", "SortName", "DateCreated"]
 
 
 @operation("GetUserViews")

@@ -140,6 +140,11 @@ class Item(SQLModel, table=True):
         Index("ix_items_library_type_owner_sort", "library_id", "type", "owner_id", "sort_name", "id"),
         Index("ix_items_series_sort_name", "series_id", "sort_name"),
         Index("ix_items_album_sort_name", "album_id", "sort_name"),
+        # narrow covering indexes (0005_query_covering): scope checks of joined rows by id, the
+        # facets of a library (ratings, years) without reading the wide rows
+        Index("ix_items_scope", "id", "library_id", "type", "owner_id", "is_folder", "media_type", "production_year",
+              "official_rating"),
+        Index("ix_items_library_facets", "library_id", "type", "owner_id", "official_rating", "production_year"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -232,7 +237,8 @@ class ItemValue(SQLModel, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
     __tablename__ = "item_values"
-    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),)
+    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),
+                      Index("ix_item_values_listing", "kind", "clean_value", "item_id", "value"))
 
     item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
     kind: str = Field(primary_key=True)
@@ -327,3 +333,53 @@ class LiveTvTimer(SQLModel, table=True):
     recording_path: str | None = None
     error: str | None = None
     date_created: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------- browsing: playlists, collections
+#
+# A playlist or a collection (BoxSet) is also an ``items`` row (type Playlist / BoxSet, no
+# library) so that every item route and the DTO builder see it; these tables hold what the item
+# row cannot: owners, shares, and the ordered entries.
+
+
+class Playlist(SQLModel, table=True):
+    __tablename__ = "playlists"
+
+    id: str = Field(primary_key=True, max_length=32)  # = the Playlist item's id
+    owner_user_id: str | None = Field(default=None, index=True)
+    is_public: bool = False
+    media_type: str = "Unknown"  # MediaType spelling
+
+
+class PlaylistEntry(SQLModel, table=True):
+    """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
+
+    __tablename__ = "playlist_entries"
+    __table_args__ = (Index("ix_playlist_entries_playlist_order", "playlist_id", "sort_order"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    playlist_id: str = Field(foreign_key="playlists.id", ondelete="CASCADE")
+    item_id: str = Field(index=True)
+    sort_order: int = 0
+
+
+class PlaylistShare(SQLModel, table=True):
+    """A user the playlist is shared with, and whether they may edit it."""
+
+    __tablename__ = "playlist_users"
+
+    playlist_id: str = Field(primary_key=True, foreign_key="playlists.id", ondelete="CASCADE")
+    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
+    can_edit: bool = False
+
+
+class CollectionEntry(SQLModel, table=True):
+    """An item in a collection (BoxSet)."""
+
+    __tablename__ = "collection_items"
+    __table_args__ = (Index("ix_collection_items_collection_order", "collection_id", "sort_order"),)
+
+    collection_id: str = Field(primary_key=True, max_length=32)
+    item_id: str = Field(primary_key=True, max_length=32, index=True)
+    sort_order: int = 0
+    date_added: datetime = Field(default_factory=utcnow)

@@ -55,6 +55,7 @@ class NameQuery:
     person_types: list[str] = field(default_factory=list)
     exclude_person_types: list[str] = field(default_factory=list)
     appears_in_item_id: str | None = None
+    with_counts: bool = True  # per-type counts (ItemCounts); ChildCount is always there
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
@@ -69,16 +70,26 @@ class NameEntry:
     image_tag: str | None = None
 
 
-def _count_columns() -> list:
-    cols = [func.count(func.distinct(items.c.id)).label("ChildCount")]
-    for label, kind in COUNT_TYPES:
-        cols.append(func.count(func.distinct(case((items.c.type == kind, items.c.id)))).label(label))
+def _count_columns(distinct: bool = True, per_type: bool = True) -> list:
+    """ChildCount and the per-type counts. ``distinct`` is needed only where one item can
+    appear twice in a group (an artist as both Artist and AlbumArtist of a track); the per-type
+    counts cost most and are only computed when the DTOs will show them (ItemCounts)."""
+    if distinct:
+        cols = [func.count(func.distinct(items.c.id)).label("ChildCount")]
+    else:
+        cols = [func.count().label("ChildCount")]
+    if per_type:
+        for label, kind in COUNT_TYPES:
+            if distinct:
+                cols.append(func.count(func.distinct(case((items.c.type == kind, items.c.id)))).label(label))
+            else:
+                cols.append(func.sum(case((items.c.type == kind, 1), else_=0)).label(label))
     return cols
 
 
 def _counts(row: Any) -> dict[str, int]:
     m = row._mapping
-    return {k: int(m[k] or 0) for k in ("ChildCount", *(label for label, _ in COUNT_TYPES))}
+    return {k: int(m[k] or 0) for k in ("ChildCount", *(label for label, _ in COUNT_TYPES)) if k in m}
 
 
 def _name_filters(column, nq: NameQuery) -> list:
@@ -111,19 +122,36 @@ def _page(entries: list[NameEntry], nq: NameQuery, favorites: set[str] | None) -
     return entries[nq.start_index:end], total
 
 
+def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any) -> tuple[list[NameEntry], int]:
+    """The page from SQL; the total from a lean count of the groups, and only when the page
+    does not already tell it."""
+    page = q.offset(nq.start_index or None)
+    if nq.limit is not None:
+        page = page.limit(nq.limit)
+    entries = [make(r) for r in s.execute(page).all()]
+    end = nq.start_index + len(entries)
+    if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
+                                                                (entries or nq.start_index == 0)):
+        return entries, end
+    groups = q.with_only_columns(group_key).order_by(None).subquery()
+    return entries, s.execute(select(func.count()).select_from(groups)).scalar() or 0
+
+
 def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
     """One page of by-name entries with their item counts, and the total."""
     use_sql_paging = nq.is_favorite is None
     if nq.kind == "Person":
         return _persons(s, nq, use_sql_paging)
     source, conds = scope(s, nq.scope)
-    cols = _count_columns()
+    single_kind = nq.kind == "Year" or len(VALUE_KINDS[nq.kind][0]) == 1
+    cols = _count_columns(distinct=not single_kind, per_type=nq.with_counts)
     if nq.kind == "Year":
         column = items.c.production_year
         q = (select(column.label("name"), *cols).select_from(source)
              .where(*conds, column.is_not(None)).group_by(column)
              .order_by(column.desc() if nq.descending else column.asc()))
         make = lambda r: NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r))  # noqa: E731
+        group_key = column
     else:
         value_kinds, result_kind = VALUE_KINDS[nq.kind]
         v = item_values.alias("nv")
@@ -135,14 +163,9 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
              .order_by(v.c.clean_value.desc() if nq.descending else v.c.clean_value.asc()))
         id_kind = result_kind
         make = lambda r: NameEntry(result_kind, r.name, ids.by_name_id(id_kind, r.name), _counts(r))  # noqa: E731
+        group_key = v.c.clean_value
     if use_sql_paging:
-        total = None
-        if nq.enable_total_record_count:
-            total = s.execute(select(func.count()).select_from(q.order_by(None).subquery())).scalar() or 0
-        page = q.offset(nq.start_index or None).limit(nq.limit) if nq.limit is not None else \
-            q.offset(nq.start_index or None)
-        entries = [make(r) for r in s.execute(page).all()]
-        return entries, total if total is not None else nq.start_index + len(entries)
+        return _sql_page(s, q, nq, make, group_key)
     entries = [make(r) for r in s.execute(q).all()]
     return _page(entries, nq, _favorites(s, nq.scope.user_id))
 
@@ -161,21 +184,15 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
     if allowed is not None:
         conds.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
     order = func.lower(people.c.name)
-    q = (select(people.c.id, people.c.name, people.c.image_tag, *_count_columns()).select_from(source)
+    q = (select(people.c.id, people.c.name, people.c.image_tag, *_count_columns(per_type=nq.with_counts))
+         .select_from(source)
          .where(*conds).group_by(people.c.id).order_by(order.desc() if nq.descending else order.asc()))
 
     def make(r: Any) -> NameEntry:
         return NameEntry("Person", r.name, r.id, _counts(r), r.image_tag)
 
     if use_sql_paging:
-        total = None
-        if nq.enable_total_record_count:
-            total = s.execute(select(func.count()).select_from(q.order_by(None).subquery())).scalar() or 0
-        page = q.offset(nq.start_index or None)
-        if nq.limit is not None:
-            page = page.limit(nq.limit)
-        entries = [make(r) for r in s.execute(page).all()]
-        return entries, total if total is not None else nq.start_index + len(entries)
+        return _sql_page(s, q, nq, make, people.c.id)
     return _page([make(r) for r in s.execute(q).all()], nq, _favorites(s, nq.scope.user_id))
 
 

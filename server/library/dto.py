@@ -19,6 +19,7 @@ from sqlalchemy import and_, case, false, func, literal, select, true
 from sqlalchemy.orm import Session
 
 from server.db.tables import Library
+from server.guid import guid_from_text
 from server.library import ids
 from server.library.media_sources import media_sources_for, streams_of
 from server.library.query import item_people, item_values, items, people, user_data
@@ -149,7 +150,7 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
                  ("MusicAlbum", items.c.album_id, ("Audio",)))
     for kind, column, types in relations:
         wanted = by_type.get(kind)
-        if not wanted:
+        if not wanted or not (want_recursive or kind in _PLAYED_FOLDERS):
             continue
         if want_played and user_id and kind in _PLAYED_FOLDERS:
             played = func.sum(case((user_data.c.played == true(), 1), else_=0))
@@ -251,12 +252,19 @@ def parent_rows(s: Session, rows: Sequence[Any]) -> dict[str, Any]:
     return {r.id: r for r in s.execute(q).all()}
 
 
+# Views that are not libraries: the Collections folder and the Playlists folder (server/library/
+# boxsets.py, playlists.py).
+_VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_text("folder", "playlists"): "playlists"}
+
+
 def collection_types(s: Session, rows: Sequence[Any]) -> dict[str, str | None]:
-    wanted = [r.id for r in rows if r.type == "CollectionFolder"]
+    wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder")]
     if not wanted:
         return {}
-    return dict(s.execute(select(libraries.c.id, libraries.c.collection_type)
-                          .where(libraries.c.id.in_(wanted))).all())
+    found: dict[str, str | None] = {k: v for k, v in _VIEW_TYPES.items() if k in wanted}
+    found.update(s.execute(select(libraries.c.id, libraries.c.collection_type)
+                           .where(libraries.c.id.in_(wanted))).all())
+    return found
 
 
 # ---------------------------------------------------------------- building
@@ -410,7 +418,7 @@ def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str
     want_user_data = bool(opts.enable_user_data and opts.user_id)
     uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data else {}
     want_children = has("ChildCount")
-    want_recursive = has("RecursiveItemCount") or want_user_data
+    want_recursive = has("RecursiveItemCount")  # played counts (series, seasons) come with user data
     counts = folder_counts(s, rows, opts.user_id, want_children=want_children, want_recursive=want_recursive,
                            want_played=want_user_data) if any(r.is_folder for r in rows) else {}
     cast = people_of(s, item_ids) if has("People") else {}
@@ -440,7 +448,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     )
     if r.container and not is_folder:
         dto.Container = r.container
-    if r.type == "CollectionFolder":
+    if r.type in ("CollectionFolder", "ManualPlaylistsFolder"):
         dto.CollectionType = ctypes.get(r.id)
         dto.ParentId = None
     if is_folder:
@@ -529,7 +537,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     if "CanDownload" in f:
         dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
     if "LockedFields" in f or "Settings" in f:
-        dto.LockedFields = _list(r.locked_fields_json)
+        dto.LockedFields = [x for x in _list(r.locked_fields_json) if not x.startswith("~")]  # merge.py
         dto.LockData = bool(r.is_locked)
     if "Chapters" in f:
         try:
@@ -583,6 +591,6 @@ __all__ = ["DtoOptions", "FolderCounts", "build_dtos", "etag", "folder_counts", 
 def user_data_dtos(s: Session, rows: Sequence[Any], user_id: str) -> dict[str, w.UserItemDataDto]:
     """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
     uds = user_data_rows(s, user_id, [r.id for r in rows])
-    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=True, want_played=True) \
+    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=False, want_played=True) \
         if any(r.is_folder for r in rows) else {}
     return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}

@@ -7,51 +7,51 @@ from typing import Any
 from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
-from server.library.query import ItemQuery, get_rows, items, run_query
+from server.library.query import ItemQuery, compile_query, get_rows, items
 
-_LATEST_BATCH = 200
+_LATEST_BATCH = 500
 _LATEST_MAX_SCANNED = 4000
 
 
 def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tuple[Any, int]]:
     """Recently added items, newest first: (row, child count). With ``group``, episodes of one
     series collapse into the series when there are several, and tracks always collapse into
-    their album (Jellyfin's Latest rules)."""
+    their album (Jellyfin's Latest rules). Grouping reads narrow columns only; full rows are
+    read for the entries shown."""
     q.sort_by, q.sort_order = ["DateCreated"], ["Descending"]
     q.enable_total_record_count = False
     q.is_folder = False
-    groups: dict[str, list[Any]] = {}
+    q.stable_order = False  # so the date index alone serves the order and the scan stops early
+    groups: dict[str, list[tuple[str, str]]] = {}
     order: list[str] = []
     scanned = 0
+    columns = [items.c.id, items.c.type, items.c.series_id, items.c.album_id]
     while len(order) < limit and scanned < _LATEST_MAX_SCANNED:
         q.start_index, q.limit = scanned, _LATEST_BATCH
-        rows, _ = run_query(s, q)
-        for row in rows:
-            key = row.id
-            if group and row.type == "Episode" and row.series_id:
-                key = row.series_id
-            elif group and row.type == "Audio" and row.album_id:
-                key = row.album_id
+        page, _ = compile_query(s, q, columns)
+        rows = s.execute(page).all()
+        for item_id, kind, series_id, album_id in rows:
+            key = item_id
+            if group and kind == "Episode" and series_id:
+                key = series_id
+            elif group and kind == "Audio" and album_id:
+                key = album_id
             if key not in groups:
                 if len(order) >= limit:
                     continue
                 groups[key] = []
                 order.append(key)
-            groups[key].append(row)
+            groups[key].append((item_id, kind))
         scanned += len(rows)
         if len(rows) < _LATEST_BATCH:
             break
-    containers = get_rows(s, [k for k in order if groups[k][0].id != k])
-    out: list[tuple[Any, int]] = []
+    wanted = []
     for key in order:
-        members = groups[key]
-        first = members[0]
-        container = containers.get(key)
-        if container is not None and (len(members) > 1 or first.type == "Audio"):
-            out.append((container, len(members)))
-        else:
-            out.append((first, 0))
-    return out
+        first_id, first_kind = groups[key][0]
+        use_container = first_id != key and (len(groups[key]) > 1 or first_kind == "Audio")
+        wanted.append((key if use_container else first_id, len(groups[key]) if use_container else 0))
+    found = get_rows(s, [item_id for item_id, _ in wanted])
+    return [(found[item_id], count) for item_id, count in wanted if item_id in found]
 
 
 def ancestor_ids(s: Session, item_id: str) -> list[str]:

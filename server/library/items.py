@@ -7,6 +7,7 @@ pool in one session (rows, count and the DTO batch lookups together).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -21,12 +22,13 @@ from server.db.tables import UserData
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
-from server.library import ids
+from server.library import ids, search_index
 from server.library.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
 from server.library.dto import DtoOptions, build_dtos, user_data_dtos
 from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
     BY_NAME,
+    PLAYLISTS_FOLDER_ID,
     ROOT_FOLDER_ID,
     CountCache,
     ItemQuery,
@@ -67,7 +69,8 @@ class Viewer:
         policy = self.user.policy
         if policy.EnableAllFolders is not False:
             return None
-        return frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
 
     @property
     def can_delete(self) -> bool:
@@ -89,6 +92,10 @@ class ItemService:
         self.events = events
         self.count_cache = CountCache()
         register_by_name_index(db.engine, lambda: db.generation)
+
+    async def start(self) -> None:
+        """After the migration: check the search index (see search_index.ensure)."""
+        await asyncio.to_thread(search_index.ensure, self.db.engine)
 
     async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
         """The user named by ``userId`` (404 if unknown; only admins may name another user),
@@ -230,7 +237,8 @@ class ItemService:
     async def library_rows(self, viewer: Viewer) -> list[Any]:
         """The CollectionFolder rows the viewer may see, in name order."""
         def read(s: Session) -> list[Any]:
-            q = select(items).where(items.c.type == "CollectionFolder").order_by(items.c.sort_name, items.c.name)
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = q.order_by(items.c.sort_name, items.c.name)
             return [r for r in s.execute(q).all()]
 
         return [r for r in await self.db.read(read) if self.visible(r, viewer)]
@@ -306,6 +314,8 @@ class ItemService:
     async def names(self, nq: NameQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         if nq.start_index < 0 or (nq.limit is not None and nq.limit < 0):
             raise BadRequestError("startIndex and limit must not be negative.")
+
+        nq.with_counts = opts.has("ItemCounts")
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -37,12 +37,23 @@ from sqlalchemy import (
     select,
     true,
 )
+from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
-from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData
+from server.db.tables import (
+    CollectionEntry,
+    Item,
+    ItemPerson,
+    ItemValue,
+    Person,
+    Playlist,
+    PlaylistEntry,
+    PlaylistShare,
+    UserData,
+)
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
-from server.library import ids
+from server.library import ids, search_index
 
 items = Item.__table__
 user_data = UserData.__table__
@@ -57,7 +68,7 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
 
 
 @dataclass
@@ -126,6 +137,7 @@ class ItemQuery:
     max_width: int | None = None
     max_height: int | None = None
     image_types: list[str] = field(default_factory=list)
+    stable_order: bool = True  # break ties by id (stable paging); Latest does without
     include_structural: bool = False  # recursive listings keep MusicArtist rows
     resume_audiobooks: bool = False  # with media_types: AudioBook rows count too
     has_trailer: bool | None = None
@@ -262,6 +274,7 @@ class _Ctx:
     def __init__(self, q: ItemQuery) -> None:
         self.q = q
         self.needs_user_data = False
+        self.library_scope = False  # a recursive query under a CollectionFolder
         self.ud = user_data.alias("ud")
 
     def ud_col(self, name: str):
@@ -285,6 +298,27 @@ def _played_condition(c: _Ctx, played: bool):
     if played:
         return or_(and_(folder_case, not_(unplayed_episode)), and_(not_(folder_case), row_played))
     return or_(and_(folder_case, unplayed_episode), and_(not_(folder_case), not_(row_played)))
+
+
+#: The folder playlists hang under (server/library/playlists.py).
+PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
+
+
+def _playlist_visible(user_id: str):
+    """Rows other than playlists, and the playlists the user owns, shares or that are public."""
+    pl, shares = Playlist.__table__, PlaylistShare.__table__
+    mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
+    shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
+    return or_(items.c.type != "Playlist", items.c.id.in_(mine), items.c.id.in_(shared))
+
+
+def _members_of(kind: str, parent_id: str):
+    """The members of a collection (BoxSet) or a playlist, as a condition on items."""
+    if kind == "BoxSet":
+        members = CollectionEntry.__table__
+        return items.c.id.in_(select(members.c.item_id).where(members.c.collection_id == parent_id))
+    entries = PlaylistEntry.__table__
+    return items.c.id.in_(select(entries.c.item_id).where(entries.c.playlist_id == parent_id))
 
 
 def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
@@ -314,11 +348,15 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
             conds.append(exists(select(literal(1)).select_from(item_people).where(
                 item_people.c.item_id == items.c.id, item_people.c.person_id == parent_id)))
         return
+    if row.type in ("BoxSet", "Playlist"):  # members live in their own tables (server/library/boxsets.py)
+        conds.append(_members_of(row.type, parent_id))
+        return
     if not q.recursive:
         conds.append(items.c.parent_id == parent_id)
         return
     kind = row.type
     if kind == "CollectionFolder":  # (type, not id: the covering index has the type)
+        c.library_scope = True
         conds.append(items.c.library_id == parent_id)
         conds.append(items.c.type != "CollectionFolder")
         return
@@ -347,13 +385,19 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.owner_id == q.owner_id)
         if q.extra_types:
             conds.append(items.c.extra_type.in_(q.extra_types))
-    elif not q.ids:
-        conds.append(items.c.owner_id.is_(None))
     if q.allowed_library_ids is not None:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
+        conds.append(_playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
+    if q.owner_id is None and not q.ids:
+        # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
+        # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
+        # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
+        # (date_created for Latest) or on the few ids a full-text match found.
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.ifnull(items.c.owner_id, "") == "")
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
@@ -438,7 +482,11 @@ def _conditions(s: Session, c: _Ctx) -> list:
         is_folder = False
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
-    if q.search_term and q.search_term.strip():
+    fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
+    if fts_term is not None and search_index.ready(s.get_bind()):
+        conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
+                                    .columns(sql_column("item_id"))))
+    elif q.search_term and q.search_term.strip():
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),
@@ -618,7 +666,7 @@ def _order_by(c: _Ctx) -> list:
         direction = q.sort_order[i] if i < len(q.sort_order) else (q.sort_order[0] if q.sort_order else "Ascending")
         for column in _sort_columns(c, key):
             order.append(column.desc() if direction == "Descending" else column.asc())
-    if "Random" not in keys:
+    if "Random" not in keys and q.stable_order:
         order.append(items.c.id.asc())
     return order
 
@@ -794,15 +842,24 @@ def _to_datetime(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-class ItemRow:
-    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot
-    path of every page): attribute access like a Row, datetimes parsed, booleans as ints."""
+_ItemRowBase = namedtuple("_ItemRowBase", _ITEM_COLUMNS)  # noqa: PYI024
+_DATE_INDEXES = tuple(i for i, name in enumerate(_ITEM_COLUMNS) if name in _DATE_COLUMNS)
 
-    __slots__ = _ITEM_COLUMNS
 
-    def __init__(self, values: tuple) -> None:
-        for name, value in zip(_ITEM_COLUMNS, values, strict=True):
-            setattr(self, name, _to_datetime(value) if name in _DATE_COLUMNS else value)
+class ItemRow(_ItemRowBase):
+    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot path of
+    every page): a named tuple with attribute access like a Row, datetimes parsed, booleans as
+    ints."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_db(cls, values: tuple) -> ItemRow:
+        values = list(values)
+        for i in _DATE_INDEXES:
+            if values[i] is not None:
+                values[i] = _to_datetime(values[i])
+        return cls._make(values)
 
 
 def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
@@ -819,7 +876,7 @@ def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
         else:
             result = conn.exec_driver_sql(_SELECT_ROWS + "(" + ", ".join([marker] * len(chunk)) + ")", tuple(chunk))
         for values in result.all():
-            row = ItemRow(tuple(values))
+            row = ItemRow.from_db(values)
             out[row.id] = row
     return out
 
@@ -843,18 +900,16 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
 def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
     """Distinct genres, tags, official ratings and years of the items in a query's scope."""
     source, conds = scope(s, q)
-    in_scope = select(items.c.id).select_from(source).where(*conds)
-    v = item_values
-    out: dict[str, list] = {}
-    for kind in ("Genre", "Tag"):
-        rows = s.execute(select(func.min(v.c.value)).where(v.c.kind == kind, v.c.item_id.in_(in_scope))
-                         .group_by(v.c.clean_value).order_by(v.c.clean_value)).scalars()
-        out[kind] = [r for r in rows if r]
-    out["OfficialRating"] = [r for r in s.execute(
-        select(items.c.official_rating).select_from(source).where(*conds, items.c.official_rating.is_not(None),
-                                                                   items.c.official_rating != "")
-        .distinct().order_by(items.c.official_rating)).scalars()]
-    out["Year"] = [r for r in s.execute(
-        select(items.c.production_year).select_from(source).where(*conds, items.c.production_year.is_not(None))
-        .distinct().order_by(items.c.production_year)).scalars()]
+    v = item_values.alias("fv")
+    out: dict[str, list] = {"Genre": [], "Tag": []}
+    rows = s.execute(select(v.c.kind, func.min(v.c.value)).select_from(source.join(v, v.c.item_id == items.c.id))
+                     .where(*conds, v.c.kind.in_(("Genre", "Tag")))
+                     .group_by(v.c.kind, v.c.clean_value).order_by(v.c.kind, v.c.clean_value)).all()
+    for kind, value in rows:
+        if value:
+            out[kind].append(value)
+    pairs = s.execute(select(items.c.official_rating, items.c.production_year).select_from(source)
+                      .where(*conds).group_by(items.c.official_rating, items.c.production_year)).all()
+    out["OfficialRating"] = sorted({r for r, _ in pairs if r})
+    out["Year"] = sorted({y for _, y in pairs if y is not None})
     return out
