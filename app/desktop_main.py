@@ -26,7 +26,7 @@ DEFAULT_PORT = 8096
 DEFAULT_HOST = "0.0.0.0"
 UPDATE_MANIFEST_ENV = "REELROOM_UPDATE_MANIFEST_URL"
 
-HostFactory = Callable[[Path, int, str], "ServerHostLike"]
+HostFactory = Callable[[Path, "int | None", str], "ServerHostLike"]
 
 
 def default_data_dir() -> Path:
@@ -36,20 +36,16 @@ def default_data_dir() -> Path:
 def build_arg_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reelroom", description="Reelroom media server (desktop app)")
     parser.add_argument("--data-dir", type=Path, default=None, help="folder for the database, settings and logs")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"HTTP port (default: the one saved in Settings, else {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    from app.lan_flags import add_lan_arguments
-
-    add_lan_arguments(parser)
     return parser
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = build_arg_parser().parse_args(argv)
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         build_arg_parser().error(f"--port must be between 0 and 65535, not {args.port}")
-    if not 0 <= args.discovery_port <= 65535:
-        build_arg_parser().error(f"--discovery-port must be between 0 and 65535, not {args.discovery_port}")
     args.data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     return args
 
@@ -62,10 +58,10 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int, host: str, **lan: Any) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int | None, host: str) -> ServerHostLike:
     from app.server_host import ServerHost
 
-    return ServerHost(data_dir=data_dir, port=port, host=host, **lan)
+    return ServerHost(data_dir=data_dir, port=port, host=host)
 
 
 def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
@@ -113,12 +109,7 @@ def build_desktop(
     if not instance.claim():
         log.info("Reelroom is already running; asked it to show its window")
         return None
-    if host_factory is _server_host_factory:
-        from app.lan_flags import lan_options
-
-        server = _server_host_factory(args.data_dir, args.port, args.host, **lan_options(args))
-    else:
-        server = host_factory(args.data_dir, args.port, args.host)
+    server = host_factory(args.data_dir, args.port, args.host)
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),
@@ -128,25 +119,11 @@ def build_desktop(
     controller = TrayController(server, calls, **options)
     instance.messageReceived.connect(lambda message: controller.show_main_window() if message == SHOW else None)
     controller.quitRequested.connect(app.quit)
+    from app import stop_signals
+
+    stop_signals.install(controller.quit, controller)  # SIGTERM (systemd, logout) quits cleanly
     controller.start()
     return DesktopApp(app, instance, calls, controller)
-
-
-def stop_on_signals(desktop: DesktopApp) -> None:
-    """SIGTERM/SIGINT (logout, systemd, `kill`) quit like the tray's Quit: server stopped, exit status 0."""
-    import signal
-
-    from PySide6.QtCore import QTimer
-
-    def request_quit(*_: object) -> None:
-        QTimer.singleShot(0, desktop.controller.quit)
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, request_quit)
-    # Python runs signal handlers between bytecodes; a short idle timer gives it that chance inside Qt's loop.
-    tick = QTimer(desktop.app)
-    tick.timeout.connect(lambda: None)
-    tick.start(250)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +136,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     desktop = build_desktop(args, argv)
     if desktop is None:
         return 0
-    stop_on_signals(desktop)
     code = desktop.app.exec()
     desktop.instance.release()
     desktop.calls.wait_for_done(15_000)

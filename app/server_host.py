@@ -11,17 +11,35 @@ from pathlib import Path
 
 from server.context import ServerOptions
 from server.logs import configure_logging
+from server.paths import ServerPaths
 from server.runner import GRACEFUL_SHUTDOWN_SECONDS, ServerRunner
 
 log = logging.getLogger("reelroom.desktop")
 DESKTOP_KEY_NAME = "Reelroom Desktop"
+DEFAULT_PORT = 8096
+
+
+def configured_port(data_dir: Path) -> int:
+    """The HTTP port saved in the network settings (Settings… in the tray), else 8096."""
+    from server.system.configuration import ConfigurationStore
+
+    try:
+        port = ConfigurationStore(ServerPaths(Path(data_dir))).network().InternalHttpPort
+    except Exception:  # an unreadable settings file must not keep the app from starting
+        log.exception("Could not read the saved port")
+        return DEFAULT_PORT
+    return int(port) if isinstance(port, int) and 0 < port <= 65535 else DEFAULT_PORT
 
 
 class ServerHost:
-    def __init__(self, data_dir: Path, port: int = 8096, host: str = "0.0.0.0", *, enable_lan: bool = True,
-                 enable_zeroconf: bool = True, discovery_port: int = 7359) -> None:
-        self.options = ServerOptions(data_dir=Path(data_dir), port=port, host=host, enable_lan=enable_lan,
-                                     enable_zeroconf=enable_zeroconf, discovery_port=discovery_port)
+    """``port=None`` uses the port saved in the settings, read again at every start and restart,
+    so a port changed in Settings… applies from the next start; an explicit ``--port`` wins."""
+
+    def __init__(self, data_dir: Path, port: int | None = None, host: str = "0.0.0.0", *,
+                 enable_lan: bool = True, **options: object) -> None:
+        self.fixed_port = port
+        self.options = ServerOptions(data_dir=Path(data_dir), port=port if port is not None else DEFAULT_PORT,
+                                     host=host, enable_lan=enable_lan, **options)  # type: ignore[arg-type]
         self._state = "stopped"
         self._error: str | None = None
         self._listeners: list[Callable[[str], None]] = []
@@ -68,6 +86,8 @@ class ServerHost:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
                 return
+            if self.fixed_port is None:
+                self.options.port = configured_port(self.options.data_dir)
             runner = ServerRunner(self.options, on_state=self._set_state)
             self._runner = runner
             self._thread = threading.Thread(target=self._run, args=(runner,), name="reelroom-server", daemon=True)

@@ -9,7 +9,6 @@ import signal
 import sys
 from pathlib import Path
 
-from app.lan_flags import add_lan_arguments, lan_options
 from server.context import ServerOptions
 from server.paths import default_data_dir
 
@@ -18,11 +17,15 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help=f"where Reelroom keeps its database, configuration and logs (default: {default_data_dir()})")
-    parser.add_argument("--port", type=int, default=8096, help="HTTP port (default 8096; 0 picks a free one)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="HTTP port (default: the port saved in the network settings, else 8096; 0 picks a free one)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
                         help="SQLAlchemy database URL (default: SQLite in the data folder)")
-    add_lan_arguments(parser)
+    parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
+    parser.add_argument("--no-zeroconf", action="store_true", help="answer LAN discovery but do not advertise on zeroconf")
+    parser.add_argument("--discovery-port", type=int, default=7359,
+                        help="UDP port of the Jellyfin discovery responder (default 7359, the one the apps ask)")
     parser.add_argument("--check-ffmpeg", action="store_true",
                         help="print the ffmpeg Reelroom would use (path, source, version) and exit")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
@@ -31,8 +34,13 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 def options_from(args: argparse.Namespace) -> ServerOptions:
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    if args.port is None:
+        from app.server_host import configured_port
+
+        args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
-                         **lan_options(args))
+                         enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
+                         discovery_port=getattr(args, "discovery_port", 7359))
 
 
 def check_ffmpeg() -> int:
@@ -50,11 +58,11 @@ def check_ffmpeg() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
-    if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
-        print("--port and --discovery-port must be between 0 and 65535", file=sys.stderr)
-        return 2
     if args.check_ffmpeg:
         return check_ffmpeg()
+    if args.port is not None and not 0 <= args.port <= 65535:
+        print("--port must be between 0 and 65535", file=sys.stderr)
+        return 2
     options = options_from(args)
     options.data_dir.mkdir(parents=True, exist_ok=True)
     from server.runner import ServerRunner

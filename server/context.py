@@ -20,11 +20,19 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
+from server.images.service import ImageService
+from server.library.browse import Browse
+from server.library.items import ItemService
+from server.library.scanner import Scanner
+from server.library.virtual_folders import LibraryService
+from server.livetv.recordings import RecordingService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback.service import PlayStateService
 from server.sessions.manager import SessionManager
+from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import FileSystemBrowser
@@ -73,18 +81,27 @@ class ServerContext:
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
         self.sessions = SessionManager(self.events, self.system_id)
+        self.syncplay = SyncPlayManager(self.events)
+        self.sessions.on_end(self.syncplay.forget_device)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
+        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
         self._last_touch: dict[str, float] = {}
         self._extensions: list[Callable[[ServerContext], object]] = []
         self._closers: list[Callable[[], object]] = []
+        self.library = LibraryService(self.db, self.filesystem)
+        self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
+        self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
+        self.playstate = PlayStateService(self)  # playback reports -> user data and the Sessions view
+        self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -102,6 +119,11 @@ class ServerContext:
             return False
         return ip.is_loopback or ip.is_private or ip.is_link_local
 
+    def ffmpeg_path(self) -> str:
+        from server.media.ffmpeg import find_ffmpeg
+
+        return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def on_close(self, fn: Callable[[], object]) -> None:
@@ -114,13 +136,16 @@ class ServerContext:
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
+            await self.items.start()
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)
             await self.tasks.load()
             self.tasks.start_background()
+            await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
+            self.recordings.start()
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -133,6 +158,7 @@ class ServerContext:
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
+        await self.recordings.stop()
         await self.metadata.close()
         for fn in reversed(self._closers):
             try:

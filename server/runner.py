@@ -21,8 +21,12 @@ GRACEFUL_SHUTDOWN_SECONDS = 5
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP (not 0): asyncio only sets TCP_NODELAY on accepted sockets whose proto
+    # says TCP. Without it, a small reply written in two parts (head, body) waits ~40 ms for the
+    # client's delayed ACK (Nagle). The listening socket's TCP_NODELAY is inherited as well.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)

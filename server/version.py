@@ -13,17 +13,10 @@ PRODUCT = "Reelroom"
 def reelroom_version() -> str:
     try:
         return metadata.version("reelroom")
-    except metadata.PackageNotFoundError:  # a frozen build without metadata, or an uninstalled source tree
-        import sys
+    except metadata.PackageNotFoundError:  # running from a source tree that was not installed
         import tomllib
         from pathlib import Path
 
-        bundle = getattr(sys, "_MEIPASS", None)
-        if getattr(sys, "frozen", False) and bundle:  # written at build time by installer/build_inputs.py
-            try:
-                return (Path(bundle) / "VERSION").read_text(encoding="utf-8").strip()
-            except OSError:
-                pass
         pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         try:
             return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]

@@ -54,7 +54,7 @@ def start_server(data_dir: Path, **options) -> LiveServer:
     runner = ServerRunner(opts)
     thread = threading.Thread(target=runner.serve, name="reelroom-test-server", daemon=True)
     thread.start()
-    if not runner.ready.wait(30):
+    if not runner.ready.wait(120):
         raise RuntimeError("the test server did not become ready")
     return LiveServer(url=f"http://127.0.0.1:{runner.port}", data_dir=data_dir, runner=runner, thread=thread)
 

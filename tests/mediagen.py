@@ -57,11 +57,13 @@ def make_video(
     tags: dict[str, str] | None = None,
     chapters: bool = False,
     fps: int = 24,
+    cover: Path | None = None,
 ) -> Path:
     """A video with a test pattern and (optionally) a sine-tone audio track.
 
     ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
-    (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4).
+    (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4). ``cover`` attaches
+    a JPEG as cover art (mkv attachment, seen by FFmpeg as an attached picture).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     args = ["-f", "lavfi", "-i", f"testsrc2=size={width}x{height}:rate={fps}:duration={seconds}"]
@@ -105,6 +107,8 @@ def make_video(
         for i, (lang, _text) in enumerate(subtitles):
             args += [f"-metadata:s:s:{i}", f"language={lang}"]
     args += _metadata_args(tags)
+    if cover is not None:
+        args += ["-attach", str(cover), "-metadata:s:t", "mimetype=image/jpeg", "-metadata:s:t", "filename=cover.jpg"]
     args += ["-t", str(seconds), str(path)]
     try:
         _run(args)
@@ -157,3 +161,81 @@ def make_srt(path: Path, lines: list[tuple[float, float, str]]) -> Path:
     body = "".join(f"{i}\n{ts(a)} --> {ts(b)}\n{text}\n\n" for i, (a, b, text) in enumerate(lines, 1))
     path.write_text(body, encoding="utf-8")
     return path
+
+
+def write_nfo(path: Path, root: str, **fields: object) -> Path:
+    """A small Kodi NFO: scalar fields as elements; ``actors`` a list of (name, role);
+    ``genres`` a list."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = []
+    for key, value in fields.items():
+        if key == "actors":
+            for name, role in value:  # type: ignore[attr-defined]
+                body.append(f"  <actor><name>{name}</name><role>{role}</role></actor>")
+        elif key == "genres":
+            body += [f"  <genre>{g}</genre>" for g in value]  # type: ignore[attr-defined]
+        else:
+            body.append(f"  <{key}>{value}</{key}>")
+    path.write_text(f'<?xml version="1.0" encoding="UTF-8"?>\n<{root}>\n' + "\n".join(body) + f"\n</{root}>\n",
+                    encoding="utf-8")
+    return path
+
+
+def make_test_library(root: Path) -> dict[str, Path]:
+    """A small library of movies, a two-season show and tagged albums (about 20 media files).
+
+    Returns the three library folders: {"movies", "shows", "music"}.
+    """
+    tiny = {"seconds": 1.0, "width": 160, "height": 120, "fps": 10}
+    movies, shows, music = root / "movies", root / "shows", root / "music"
+
+    inception = movies / "Inception (2010) [tmdbid-27205]"
+    make_video(inception / "Inception (2010) [tmdbid-27205].mkv", subtitles=[("eng", "Hello")], chapters=True, **tiny)
+    make_srt(inception / "Inception (2010) [tmdbid-27205].en.srt", [(0, 1, "Hello")])
+    make_srt(inception / "Inception (2010) [tmdbid-27205].de.forced.srt", [(0, 1, "Hallo")])
+    make_image(inception / "poster.jpg", 60, 90, color="red")
+    make_image(inception / "fanart.jpg", 160, 90, color="green")
+    write_nfo(inception / "movie.nfo", "movie", title="Inception", year=2010, plot="Dreams within dreams.",
+              genres=["Science Fiction", "Action"], studio="Warner Bros.",
+              actors=[("Leonardo DiCaprio", "Cobb"), ("Elliot Page", "Ariadne")], director="Christopher Nolan")
+
+    blade = movies / "Blade Runner (1982)"
+    make_video(blade / "Blade Runner (1982) - 1080p.mkv", **{**tiny, "width": 192, "height": 108})
+    make_video(blade / "Blade Runner (1982) - 720p.mkv", **tiny)
+    make_video(blade / "trailers" / "Blade Runner Trailer.mkv", **tiny)
+    make_video(blade / "behind the scenes" / "Making Of.mkv", **tiny)
+
+    make_video(movies / "Alien (1979).mp4", **tiny)
+    make_video(movies / "Heat (1995).mkv", cover=make_image(root / "covers" / "heat.jpg", 40, 60, color="orange"), **tiny)
+    make_image(movies / "Alien (1979)-poster.jpg", 60, 90, color="yellow")
+
+    show = shows / "Show Name (2019)"
+    write_nfo(show / "tvshow.nfo", "tvshow", title="Show Name", year=2019, plot="A show.", genres=["Drama"],
+              status="Continuing")
+    make_image(show / "poster.jpg", 60, 90, color="blue")
+    make_image(show / "season01-poster.jpg", 60, 90, color="white")
+    make_video(show / "Season 01" / "Show Name S01E01.mkv", **tiny)
+    make_video(show / "Season 01" / "Show Name S01E02 - The Second.mkv", **tiny)
+    write_nfo(show / "Season 01" / "Show Name S01E02 - The Second.nfo", "episodedetails", title="The Second One",
+              season=1, episode=2, aired="2019-03-04")
+    make_video(show / "Season 02" / "Show Name 2x02.mkv", **tiny)
+    make_video(show / "Season 02" / "Show Name S02E03-E04.mkv", **tiny)
+    make_video(show / "Specials" / "Show Name S00E01.mkv", **tiny)
+
+    cover = make_image(root / "covers" / "cover.jpg", 64, 64, color="red")  # (outside the three libraries)
+    album = music / "Band" / "First Album"
+    for disc in (1, 2):
+        for track in (1, 2):
+            make_audio(album / f"CD{disc}" / f"{track:02d} - Song {disc}.{track}.flac", cover=cover, tags={
+                "title": f"Song {disc}.{track}", "artist": "Band", "album_artist": "Band", "album": "First Album",
+                "track": f"{track}/2", "disc": f"{disc}/2", "date": "2001-05-02", "genre": "Rock"},
+                frequency=300 + 50 * disc + track)
+    second = music / "Band" / "Second Album"
+    make_image(second / "folder.jpg", 64, 64, color="green")
+    for track in (1, 2, 3):
+        make_audio(second / f"{track:02d} - Tune {track}.mp3", tags={
+            "title": f"Tune {track}", "artist": "Band; Guest" if track == 2 else "Band", "album_artist": "Band",
+            "album": "Second Album", "track": str(track), "date": "2005", "genre": "Pop"},
+            frequency=500 + track)
+    (second / "01 - Tune 1.lrc").write_text("[00:00.00]La la\n", encoding="utf-8")
+    return {"movies": movies, "shows": shows, "music": music}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import platform
-import sys
 import tomllib
 import uuid
 from collections.abc import Iterable
@@ -28,12 +27,6 @@ def reelroom_version() -> str:
         return importlib.metadata.version("reelroom")
     except importlib.metadata.PackageNotFoundError:
         pass
-    bundle = getattr(sys, "_MEIPASS", None)
-    if getattr(sys, "frozen", False) and bundle:  # the VERSION file written at build time
-        try:
-            return (Path(bundle) / "VERSION").read_text("utf-8").strip()
-        except OSError:
-            pass
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     try:
         return str(tomllib.loads(pyproject.read_text("utf-8"))["project"]["version"])
@@ -98,6 +91,7 @@ class ServerClient:
         self.device = device or platform.node() or "Desktop"
         self.device_id = device_id or uuid.uuid5(uuid.NAMESPACE_DNS, self.device).hex
         header = authorization_header(self.device, self.device_id, reelroom_version(), api_key)
+        self.authorization = header
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": header, "Accept": "application/json"},
@@ -107,6 +101,12 @@ class ServerClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def __enter__(self) -> ServerClient:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     # -- plumbing ---------------------------------------------------------------------------------
 

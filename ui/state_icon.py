@@ -27,9 +27,19 @@ def resources_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "resources"
 
 
+ICON_SIZES = (16, 32, 48, 64, 128, 256, 512, 1024)
+
+
+def icon_file(size: int, icons_dir: Path | None = None) -> Path:
+    """The smallest ``resources/icons/reelroom-<n>.png`` at least ``size`` pixels wide (the largest if none)."""
+    folder = icons_dir or resources_dir() / "icons"
+    best = next((n for n in ICON_SIZES if n >= size), ICON_SIZES[-1])
+    return folder / f"reelroom-{best}.png"
+
+
 def app_icon_pixmap(size: int = 64, icon_path: Path | None = None) -> QPixmap:
-    """The app icon from ``resources/icons/reelroom.png``, or a drawn film reel when it is missing."""
-    path = icon_path or resources_dir() / "icons" / "reelroom.png"
+    """The Reelroom icon from ``resources/icons`` (or ``icon_path``), scaled to ``size``; a drawn reel if missing."""
+    path = icon_path or icon_file(size)
     if path.is_file():
         pixmap = QPixmap(str(path))
         if not pixmap.isNull():

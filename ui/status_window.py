@@ -43,13 +43,20 @@ class StatusWindow(QWidget):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
             button.setVisible(action.isVisible())
-            action.changed.connect(lambda b=button, a=action: b.setVisible(a.isVisible()))
+            # A bound method of this window: Qt drops the connection when the window is deleted.
+            action.changed.connect(self._sync_buttons)
             self.buttons[action.objectName()] = button
             grid.addWidget(button, index // 2, index % 2)
         layout = QVBoxLayout(self)
         layout.addLayout(header)
         layout.addLayout(grid)
         layout.addWidget(self.message)
+
+    def _sync_buttons(self) -> None:
+        for button in self.buttons.values():
+            action = button.defaultAction()
+            if action is not None:
+                button.setVisible(action.isVisible())
 
     def set_state(self, icon: QIcon, text: str, address: str) -> None:
         self.setWindowIcon(icon)

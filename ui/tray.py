@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import shiboken6
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from ui.address_dialog import AddressDialog
 from ui.api_client import ServerClient, reelroom_version
+from ui.events import ServerEvents
 from ui.folder_picker import FolderDialogFactory, system_folder_dialog
 from ui.libraries import LibraryFoldersWindow
 from ui.logs import LogViewer
@@ -26,7 +29,9 @@ from ui.worker import BackgroundCalls
 log = logging.getLogger("reelroom.desktop")
 
 SCAN_TASK_KEY = "RefreshLibrary"
-NEW_MEDIA_CHECK_EVERY = 10  # scan polls between item-count checks while idle
+NEW_MEDIA_CHECK_EVERY = 10  # scan polls between item-count checks while idle (polling without the socket)
+SCAN_SETTLE_MS = 2500  # after the last library reports 100 %, wait this long for another one to start
+SCAN_START_GRACE_S = 5.0  # an idle task list this soon after "Scan all" may predate the scan
 _COUNT_WORDS = [
     ("MovieCount", "movie", "movies"),
     ("SeriesCount", "show", "shows"),
@@ -98,6 +103,7 @@ class TrayController(QObject):
         icon_path: Path | None = None,
         current_version: str | None = None,
         client_factory: Callable[[str, str], ServerClient] = ServerClient,
+        use_events: bool = True,
     ) -> None:
         super().__init__()
         self.host = host
@@ -114,6 +120,14 @@ class TrayController(QObject):
         self._host_state = host.state
         self._scanning = False
         self._scan_progress: float | None = None
+        self._scan_task_seen = False  # the RefreshLibrary task ran during this scan (not only the watcher)
+        self._task_running_seen = False
+        self._scan_requested_at = 0.0
+        self._scan_ended_at = 0.0
+        self._library_progress: dict[str, float] = {}
+        self._added_ids: set[str] = set()  # ItemsAdded from LibraryChanged not yet announced
+        self._use_events = use_events
+        self.events: ServerEvents | None = None
         self._counts: dict[str, int] | None = None
         self._polls = 0
         self._poll_busy = False
@@ -152,6 +166,14 @@ class TrayController(QObject):
         self._scan_timer = QTimer(self)
         self._scan_timer.setInterval(scan_poll_ms)
         self._scan_timer.timeout.connect(self.poll_scan)
+        self._settle_timer = QTimer(self)
+        self._settle_timer.setSingleShot(True)
+        self._settle_timer.setInterval(SCAN_SETTLE_MS)
+        self._settle_timer.timeout.connect(self._scan_may_have_ended)
+        self._media_timer = QTimer(self)  # batches LibraryChanged messages outside a scan
+        self._media_timer.setSingleShot(True)
+        self._media_timer.setInterval(1000)
+        self._media_timer.timeout.connect(lambda: self._announce(full=False))
         self._refresh()
 
     # -- setup ------------------------------------------------------------------------------------
@@ -222,8 +244,11 @@ class TrayController(QObject):
             self._with_client(self._server_up)
         else:
             self._scan_timer.stop()
+            self._settle_timer.stop()
+            self._stop_events()
             self._scanning = False
             self._scan_progress = None
+            self._library_progress.clear()
         if state == "error" and previous != "error":
             self.notify("Reelroom has a problem", self.host.error or "The server stopped unexpectedly.", error=True)
         self._refresh()
@@ -244,7 +269,8 @@ class TrayController(QObject):
             self.tray.setIcon(icon)
             self.tray.setToolTip(text)
         address = self.host.base_url if running else ""
-        self.status_window.set_state(icon, text, address)
+        if shiboken6.isValid(self.status_window):  # gone when its owner (a test) deleted it
+            self.status_window.set_state(icon, text, address)
         self.displayStateChanged.emit(state)
 
     def _with_client(self, then: Callable[[], None]) -> None:
@@ -278,6 +304,7 @@ class TrayController(QObject):
         self._scan_timer.start()
         client = self.client
         assert client is not None
+        self._start_events(client)
         self.calls.submit(client.public_info, on_result=self._check_setup, on_error=self._report, context=self)
         self.calls.submit(client.item_counts, on_result=self._set_counts, on_error=lambda _e: None, context=self)
 
@@ -290,9 +317,139 @@ class TrayController(QObject):
 
     # -- scanning and new media -------------------------------------------------------------------
 
+    # The server's socket drives this: RefreshProgress (a library being scanned, with its percentage),
+    # LibraryChanged (items added), ScheduledTaskEnded (a task finished or failed) and the periodic
+    # ScheduledTasksInfo list. Without a socket (an old server, a proxy), /ScheduledTasks is polled.
+
+    def _start_events(self, client: ServerClient) -> None:
+        if not self._use_events or not client.api_key:
+            return
+        if self.events is not None and self.events.url.startswith(client.base_url.replace("http", "ws", 1)):
+            return
+        self._stop_events()
+        events = ServerEvents(client.base_url, client.authorization, client.device_id, parent=self)
+        events.received.connect(self.handle_server_message)
+        events.start()
+        self.events = events
+
+    def _stop_events(self) -> None:
+        if self.events is not None:
+            self.events.received.disconnect(self.handle_server_message)
+            self.events.stop()
+            self.events = None
+
+    @property
+    def events_connected(self) -> bool:
+        return self.events is not None and self.events.connected
+
+    def handle_server_message(self, kind: str, data: Any) -> None:
+        if self._host_state != "running":
+            return
+        if kind == "ScheduledTasksInfo" and isinstance(data, list):
+            task = next((t for t in data if isinstance(t, dict) and t.get("Key") == SCAN_TASK_KEY), None)
+            self._scan_task_state(task)
+        elif kind == "RefreshProgress" and isinstance(data, dict):
+            self._library_progressed(str(data.get("ItemId") or ""), data.get("Progress"))
+        elif kind == "LibraryChanged" and isinstance(data, dict):
+            added = [str(i) for i in data.get("ItemsAdded") or []]
+            if added:
+                self._added_ids.update(added)
+                if not self._scanning:
+                    self._media_timer.start()
+        elif kind == "ScheduledTaskEnded" and isinstance(data, dict):
+            self._task_ended(data)
+
+    def _library_progressed(self, library_id: str, progress: Any) -> None:
+        try:
+            value = float(progress)
+        except (TypeError, ValueError):
+            return
+        if value >= 100:
+            self._library_progress.pop(library_id, None)
+            if self._scanning and not self._library_progress:
+                self._settle_timer.start()
+            return
+        self._library_progress[library_id] = value
+        self._settle_timer.stop()
+        if not self._scan_task_seen:
+            self._scan_progress = value
+        self._begin_scan()
+
+    def _scan_task_state(self, task: dict[str, Any] | None) -> None:
+        running = task is not None and task.get("State") in ("Running", "Cancelling")
+        if running:
+            assert task is not None
+            progress = task.get("CurrentProgressPercentage")
+            self._scan_progress = float(progress) if isinstance(progress, int | float) else self._scan_progress
+            self._scan_task_seen = self._task_running_seen = True
+            self._settle_timer.stop()
+            self._begin_scan()
+        elif self._scanning and self._scan_task_seen and not self._library_progress:
+            just_asked = time.monotonic() - self._scan_requested_at < SCAN_START_GRACE_S
+            if self._task_running_seen or not just_asked:
+                self._end_scan()
+
+    def _task_ended(self, result: dict[str, Any]) -> None:
+        status, name = result.get("Status"), result.get("Name") or result.get("Key") or "A task"
+        if status == "Failed":
+            error = result.get("ErrorMessage") or "no reason given"
+            self.notify("Reelroom task failed", f"{name} failed: {error}", error=True)
+        if result.get("Key") == SCAN_TASK_KEY:
+            if status == "Cancelled":
+                self._scan_task_seen = False  # no "finished" notice for a cancelled scan
+            if self._scanning:
+                self._scan_task_seen = self._scan_task_seen or status == "Completed"
+                self._end_scan()
+
+    def _begin_scan(self) -> None:
+        if not self._scanning:
+            self._scanning = True
+            if self._counts is None and self.client is not None:
+                self.calls.submit(self.client.item_counts, on_result=self._set_counts,
+                                  on_error=lambda _e: None, context=self)
+        self._refresh()
+
+    def _scan_may_have_ended(self) -> None:
+        if self._scanning and not self._library_progress:
+            self._end_scan()
+
+    def _end_scan(self) -> None:
+        """The scan is over: a full scan says so; a quiet one (the folder watcher) only tells new media."""
+        self._settle_timer.stop()
+        full = self._scan_task_seen
+        self._scan_ended_at = time.monotonic()
+        self._scanning = False
+        self._scan_task_seen = self._task_running_seen = False
+        self._scan_progress = None
+        self._library_progress.clear()
+        self._refresh()
+        self._announce(full)
+
+    def _announce(self, full: bool) -> None:
+        """Say what a scan found: new media by kind from ``/Items/Counts`` when the server has it,
+        else how many items ``LibraryChanged`` reported as added."""
+        self._media_timer.stop()
+        added, self._added_ids = len(self._added_ids), set()
+        client = self.client
+        if client is None or (not full and not added):
+            return
+
+        def counted(counts: dict[str, int] | None) -> None:
+            new = describe_new_media(self._counts, counts) if self._counts is not None and counts else None
+            if counts:
+                self._counts = counts
+            if not new and added:
+                new = f"{added} new item{'s' if added != 1 else ''}"
+            if full:
+                self.notify("Library scan finished", f"New media: {new}." if new else "No new media found.")
+            elif new:
+                self.notify("New media in Reelroom", f"Added {new}.")
+
+        self.calls.submit(client.item_counts, on_result=counted, on_error=lambda _e: counted(None), context=self)
+
     def poll_scan(self) -> None:
-        """Ask the server whether the library scan task runs; notify when it finishes or media appear."""
-        if self.client is None or self._poll_busy or self._host_state != "running":
+        """Without the socket: ask whether the library scan task runs; notify when it finishes or media appear."""
+        if self.client is None or self._poll_busy or self._host_state != "running" or self.events_connected:
             return
         self._poll_busy = True
         self._polls += 1
@@ -305,20 +462,9 @@ class TrayController(QObject):
         def done(result: tuple[list[dict[str, Any]], dict[str, int] | None]) -> None:
             self._poll_busy = False
             tasks, counts = result
-            task = next((t for t in tasks if t.get("Key") == SCAN_TASK_KEY), None)
-            running = task is not None and task.get("State") in ("Running", "Cancelling")
-            if running:
-                progress = task.get("CurrentProgressPercentage") if task else None
-                self._scan_progress = float(progress) if isinstance(progress, int | float) else None
-                self._scanning = True
-                self._refresh()
-            elif self._scanning:
-                self._scanning = False
-                self._scan_progress = None
-                self._refresh()
-                self.calls.submit(client.item_counts, on_result=self._scan_finished,
-                                  on_error=lambda _e: self._scan_finished(None), context=self)
-            elif counts is not None:
+            was_scanning = self._scanning
+            self._scan_task_state(next((t for t in tasks if t.get("Key") == SCAN_TASK_KEY), None))
+            if counts is not None and not was_scanning and not self._scanning:
                 self._compare_counts(counts)
 
         def failed(_error: Exception) -> None:
@@ -326,13 +472,9 @@ class TrayController(QObject):
 
         self.calls.submit(work, on_result=done, on_error=failed, context=self)
 
-    def _scan_finished(self, counts: dict[str, int] | None) -> None:
-        new = describe_new_media(self._counts, counts) if self._counts is not None and counts else None
-        if counts:
-            self._counts = counts
-        self.notify("Library scan finished", f"New media: {new}." if new else "No new media found.")
-
-    def _compare_counts(self, counts: dict[str, int]) -> None:
+    def _compare_counts(self, counts: dict[str, int] | None) -> None:
+        if counts is None:
+            return
         new = describe_new_media(self._counts, counts) if self._counts is not None else None
         self._counts = counts
         if new:
@@ -361,10 +503,14 @@ class TrayController(QObject):
         if self.client is None:
             return
 
+        asked = self._scan_requested_at = time.monotonic()
+
         def started(_: Any) -> None:
-            self._scanning = True
-            self._scan_progress = 0.0
-            self._refresh()
+            if self._scan_ended_at >= asked:
+                return  # the socket already reported this scan's end (it can beat the HTTP reply)
+            self._scan_task_seen = True
+            self._scan_progress = self._scan_progress or 0.0
+            self._begin_scan()
 
         self.calls.submit(self.client.refresh_all_libraries, on_result=started, on_error=self._report, context=self)
 
@@ -394,7 +540,7 @@ class TrayController(QObject):
 
     def _settings_saved(self, port_changed: bool) -> None:
         if port_changed:
-            self.notify("Settings saved", "The new port is used after Reelroom restarts.")
+            self.notify("Settings saved", "The new port is used from the next start; choose Restart to use it now.")
 
     def show_wizard(self) -> None:
         if self.client is None:
@@ -422,7 +568,7 @@ class TrayController(QObject):
             host = self.host
             self.calls.submit(lambda: host.stop(timeout=10), on_error=self._report, context=self)
         else:
-            self.host.start()
+            self.calls.submit(self.host.start, on_error=self._report, context=self)
 
     def restart_server(self) -> None:
         self.calls.submit(self.host.restart, on_error=self._report, context=self)
@@ -433,6 +579,8 @@ class TrayController(QObject):
             return
         self._quitting = True
         self._scan_timer.stop()
+        self._settle_timer.stop()
+        self._stop_events()
         for name in ("start_stop", "restart", "quit"):
             self.actions[name].setEnabled(False)
         for window in (self.wizard, self.libraries_window, self.log_viewer, self.settings_dialog,
@@ -494,7 +642,8 @@ class TrayController(QObject):
         if self.tray is not None and self.tray.isVisible() and QSystemTrayIcon.supportsMessages():
             kind = QSystemTrayIcon.MessageIcon.Critical if error else QSystemTrayIcon.MessageIcon.Information
             self.tray.showMessage(title, text, kind, 8000)
-        self.status_window.show_notification(title, text, error)
+        if shiboken6.isValid(self.status_window):
+            self.status_window.show_notification(title, text, error)
         self.notified.emit(title, text)
 
     def _report(self, error: Exception) -> None:

@@ -1,24 +1,15 @@
 #!/usr/bin/env bash
-# Build Reelroom.app and a .dmg on macOS (run from anywhere; needs the `installer` extra).
-#   installer/macos/make_dmg.sh
-# Output: dist/Reelroom.app (LSUIElement menu-bar app; Info.plist generated from pyproject's version by
-# installer/build_inputs.py) and dist/reelroom-<version>-macos-<arch>.dmg with an /Applications link.
-# Data goes to ~/Library/Application Support/Reelroom (platformdirs), never inside the .app.
+# Build Reelroom.app (PyInstaller BUNDLE, Info.plist with LSUIElement) and a .dmg with an
+# Applications link. Run on macOS:   bash installer/macos/make_dmg.sh
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
+cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
-VERSION=$("$PYTHON" -c 'import sys; sys.path.insert(0, "installer"); from build_inputs import app_version; print(app_version())')
-"$PYTHON" installer/build_inputs.py >/dev/null
-"$PYTHON" installer/make_icons.py >/dev/null
-"$PYTHON" -m PyInstaller --noconfirm --log-level WARN --distpath dist --workpath build/pyinstaller installer/reelroom.spec
-APP=dist/Reelroom.app
-test -d "$APP"
-STAGE=$(mktemp -d)
-trap 'rm -rf "$STAGE"' EXIT
-cp -R "$APP" "$STAGE/"
+"$PYTHON" -m pip install -q -e '.[installer]'
+"$PYTHON" -m PyInstaller --noconfirm --distpath dist --workpath build/pyinstaller installer/reelroom.spec
+VERSION=$("$PYTHON" -c 'import sys; sys.path.insert(0, "installer"); import inputs; print(inputs.version())')
+STAGE=build/dmg
+rm -rf "$STAGE" && mkdir -p "$STAGE"
+cp -R dist/Reelroom.app "$STAGE/"
 ln -s /Applications "$STAGE/Applications"
-DMG="dist/reelroom-$VERSION-macos-$(uname -m).dmg"
-rm -f "$DMG"
-hdiutil create -volname "Reelroom $VERSION" -srcfolder "$STAGE" -fs HFS+ -format UDZO -ov "$DMG"
-echo "$DMG"
+hdiutil create -volname "Reelroom $VERSION" -srcfolder "$STAGE" -ov -format UDZO "dist/Reelroom-$VERSION.dmg"
+echo "dist/Reelroom-$VERSION.dmg"

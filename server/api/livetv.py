@@ -1,22 +1,32 @@
-"""LiveTv: M3U and HDHomeRun tuner hosts, listing providers, channels from the tuners' playlists
-and the guide window. Recording (timers, DVR) is not implemented (see not_implemented.py)."""
+"""LiveTv: tuner hosts, listing providers, channels, the XMLTV guide, timers, series timers and
+recordings. Services: server/livetv/tuners.py (tuners, channels, guide), guide.py (XMLTV),
+recordings.py (timers and the recorder); dto shapes: server/livetv/dto.py."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from litestar import Request
+from litestar.response import Stream
 
 from server.api.base import operation
 from server.context import ServerContext
-from server.errors import NotFoundError
+from server.errors import BadRequestError, NotFoundError
+from server.livetv import dto
+from server.livetv.guide import query_programs
 from server.livetv.tuners import TUNER_TYPES, Channel
 from server.wire import models as w
 
 
-def _channel_dto(ctx: ServerContext, ch: Channel) -> w.BaseItemDto:
-    return w.BaseItemDto(Name=ch.name, ServerId=ctx.system_id, Id=ch.id, Type="TvChannel", MediaType="Video",
-                         IsFolder=False, ChannelNumber=ch.number, Number=ch.number, ChannelType="TV",
-                         LocationType="Remote", ImageTags={}, BackdropImageTags=[],
-                         Genres=[ch.group] if ch.group else [])
+def _channel_dto(ctx: ServerContext, ch: Channel, with_program: bool = False) -> w.BaseItemDto:
+    current = None
+    if with_program:
+        program = ctx.livetv.guide.airing(ch.id)
+        if program is not None:
+            current = dto.program_dto(ctx.system_id, program, {ch.id: ch}, ctx.livetv.categories())
+    return dto.channel_dto(ctx.system_id, ch, current)
 
 
 def _empty(start: int | None = None) -> w.BaseItemDtoQueryResult:
@@ -68,12 +78,15 @@ async def reset_tuner(ctx: ServerContext, tunerId: str) -> None:
 async def add_listing_provider(ctx: ServerContext, data: w.ListingsProviderInfo, pw: str | None = None,
                                validateListings: bool = False, validateLogin: bool = False
                                ) -> w.ListingsProviderInfo:
-    return ctx.livetv.add_listing_provider(data)
+    provider = ctx.livetv.add_listing_provider(data)
+    ctx.tasks.start("RefreshGuide")  # the guide follows its providers without waiting a day
+    return provider
 
 
 @operation("DeleteListingProvider")
 async def delete_listing_provider(ctx: ServerContext, id: str | None = None) -> None:
     ctx.livetv.delete_listing_provider(id)
+    ctx.tasks.start("RefreshGuide")
 
 
 @operation("GetDefaultListingProvider")
@@ -92,11 +105,12 @@ async def get_lineups(id: str | None = None, type: str | None = None, location: 
 
 @operation("GetLiveTvChannels")
 async def get_live_tv_channels(ctx: ServerContext, startIndex: int | None = None, limit: int | None = None,
-                               isFavorite: bool | None = None) -> w.BaseItemDtoQueryResult:
+                               isFavorite: bool | None = None, addCurrentProgram: bool = True
+                               ) -> w.BaseItemDtoQueryResult:
     channels = await ctx.livetv.channels()
     start = max(startIndex or 0, 0)
     page = channels[start: start + limit if limit is not None else None]
-    return w.BaseItemDtoQueryResult(Items=[_channel_dto(ctx, c) for c in page], TotalRecordCount=len(channels),
+    return w.BaseItemDtoQueryResult(Items=[_channel_dto(ctx, c, addCurrentProgram) for c in page], TotalRecordCount=len(channels),
                                     StartIndex=start)
 
 
@@ -104,8 +118,12 @@ async def get_live_tv_channels(ctx: ServerContext, startIndex: int | None = None
 async def get_channel(ctx: ServerContext, channelId: str) -> w.BaseItemDto:
     for ch in await ctx.livetv.channels():
         if ch.id == channelId:
-            return _channel_dto(ctx, ch)
+            return _channel_dto(ctx, ch, True)
     raise NotFoundError(f"No channel {channelId}.")
+
+
+
+# -- the guide ----------------------------------------------------------------------------
 
 
 @operation("GetGuideInfo")
@@ -115,29 +133,236 @@ async def get_guide_info(ctx: ServerContext) -> w.GuideInfo:
     return w.GuideInfo(StartDate=now, EndDate=now + timedelta(days=days))
 
 
+async def _programs_result(ctx: ServerContext, programs, start: int | None, limit: int | None,
+                           sort_by: list[str] | None = None, descending: bool = False) -> w.BaseItemDtoQueryResult:
+    if sort_by and any(k.casefold() == "name" for k in sort_by):
+        programs = sorted(programs, key=lambda p: (p.name.casefold(), p.start), reverse=descending)
+    elif descending:
+        programs = list(reversed(programs))
+    start = max(start or 0, 0)
+    page = programs[start: start + limit if limit is not None else None]
+    channels = {c.id: c for c in await ctx.livetv.channels()}
+    timers = {t.program_id: t for t in await ctx.recordings.timers() if t.program_id}
+    categories = ctx.livetv.categories()
+    return w.BaseItemDtoQueryResult(
+        Items=[dto.program_dto(ctx.system_id, p, channels, categories, timers) for p in page],
+        TotalRecordCount=len(programs), StartIndex=start)
+
+
+def _flags(isMovie, isSeries, isNews, isKids, isSports) -> dict[str, bool | None]:
+    return {"IsMovie": isMovie, "IsSeries": isSeries, "IsNews": isNews, "IsKids": isKids, "IsSports": isSports}
+
+
 @operation("GetLiveTvPrograms")
-async def get_live_tv_programs(startIndex: int | None = None) -> w.BaseItemDtoQueryResult:
-    return _empty(startIndex)  # no guide data is loaded yet
+async def get_live_tv_programs(ctx: ServerContext, channelIds: list[str] | None = None,
+                               minStartDate: datetime | None = None, hasAired: bool | None = None,
+                               isAiring: bool | None = None, maxStartDate: datetime | None = None,
+                               minEndDate: datetime | None = None, maxEndDate: datetime | None = None,
+                               isMovie: bool | None = None, isSeries: bool | None = None, isNews: bool | None = None,
+                               isKids: bool | None = None, isSports: bool | None = None,
+                               startIndex: int | None = None, limit: int | None = None,
+                               sortBy: list[str] | None = None, sortOrder: list[str] | None = None,
+                               genres: list[str] | None = None, seriesTimerId: str | None = None
+                               ) -> w.BaseItemDtoQueryResult:
+    program_ids = None
+    if seriesTimerId:
+        program_ids = {t.program_id for t in await ctx.recordings.timers(series_timer_id=seriesTimerId)}
+    programs = query_programs(
+        ctx.livetv.guide.programs, channel_ids=set(channelIds or []) or None, min_start=minStartDate,
+        max_start=maxStartDate, min_end=minEndDate, max_end=maxEndDate, has_aired=hasAired, is_airing=isAiring,
+        flags=_flags(isMovie, isSeries, isNews, isKids, isSports), categories=ctx.livetv.categories(),
+        genres={g.casefold() for g in genres or []} or None, program_ids=program_ids)
+    return await _programs_result(ctx, programs, startIndex, limit, sortBy,
+                                  bool(sortOrder) and sortOrder[0] == "Descending")
 
 
 @operation("GetPrograms")
-async def get_programs(data: w.GetProgramsDto) -> w.BaseItemDtoQueryResult:
-    return _empty(data.StartIndex)
+async def get_programs(ctx: ServerContext, data: w.GetProgramsDto) -> w.BaseItemDtoQueryResult:
+    program_ids = None
+    if data.SeriesTimerId:
+        program_ids = {t.program_id for t in await ctx.recordings.timers(series_timer_id=data.SeriesTimerId)}
+    programs = query_programs(
+        ctx.livetv.guide.programs, channel_ids=set(data.ChannelIds or []) or None, min_start=data.MinStartDate,
+        max_start=data.MaxStartDate, min_end=data.MinEndDate, max_end=data.MaxEndDate, has_aired=data.HasAired,
+        is_airing=data.IsAiring, flags=_flags(data.IsMovie, data.IsSeries, data.IsNews, data.IsKids, data.IsSports),
+        categories=ctx.livetv.categories(), genres={g.casefold() for g in data.Genres or []} or None,
+        program_ids=program_ids)
+    return await _programs_result(ctx, programs, data.StartIndex, data.Limit, data.SortBy,
+                                  bool(data.SortOrder) and data.SortOrder[0] == "Descending")
 
 
 @operation("GetRecommendedPrograms")
-async def get_recommended_programs() -> w.BaseItemDtoQueryResult:
-    return _empty()
+async def get_recommended_programs(ctx: ServerContext, limit: int | None = None, isAiring: bool | None = None,
+                                   hasAired: bool | None = None, isSeries: bool | None = None,
+                                   isMovie: bool | None = None, isNews: bool | None = None, isKids: bool | None = None,
+                                   isSports: bool | None = None) -> w.BaseItemDtoQueryResult:
+    programs = query_programs(ctx.livetv.guide.programs, is_airing=isAiring,
+                              has_aired=hasAired if hasAired is not None else False,
+                              flags=_flags(isMovie, isSeries, isNews, isKids, isSports),
+                              categories=ctx.livetv.categories())
+    return await _programs_result(ctx, programs, 0, limit)
+
+
+@operation("GetProgram")
+async def get_program(ctx: ServerContext, programId: str) -> w.BaseItemDto:
+    program = ctx.livetv.guide.by_id.get(programId)
+    if program is None:
+        raise NotFoundError(f"No program {programId}.")
+    result = await _programs_result(ctx, [program], 0, 1)
+    return result.Items[0]
+
+
+@operation("GetChannelMappingOptions")
+async def get_channel_mapping_options(ctx: ServerContext, providerId: str | None = None
+                                      ) -> w.ChannelMappingOptionsDto:
+    provider = ctx.livetv.provider(providerId)
+    if not ctx.livetv.guide.provider_channels.get(provider.Id or ""):
+        await ctx.livetv.refresh_guide()
+    provider_channels = ctx.livetv.guide.provider_channels.get(provider.Id or "", [])
+    mappings = {m.Name: m.Value for m in provider.ChannelMappings or []}
+    by_id = {p.id: p for p in provider_channels}
+    tuner_channels = []
+    for ch in await ctx.livetv.channels():
+        key = ch.number or ch.tvg_id or ch.id
+        mapped = by_id.get(mappings.get(key, "")) or by_id.get(ch.tvg_id or "") or next(
+            (p for p in provider_channels if p.number and p.number == ch.number), None)
+        tuner_channels.append(w.TunerChannelMapping(Name=ch.name, Id=key, ProviderChannelId=mapped.id if mapped else None,
+                                                    ProviderChannelName=mapped.name if mapped else None))
+    return w.ChannelMappingOptionsDto(
+        TunerChannels=tuner_channels, ProviderChannels=[w.NameIdPair(Name=p.name, Id=p.id) for p in provider_channels],
+        Mappings=[w.NameValuePair(Name=k, Value=v) for k, v in mappings.items()], ProviderName="XmlTV")
+
+
+@operation("SetChannelMapping")
+async def set_channel_mapping(ctx: ServerContext, data: w.SetChannelMappingDto) -> w.TunerChannelMapping:
+    if not data.TunerChannelId or not data.ProviderChannelId:
+        raise BadRequestError("TunerChannelId and ProviderChannelId are required.")
+    await ctx.livetv.set_channel_mapping(data.ProviderId, data.TunerChannelId, data.ProviderChannelId)
+    provider_channels = ctx.livetv.guide.provider_channels.get(data.ProviderId or "", [])
+    mapped = next((p for p in provider_channels if p.id == data.ProviderChannelId), None)
+    tuner = next((c for c in await ctx.livetv.channels()
+                  if data.TunerChannelId in (c.number, c.tvg_id, c.id)), None)
+    return w.TunerChannelMapping(Name=tuner.name if tuner else data.TunerChannelId, Id=data.TunerChannelId,
+                                 ProviderChannelId=data.ProviderChannelId,
+                                 ProviderChannelName=mapped.name if mapped else None)
+
+
+# -- timers and recordings --------------------------------------------------------------
+
+
+async def _channels(ctx: ServerContext) -> dict[str, Channel]:
+    return {c.id: c for c in await ctx.livetv.channels()}
+
+
+@operation("GetTimers")
+async def get_timers(ctx: ServerContext, channelId: str | None = None, seriesTimerId: str | None = None,
+                     isActive: bool | None = None, isScheduled: bool | None = None) -> w.TimerInfoDtoQueryResult:
+    timers = await ctx.recordings.timers(channelId, seriesTimerId, isActive, isScheduled)
+    channels = await _channels(ctx)
+    return w.TimerInfoDtoQueryResult(Items=[dto.timer_dto(ctx.system_id, t, channels) for t in timers],
+                                     TotalRecordCount=len(timers), StartIndex=0)
+
+
+@operation("GetTimer")
+async def get_timer(ctx: ServerContext, timerId: str) -> w.TimerInfoDto:
+    timer = await ctx.recordings.get_timer(timerId)
+    return dto.timer_dto(ctx.system_id, timer, await _channels(ctx))
+
+
+@operation("GetDefaultTimer")
+async def get_default_timer(ctx: ServerContext, programId: str | None = None) -> w.SeriesTimerInfoDto:
+    options = ctx.livetv.options()
+    base = w.SeriesTimerInfoDto(
+        ServerId=ctx.system_id, ServiceName="Reelroom", PrePaddingSeconds=options.PrePaddingSeconds or 0,
+        PostPaddingSeconds=options.PostPaddingSeconds or 0, IsPrePaddingRequired=False, IsPostPaddingRequired=False,
+        Priority=0, KeepUntil="UntilDeleted", RecordAnyTime=True, RecordAnyChannel=False, RecordNewOnly=False,
+        SkipEpisodesInLibrary=False, KeepUpTo=0, Days=[], ImageTags={}, ParentBackdropImageTags=[])
+    if not programId:
+        return base
+    program = ctx.livetv.guide.by_id.get(programId)
+    if program is None:
+        raise NotFoundError(f"No program {programId}.")
+    channel = (await _channels(ctx)).get(program.channel_id)
+    return w.SeriesTimerInfoDto(**{
+        **{f: getattr(base, f) for f in base.__struct_fields__},
+        "ProgramId": program.id, "ExternalProgramId": program.id, "ChannelId": program.channel_id,
+        "ChannelName": channel.name if channel else None, "Name": program.name, "Overview": program.overview,
+        "StartDate": program.start, "EndDate": program.end})
+
+
+@operation("CreateTimer")
+async def create_timer(ctx: ServerContext, data: w.TimerInfoDto) -> None:
+    await ctx.recordings.create_timer(data)
+
+
+@operation("UpdateTimer")
+async def update_timer(ctx: ServerContext, timerId: str, data: w.TimerInfoDto) -> None:
+    await ctx.recordings.update_timer(timerId, data)
+
+
+@operation("CancelTimer")
+async def cancel_timer(ctx: ServerContext, timerId: str) -> None:
+    await ctx.recordings.cancel_timer(timerId)
+
+
+@operation("GetSeriesTimers")
+async def get_series_timers(ctx: ServerContext, sortBy: str | None = None, sortOrder: str | None = None
+                            ) -> w.SeriesTimerInfoDtoQueryResult:
+    series = await ctx.recordings.series_timers()
+    if sortOrder == "Descending":
+        series.reverse()
+    channels = await _channels(ctx)
+    return w.SeriesTimerInfoDtoQueryResult(Items=[dto.series_timer_dto(ctx.system_id, s, channels) for s in series],
+                                           TotalRecordCount=len(series), StartIndex=0)
+
+
+@operation("GetSeriesTimer")
+async def get_series_timer(ctx: ServerContext, timerId: str) -> w.SeriesTimerInfoDto:
+    series = await ctx.recordings.get_series_timer(timerId)
+    return dto.series_timer_dto(ctx.system_id, series, await _channels(ctx))
+
+
+@operation("CreateSeriesTimer")
+async def create_series_timer(ctx: ServerContext, data: w.SeriesTimerInfoDto) -> None:
+    await ctx.recordings.create_series_timer(data)
+
+
+@operation("UpdateSeriesTimer")
+async def update_series_timer(ctx: ServerContext, timerId: str, data: w.SeriesTimerInfoDto) -> None:
+    await ctx.recordings.update_series_timer(timerId, data)
+
+
+@operation("CancelSeriesTimer")
+async def cancel_series_timer(ctx: ServerContext, timerId: str) -> None:
+    await ctx.recordings.cancel_series_timer(timerId)
 
 
 @operation("GetRecordings")
-async def get_recordings(startIndex: int | None = None) -> w.BaseItemDtoQueryResult:
-    return _empty(startIndex)
+async def get_recordings(ctx: ServerContext, channelId: str | None = None, startIndex: int | None = None,
+                         limit: int | None = None, isInProgress: bool | None = None,
+                         seriesTimerId: str | None = None) -> w.BaseItemDtoQueryResult:
+    recordings = await ctx.recordings.recordings(channelId, isInProgress, seriesTimerId)
+    start = max(startIndex or 0, 0)
+    page = recordings[start: start + limit if limit is not None else None]
+    channels = await _channels(ctx)
+    return w.BaseItemDtoQueryResult(Items=[dto.recording_dto(ctx.system_id, t, channels) for t in page],
+                                    TotalRecordCount=len(recordings), StartIndex=start)
+
+
+@operation("GetRecording")
+async def get_recording(ctx: ServerContext, recordingId: str) -> w.BaseItemDto:
+    recording = await ctx.recordings.recording(recordingId)
+    return dto.recording_dto(ctx.system_id, recording, await _channels(ctx))
+
+
+@operation("DeleteRecording")
+async def delete_recording(ctx: ServerContext, recordingId: str) -> None:
+    await ctx.recordings.delete_recording(recordingId)
 
 
 @operation("GetRecordingFolders")
 async def get_recording_folders() -> w.BaseItemDtoQueryResult:
-    return _empty()
+    return _empty()  # recordings are listed flat (GetRecordings); no folder items
 
 
 @operation("GetRecordingGroups")
@@ -145,36 +370,62 @@ async def get_recording_groups() -> w.BaseItemDtoQueryResult:
     return _empty()
 
 
+@operation("GetRecordingGroup")
+async def get_recording_group(groupId: str) -> w.BaseItemDto:
+    raise NotFoundError(f"No recording group {groupId}.")  # Reelroom makes no recording groups
+
+
 @operation("GetRecordingsSeries")
 async def get_recordings_series(startIndex: int | None = None) -> w.BaseItemDtoQueryResult:
     return _empty(startIndex)
 
 
-@operation("GetTimers")
-async def get_timers() -> w.TimerInfoDtoQueryResult:
-    return w.TimerInfoDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=0)
+# -- streams: a recording as it is written, and a channel's live stream ------------------------
+
+CHUNK = 1024 * 1024
 
 
-@operation("GetSeriesTimers")
-async def get_series_timers() -> w.SeriesTimerInfoDtoQueryResult:
-    return w.SeriesTimerInfoDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=0)
+@operation("GetLiveRecordingFile")
+async def get_live_recording_file(ctx: ServerContext, recordingId: str) -> Stream:
+    recording = await ctx.recordings.recording(recordingId)
+    path = Path(recording.recording_path or "")
+    if not path.is_file():
+        raise NotFoundError(f"Recording {recordingId} has no file yet.")
+
+    async def follow():
+        with path.open("rb") as f:
+            while True:
+                chunk = await asyncio.to_thread(f.read, CHUNK)
+                if chunk:
+                    yield chunk
+                elif ctx.recordings.is_recording(recordingId):
+                    await asyncio.sleep(0.5)  # the file is still growing
+                else:
+                    return
+
+    return Stream(follow(), media_type="video/mp2t")
 
 
-@operation("GetProgram")
-async def get_program(programId: str) -> w.BaseItemDto:
-    raise NotFoundError(f"No program {programId}.")
+@operation("GetLiveStreamFile")
+async def get_live_stream_file(ctx: ServerContext, request: Request, streamId: str, container: str) -> Stream:
+    if container.lower() not in ("ts", "mpegts"):
+        raise BadRequestError("Live streams are offered as ts.")
+    channel = next((c for c in await ctx.livetv.channels() if c.id == streamId), None)
+    if channel is None:
+        raise NotFoundError(f"No live stream {streamId}.")
+    ffmpeg = await asyncio.to_thread(ctx.recordings.ffmpeg_path)
+    proc = await asyncio.create_subprocess_exec(
+        ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", channel.url,
+        "-map", "0", "-c", "copy", "-f", "mpegts", "pipe:1", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
 
+    async def relay():
+        try:
+            while chunk := await proc.stdout.read(CHUNK):
+                yield chunk
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
 
-@operation("GetRecording")
-async def get_recording(recordingId: str) -> w.BaseItemDto:
-    raise NotFoundError(f"No recording {recordingId}.")
-
-
-@operation("GetTimer")
-async def get_timer(timerId: str) -> w.TimerInfoDto:
-    raise NotFoundError(f"No timer {timerId}.")
-
-
-@operation("GetSeriesTimer")
-async def get_series_timer(timerId: str) -> w.SeriesTimerInfoDto:
-    raise NotFoundError(f"No series timer {timerId}.")
+    return Stream(relay(), media_type="video/mp2t")

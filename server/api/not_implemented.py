@@ -12,21 +12,6 @@ from server.api.base import operation
 from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
-    # Artists
-    "GetAlbumArtists",
-    "GetArtistByName",
-    "GetArtists",
-
-    # Audio
-    "GetAudioStream",
-    "GetAudioStreamByContainer",
-    "HeadAudioStream",
-    "HeadAudioStreamByContainer",
-
-    # Collection
-    "AddToCollection",
-    "CreateCollection",
-    "RemoveFromCollection",
 
     # DynamicHls
     "GetHlsAudioSegment",
@@ -39,14 +24,6 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsAudioPlaylist",
     "HeadMasterHlsVideoPlaylist",
 
-    # Filter
-    "GetQueryFilters",
-    "GetQueryFiltersLegacy",
-
-    # Genres
-    "GetGenre",
-    "GetGenres",
-
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
     "GetHlsAudioSegmentLegacyMp3",
@@ -54,118 +31,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetHlsVideoSegmentLegacy",
     "StopEncodingProcess",
 
-    # Image
-    "DeleteItemImage",
-    "DeleteItemImageByIndex",
-    "DeleteUserImage",
-    "GetArtistImage",
-    "GetGenreImage",
-    "GetGenreImageByIndex",
-    "GetItemImage",
-    "GetItemImage2",
-    "GetItemImageByIndex",
-    "GetItemImageInfos",
-    "GetMusicGenreImage",
-    "GetMusicGenreImageByIndex",
-    "GetPersonImage",
-    "GetPersonImageByIndex",
-    "GetStudioImage",
-    "GetStudioImageByIndex",
-    "GetUserImage",
-    "HeadArtistImage",
-    "HeadGenreImage",
-    "HeadGenreImageByIndex",
-    "HeadItemImage",
-    "HeadItemImage2",
-    "HeadItemImageByIndex",
-    "HeadMusicGenreImage",
-    "HeadMusicGenreImageByIndex",
-    "HeadPersonImage",
-    "HeadPersonImageByIndex",
-    "HeadStudioImage",
-    "HeadStudioImageByIndex",
-    "HeadUserImage",
-    "PostUserImage",
-    "SetItemImage",
-    "SetItemImageByIndex",
-    "UpdateItemImageIndex",
-
-    # InstantMix
-    "GetInstantMixFromAlbum",
-    "GetInstantMixFromArtists",
-    "GetInstantMixFromArtists2",
-    "GetInstantMixFromItem",
-    "GetInstantMixFromMusicGenreById",
-    "GetInstantMixFromMusicGenreByName",
-    "GetInstantMixFromPlaylist",
-    "GetInstantMixFromSong",
-
-    # ItemRefresh
-    "RefreshItem",
-
-    # ItemUpdate
-    "GetMetadataEditorInfo",
-    "UpdateItem",
-    "UpdateItemContentType",
-
-    # Items
-    "GetItemUserData",
-    "GetItems",
-    "GetResumeItems",
-    "UpdateItemUserData",
-
-    # Library
-    "DeleteItem",
-    "DeleteItems",
-    "GetAncestors",
-    "GetCriticReviews",
-    "GetDownload",
-    "GetFile",
-    "GetItemCounts",
-    "GetLibraryOptionsInfo",
-    "GetMediaFolders",
-    "GetPhysicalPaths",
-    "GetSimilarAlbums",
-    "GetSimilarArtists",
-    "GetSimilarItems",
-    "GetSimilarMovies",
-    "GetSimilarShows",
-    "GetSimilarTrailers",
-    "GetThemeMedia",
-    "GetThemeSongs",
-    "GetThemeVideos",
-    "PostAddedMovies",
-    "PostAddedSeries",
-    "PostUpdatedMedia",
-    "PostUpdatedMovies",
-    "PostUpdatedSeries",
-    "RefreshLibrary",
-
-    # LibraryStructure
-    "AddMediaPath",
-    "AddVirtualFolder",
-    "GetVirtualFolders",
-    "RemoveMediaPath",
-    "RemoveVirtualFolder",
-    "RenameVirtualFolder",
-    "UpdateLibraryOptions",
-    "UpdateMediaPath",
-
     # LiveTv
-    "CancelSeriesTimer",
-    "CancelTimer",
-    "CreateSeriesTimer",
-    "CreateTimer",
-    "DeleteRecording",
-    "GetChannelMappingOptions",
-    "GetDefaultTimer",
-    "GetLiveRecordingFile",
-    "GetLiveStreamFile",
-    "GetRecordingGroup",
     "GetSchedulesDirectCountries",
-    "SetChannelMapping",
-    "UpdateSeriesTimer",
-    "UpdateTimer",
 
     # Lyrics
     "DeleteLyrics",
@@ -175,56 +42,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteLyrics",
     "UploadLyrics",
 
-    # MediaInfo
-    "CloseLiveStream",
-    "GetPlaybackInfo",
-    "GetPostedPlaybackInfo",
-    "OpenLiveStream",
-
     # MediaSegments
     "GetItemSegments",
-
-    # Movies
-    "GetMovieRecommendations",
-
-    # MusicGenres
-    "GetMusicGenre",
-    "GetMusicGenres",
-
-    # Persons
-    "GetPerson",
-    "GetPersons",
-
-    # Playlists
-    "AddItemToPlaylist",
-    "CreatePlaylist",
-    "GetPlaylist",
-    "GetPlaylistItems",
-    "GetPlaylistUser",
-    "GetPlaylistUsers",
-    "MoveItem",
-    "RemoveItemFromPlaylist",
-    "RemoveUserFromPlaylist",
-    "UpdatePlaylist",
-    "UpdatePlaylistUser",
-
-    # Playstate
-    "MarkPlayedItem",
-    "MarkUnplayedItem",
-    "OnPlaybackProgress",
-    "OnPlaybackStart",
-    "OnPlaybackStopped",
-    "PingPlaybackSession",
-    "ReportPlaybackProgress",
-    "ReportPlaybackStart",
-    "ReportPlaybackStopped",
-
-    # Search
-    "GetSearchHints",
-
-    # Studios
-    "GetStudio",
-    "GetStudios",
 
     # Subtitle
     "DeleteSubtitle",
@@ -238,82 +57,14 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteSubtitles",
     "UploadSubtitle",
 
-    # Suggestions
-    "GetSuggestions",
-
-    # SyncPlay
-    "SyncPlayBuffering",
-    "SyncPlayCreateGroup",
-    "SyncPlayGetGroups",
-    "SyncPlayJoinGroup",
-    "SyncPlayLeaveGroup",
-    "SyncPlayMovePlaylistItem",
-    "SyncPlayNextItem",
-    "SyncPlayPause",
-    "SyncPlayPing",
-    "SyncPlayPreviousItem",
-    "SyncPlayQueue",
-    "SyncPlayReady",
-    "SyncPlayRemoveFromPlaylist",
-    "SyncPlaySeek",
-    "SyncPlaySetIgnoreWait",
-    "SyncPlaySetNewQueue",
-    "SyncPlaySetPlaylistItem",
-    "SyncPlaySetRepeatMode",
-    "SyncPlaySetShuffleMode",
-    "SyncPlayStop",
-    "SyncPlayUnpause",
-
-    # Trailers
-    "GetTrailers",
-
     # Trickplay
     "GetTrickplayHlsPlaylist",
     "GetTrickplayTileImage",
 
-    # TvShows
-    "GetEpisodes",
-    "GetNextUp",
-    "GetSeasons",
-    "GetUpcomingEpisodes",
-
-    # UniversalAudio
-    "GetUniversalAudioStream",
-    "HeadUniversalAudioStream",
-
-    # UserLibrary
-    "DeleteUserItemRating",
-    "GetIntros",
-    "GetItem",
-    "GetLatestMedia",
-    "GetLocalTrailers",
-    "GetRootFolder",
-    "GetSpecialFeatures",
-    "MarkFavoriteItem",
-    "UnmarkFavoriteItem",
-    "UpdateUserItemRating",
-
-    # UserViews
-    "GetGroupingOptions",
-    "GetUserViews",
-
     # VideoAttachments
     "GetAttachment",
 
-    # Videos
-    "DeleteAlternateSources",
-    "GetAdditionalPart",
-    "GetVideoStream",
-    "GetVideoStreamByContainer",
-    "HeadVideoStream",
-    "HeadVideoStreamByContainer",
-    "MergeVersions",
-
-    # Years
-    "GetYear",
-    "GetYears",
 })
-
 
 def _stub(operation_id: str) -> BaseRouteHandler:
     async def not_implemented() -> None:
@@ -321,7 +72,6 @@ def _stub(operation_id: str) -> BaseRouteHandler:
 
     not_implemented.__name__ = f"not_implemented_{operation_id}"
     return operation(operation_id)(not_implemented)
-
 
 def stub_handlers(missing: set[str]) -> list[BaseRouteHandler]:
     """501 handlers for the listed operations that have no real handler."""

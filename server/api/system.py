@@ -6,11 +6,11 @@ import asyncio
 from datetime import UTC, datetime
 
 from litestar import Request
-from litestar.response import File
 
 from server.api.base import operation
 from server.context import ServerContext
 from server.net.wake import wake_on_lan_info
+from server.playback.range_response import RangeFileResponse
 from server.system import info, logfiles
 from server.version import JELLYFIN_PRODUCT_NAME
 from server.wire import models as w
@@ -52,9 +52,12 @@ async def get_server_logs(ctx: ServerContext) -> list[w.LogFile]:
 
 
 @operation("GetLogFile", media_type="text/plain")
-async def get_log_file(ctx: ServerContext, name: str | None = None) -> File:
+async def get_log_file(ctx: ServerContext, name: str | None = None) -> RangeFileResponse:
+    """The log as text; a ``Range`` request gets only the bytes asked for (206), which is how the
+    desktop log viewer tails a growing log without downloading it again."""
     path = logfiles.log_file_path(ctx.paths.log_dir, name)
-    return File(path=path, filename=path.name, media_type="text/plain; charset=utf-8", content_disposition_type="inline")
+    return RangeFileResponse(path, media_type="text/plain; charset=utf-8",
+                             headers={"Content-Disposition": f'inline; filename="{path.name}"'})
 
 
 @operation("RestartApplication")

@@ -51,6 +51,7 @@ class Database:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
         self._writer_thread: threading.Thread | None = None
+        self.generation = 0  # bumped after every committed write
 
     # -- sync API (for worker threads) -------------------------------------------------
 
@@ -62,6 +63,7 @@ class Database:
         with self.session() as s:
             result = fn(s, *args)
             s.commit()
+            self.generation += 1  # readers' caches (e.g. query counts) compare against this
             return result
 
     def _run_read(self, fn: Callable[..., T], args: tuple) -> T:

@@ -136,6 +136,15 @@ class Item(SQLModel, table=True):
         Index("ix_items_type_sort_name", "type", "sort_name"),
         Index("ix_items_parent_sort_name", "parent_id", "sort_name"),
         Index("ix_items_library_type_created", "library_id", "type", "date_created"),
+        # the query engine's typical pages (migration 0003_query)
+        Index("ix_items_library_type_owner_sort", "library_id", "type", "owner_id", "sort_name", "id"),
+        Index("ix_items_series_sort_name", "series_id", "sort_name"),
+        Index("ix_items_album_sort_name", "album_id", "sort_name"),
+        # narrow covering indexes (0005_query_covering): scope checks of joined rows by id, the
+        # facets of a library (ratings, years) without reading the wide rows
+        Index("ix_items_scope", "id", "library_id", "type", "owner_id", "is_folder", "media_type", "production_year",
+              "official_rating"),
+        Index("ix_items_library_facets", "library_id", "type", "owner_id", "official_rating", "production_year"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -192,13 +201,44 @@ class Item(SQLModel, table=True):
     is_locked: bool = False  # Identify/Apply results stick across rescans
     locked_fields_json: str = "[]"
     is_virtual: bool = False
+    status: str | None = None  # SeriesStatus spelling (Continuing, Ended, Unreleased) for series
+    # Scanner bookkeeping (server/library/scanner.py): a hash of everything the scan read to
+    # build this row (unchanged = the row is not rewritten) and a cheap content fingerprint of
+    # the media file (size + head/tail hash) that recognises a renamed or moved file.
+    scan_signature: str | None = None
+    fingerprint: str | None = Field(default=None, index=True)
+
+
+class MediaProbeCache(SQLModel, table=True):
+    """What probing a media file found (streams, tags, embedded art), kept so that an unchanged
+    file (same size and mtime) is never probed again, even when its item must be rebuilt."""
+
+    __tablename__ = "media_probes"
+
+    item_id: str = Field(primary_key=True, max_length=32)
+    size: int = 0
+    mtime: float = 0.0
+    data_json: str = "{}"
+
+
+class ScanUnit(SQLModel, table=True):
+    """One top-level part of a library (a movie folder, a series, an artist, or the root's own
+    files) and a hash of every file stat under it as of its last scan: an unchanged part is
+    skipped by the next scan."""
+
+    __tablename__ = "scan_units"
+
+    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
+    path: str = Field(primary_key=True)
+    signature: str = ""
 
 
 class ItemValue(SQLModel, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
     __tablename__ = "item_values"
-    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),)
+    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),
+                      Index("ix_item_values_listing", "kind", "clean_value", "item_id", "value"))
 
     item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
     kind: str = Field(primary_key=True)
@@ -219,6 +259,7 @@ class Person(SQLModel, table=True):
 
 class ItemPerson(SQLModel, table=True):
     __tablename__ = "item_people"
+    __table_args__ = (Index("ix_item_people_person", "person_id", "kind"),)
 
     item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
     person_id: str = Field(primary_key=True, foreign_key="people.id", ondelete="CASCADE")
@@ -231,7 +272,8 @@ class UserData(SQLModel, table=True):
     """What a user did with an item. Scans never delete these rows."""
 
     __tablename__ = "user_data"
-    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),)
+    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),
+                      Index("ix_user_data_user_favorite", "user_id", "is_favorite"))
 
     user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
     item_id: str = Field(primary_key=True, index=True)
@@ -244,3 +286,100 @@ class UserData(SQLModel, table=True):
     likes: bool | None = None
     audio_stream_index: int | None = None
     subtitle_stream_index: int | None = None
+
+
+# ---------------------------------------------------------------- live TV recordings
+#
+# A timer records one channel between two moments; a series timer makes timers for every
+# guide programme of a series. A timer that has recorded is a recording (recording_path set).
+
+
+class LiveTvSeriesTimer(SQLModel, table=True):
+    __tablename__ = "livetv_series_timers"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str  # the programme title to record
+    channel_id: str | None = None  # None with record_any_channel
+    program_id: str | None = None
+    record_any_time: bool = True
+    record_any_channel: bool = False
+    record_new_only: bool = False
+    days_json: str = "[]"  # DayOfWeek names; empty = every day
+    pre_padding_seconds: int = 0
+    post_padding_seconds: int = 0
+    priority: int = 0
+    keep_up_to: int = 0
+    keep_until: str = "UntilDeleted"
+    date_created: datetime = Field(default_factory=utcnow)
+
+
+class LiveTvTimer(SQLModel, table=True):
+    __tablename__ = "livetv_timers"
+    __table_args__ = (Index("ix_livetv_timers_status_start", "status", "start_date"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    series_timer_id: str | None = Field(default=None, index=True)
+    channel_id: str
+    program_id: str | None = None
+    name: str = ""
+    overview: str | None = None
+    start_date: datetime
+    end_date: datetime
+    pre_padding_seconds: int = 0
+    post_padding_seconds: int = 0
+    priority: int = 0
+    keep_until: str = "UntilDeleted"
+    status: str = "New"  # RecordingStatus spelling
+    recording_path: str | None = None
+    error: str | None = None
+    date_created: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------- browsing: playlists, collections
+#
+# A playlist or a collection (BoxSet) is also an ``items`` row (type Playlist / BoxSet, no
+# library) so that every item route and the DTO builder see it; these tables hold what the item
+# row cannot: owners, shares, and the ordered entries.
+
+
+class Playlist(SQLModel, table=True):
+    __tablename__ = "playlists"
+
+    id: str = Field(primary_key=True, max_length=32)  # = the Playlist item's id
+    owner_user_id: str | None = Field(default=None, index=True)
+    is_public: bool = False
+    media_type: str = "Unknown"  # MediaType spelling
+
+
+class PlaylistEntry(SQLModel, table=True):
+    """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
+
+    __tablename__ = "playlist_entries"
+    __table_args__ = (Index("ix_playlist_entries_playlist_order", "playlist_id", "sort_order"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    playlist_id: str = Field(foreign_key="playlists.id", ondelete="CASCADE")
+    item_id: str = Field(index=True)
+    sort_order: int = 0
+
+
+class PlaylistShare(SQLModel, table=True):
+    """A user the playlist is shared with, and whether they may edit it."""
+
+    __tablename__ = "playlist_users"
+
+    playlist_id: str = Field(primary_key=True, foreign_key="playlists.id", ondelete="CASCADE")
+    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
+    can_edit: bool = False
+
+
+class CollectionEntry(SQLModel, table=True):
+    """An item in a collection (BoxSet)."""
+
+    __tablename__ = "collection_items"
+    __table_args__ = (Index("ix_collection_items_collection_order", "collection_id", "sort_order"),)
+
+    collection_id: str = Field(primary_key=True, max_length=32)
+    item_id: str = Field(primary_key=True, max_length=32, index=True)
+    sort_order: int = 0
+    date_added: datetime = Field(default_factory=utcnow)

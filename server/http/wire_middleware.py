@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 import msgspec
 
 from server.guid import normalize_guid
+from server.http import legacy_routes
 from server.http.routing import RouteIndex, internal_path
 from server.wire import models
 from server.wire.body import canonical_keys
@@ -166,6 +167,7 @@ class WireMiddleware:
         if query and "=" not in query and "%3d" in query.lower():
             query = unquote(query)
         pairs = parse_qsl(query, keep_blank_values=True)
+        path, pairs = legacy_routes.rewrite(path, pairs)
 
         new_scope = dict(scope)
         if kind == "websocket":

@@ -4,6 +4,8 @@ HDHomeRun devices (by URL). Tuner hosts and listing providers live in the named 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 import uuid
 from dataclasses import dataclass
@@ -11,15 +13,22 @@ from pathlib import Path
 
 import httpx
 import msgspec
+from defusedxml import ElementTree
 
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
+from server.livetv.guide import MAX_XMLTV_BYTES, Guide
 from server.wire import models as w
 
 TUNER_TYPES = {"m3u": "M3U Tuner", "hdhomerun": "HDHomerun"}
 LISTING_TYPES = {"xmltv", "schedulesdirect"}
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 MAX_PLAYLIST_BYTES = 20 * 1024 * 1024
+log = logging.getLogger("reelroom.livetv")
+DEFAULT_CATEGORIES = {
+    "movie": ["movie"], "news": ["news"], "sports": ["sports", "basketball", "baseball", "football"],
+    "kids": ["kids", "family", "children", "childrens", "disney"],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +40,7 @@ class Channel:
     url: str
     logo: str | None
     group: str | None
+    tvg_id: str | None = None
 
 
 def parse_m3u(text: str, tuner_id: str) -> list[Channel]:
@@ -52,7 +62,7 @@ def parse_m3u(text: str, tuner_id: str) -> list[Channel]:
             number = attrs.get("tvg-chno") or attrs.get("channel-number")
             channels.append(Channel(id=guid_from_text("livetv-channel", tuner_id, line), tuner_id=tuner_id,
                                     name=name, number=number, url=line, logo=attrs.get("tvg-logo"),
-                                    group=attrs.get("group-title")))
+                                    group=attrs.get("group-title"), tvg_id=attrs.get("tvg-id") or None))
             pending = None
     return channels
 
@@ -61,6 +71,7 @@ class LiveTvService:
     def __init__(self, config, filesystem) -> None:
         self.config = config  # ConfigurationStore
         self.filesystem = filesystem  # FileSystemBrowser (path checks)
+        self.guide = Guide()
 
     def options(self) -> w.LiveTvOptions:
         return self.config.get("livetv")
@@ -69,6 +80,22 @@ class LiveTvService:
         self.config.save("livetv", msgspec.structs.replace(self.options(), **changes))
 
     # -- tuner hosts ---------------------------------------------------------------------
+
+    async def read_source(self, url: str, limit: int) -> bytes:
+        """The bytes of a playlist or listing: an http(s) URL, or a file inside the allowed folders."""
+        if url.startswith(("http://", "https://")):
+            try:
+                async with httpx.AsyncClient(timeout=30, follow_redirects=True) as client:
+                    reply = await client.get(url)
+            except httpx.HTTPError as exc:
+                raise NotFoundError(f"{url} could not be fetched: {exc}") from None
+            if reply.status_code != 200:
+                raise NotFoundError(f"{url} answered {reply.status_code}.")
+            return reply.content[:limit]
+        path: Path = self.filesystem.check(url)
+        if not path.is_file():
+            raise NotFoundError(f"{url} is not a file.")
+        return await asyncio.to_thread(lambda: path.read_bytes()[:limit])
 
     async def read_playlist(self, url: str) -> str:
         if url.startswith(("http://", "https://")):
@@ -80,10 +107,7 @@ class LiveTvService:
             if reply.status_code != 200:
                 raise NotFoundError(f"The tuner playlist {url} answered {reply.status_code}.")
             return reply.text[:MAX_PLAYLIST_BYTES]
-        path: Path = self.filesystem.check(url)
-        if not path.is_file():
-            raise NotFoundError(f"The tuner playlist {url} is not a file.")
-        return path.read_bytes()[:MAX_PLAYLIST_BYTES].decode("utf-8", errors="replace")
+        return (await self.read_source(url, MAX_PLAYLIST_BYTES)).decode("utf-8", errors="replace")
 
     async def add_tuner(self, info: w.TunerHostInfo) -> w.TunerHostInfo:
         kind = (info.Type or "").lower()
@@ -146,6 +170,53 @@ class LiveTvService:
                 except (NotFoundError, BadRequestError):
                     continue
         return out
+
+
+    # -- guide ---------------------------------------------------------------------------
+
+    async def refresh_guide(self) -> int:
+        """Reload every XMLTV provider into the guide; returns how many programmes it holds."""
+        channels = await self.channels()
+        days = self.options().GuideDays or 14
+        first = True
+        for provider in self.options().ListingProviders or []:
+            if provider.Type != "xmltv" or not provider.Path:
+                continue
+            try:
+                data = await self.read_source(provider.Path, MAX_XMLTV_BYTES)
+                mappings = {m.Name: m.Value for m in provider.ChannelMappings or [] if m.Name and m.Value}
+                await asyncio.to_thread(self.guide.load, channels, provider.Id or "", data, mappings, days, first)
+                first = False
+            except (NotFoundError, BadRequestError, ElementTree.ParseError, ValueError) as exc:
+                log.warning("Listings from %s could not be read: %s", provider.Path, exc)
+        if first:  # no provider loaded: the guide is empty
+            self.guide.load(channels, "", b"<tv/>", {}, days, True)
+        return len(self.guide.programs)
+
+    def categories(self) -> dict[str, list[str]]:
+        """Guide categories that make a programme a movie, news, kids or sports (all providers)."""
+        out: dict[str, list[str]] = {k: list(v) for k, v in DEFAULT_CATEGORIES.items()}
+        for p in self.options().ListingProviders or []:
+            for kind, values in (("movie", p.MovieCategories), ("news", p.NewsCategories),
+                                 ("kids", p.KidsCategories), ("sports", p.SportsCategories)):
+                out[kind] += [v for v in values or [] if v not in out[kind]]
+        return out
+
+    def provider(self, provider_id: str | None) -> w.ListingsProviderInfo:
+        for p in self.options().ListingProviders or []:
+            if p.Id == provider_id:
+                return p
+        raise NotFoundError(f"No listing provider {provider_id}.")
+
+    async def set_channel_mapping(self, provider_id: str | None, tuner_channel: str, provider_channel: str) -> None:
+        provider = self.provider(provider_id)
+        mappings = [m for m in provider.ChannelMappings or [] if m.Name != tuner_channel]
+        if provider_channel and provider_channel != tuner_channel:
+            mappings.append(w.NameValuePair(Name=tuner_channel, Value=provider_channel))
+        updated = msgspec.structs.replace(provider, ChannelMappings=mappings)
+        self._save(ListingProviders=[updated if p.Id == provider.Id else p
+                                     for p in self.options().ListingProviders or []])
+        await self.refresh_guide()
 
 
 def default_livetv_options() -> w.LiveTvOptions:

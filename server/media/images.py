@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 import blurhash_rs
-from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageOps, UnidentifiedImageError
 
 ImageSource = str | os.PathLike[str] | bytes
 
@@ -163,6 +163,8 @@ def render_image(
     background_color: str | None = None,
     foreground_layer: str | float | None = None,
     crop_to_fill: bool = False,
+    percent_played: float | None = None,
+    unplayed_count: int | None = None,
 ) -> bytes:
     """Resize/re-encode an image; returns the encoded bytes in ``fmt`` (jpg, png or webp).
 
@@ -180,6 +182,11 @@ def render_image(
     if blur is not None and not 0 <= blur <= 1000:
         raise ImageRequestError(f"blur must be between 0 and 1000, got {blur}")
     background = _parse_color(background_color) if background_color else None
+    if percent_played is not None and not 0 <= percent_played <= 100:
+        raise ImageRequestError(f"percentPlayed must be between 0 and 100, got {percent_played}")
+    if unplayed_count is not None and unplayed_count < 0:
+        raise ImageRequestError(f"unplayedCount must not be negative, got {unplayed_count}")
+    overlays = bool(percent_played) or bool(unplayed_count)
 
     with _open(src) as img:
         orientation = _orientation(img)
@@ -190,7 +197,7 @@ def render_image(
         if crop_to_fill and fill_width and fill_height:
             crop_box = (min(fill_width, size[0]), min(fill_height, size[1]))
         unchanged = (size == original and crop_box in (None, size) and orientation == 1
-                     and not blur and background is None and foreground_layer is None
+                     and not blur and background is None and foreground_layer is None and not overlays
                      and _format_name(img) == ("jpg" if fmt == "jpeg" else fmt))
         if unchanged:
             return _read_bytes(src)
@@ -220,7 +227,33 @@ def render_image(
     if foreground_layer is not None:
         overlay = Image.new("RGBA", frame.size, (0, 0, 0, _foreground_alpha(foreground_layer)))
         frame = Image.alpha_composite(frame.convert("RGBA"), overlay)
+    if overlays:
+        frame = _draw_indicators(frame, percent_played, unplayed_count)
     return _encode(frame, fmt, quality)
+
+
+def _draw_indicators(frame: Image.Image, percent_played: float | None,
+                     unplayed_count: int | None) -> Image.Image:
+    """A played-percentage bar along the bottom edge and an unplayed-count badge in the top right
+    corner, sized relative to the image (Jellyfin draws the same two indicators)."""
+    frame = frame.convert("RGBA")
+    layer = Image.new("RGBA", frame.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(layer)
+    width, height = frame.size
+    if percent_played:
+        bar = max(2, round(height * 0.02))
+        draw.rectangle((0, height - bar, width, height), fill=(0, 0, 0, 200))
+        draw.rectangle((0, height - bar, round(width * percent_played / 100), height), fill=(82, 181, 75, 255))
+    if unplayed_count:
+        text = "99+" if unplayed_count > 99 else str(unplayed_count)
+        size = max(12, round(min(width, height) * 0.15))
+        margin = max(2, size // 5)
+        box = (width - margin - size, margin, width - margin, margin + size)
+        draw.ellipse(box, fill=(82, 181, 75, 255))
+        font = ImageFont.load_default(size=max(8, round(size * (0.5 if len(text) < 3 else 0.38))))
+        draw.text(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), text, fill=(255, 255, 255, 255),
+                  font=font, anchor="mm")
+    return Image.alpha_composite(frame, layer)
 
 
 def _with_alpha_mode(img: Image.Image) -> Image.Image:

@@ -4,6 +4,7 @@ capabilities and what it is playing (filled by the playback domain)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -59,6 +60,15 @@ class SessionManager:
         self.events = events
         self.server_id = server_id
         self._by_device: dict[str, LiveSession] = {}
+        self._end_listeners: list[Callable[[str], None]] = []
+
+    def on_end(self, fn: Callable[[str], None]) -> None:
+        """Call ``fn(device_id)`` when a device's session ends (sign-out, user removed)."""
+        self._end_listeners.append(fn)
+
+    def _ended(self, device_id: str) -> None:
+        for fn in self._end_listeners:
+            fn(device_id)
 
     def touch(self, auth: AuthInfo, remote_address: str) -> LiveSession:
         session = self._by_device.get(auth.device_id)
@@ -77,11 +87,13 @@ class SessionManager:
 
     def end(self, device_id: str) -> None:
         if self._by_device.pop(device_id, None) is not None:
+            self._ended(device_id)
             self.events.publish("SessionsChanged", None, admins_only=True)
 
     def end_user(self, user_id: str) -> None:
         for dev in [d for d, s in self._by_device.items() if s.user_id == user_id]:
             self._by_device.pop(dev, None)
+            self._ended(dev)
 
     def by_device(self, device_id: str) -> LiveSession | None:
         return self._by_device.get(device_id)

@@ -98,6 +98,23 @@ class OptimizeDatabaseTask:
         progress(100)
 
 
+@dataclass
+class RefreshGuideTask:
+    ctx: ServerContext
+    key: str = "RefreshGuide"
+    name: str = "Refresh Guide"
+    description: str = "Reads the TV guide from the listing providers and schedules series recordings."
+    category: str = "Live TV"
+    is_hidden: bool = False
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(24)])
+
+    async def run(self, progress: Progress) -> None:
+        await self.ctx.livetv.refresh_guide()
+        progress(80)
+        await self.ctx.recordings.apply_series_timers()
+        progress(100)
+
+
 def register_builtin_tasks(ctx: ServerContext) -> None:
-    for task in (CleanLogsTask(ctx), CleanTranscodeTask(ctx), OptimizeDatabaseTask(ctx)):
+    for task in (CleanLogsTask(ctx), CleanTranscodeTask(ctx), OptimizeDatabaseTask(ctx), RefreshGuideTask(ctx)):
         ctx.tasks.register(task)

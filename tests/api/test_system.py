@@ -40,6 +40,22 @@ def test_logs_are_listed_and_read_by_name_only(server):
         assert c.get("/System/Logs/Log", params={"name": "nope.log"}).status_code == 404
 
 
+def test_log_download_honours_range_requests(server):
+    """The desktop log viewer tails the log by asking only for what it has not read yet."""
+    with server.admin() as c:
+        whole = c.get("/System/Logs/Log", params={"name": "reelroom.log"})
+        assert whole.status_code == 200 and whole.headers["accept-ranges"] == "bytes"
+        assert whole.headers["content-type"].startswith("text/plain")
+        size = len(whole.content)
+        part = c.get("/System/Logs/Log", params={"name": "reelroom.log"}, headers={"Range": "bytes=10-"})
+        assert part.status_code == 206
+        assert part.headers["content-range"].startswith("bytes 10-")
+        assert part.content[: size - 10] == whole.content[10:]
+        past = c.get("/System/Logs/Log", params={"name": "reelroom.log"}, headers={"Range": "bytes=99999999-"})
+        assert past.status_code == 416
+        assert past.headers["content-range"].startswith("bytes */")
+
+
 def test_branding_content_types(server):
     r = httpx.get(server.url + "/Branding/Configuration")
     assert r.headers["content-type"] == "application/json; charset=utf-8"

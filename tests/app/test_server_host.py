@@ -46,3 +46,34 @@ def test_host_reports_error_when_the_server_cannot_start(tmp_path):
         assert host.state == "error"
     finally:
         blocker.close()
+
+
+def test_saved_port_is_used_unless_a_port_is_given(tmp_path):
+    import json
+    import socket
+
+    from app.server_host import DEFAULT_PORT, configured_port
+    from app.server_main import build_parser, options_from
+
+    data = tmp_path / "data"
+    assert configured_port(data) == DEFAULT_PORT
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        saved = s.getsockname()[1]
+    (data / "config").mkdir(parents=True)
+    (data / "config" / "network.json").write_text(json.dumps({"InternalHttpPort": saved}))
+    assert configured_port(data) == saved
+    parser = build_parser("reelroom-server", "")
+    assert options_from(parser.parse_args(["--data-dir", str(data)])).port == saved
+    assert options_from(parser.parse_args(["--data-dir", str(data), "--port", "0"])).port == 0
+
+    host = ServerHost(data, port=None, host="127.0.0.1", enable_lan=False)
+    host.start()
+    try:
+        assert host.wait_until_running(30)
+        assert host.port == saved
+        assert httpx.get(f"http://127.0.0.1:{saved}/System/Info/Public").status_code == 200
+    finally:
+        host.stop()
+    (data / "config" / "network.json").write_text("{not json")
+    assert configured_port(data) == DEFAULT_PORT

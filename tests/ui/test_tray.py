@@ -20,9 +20,9 @@ def opened() -> list[QUrl]:
 
 
 def _controller(qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl],  # noqa: ANN001
-                tray: bool = True, **kwargs) -> tuple[TrayController, FakeHost]:  # noqa: ANN003
+                tray: bool = True, scan_poll_ms: int = 30, **kwargs) -> tuple[TrayController, FakeHost]:  # noqa: ANN003
     host = FakeHost(fake_server)
-    controller = TrayController(host, calls, tray_available=tray, scan_poll_ms=30, log_poll_ms=50,
+    controller = TrayController(host, calls, tray_available=tray, scan_poll_ms=scan_poll_ms, log_poll_ms=50,
                                 open_url=lambda url: opened.append(url) or True, **kwargs)
     qtbot.addWidget(controller.status_window)
     controller.start()
@@ -229,3 +229,80 @@ def test_describe_new_media() -> None:
     assert describe_new_media({"MovieCount": 1}, {"MovieCount": 2, "EpisodeCount": 3}) == "1 movie, 3 episodes"
     assert describe_new_media({"ItemCount": 1}, {"ItemCount": 4}) == "3 items"
     assert describe_new_media({"MovieCount": 2}, {"MovieCount": 1}) is None
+
+
+def test_socket_messages_drive_scanning_progress_and_notices(
+    qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
+) -> None:
+    """The messages a real server sends on /socket (tests/ui/test_real_server.py sees them end to end)."""
+    state = fake_server.state
+    state.wizard_completed = True
+    # No socket and no polling here: only the messages below change the state.
+    controller, _ = _controller(qtbot, fake_server, calls, opened, use_events=False, scan_poll_ms=3_600_000)
+    notices: list[tuple[str, str]] = []
+    controller.notified.connect(lambda title, text: notices.append((title, text)))
+    qtbot.waitUntil(lambda: calls.pending == 0, timeout=5000)  # the item counts before any scan are known
+
+    # A library scanned on its own (the folder watcher): progress in the tooltip, then a new-media notice.
+    controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "42.5"})
+    assert controller.display_state == "scanning"
+    assert controller.tray.toolTip() == "Reelroom is scanning your libraries (42%)"
+    # The scan's start fetched the counts to compare with, in the background: let it land first.
+    qtbot.waitUntil(lambda: controller._counts is not None, timeout=5000)
+    controller.handle_server_message("LibraryChanged", {"ItemsAdded": ["a1", "a2"], "ItemsRemoved": []})
+    with state.lock:
+        state.item_counts.update(MovieCount=2, ItemCount=2)
+    controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "100.0"})
+    assert controller.display_state == "scanning"  # another library may follow
+    qtbot.waitUntil(lambda: notices == [("New media in Reelroom", "Added 2 movies.")], timeout=8000)
+    assert controller.display_state == "running"
+
+    # The RefreshLibrary task: progress from ScheduledTasksInfo, the end from ScheduledTaskEnded.
+    notices.clear()
+    task = {"Key": "RefreshLibrary", "Name": "Scan Media Library", "State": "Running",
+            "CurrentProgressPercentage": 60.0}
+    controller.handle_server_message("ScheduledTasksInfo", [{"Key": "Other", "State": "Idle"}, task])
+    assert controller.tray.toolTip() == "Reelroom is scanning your libraries (60%)"
+    controller.handle_server_message("ScheduledTaskEnded", {"Key": "RefreshLibrary", "Name": "Scan Media Library",
+                                                            "Status": "Completed"})
+    qtbot.waitUntil(lambda: notices == [("Library scan finished", "No new media found.")], timeout=5000)
+    assert controller.tray.toolTip() == "Reelroom is running"
+
+    # New media outside any scan, and a failed task.
+    notices.clear()
+    with state.lock:
+        state.item_counts.update(EpisodeCount=3, ItemCount=5)
+    controller.handle_server_message("LibraryChanged", {"ItemsAdded": ["e1", "e2", "e3"]})
+    qtbot.waitUntil(lambda: notices == [("New media in Reelroom", "Added 3 episodes.")], timeout=5000)
+    notices.clear()
+    controller.handle_server_message("ScheduledTaskEnded", {"Key": "RefreshChapterImages", "Name": "Chapter images",
+                                                            "Status": "Failed", "ErrorMessage": "ffmpeg crashed"})
+    assert notices == [("Reelroom task failed", "Chapter images failed: ffmpeg crashed")]
+
+
+def test_state_icon_is_drawn_on_the_reelroom_icon(qtbot) -> None:  # noqa: ANN001
+    from PySide6.QtGui import QImage
+
+    from ui.state_icon import icon_file
+
+    assert icon_file(22).name == "reelroom-32.png" and icon_file(64).is_file()
+    base = QImage(str(icon_file(64)))
+    drawn = state_pixmap("running", size=64).toImage()
+    for x, y in ((32, 32), (20, 12), (12, 40)):  # away from the badge in the lower right
+        assert drawn.pixelColor(x, y) == base.pixelColor(x, y)
+
+
+def test_scan_end_on_the_socket_before_the_http_reply_does_not_leave_the_tray_scanning(
+    qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
+) -> None:
+    fake_server.state.wizard_completed = True
+    controller, _ = _controller(qtbot, fake_server, calls, opened, use_events=False, scan_poll_ms=3_600_000)
+    qtbot.waitUntil(lambda: calls.pending == 0, timeout=5000)
+    notices: list[tuple[str, str]] = []
+    controller.notified.connect(lambda title, text: notices.append((title, text)))
+    controller.scan_all_libraries()  # the POST is in flight on a worker thread…
+    controller.handle_server_message("RefreshProgress", {"ItemId": "lib1", "Progress": "10"})
+    controller.handle_server_message("ScheduledTaskEnded", {"Key": "RefreshLibrary", "Status": "Completed"})
+    qtbot.waitUntil(lambda: fake_server.state.library_refreshes == 1 and calls.pending == 0, timeout=5000)
+    assert controller.display_state == "running"  # …and its late reply does not start a second scan
+    assert notices == [("Library scan finished", "No new media found.")]

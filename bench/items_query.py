@@ -1,0 +1,312 @@
+"""Latency of an Items page on a synthetic library, against a real `reelroom-server` process.
+
+For each size (10k and 100k items by default) the script migrates a fresh database, inserts a
+synthetic library straight through SQL (movies with streams, images, genres; shows with
+seasons and episodes; user data on a tenth of the items), starts the server and measures
+
+    GET /Items?userId=..&parentId=<movies>&recursive=true&includeItemTypes=Movie
+        &sortBy=SortName&limit=100&startIndex=<random>&fields=PrimaryImageAspectRatio,MediaSources
+
+for one client (sequential, keep-alive) and for 32 concurrent clients. It prints p50/p99 in ms.
+
+    python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.db import migrate  # noqa: E402
+from server.db.database import Database, sqlite_url  # noqa: E402
+from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
+from server.library import ids  # noqa: E402
+from server.library.sorting import sort_name  # noqa: E402
+from server.paths import ServerPaths  # noqa: E402
+
+AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-{n}", Version="1.0"'
+GENRES = ["Action", "Drama", "Comedy", "Thriller", "Science Fiction", "Horror", "Romance", "Documentary",
+          "Animation", "Family", "Crime", "Fantasy"]
+WORDS = ["the", "last", "night", "dark", "star", "river", "city", "dream", "blue", "storm", "king", "shadow",
+         "secret", "road", "fire", "winter", "ghost", "island", "glass", "iron"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def streams(i: int) -> str:
+    return json.dumps([
+        {"Index": 0, "Type": "Video", "Codec": "h264", "Width": 1920, "Height": 1080, "BitRate": 8_000_000,
+         "AverageFrameRate": 23.976, "Profile": "High", "IsDefault": True, "Language": None,
+         "DisplayTitle": "1080p H264 SDR", "VideoRange": "SDR", "PixelFormat": "yuv420p", "Level": 41},
+        {"Index": 1, "Type": "Audio", "Codec": "aac", "Channels": 6, "SampleRate": 48000, "BitRate": 384000,
+         "Language": "eng", "IsDefault": True, "DisplayTitle": "English - AAC - 5.1 - Default"},
+        {"Index": 2, "Type": "Subtitle", "Codec": "subrip", "Language": "eng", "IsExternal": True,
+         "Path": f"/media/movies/m{i}.en.srt", "DisplayTitle": "English - SUBRIP - External"},
+    ])
+
+
+def images(i: int) -> str:
+    return json.dumps([
+        {"Type": "Primary", "Path": f"/media/movies/m{i}/poster.jpg", "Tag": f"{i:032x}"[-32:], "Width": 680,
+         "Height": 1000, "BlurHash": "WBF~Q+00?b_2M{%M00?b~q%MRjof"},
+        {"Type": "Backdrop", "Path": f"/media/movies/m{i}/fanart.jpg", "Tag": f"{i + 7:032x}"[-32:],
+         "Width": 1920, "Height": 1080, "BlurHash": "WHI#uc00?b_2M{%M00?b~q%MRjof"},
+    ])
+
+
+def build(data_dir: Path, size: int) -> dict:
+    """Migrate a database and fill it; returns ids the bench needs."""
+    paths = ServerPaths(data_dir)
+    paths.ensure()
+    db = Database(sqlite_url(paths.database_file))
+    migrate.upgrade(db.engine, db.url)
+    rnd = random.Random(size)
+    now = datetime.now(UTC)
+    movies_lib = ids.library_id_for_name("Movies")
+    shows_lib = ids.library_id_for_name("Shows")
+    n_movies = size // 2
+    n_series = max(1, size // 100)
+    rows: list[dict] = []
+    values: list[dict] = []
+
+    def base(item_id: str, **kw) -> dict:
+        row = {c: None for c in Item.__table__.columns.keys()}
+        row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
+                   genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
+                   provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
+                   is_locked=False, locked_fields_json="[]", is_virtual=False)
+        row.update(kw)
+        return row
+
+    for lib_id, name in ((movies_lib, "Movies"), (shows_lib, "Shows")):
+        rows.append(base(lib_id, type="CollectionFolder", is_folder=True, library_id=lib_id, name=name,
+                         sort_name=name.lower(), path=f"/media/{name.lower()}"))
+    for i in range(n_movies):
+        title = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 4))).title() + f" {i}"
+        path = f"/media/movies/{title} ({1950 + i % 70})/{title}.mkv"
+        item_id = ids.item_id_for_path(path)
+        genres = rnd.sample(GENRES, 2)
+        rows.append(base(item_id, type="Movie", media_type="Video", library_id=movies_lib, parent_id=movies_lib,
+                         path=path, name=title, sort_name=sort_name(title), production_year=1950 + i % 70,
+                         premiere_date=now - timedelta(days=i), date_created=now - timedelta(minutes=i),
+                         run_time_ticks=rnd.randint(60, 180) * 600_000_000, size=rnd.randint(10**9, 10**10),
+                         container="mkv", bitrate=8_500_000, width=1920, height=1080, video_type="VideoFile",
+                         community_rating=round(rnd.uniform(3, 9), 1), official_rating="PG-13",
+                         overview="A synthetic movie. " * 5, genres_json=json.dumps(genres),
+                         provider_ids_json=json.dumps({"Tmdb": str(i)}), media_streams_json=streams(i),
+                         images_json=images(i), file_size=10**9, file_mtime=1.0))
+        values.extend({"item_id": item_id, "kind": "Genre", "clean_value": g.lower(), "value": g} for g in genres)
+    remaining = size - n_movies - 2
+    per_series = max(1, remaining // n_series)
+    for si in range(n_series):
+        title = f"Show {si}"
+        spath = f"/media/shows/{title}"
+        sid = ids.item_id_for_path(spath)
+        rows.append(base(sid, type="Series", is_folder=True, library_id=shows_lib, parent_id=shows_lib, path=spath,
+                         name=title, sort_name=sort_name(title), images_json=images(10**7 + si)))
+        seasons = max(1, per_series // 12)
+        for season in range(1, seasons + 1):
+            ppath = f"{spath}/Season {season:02d}"
+            pid = ids.item_id_for_path(ppath)
+            rows.append(base(pid, type="Season", is_folder=True, library_id=shows_lib, parent_id=sid, path=ppath,
+                             name=f"Season {season}", sort_name=f"{season:010d}", index_number=season,
+                             series_id=sid, series_name=title))
+            for ep in range(1, 12):
+                epath = f"{ppath}/{title} S{season:02d}E{ep:02d}.mkv"
+                rows.append(base(ids.item_id_for_path(epath), type="Episode", media_type="Video",
+                                 library_id=shows_lib, parent_id=pid, path=epath, name=f"Episode {ep}",
+                                 sort_name=f"{season:03d}-{ep:04d}-episode", index_number=ep,
+                                 parent_index_number=season, series_id=sid, series_name=title, season_id=pid,
+                                 season_name=f"Season {season}", container="mkv", run_time_ticks=2_400_000_000,
+                                 media_streams_json=streams(ep), width=1920, height=1080))
+    admin_id = None
+    with db.engine.begin() as conn:
+        conn.execute(Library.__table__.insert(), [
+            {"id": movies_lib, "name": "Movies", "collection_type": "movies", "options_json": "{}",
+             "date_created": now},
+            {"id": shows_lib, "name": "Shows", "collection_type": "tvshows", "options_json": "{}",
+             "date_created": now}])
+        for start in range(0, len(rows), 5000):
+            conn.execute(Item.__table__.insert(), rows[start:start + 5000])
+        for start in range(0, len(values), 10000):
+            conn.execute(ItemValue.__table__.insert(), values[start:start + 10000])
+    db.close()
+    return {"movies": movies_lib, "shows": shows_lib, "items": len(rows), "movie_count": n_movies,
+            "admin": admin_id, "movie_ids": [r["id"] for r in rows if r["type"] == "Movie"]}
+
+
+def add_user_data(data_dir: Path, user_id: str, movie_ids: list[str]) -> None:
+    db = Database(sqlite_url(ServerPaths(data_dir).database_file))
+    rnd = random.Random(1)
+    now = datetime.now(UTC)
+    chosen = rnd.sample(movie_ids, len(movie_ids) // 10)
+    with db.engine.begin() as conn:
+        conn.execute(UserData.__table__.insert(), [
+            {"user_id": user_id, "item_id": i, "played": rnd.random() < 0.5, "play_count": rnd.randint(0, 3),
+             "is_favorite": rnd.random() < 0.2, "playback_position_ticks": rnd.choice([0, 0, 12_000_000_000]),
+             "last_played_date": now - timedelta(hours=rnd.randint(1, 1000))} for i in chosen])
+    db.close()
+
+
+def start(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data_dir), "--port",
+                             str(port), "--host", "127.0.0.1", "--no-lan"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("the server did not start")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def sign_in(url: str) -> tuple[str, str]:
+    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=0)}, timeout=30) as c:
+        if not c.get("/System/Info/Public").json().get("StartupWizardCompleted"):
+            c.post("/Startup/Configuration", json={"UICulture": "en-US", "MetadataCountryCode": "US",
+                                                   "PreferredMetadataLanguage": "en"}).raise_for_status()
+            c.get("/Startup/User").raise_for_status()
+            c.post("/Startup/User", json={"Name": "bench", "Password": "bench"}).raise_for_status()
+            c.post("/Startup/Complete").raise_for_status()
+        r = c.post("/Users/AuthenticateByName", json={"Username": "bench", "Pw": "bench"})
+        r.raise_for_status()
+        return r.json()["AccessToken"], r.json()["User"]["Id"]
+
+
+def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
+    start_index = 0 if first_page else rnd.randrange(0, max(1, info["movie_count"] - 100))
+    return {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
+            "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
+            "fields": "PrimaryImageAspectRatio,MediaSources", "enableTotalRecordCount": "true"}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux), to report work per request independent of
+    how busy the machine is."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: bool) -> list[float]:
+    rnd = random.Random(7)
+    out = []
+    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"'}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as c:
+        for _ in range(20):  # warm-up
+            c.get("/Items", params=params(info, user_id, rnd, first_page)).raise_for_status()
+        for _ in range(n):
+            p = params(info, user_id, rnd, first_page)
+            t0 = time.perf_counter()
+            r = c.get("/Items", params=p)
+            out.append((time.perf_counter() - t0) * 1000)
+            r.raise_for_status()
+            assert len(r.json()["Items"]) == 100
+    return out
+
+
+async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, clients: int,
+                     first_page: bool) -> tuple[list[float], float]:
+    out: list[float] = []
+    headers = {"Authorization": AUTH.format(n=2) + f', Token="{token}"'}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as c:
+        async def worker(k: int) -> None:
+            rnd = random.Random(k)
+            for _ in range(n):
+                t0 = time.perf_counter()
+                r = await c.get("/Items", params=params(info, user_id, rnd, first_page))
+                out.append((time.perf_counter() - t0) * 1000)
+                r.raise_for_status()
+
+        await asyncio.gather(*(worker(k) for k in range(clients)))  # warm-up of every connection
+        out.clear()
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(clients)))
+        elapsed = time.perf_counter() - t0
+    return out, len(out) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--first-page", action="store_true", help="always startIndex=0 (else random pages)")
+    args = parser.parse_args()
+    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields=PrimaryImageAspectRatio,MediaSources, "
+          f"user data, {'first page' if args.first_page else 'random startIndex'}")
+    for size in (int(x) for x in args.sizes.split(",")):
+        data = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
+        try:
+            t0 = time.perf_counter()
+            info = build(data, size)
+            built = time.perf_counter() - t0
+            proc, url = start(data)
+            token, user_id = sign_in(url)
+            stop(proc)
+            add_user_data(data, user_id, info["movie_ids"])
+            proc, url = start(data)
+            try:
+                token, user_id = sign_in(url)
+                cpu0 = cpu_seconds(proc.pid)
+                one = single(url, token, info, user_id, args.requests, args.first_page)
+                cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
+                many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
+                                                   args.clients, args.first_page))
+            finally:
+                stop(proc)
+            print(f"{info['items']:>7} items (built in {built:.1f} s): 1 client p50 {statistics.median(one):.1f} ms, "
+                  f"p99 {pct(one, 99):.1f} ms | {args.clients} clients p50 {statistics.median(many):.1f} ms, "
+                  f"p99 {pct(many, 99):.1f} ms, {rps:.0f} req/s | server CPU {cpu_per_request:.1f} ms/request, "
+                  f"load average {os.getloadavg()[0]:.1f}")
+        finally:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

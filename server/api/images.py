@@ -1,0 +1,535 @@
+"""Image: item, person, genre, music genre, studio, artist and user images (GET and HEAD),
+image infos, and uploading, deleting and reordering images. Thin: ``ctx.images`` does the work
+(server/images/service.py). Reading images is anonymous, as in the spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.response import File
+from litestar.response.base import ASGIResponse
+
+from server.api.base import operation, require_user
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import NotFoundError
+from server.guid import normalize_guid
+from server.images.service import ImageReplyData, Target, image_type_of
+from server.wire import models as w
+
+
+class ImageResponse(File):
+    """Bytes with the image headers. A File subclass, because Litestar allows only File
+    responses (or None) from HEAD handlers; HEAD replies carry the same headers, no body."""
+
+    def __init__(self, reply: ImageReplyData) -> None:  # noqa: D107 (File.__init__ needs a path)
+        self.reply = reply
+        self.background = None
+        self.cookies = []
+        self.headers = {}
+        self.status_code = reply.status
+
+    def to_asgi_response(self, app: Any, request: Request, **kwargs: Any) -> ASGIResponse:  # type: ignore[override]
+        head = request.method == "HEAD" or self.reply.status == 304
+        return ASGIResponse(body=b"" if head else self.reply.body, headers=self.reply.headers,
+                            status_code=self.reply.status, is_head_response=head,
+                            media_type=dict(self.reply.headers).get("content-type"))
+
+
+def _item_id(value: str) -> str:
+    item_id = normalize_guid(value)
+    if item_id is None:
+        raise NotFoundError(f"Item {value!r} not found.")
+    return item_id
+
+
+async def _reply(ctx: ServerContext, request: Request, target: Target, imageType: str, imageIndex: int | None,
+                 tag: str | None, format: str | None, options: dict[str, Any]) -> ImageResponse:
+    image_type = image_type_of(imageType)
+    reply = await ctx.images.serve(
+        target, image_type, imageIndex, tag=tag, fmt=format, accept=request.headers.get("accept"),
+        if_none_match=request.headers.get("if-none-match"), head=request.method == "HEAD", options=options,
+        if_modified_since=request.headers.get("if-modified-since"))
+    return ImageResponse(reply)
+
+
+def _user_param(request: Request, userId: str | None) -> str | None:
+    """userId, or ``user_id`` as jellyfin-apiclient-python spells it for user images."""
+    value = userId or request.query_params.get("user_id")
+    if not value:
+        return None
+    user_id = normalize_guid(value)
+    if user_id is None:
+        raise NotFoundError(f"User {value!r} not found.")
+    return user_id
+
+
+def _options(**values: Any) -> dict[str, Any]:
+    return values
+
+
+@operation("GetItemImageInfos")
+async def get_item_image_infos(ctx: ServerContext, itemId: str) -> list[w.ImageInfo]:
+    return await ctx.images.image_infos(_item_id(itemId))
+
+
+@operation("SetItemImage")
+async def set_item_image(ctx: ServerContext, request: Request, itemId: str, imageType: str) -> None:
+    await ctx.images.set_item_image(_item_id(itemId), image_type_of(imageType), None, await request.body())
+
+
+@operation("SetItemImageByIndex")
+async def set_item_image_by_index(ctx: ServerContext, request: Request, itemId: str, imageType: str,
+                                  imageIndex: int) -> None:
+    await ctx.images.set_item_image(_item_id(itemId), image_type_of(imageType), imageIndex, await request.body())
+
+
+@operation("DeleteItemImage")
+async def delete_item_image(ctx: ServerContext, itemId: str, imageType: str, imageIndex: int | None = None) -> None:
+    await ctx.images.delete_item_image(_item_id(itemId), image_type_of(imageType), imageIndex)
+
+
+@operation("DeleteItemImageByIndex")
+async def delete_item_image_by_index(ctx: ServerContext, itemId: str, imageType: str, imageIndex: int) -> None:
+    await ctx.images.delete_item_image(_item_id(itemId), image_type_of(imageType), imageIndex)
+
+
+@operation("UpdateItemImageIndex")
+async def update_item_image_index(ctx: ServerContext, itemId: str, imageType: str, imageIndex: int,
+                                  newIndex: int | None = None) -> None:
+    await ctx.images.move_item_image(_item_id(itemId), image_type_of(imageType), imageIndex, newIndex)
+
+
+@operation("PostUserImage")
+async def post_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None,
+                          userId: str | None = None) -> None:
+    user_id = ctx.images.user_for_change(require_user(auth), _user_param(request, userId))
+    await ctx.images.set_user_image(user_id, await request.body())
+
+
+@operation("DeleteUserImage")
+async def delete_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None,
+                            userId: str | None = None) -> None:
+    user_id = ctx.images.user_for_change(require_user(auth), _user_param(request, userId))
+    await ctx.images.delete_user_image(user_id)
+
+
+@operation("GetItemImage")
+async def get_item_image(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetItemImageByIndex")
+async def get_item_image_by_index(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetItemImage2")
+async def get_item_image_2(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int, tag: str,
+        format: str, maxWidth: int, maxHeight: int, percentPlayed: float, unplayedCount: int,
+        width: int | None = None, height: int | None = None, quality: int | None = None,
+        fillWidth: int | None = None, fillHeight: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetPersonImage")
+async def get_persons_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Person", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetPersonImageByIndex")
+async def get_persons_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Person", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetGenreImage")
+async def get_genres_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Genre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetGenreImageByIndex")
+async def get_genres_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Genre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetMusicGenreImage")
+async def get_music_genres_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicGenre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetMusicGenreImageByIndex")
+async def get_music_genres_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicGenre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetStudioImage")
+async def get_studios_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Studio", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetStudioImageByIndex")
+async def get_studios_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Studio", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetArtistImage")
+async def get_artist_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicArtist", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("GetUserImage")
+async def get_user_image(
+        ctx: ServerContext, request: Request, auth: AuthInfo | None, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, userId: str | None = None,
+        tag: str | None = None, format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    user_id = normalize_guid(userId) if userId else (auth.user_id if auth else None)
+    if user_id is None:
+        raise NotFoundError("userId names no user.")
+    target = await ctx.images.user_target(user_id)
+    return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadItemImage")
+async def head_item_image(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadItemImageByIndex")
+async def head_item_image_by_index(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadItemImage2")
+async def head_item_image_2(
+        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int, tag: str,
+        format: str, maxWidth: int, maxHeight: int, percentPlayed: float, unplayedCount: int,
+        width: int | None = None, height: int | None = None, quality: int | None = None,
+        fillWidth: int | None = None, fillHeight: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
+    target = await ctx.images.item_target(_item_id(itemId))
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadPersonImage")
+async def head_persons_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Person", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadPersonImageByIndex")
+async def head_persons_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Person", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadGenreImage")
+async def head_genres_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Genre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadGenreImageByIndex")
+async def head_genres_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Genre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadMusicGenreImage")
+async def head_music_genres_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicGenre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadMusicGenreImageByIndex")
+async def head_music_genres_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicGenre", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadStudioImage")
+async def head_studios_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
+        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Studio", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadStudioImageByIndex")
+async def head_studios_image_by_index(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("Studio", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadArtistImage")
+async def head_artist_image(
+        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
+        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
+        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
+        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
+        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
+        tag: str | None = None, format: str | None = None) -> ImageResponse:
+    target = await ctx.images.name_target("MusicArtist", name)
+    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+
+
+@operation("HeadUserImage")
+async def head_user_image(
+        ctx: ServerContext, request: Request, auth: AuthInfo | None, maxWidth: int | None = None,
+        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
+        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
+        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
+        backgroundColor: str | None = None, foregroundLayer: str | None = None, userId: str | None = None,
+        tag: str | None = None, format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+    user_id = normalize_guid(userId) if userId else (auth.user_id if auth else None)
+    if user_id is None:
+        raise NotFoundError("userId names no user.")
+    target = await ctx.images.user_target(user_id)
+    return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
+                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
+                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
+                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
+                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))

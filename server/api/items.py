@@ -1,0 +1,229 @@
+"""Items: the item query (GET /Items) and a user's data on an item."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from server.api.base import operation
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import BadRequestError
+from server.guid import normalize_guid
+from server.library.query import ItemQuery
+from server.wire import models as w
+
+
+def guids(values: list[str] | None, what: str) -> list[str]:
+    """32-hex ids from an array parameter (empty entries ignored); 400 on a malformed id."""
+    out = []
+    for value in values or ():
+        if not value or not value.strip():
+            continue
+        guid = normalize_guid(value)
+        if guid is None:
+            raise BadRequestError(f"{what} contains an invalid id: {value!r}")
+        out.append(guid)
+    return out
+
+
+def guid_or_none(value: str | None, what: str) -> str | None:
+    if value is None or not value.strip():
+        return None
+    guid = normalize_guid(value)
+    if guid is None:
+        raise BadRequestError(f"{what} is not a valid id: {value!r}")
+    return guid
+
+
+def split_names(values: list[str] | None) -> list[str]:
+    """Name lists arrive comma-split by the wire layer; Jellyfin also splits on '|'."""
+    out: list[str] = []
+    for value in values or ():
+        out.extend(part.strip() for part in value.split("|") if part.strip())
+    return out
+
+
+def paging(startIndex: int | None, limit: int | None) -> tuple[int, int | None]:
+    if startIndex is not None and startIndex < 0:
+        raise BadRequestError("startIndex must not be negative.")
+    if limit is not None and limit < 0:
+        raise BadRequestError("limit must not be negative.")
+    return startIndex or 0, limit
+
+
+@operation("GetItems")
+async def get_items(
+    ctx: ServerContext, auth: AuthInfo | None,
+    userId: str | None = None, maxOfficialRating: str | None = None, hasThemeSong: bool | None = None,
+    hasThemeVideo: bool | None = None, hasSubtitles: bool | None = None, hasSpecialFeature: bool | None = None,
+    hasTrailer: bool | None = None, adjacentTo: str | None = None, indexNumber: int | None = None,
+    parentIndexNumber: int | None = None, hasParentalRating: bool | None = None, isHd: bool | None = None,
+    is4K: bool | None = None, locationTypes: list[str] | None = None,
+    excludeLocationTypes: list[str] | None = None, isMissing: bool | None = None, isUnaired: bool | None = None,
+    minCommunityRating: float | None = None, minCriticRating: float | None = None,
+    minPremiereDate: datetime | None = None, minDateLastSaved: datetime | None = None,
+    minDateLastSavedForUser: datetime | None = None, maxPremiereDate: datetime | None = None,
+    hasOverview: bool | None = None, hasImdbId: bool | None = None, hasTmdbId: bool | None = None,
+    hasTvdbId: bool | None = None, isMovie: bool | None = None, isSeries: bool | None = None,
+    isNews: bool | None = None, isKids: bool | None = None, isSports: bool | None = None,
+    excludeItemIds: list[str] | None = None, startIndex: int | None = None, limit: int | None = None,
+    recursive: bool | None = None, searchTerm: str | None = None, sortOrder: list[str] | None = None,
+    parentId: str | None = None, fields: list[str] | None = None, excludeItemTypes: list[str] | None = None,
+    includeItemTypes: list[str] | None = None, filters: list[str] | None = None, isFavorite: bool | None = None,
+    mediaTypes: list[str] | None = None, imageTypes: list[str] | None = None, sortBy: list[str] | None = None,
+    isPlayed: bool | None = None, genres: list[str] | None = None, officialRatings: list[str] | None = None,
+    tags: list[str] | None = None, years: list[int] | None = None, enableUserData: bool | None = None,
+    imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None, person: str | None = None,
+    personIds: list[str] | None = None, personTypes: list[str] | None = None, studios: list[str] | None = None,
+    artists: list[str] | None = None, excludeArtistIds: list[str] | None = None,
+    artistIds: list[str] | None = None, albumArtistIds: list[str] | None = None,
+    contributingArtistIds: list[str] | None = None, albums: list[str] | None = None,
+    albumIds: list[str] | None = None, ids: list[str] | None = None, videoTypes: list[str] | None = None,
+    minOfficialRating: str | None = None, isLocked: bool | None = None, isPlaceHolder: bool | None = None,
+    hasOfficialRating: bool | None = None, collapseBoxSetItems: bool | None = None, minWidth: int | None = None,
+    minHeight: int | None = None, maxWidth: int | None = None, maxHeight: int | None = None,
+    is3D: bool | None = None, seriesStatus: list[str] | None = None, nameStartsWithOrGreater: str | None = None,
+    nameStartsWith: str | None = None, nameLessThan: str | None = None, studioIds: list[str] | None = None,
+    genreIds: list[str] | None = None, enableTotalRecordCount: bool | None = None,
+    enableImages: bool | None = None,
+) -> w.BaseItemDtoQueryResult:
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    q = ItemQuery(
+        parent_id=guid_or_none(parentId, "parentId"), recursive=bool(recursive),
+        include_types=list(includeItemTypes or ()), exclude_types=list(excludeItemTypes or ()),
+        media_types=list(mediaTypes or ()), ids=guids(ids, "ids"), exclude_ids=guids(excludeItemIds, "excludeItemIds"),
+        genres=split_names(genres), genre_ids=guids(genreIds, "genreIds"), studios=split_names(studios),
+        studio_ids=guids(studioIds, "studioIds"), tags=split_names(tags), artists=split_names(artists),
+        artist_ids=guids(artistIds, "artistIds"), album_artist_ids=guids(albumArtistIds, "albumArtistIds"),
+        contributing_artist_ids=guids(contributingArtistIds, "contributingArtistIds"),
+        exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"), albums=split_names(albums),
+        album_ids=guids(albumIds, "albumIds"), person=person or None, person_ids=guids(personIds, "personIds"),
+        person_types=split_names(personTypes), years=list(years or ()), official_ratings=split_names(officialRatings),
+        filters=list(filters or ()), is_played=isPlayed, is_favorite=isFavorite, search_term=searchTerm,
+        name_starts_with=nameStartsWith or None, name_starts_with_or_greater=nameStartsWithOrGreater or None,
+        name_less_than=nameLessThan or None, min_community_rating=minCommunityRating,
+        min_critic_rating=minCriticRating, has_subtitles=hasSubtitles, has_overview=hasOverview,
+        has_official_rating=hasOfficialRating if hasOfficialRating is not None else hasParentalRating,
+        has_imdb_id=hasImdbId, has_tmdb_id=hasTmdbId, has_tvdb_id=hasTvdbId, is_hd=isHd, is_4k=is4K, is_3d=is3D,
+        is_locked=isLocked, is_missing=isMissing, is_place_holder=isPlaceHolder,
+        location_types=list(locationTypes or ()), exclude_location_types=list(excludeLocationTypes or ()),
+        series_status=list(seriesStatus or ()), video_types=list(videoTypes or ()),
+        min_premiere_date=minPremiereDate, max_premiere_date=maxPremiereDate, index_number=indexNumber,
+        parent_index_number=parentIndexNumber, min_width=minWidth, min_height=minHeight, max_width=maxWidth,
+        max_height=maxHeight, sort_by=list(sortBy or ()), sort_order=list(sortOrder or ()), start_index=start,
+        limit=limit, enable_total_record_count=enableTotalRecordCount is not False,
+    )
+    if adjacentTo:
+        q.adjacent_to = guid_or_none(adjacentTo, "adjacentTo")
+    if imageTypes:
+        q.image_types = list(imageTypes)
+    if hasTrailer is not None:
+        q.has_trailer = hasTrailer
+    if hasSpecialFeature is not None:
+        q.has_special_feature = hasSpecialFeature
+    ctx.items.scoped(q, viewer)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.query(q, opts)
+
+
+@operation("GetItemUserData")
+async def get_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             userId: str | None = None) -> w.UserItemDataDto:
+    viewer = await ctx.items.viewer_user(auth, userId)
+    row = await ctx.items.target(itemId, viewer)
+    return await ctx.items.user_data(viewer.user_id, row)
+
+
+@operation("UpdateItemUserData")
+async def update_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                                data: w.UpdateUserItemDataDto, userId: str | None = None) -> w.UserItemDataDto:
+    viewer = await ctx.items.viewer_user(auth, userId)
+    row = await ctx.items.target(itemId, viewer)
+    if data.PlaybackPositionTicks is not None and data.PlaybackPositionTicks < 0:
+        raise BadRequestError("PlaybackPositionTicks must not be negative.")
+    if data.PlayCount is not None and data.PlayCount < 0:
+        raise BadRequestError("PlayCount must not be negative.")
+    if data.Rating is not None and not 0 <= data.Rating <= 10:
+        raise BadRequestError("Rating must be between 0 and 10.")
+
+    def change(d) -> None:
+        if data.PlaybackPositionTicks is not None:
+            d.playback_position_ticks = data.PlaybackPositionTicks
+        if data.PlayCount is not None:
+            d.play_count = data.PlayCount
+        if data.IsFavorite is not None:
+            d.is_favorite = data.IsFavorite
+        if data.Likes is not None:
+            d.likes = data.Likes
+        if data.Rating is not None:
+            d.rating = data.Rating
+        if data.LastPlayedDate is not None:
+            d.last_played_date = data.LastPlayedDate
+        if data.Played is not None:
+            d.played = data.Played
+            if data.Played and data.PlaybackPositionTicks is None:
+                d.playback_position_ticks = 0
+
+    return await ctx.items.update_user_data(viewer.user_id, row, change)
+
+
+@operation("GetResumeItems")
+async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
+                           startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
+                           parentId: str | None = None, fields: list[str] | None = None,
+                           mediaTypes: list[str] | None = None, enableUserData: bool | None = None,
+                           imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
+                           excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
+                           enableTotalRecordCount: bool | None = None, enableImages: bool | None = None,
+                           excludeActiveSessions: bool | None = None) -> w.BaseItemDtoQueryResult:
+    """Partly played items (videos and audiobooks by default), last played first."""
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    if viewer.user is None:
+        return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=start)
+    q = ItemQuery(parent_id=guid_or_none(parentId, "parentId"), recursive=True, search_term=searchTerm,
+                  media_types=list(mediaTypes or ()), include_types=list(includeItemTypes or ()),
+                  exclude_types=list(excludeItemTypes or ()), is_resumable=True, is_played=None, is_folder=False,
+                  sort_by=["DatePlayed"], sort_order=["Descending"], start_index=start, limit=limit,
+                  enable_total_record_count=enableTotalRecordCount is not False)
+    if not q.media_types and not q.include_types:
+        q.media_types = ["Video"]
+        q.include_types = []
+        q.resume_audiobooks = True
+    ctx.items.scoped(q, viewer)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.query(q, opts)
+
+
+async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, *, userId: str | None = None,
+                       startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
+                       parentId: str | None = None, fields: list[str] | None = None,
+                       excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
+                       isFavorite: bool | None = None, enableUserData: bool | None = None,
+                       imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
+                       nameStartsWithOrGreater: str | None = None, nameStartsWith: str | None = None,
+                       nameLessThan: str | None = None, sortOrder: list[str] | None = None,
+                       enableImages: bool | None = None, enableTotalRecordCount: bool | None = None,
+                       scope: ItemQuery | None = None, default_types: tuple[str, ...] = (),
+                       excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
+    """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years)."""
+    from server.library.by_name import NameQuery
+
+    viewer = await ctx.items.viewer(auth, userId)
+    start, limit = paging(startIndex, limit)
+    q = scope or ItemQuery()
+    q.parent_id = guid_or_none(parentId, "parentId")
+    q.recursive = True
+    q.include_types = list(includeItemTypes or ()) or list(default_types)
+    q.exclude_types = [*(excludeItemTypes or ()), *excluded_types]
+    ctx.items.scoped(q, viewer)
+    nq = NameQuery(kind=kind, scope=q, search_term=searchTerm, name_starts_with=nameStartsWith or None,
+                   name_starts_with_or_greater=nameStartsWithOrGreater or None, name_less_than=nameLessThan or None,
+                   descending=bool(sortOrder) and sortOrder[0] == "Descending", is_favorite=isFavorite,
+                   start_index=start, limit=limit, enable_total_record_count=enableTotalRecordCount is not False)
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    return await ctx.items.names(nq, opts)

@@ -1,0 +1,86 @@
+"""MediaInfo: PlaybackInfo (GET and POST) and live streams (server/playback/service.py)."""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+from litestar import Request
+
+from server.api.base import operation, require_user
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import BadRequestError, NotFoundError
+from server.playback.service import playback_info
+from server.wire import models as w
+
+
+def _remote(request: Request) -> str | None:
+    client = request.scope.get("client")
+    return client[0] if client else None
+
+
+@operation("GetPlaybackInfo")
+async def get_playback_info(ctx: ServerContext, auth: AuthInfo | None, request: Request, itemId: str,
+                            userId: str | None = None) -> w.PlaybackInfoResponse:
+    return await playback_info(ctx, require_user(auth), itemId, userId, w.PlaybackInfoDto(), _remote(request))
+
+
+@operation("GetPostedPlaybackInfo")
+async def get_posted_playback_info(
+    ctx: ServerContext, auth: AuthInfo | None, request: Request, itemId: str, userId: str | None = None,
+    maxStreamingBitrate: int | None = None, startTimeTicks: int | None = None, audioStreamIndex: int | None = None,
+    subtitleStreamIndex: int | None = None, maxAudioChannels: int | None = None, mediaSourceId: str | None = None,
+    liveStreamId: str | None = None, autoOpenLiveStream: bool | None = None, enableDirectPlay: bool | None = None,
+    enableDirectStream: bool | None = None, enableTranscoding: bool | None = None,
+    allowVideoStreamCopy: bool | None = None, allowAudioStreamCopy: bool | None = None,
+    data: w.PlaybackInfoDto | None = None,
+) -> w.PlaybackInfoResponse:
+    dto = data or w.PlaybackInfoDto()
+    # Query values fill what the body leaves out (clients send either).
+    from_query = {"UserId": userId, "MaxStreamingBitrate": maxStreamingBitrate, "StartTimeTicks": startTimeTicks,
+                  "AudioStreamIndex": audioStreamIndex, "SubtitleStreamIndex": subtitleStreamIndex,
+                  "MaxAudioChannels": maxAudioChannels, "MediaSourceId": mediaSourceId, "LiveStreamId": liveStreamId,
+                  "AutoOpenLiveStream": autoOpenLiveStream, "EnableDirectPlay": enableDirectPlay,
+                  "EnableDirectStream": enableDirectStream, "EnableTranscoding": enableTranscoding,
+                  "AllowVideoStreamCopy": allowVideoStreamCopy, "AllowAudioStreamCopy": allowAudioStreamCopy}
+    dto = msgspec.structs.replace(dto, **{k: v for k, v in from_query.items()
+                                         if v is not None and getattr(dto, k) is None})
+    return await playback_info(ctx, require_user(auth), itemId, dto.UserId or userId, dto, _remote(request))
+
+
+@operation("OpenLiveStream")
+async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: Request, openToken: str | None = None,
+                           userId: str | None = None, playSessionId: str | None = None, itemId: str | None = None,
+                           data: w.OpenLiveStreamDto | None = None) -> w.LiveStreamResponse:
+    """Library items need no opening: the answer is the item's (decided) media source with a
+    live stream id, as Jellyfin gives for sources that do not require opening. Live TV
+    channels open as an MPEG-TS relay (GET /LiveTv/LiveStreamFiles/{id}/stream.ts)."""
+    auth = require_user(auth)
+    dto = data or w.OpenLiveStreamDto()
+    item_id = dto.ItemId or itemId or openToken
+    if not item_id:
+        raise BadRequestError("ItemId or openToken is required.")
+    channel = next((c for c in await ctx.livetv.channels() if c.id == item_id), None)
+    live_id = uuid.uuid4().hex
+    if channel is not None:
+        return w.LiveStreamResponse(MediaSource=w.MediaSourceInfo(
+            Id=channel.id, Protocol="Http", Path=f"/LiveTv/LiveStreamFiles/{channel.id}/stream.ts", Type="Default",
+            Container="ts", IsRemote=False, IsInfiniteStream=True, RequiresOpening=True, RequiresClosing=True,
+            LiveStreamId=live_id, SupportsDirectPlay=False, SupportsDirectStream=True, SupportsTranscoding=False,
+            SupportsProbing=False, MediaStreams=[], MediaAttachments=[], Formats=[], RequiredHttpHeaders={},
+            TranscodingSubProtocol="http", TranscodingUrl=f"/LiveTv/LiveStreamFiles/{channel.id}/stream.ts",
+            TranscodingContainer="ts", Name=channel.name))
+    info = await playback_info(ctx, auth, item_id, dto.UserId or userId, w.PlaybackInfoDto(
+        DeviceProfile=dto.DeviceProfile, MaxStreamingBitrate=dto.MaxStreamingBitrate,
+        StartTimeTicks=dto.StartTimeTicks, AudioStreamIndex=dto.AudioStreamIndex,
+        SubtitleStreamIndex=dto.SubtitleStreamIndex, MaxAudioChannels=dto.MaxAudioChannels,
+        EnableDirectPlay=dto.EnableDirectPlay, EnableDirectStream=dto.EnableDirectStream), _remote(request))
+    if not info.MediaSources:
+        raise NotFoundError(f"Item {item_id} has nothing to play.")
+    return w.LiveStreamResponse(MediaSource=msgspec.structs.replace(info.MediaSources[0], LiveStreamId=live_id))
+
+
+@operation("CloseLiveStream")
+async def close_live_stream(auth: AuthInfo | None, liveStreamId: str) -> None:
+    require_user(auth)  # relays end with their client; there is nothing held open to release

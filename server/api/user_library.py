@@ -1,0 +1,134 @@
+"""UserLibrary: one item, the root folder, intros, trailers, special features, latest media,
+favourites and ratings."""
+
+from __future__ import annotations
+
+from server.api.base import operation
+from server.api.items import guid_or_none
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import BadRequestError
+from server.library.query import ItemQuery
+from server.wire import models as w
+
+_SPECIAL_EXCLUDED = ("Trailer", "ThemeSong", "ThemeVideo")
+_LATEST_TYPES = {"movies": ("Movie",), "tvshows": ("Episode",), "music": ("Audio",), "musicvideos": ("MusicVideo",),
+                 "books": ("Book", "AudioBook"), "homevideos": ("Video", "Photo"), "photos": ("Photo", "Video")}
+
+
+@operation("GetItem")
+async def get_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None) -> w.BaseItemDto:
+    viewer = await ctx.items.viewer(auth, userId)
+    return await ctx.items.item(itemId, viewer)
+
+
+@operation("GetRootFolder")
+async def get_root_folder(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None) -> w.BaseItemDto:
+    viewer = await ctx.items.viewer(auth, userId)
+    return ctx.items.root_folder(viewer)
+
+
+@operation("GetIntros")
+async def get_intros(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                     userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    """Reelroom has no intro (pre-roll) providers: an existing item has none."""
+    viewer = await ctx.items.viewer(auth, userId)
+    await ctx.items.row(itemId, viewer)
+    return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=0)
+
+
+async def _extras(ctx: ServerContext, auth: AuthInfo | None, item_id: str, user_id: str | None,
+                  trailers: bool) -> list[w.BaseItemDto]:
+    viewer = await ctx.items.viewer(auth, user_id)
+    row = await ctx.items.row(item_id, viewer)
+    q = ctx.items.scoped(ItemQuery(owner_id=row.id, sort_by=["SortName"]), viewer)
+    rows, _ = await ctx.items.rows(q)
+    rows = [r for r in rows if r.extra_type and ((r.extra_type == "Trailer") == trailers)
+            and (trailers or r.extra_type not in _SPECIAL_EXCLUDED)]
+    return await ctx.items.dtos(rows, ctx.items.options(viewer, all_fields=True))
+
+
+@operation("GetLocalTrailers")
+async def get_local_trailers(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             userId: str | None = None) -> list[w.BaseItemDto]:
+    return await _extras(ctx, auth, itemId, userId, trailers=True)
+
+
+@operation("GetSpecialFeatures")
+async def get_special_features(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                               userId: str | None = None) -> list[w.BaseItemDto]:
+    return await _extras(ctx, auth, itemId, userId, trailers=False)
+
+
+@operation("GetLatestMedia")
+async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
+                           parentId: str | None = None, fields: list[str] | None = None,
+                           includeItemTypes: list[str] | None = None, isPlayed: bool | None = None,
+                           enableImages: bool | None = None, imageTypeLimit: int | None = None,
+                           enableImageTypes: list[str] | None = None, enableUserData: bool | None = None,
+                           limit: int | None = None, groupItems: bool | None = None) -> list[w.BaseItemDto]:
+    viewer = await ctx.items.viewer(auth, userId)
+    if limit is not None and limit < 0:
+        raise BadRequestError("limit must not be negative.")
+    limit = 20 if limit is None else limit
+    parent = guid_or_none(parentId, "parentId")
+    types = list(includeItemTypes or ())
+    if not types and parent:  # what Latest shows of each kind of library
+        types = list(_LATEST_TYPES.get(await ctx.items.collection_type_of(parent) or "", ()))
+    q = ctx.items.scoped(ItemQuery(parent_id=parent, recursive=True, include_types=types, is_played=isPlayed),
+                         viewer)
+    user = viewer.user
+    if user is not None:
+        config = user.configuration
+        if isPlayed is None and config.HidePlayedInLatest is not False:
+            q.is_played = False
+        excludes = {x for x in (guid_or_none(e, "LatestItemsExcludes") for e in config.LatestItemsExcludes or [])
+                    if x}
+        if parent is None and excludes:
+            q.exclude_library_ids = excludes
+    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
+                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+
+    return await ctx.items.latest(q, limit, groupItems is not False, opts)
+
+
+async def _user_target(ctx: ServerContext, auth: AuthInfo | None, item_id: str, user_id: str | None):
+    viewer = await ctx.items.viewer_user(auth, user_id)
+    row = await ctx.items.target(item_id, viewer)
+    return viewer, row
+
+
+@operation("MarkFavoriteItem")
+async def mark_favorite_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             userId: str | None = None) -> w.UserItemDataDto:
+    viewer, row = await _user_target(ctx, auth, itemId, userId)
+    return await ctx.items.update_user_data(viewer.user_id, row, lambda d: setattr(d, "is_favorite", True))
+
+
+@operation("UnmarkFavoriteItem")
+async def unmark_favorite_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                               userId: str | None = None) -> w.UserItemDataDto:
+    viewer, row = await _user_target(ctx, auth, itemId, userId)
+    return await ctx.items.update_user_data(viewer.user_id, row, lambda d: setattr(d, "is_favorite", False))
+
+
+@operation("UpdateUserItemRating")
+async def update_user_item_rating(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None,
+                                  likes: bool | None = None) -> w.UserItemDataDto:
+    viewer, row = await _user_target(ctx, auth, itemId, userId)
+    return await ctx.items.update_user_data(viewer.user_id, row, lambda d: setattr(d, "likes", likes))
+
+
+@operation("DeleteUserItemRating")
+async def delete_user_item_rating(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                                  userId: str | None = None) -> w.UserItemDataDto:
+    viewer, row = await _user_target(ctx, auth, itemId, userId)
+
+    def clear(d) -> None:
+        d.likes = None
+        d.rating = None
+
+    return await ctx.items.update_user_data(viewer.user_id, row, clear)
+
+
+

@@ -1,0 +1,54 @@
+"""Jellyfin's pre-10.9 user routes, still served (though hidden from its OpenAPI document) and
+still used by real clients (jellyfin-apiclient-python, the Kodi add-on, older apps):
+``/Users/{userId}/Items``, ``/Users/{userId}/Views``, ``/Users/{userId}/FavoriteItems/{id}``, ...
+
+Each is rewritten, before routing, to the current operation's path with ``userId`` moved into
+the query string, so the current handler (and its authorization) serves both spellings."""
+
+from __future__ import annotations
+
+from server.http.routing import RouteIndex
+
+# (legacy template, current template); methods are the current operation's.
+LEGACY_ROUTES: tuple[tuple[str, str], ...] = (
+    ("/Users/{userId}/Items", "/Items"),
+    ("/Users/{userId}/Items/Root", "/Items/Root"),
+    ("/Users/{userId}/Items/Latest", "/Items/Latest"),
+    ("/Users/{userId}/Items/Resume", "/UserItems/Resume"),
+    ("/Users/{userId}/Items/{itemId}", "/Items/{itemId}"),
+    ("/Users/{userId}/Items/{itemId}/Intros", "/Items/{itemId}/Intros"),
+    ("/Users/{userId}/Items/{itemId}/LocalTrailers", "/Items/{itemId}/LocalTrailers"),
+    ("/Users/{userId}/Items/{itemId}/SpecialFeatures", "/Items/{itemId}/SpecialFeatures"),
+    ("/Users/{userId}/Items/{itemId}/Rating", "/UserItems/{itemId}/Rating"),
+    ("/Users/{userId}/Items/{itemId}/UserData", "/UserItems/{itemId}/UserData"),
+    ("/Users/{userId}/FavoriteItems/{itemId}", "/UserFavoriteItems/{itemId}"),
+    ("/Users/{userId}/PlayedItems/{itemId}", "/UserPlayedItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}", "/PlayingItems/{itemId}"),
+    ("/Users/{userId}/PlayingItems/{itemId}/Progress", "/PlayingItems/{itemId}/Progress"),
+    ("/Users/{userId}/Views", "/UserViews"),
+    ("/Users/{userId}/GroupingOptions", "/UserViews/GroupingOptions"),
+    ("/Users/{userId}/Suggestions", "/Items/Suggestions"),
+)
+
+_INDEX = RouteIndex()
+_TARGETS: dict[str, str] = {}
+for _legacy, _current in LEGACY_ROUTES:
+    _INDEX.add(_legacy)
+    _TARGETS[_legacy] = _current
+
+
+def rewrite(path: str, pairs: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+    """The current path and query for a legacy one (anything else is returned unchanged)."""
+    if not path[:7].lower() == "/users/":
+        return path, pairs
+    match = _INDEX.match(path)
+    if match is None:
+        return path, pairs
+    target = _TARGETS[match.template]
+    params = dict(match.path_params)
+    user_id = params.pop("userId")
+    for name, value in params.items():
+        target = target.replace("{" + name + "}", value)
+    if not any(k.lower() == "userid" for k, _ in pairs):
+        pairs = [*pairs, ("userId", user_id)]
+    return target, pairs

@@ -1,0 +1,1 @@
+"""Images: where they come from, resizing through a disk cache, uploads (ImageService)."""

@@ -1,0 +1,202 @@
+"""Resized images on disk: ``<data>/cache/images/<key[:2]>/<key>.<ext>``.
+
+The key hashes the source path, its mtime and size (so a replaced file never serves a stale
+rendering, with or without a tag) and every processing option. The ETag is derived from the
+key, so a conditional request is answered before anything is decoded. Rendering runs in a
+bounded thread pool (Pillow releases the GIL while decoding and resampling); concurrent
+requests for the same missing key share one rendering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from email.utils import formatdate
+from pathlib import Path
+
+from server.errors import NotFoundError
+from server.media.images import MIME_TYPES, render_image
+from server.playback.ranges import etag_matches, parse_http_date
+
+log = logging.getLogger("reelroom.images")
+
+SOURCE_FORMATS = {".jpg": "jpg", ".jpeg": "jpg", ".png": "png", ".webp": "webp", ".gif": "gif",
+                  ".bmp": "bmp", ".tbn": "jpg"}
+TOUCH_AFTER = 86400.0  # a hit refreshes the file's mtime (the cleanup's "last used") once a day
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    fmt: str = "jpg"
+    max_width: int | None = None
+    max_height: int | None = None
+    width: int | None = None
+    height: int | None = None
+    fill_width: int | None = None
+    fill_height: int | None = None
+    quality: int = 90
+    blur: int | None = None
+    background_color: str | None = None
+    foreground_layer: str | None = None
+    percent_played: float | None = None
+    unplayed_count: int | None = None
+
+    def is_identity(self) -> bool:
+        """Nothing but (maybe) a format change is asked for."""
+        return not any((self.max_width, self.max_height, self.width, self.height, self.fill_width,
+                        self.fill_height, self.blur, self.background_color, self.foreground_layer,
+                        self.percent_played, self.unplayed_count))
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What a request resolves to before any decoding: the ETag, the media type, and either the
+    bytes (cache hit, or the untouched source) or None (must be rendered)."""
+
+    key: str
+    etag: str
+    media_type: str
+    cache_path: Path
+    body: bytes | None
+    last_modified: str = ""  # the source file's mtime, as an HTTP date
+    not_modified: bool = False
+
+
+def source_format(path: str) -> str | None:
+    return SOURCE_FORMATS.get(os.path.splitext(path)[1].lower())
+
+
+class ImageCache:
+    def __init__(self, root: Path, workers: int | None = None) -> None:
+        self.root = root
+        self.workers = workers or max(1, min(4, os.cpu_count() or 1))
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="image-render")
+        self._inflight: dict[str, asyncio.Future[bytes]] = {}
+        self.renders = 0  # resizes actually performed (tests and the bench read it)
+        self._count_lock = threading.Lock()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- lookup (blocking: run in a thread) ----------------------------------------------
+
+    def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None,
+                if_modified_since: str | None = None) -> Prepared:
+        """Stat the source and look the rendering up. ``If-None-Match`` (or, without it,
+        ``If-Modified-Since``) that still holds gives ``not_modified`` and no body."""
+        try:
+            stat = os.stat(source)
+        except OSError:
+            raise NotFoundError("The image file is missing.") from None
+        text = f"{source}\x00{stat.st_mtime_ns}\x00{stat.st_size}\x00{sorted(asdict(options).items())}"
+        key = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+        etag = f'"{key[:32]}"'
+        media_type = MIME_TYPES[options.fmt]
+        cache_path = self.root / key[:2] / f"{key}.{options.fmt}"
+        modified = formatdate(int(stat.st_mtime), usegmt=True)
+        if if_none_match is not None:
+            unchanged = etag_matches(if_none_match, etag, weak=True)
+        else:
+            since = parse_http_date(if_modified_since)
+            unchanged = since is not None and int(stat.st_mtime) <= since
+        if unchanged:
+            return Prepared(key, etag, media_type, cache_path, None, modified, not_modified=True)
+        if options.is_identity() and source_format(source) == options.fmt:
+            return Prepared(key, etag, media_type, cache_path, _read(source), modified)
+        try:
+            body = cache_path.read_bytes()
+        except OSError:
+            return Prepared(key, etag, media_type, cache_path, None, modified)
+        try:
+            if time.time() - cache_path.stat().st_mtime > TOUCH_AFTER:
+                os.utime(cache_path)
+        except OSError:
+            pass
+        return Prepared(key, etag, media_type, cache_path, body, modified)
+
+    # -- rendering ------------------------------------------------------------------------
+
+    async def render(self, source: str, options: RenderOptions, prepared: Prepared) -> bytes:
+        """The rendering for ``prepared.key``: computed once however many requests wait for it.
+        A waiter that goes away (client disconnect) neither cancels it nor fails the others."""
+        pending = self._inflight.get(prepared.key)
+        if pending is None:
+            loop = asyncio.get_running_loop()
+            pending = loop.run_in_executor(self._pool, self._render_and_store, source, options, prepared.cache_path)
+            self._inflight[prepared.key] = pending
+            pending.add_done_callback(lambda done, key=prepared.key: self._finished(key, done))
+        return await asyncio.shield(pending)
+
+    def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
+        self._inflight.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved: nobody logs "exception was never retrieved"
+
+    def _render_and_store(self, source: str, options: RenderOptions, cache_path: Path) -> bytes:
+        with self._count_lock:
+            self.renders += 1
+        body = render_image(
+            source, max_width=options.max_width, max_height=options.max_height, width=options.width,
+            height=options.height, fill_width=options.fill_width, fill_height=options.fill_height,
+            quality=options.quality, fmt=options.fmt, blur=options.blur,
+            background_color=options.background_color, foreground_layer=options.foreground_layer,
+            crop_to_fill=True, percent_played=options.percent_played, unplayed_count=options.unplayed_count)
+        try:
+            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_path.with_name(f".{cache_path.name}.{os.getpid()}.{id(body)}.part")
+            tmp.write_bytes(body)
+            os.replace(tmp, cache_path)
+        except OSError as exc:  # a full disk must not fail the request
+            log.warning("Could not write the image cache file %s: %s", cache_path, exc)
+        return body
+
+    # -- cleanup (blocking) -----------------------------------------------------------------
+
+    def clean(self, max_age_days: float, max_bytes: int) -> tuple[int, int]:
+        """Delete renderings unused for ``max_age_days``, then the least recently used ones until
+        the cache is under ``max_bytes``. Returns (files deleted, bytes kept)."""
+        cutoff = time.time() - max_age_days * 86400
+        files: list[tuple[float, int, Path]] = []
+        deleted = 0
+        for folder in self.root.glob("*"):
+            if not folder.is_dir():
+                continue
+            for entry in os.scandir(folder):
+                try:
+                    stat = entry.stat()
+                except OSError:
+                    continue
+                path = Path(entry.path)
+                if stat.st_mtime < cutoff or (entry.name.endswith(".part") and stat.st_mtime < time.time() - 3600):
+                    path.unlink(missing_ok=True)
+                    deleted += 1
+                elif not entry.name.endswith(".part"):
+                    files.append((stat.st_mtime, stat.st_size, path))
+        total = sum(size for _m, size, _p in files)
+        for _mtime, size, path in sorted(files):
+            if total <= max_bytes:
+                break
+            path.unlink(missing_ok=True)
+            total -= size
+            deleted += 1
+        for folder in self.root.glob("*"):
+            try:
+                folder.rmdir()  # only succeeds when empty
+            except OSError:
+                pass
+        return deleted, total
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        raise NotFoundError("The image file is missing.") from None
+
+

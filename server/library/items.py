@@ -1,0 +1,367 @@
+"""ItemService (``ctx.items``): the query engine and DTO builder behind the browse endpoints.
+
+Handlers resolve the caller into a ``Viewer`` (user id, the libraries they may see, policy
+flags), fill an ``ItemQuery`` and call ``query``; every read runs on the database's reader
+pool in one session (rows, count and the DTO batch lookups together).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.auth.service import AuthInfo
+from server.db.database import Database
+from server.db.tables import UserData
+from server.errors import BadRequestError, ForbiddenError, NotFoundError
+from server.events.hub import EventHub
+from server.guid import normalize_guid
+from server.library import ids, search_index
+from server.library.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
+from server.library.dto import DtoOptions, build_dtos, user_data_dtos
+from server.library.home import ancestor_ids, latest_groups
+from server.library.query import (
+    BY_NAME,
+    PLAYLISTS_FOLDER_ID,
+    ROOT_FOLDER_ID,
+    CountCache,
+    ItemQuery,
+    count_by_type,
+    filter_values,
+    get_row,
+    get_rows,
+    items,
+    register_by_name_index,
+    run_query,
+)
+from server.library.search import SearchRequest, search_hints
+from server.users.service import UserRecord, UserService
+from server.wire import models as w
+
+ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
+                        "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
+                        "PrimaryImageAspectRatio", "ProviderIds", "RecursiveItemCount", "SortName", "Studios",
+                        "Taglines", "Tags", "CanDelete", "CanDownload", "LocalTrailerCount", "SpecialFeatureCount",
+                        "RemoteTrailers", "ProductionLocations", "Width", "Height", "IsHD", "SeriesStudio",
+                        "LockedFields"))
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose view of the library a request gets."""
+
+    user: UserRecord | None
+
+    @property
+    def user_id(self) -> str | None:
+        return self.user.id if self.user else None
+
+    @property
+    def allowed_library_ids(self) -> frozenset[str] | None:
+        if self.user is None:
+            return None
+        policy = self.user.policy
+        if policy.EnableAllFolders is not False:
+            return None
+        allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
+
+    @property
+    def can_delete(self) -> bool:
+        if self.user is None:
+            return True
+        p = self.user.policy
+        return bool(p.EnableContentDeletion) or bool(p.EnableContentDeletionFromFolders)
+
+    @property
+    def can_download(self) -> bool:
+        return self.user is None or self.user.policy.EnableContentDownloading is not False
+
+
+class ItemService:
+    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None) -> None:
+        self.db = db
+        self.users = users
+        self.server_id = server_id
+        self.events = events
+        self.count_cache = CountCache()
+        register_by_name_index(db.engine, lambda: db.generation)
+
+    async def start(self) -> None:
+        """After the migration: check the search index (see search_index.ensure)."""
+        await asyncio.to_thread(search_index.ensure, self.db.engine)
+
+    async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
+        """The user named by ``userId`` (404 if unknown; only admins may name another user),
+        else the caller; an API key without userId sees everything."""
+        if user_id:
+            target = normalize_guid(user_id)
+            if target is None:
+                raise BadRequestError(f"userId is not a valid GUID: {user_id!r}")
+            user = await self.users.get(target)
+            if auth is not None and not auth.is_admin and auth.user_id != target:
+                raise ForbiddenError("Only an administrator may act for another user.")
+            return Viewer(user)
+        if auth is not None and auth.user is not None:
+            return Viewer(await self.users.get(auth.user.id))
+        return Viewer(None)
+
+    async def viewer_user(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
+        """Like ``viewer`` but a user is required (400 for an API key without userId)."""
+        viewer = await self.viewer(auth, user_id)
+        if viewer.user is None:
+            raise BadRequestError("userId is required.")
+        return viewer
+
+    def options(self, viewer: Viewer, fields: list[str] | None = None, *, enable_images: bool | None = None,
+                image_type_limit: int | None = None, enable_image_types: list[str] | None = None,
+                enable_user_data: bool | None = None, all_fields: bool = False) -> DtoOptions:
+        if image_type_limit is not None and image_type_limit < 0:
+            raise BadRequestError("imageTypeLimit must not be negative.")
+        chosen = ALL_FIELDS if all_fields else frozenset(f for f in (fields or ()) if f)
+        types = frozenset(t for t in (enable_image_types or ()) if t)
+        return DtoOptions(fields=chosen, enable_images=enable_images is not False,
+                          image_type_limit=image_type_limit, enable_image_types=types or None,
+                          enable_user_data=enable_user_data is not False, user_id=viewer.user_id,
+                          can_delete=viewer.can_delete, can_download=viewer.can_download)
+
+    def scoped(self, q: ItemQuery, viewer: Viewer) -> ItemQuery:
+        q.user_id = viewer.user_id
+        q.allowed_library_ids = viewer.allowed_library_ids
+        return q
+
+    # -- queries -------------------------------------------------------------------------
+
+    async def query(self, q: ItemQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
+                                            TotalRecordCount=total, StartIndex=q.start_index)
+
+        return await self.db.read(read)
+
+    async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
+        """Latest media: grouped rows, ChildCount = how many new items a group holds."""
+        def read(s: Session) -> list[w.BaseItemDto]:
+            groups = latest_groups(s, q, limit, group)
+            dtos = build_dtos(s, [row for row, _ in groups], opts, self.server_id)
+            for dto, (_, count) in zip(dtos, groups, strict=True):
+                if count:
+                    dto.ChildCount = count
+            return dtos
+
+        return await self.db.read(read)
+
+    async def rows(self, q: ItemQuery) -> tuple[list[Any], int]:
+        return await self.db.read(lambda s: run_query(s, q))
+
+    async def dtos(self, rows: list[Any], opts: DtoOptions) -> list[w.BaseItemDto]:
+        return await self.db.read(lambda s: build_dtos(s, rows, opts, self.server_id))
+
+    def visible(self, row: Any, viewer: Viewer) -> bool:
+        allowed = viewer.allowed_library_ids
+        return allowed is None or row.library_id in allowed or row.type == "UserRootFolder"
+
+    async def row(self, item_id: str, viewer: Viewer | None = None) -> Any:
+        """The item row, or 404 (also when the viewer may not see its library)."""
+        key = normalize_guid(item_id)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+        row = await self.db.read(lambda s: get_row(s, key))
+        if row is None or (viewer is not None and not self.visible(row, viewer)):
+            raise NotFoundError(f"Item {item_id} not found.")
+        return row
+
+    async def target(self, item_id: str, viewer: Viewer | None = None) -> Any:
+        """An item row, or a stand-in for a by-name item (genre, person, ...) with the
+        attributes user data needs; 404 when neither exists."""
+        key = normalize_guid(item_id)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+
+        def read(s: Session) -> Any:
+            row = get_row(s, key)
+            if row is not None:
+                return row
+            found = BY_NAME.lookup(s, key)
+            if found is None:
+                return None
+            return SimpleNamespace(id=key, type=found[0], name=found[1], is_folder=False, path=None,
+                                   run_time_ticks=None, library_id=None, by_name=True)
+
+        row = await self.db.read(read)
+        if row is None or (viewer is not None and not getattr(row, "by_name", False) and not self.visible(row, viewer)):
+            raise NotFoundError(f"Item {item_id} not found.")
+        return row
+
+    async def item(self, item_id: str, viewer: Viewer, opts: DtoOptions | None = None) -> w.BaseItemDto:
+        """GET /Items/{id}: any item, the user root folder or a by-name item, every field."""
+        key = normalize_guid(item_id)
+        if key == ROOT_FOLDER_ID:
+            return self.root_folder(viewer)
+        target = await self.target(item_id, viewer)
+        opts = opts or self.options(viewer, all_fields=True)
+        if getattr(target, "by_name", False):
+            opts.fields = opts.fields | {"ItemCounts", "ChildCount"}
+
+            def read(s: Session) -> w.BaseItemDto:
+                scope_q = self.scoped(ItemQuery(recursive=True), viewer)
+                entry = find_name(s, target.type, target.name, scope_q)
+                if entry is None:
+                    entry = NameEntry(target.type, target.name, target.id)
+                entry.id = target.id
+                return build_name_dtos(s, [entry], opts, self.server_id)[0]
+
+            return await self.db.read(read)
+        return (await self.dtos([target], opts))[0]
+
+    def root_folder(self, viewer: Viewer) -> w.BaseItemDto:
+        return w.BaseItemDto(Name="Media Folders", ServerId=self.server_id, Id=ROOT_FOLDER_ID,
+                             Type="UserRootFolder", IsFolder=True, LocationType="FileSystem", MediaType="Unknown",
+                             DisplayPreferencesId=ROOT_FOLDER_ID, ImageTags={}, BackdropImageTags=[],
+                             ImageBlurHashes={}, PlayAccess="Full",
+                             UserData=w.UserItemDataDto(PlaybackPositionTicks=0, PlayCount=0, IsFavorite=False,
+                                                        Played=False, Key=ROOT_FOLDER_ID, ItemId=ROOT_FOLDER_ID)
+                             if viewer.user else None)
+
+    def unrestricted(self, viewer: Viewer) -> Viewer:
+        """The same user without folder restrictions (admin views of every library)."""
+        return Viewer(None) if viewer.user is None or viewer.user.is_admin else viewer
+
+    async def library_rows(self, viewer: Viewer) -> list[Any]:
+        """The CollectionFolder rows the viewer may see, in name order."""
+        def read(s: Session) -> list[Any]:
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = q.order_by(items.c.sort_name, items.c.name)
+            return [r for r in s.execute(q).all()]
+
+        return [r for r in await self.db.read(read) if self.visible(r, viewer)]
+
+    # -- user data -----------------------------------------------------------------------
+
+    async def user_data(self, user_id: str, row: Any) -> w.UserItemDataDto:
+        return await self.db.read(lambda s: user_data_dtos(s, [row], user_id)[row.id])
+
+    async def update_user_data(self, user_id: str, row: Any, change: Callable[[UserData], None],
+                               reason: str = "UpdateUserRating") -> w.UserItemDataDto:
+        """Apply ``change`` to the user's data on the item (created on first use), publish
+        UserDataChanged to the user's sockets and return the new UserItemDataDto."""
+        def write(s: Session) -> None:
+            record = s.get(UserData, (user_id, row.id))
+            if record is None:
+                record = UserData(user_id=user_id, item_id=row.id)
+                s.add(record)
+            change(record)
+
+        await self.db.write(write)
+        dto = await self.user_data(user_id, row)
+        if self.events is not None:
+            self.events.publish("UserDataChanged", {"UserId": user_id, "UserDataList": [
+                dto]}, user_id=user_id)
+        return dto
+
+    async def views(self, viewer: Viewer, *, include_hidden: bool = False, preset: list[str] | None = None,
+                    fields: list[str] | None = None) -> list[w.BaseItemDto]:
+        """The viewer's libraries as CollectionFolder DTOs: the policy's folders only, without
+        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order."""
+        rows = await self.library_rows(viewer)
+        if viewer.user is not None:
+            config = viewer.user.configuration
+            if not include_hidden:
+                hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
+                rows = [r for r in rows if r.id not in hidden]
+            order = [normalize_guid(x) for x in config.OrderedViews or []]
+            rank = {item_id: i for i, item_id in enumerate(order) if item_id}
+            rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
+        return await self.dtos(rows, self.options(viewer, fields))
+
+    async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
+        """How many items of each kind the viewer sees (one grouped query)."""
+        q = self.scoped(ItemQuery(recursive=True, is_favorite=is_favorite), viewer)
+        by_type = await self.db.read(lambda s: count_by_type(s, q))
+        counts = w.ItemCounts(ItemCount=0, ProgramCount=0)
+        for field_name, kind in (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
+                                 ("ArtistCount", "MusicArtist"), ("TrailerCount", "Trailer"), ("SongCount", "Audio"),
+                                 ("AlbumCount", "MusicAlbum"), ("MusicVideoCount", "MusicVideo"),
+                                 ("BoxSetCount", "BoxSet"), ("BookCount", "Book")):
+            setattr(counts, field_name, by_type.get(kind, 0))
+        counts.ItemCount = sum(n for kind, n in by_type.items() if kind not in ("MusicArtist", "Folder",
+                                                                                "CollectionFolder", "Season"))
+        return counts
+
+    async def ancestors(self, item_id: str, viewer: Viewer) -> list[w.BaseItemDto]:
+        """The item's parents up to its library, then the user's root folder (404 if unknown)."""
+        row = await self.row(item_id, viewer)
+
+        def read(s: Session) -> list[w.BaseItemDto]:
+            chain = ancestor_ids(s, row.id)
+            found = get_rows(s, chain)
+            rows = [found[i] for i in chain if i in found]
+            return build_dtos(s, rows, self.options(viewer, ["PrimaryImageAspectRatio", "DateCreated"]),
+                              self.server_id)
+
+        dtos = await self.db.read(read)
+        return [*dtos, self.root_folder(viewer)]
+
+    # -- items by name -------------------------------------------------------------------
+
+    async def names(self, nq: NameQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        if nq.start_index < 0 or (nq.limit is not None and nq.limit < 0):
+            raise BadRequestError("startIndex and limit must not be negative.")
+
+        nq.with_counts = opts.has("ItemCounts")
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            entries, total = list_names(s, nq)
+            return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
+                                            TotalRecordCount=total, StartIndex=nq.start_index)
+
+        return await self.db.read(read)
+
+    async def name(self, kind: str, name: str, viewer: Viewer, scope: ItemQuery | None = None) -> w.BaseItemDto:
+        """One genre, studio, artist, person or year by name, with its item counts; 404 when the
+        viewer's libraries have no item with it (a year is always answered)."""
+        if not name or not name.strip():
+            raise BadRequestError("A name is required.")
+        q = self.scoped(scope or ItemQuery(recursive=True), viewer)
+        opts = self.options(viewer, ["ItemCounts", "ChildCount", "PrimaryImageAspectRatio", "SortName"])
+
+        def read(s: Session) -> w.BaseItemDto | None:
+            entry = find_name(s, kind, name, q)
+            if entry is None and kind == "Year" and name.strip().isdigit():
+                year = str(int(name))
+                entry = NameEntry("Year", year, ids.by_name_id("Year", year))
+            if entry is None:
+                return None
+            return build_name_dtos(s, [entry], opts, self.server_id)[0]
+
+        dto = await self.db.read(read)
+        if dto is None:
+            raise NotFoundError(f"{kind} {name!r} not found.")
+        return dto
+
+    async def collection_type_of(self, item_id: str) -> str | None:
+        """The collection type of the library an item belongs to (None if unknown or mixed)."""
+        from server.db.tables import Library
+
+        def read(s: Session) -> str | None:
+            lib = s.execute(select(items.c.library_id).where(items.c.id == item_id)).scalar()
+            if lib is None:
+                return None
+            return s.execute(select(Library.__table__.c.collection_type)
+                             .where(Library.__table__.c.id == lib)).scalar()
+
+        return await self.db.read(read)
+
+    async def filter_values(self, q: ItemQuery, viewer: Viewer) -> dict[str, list]:
+        q = self.scoped(q, viewer)
+        return await self.db.read(lambda s: filter_values(s, q))
+
+    async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
+        return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))

@@ -1,0 +1,78 @@
+"""ImageCache on its own: one rendering per key even when the first waiter goes away, errors
+reach every waiter, and the cleanup's age and size limits."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from server.errors import NotFoundError
+from server.images.cache import ImageCache, RenderOptions
+from server.media.images import ImageDecodeError
+from tests.images.conftest import decode, make_picture
+
+
+def test_a_cancelled_waiter_does_not_cancel_the_shared_rendering(tmp_path):
+    source = str(make_picture(tmp_path / "big.jpg", (2000, 3000)))
+    cache = ImageCache(tmp_path / "cache", workers=2)
+    options = RenderOptions(max_width=300)
+
+    async def scenario() -> list[bytes]:
+        prepared = cache.prepare(source, options)
+        first = asyncio.create_task(cache.render(source, options, prepared))
+        others = [asyncio.create_task(cache.render(source, options, prepared)) for _ in range(3)]
+        await asyncio.sleep(0)
+        first.cancel()
+        results = await asyncio.gather(*others)
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return results
+
+    try:
+        results = asyncio.run(scenario())
+        assert cache.renders == 1
+        assert all(decode(r).size == (300, 450) for r in results)
+        assert cache.prepare(source, options).body == results[0]  # stored on disk
+    finally:
+        cache.close()
+
+
+def test_errors_reach_every_waiter_and_are_not_cached(tmp_path):
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a png at all")
+    cache = ImageCache(tmp_path / "cache", workers=1)
+    options = RenderOptions(max_width=10, fmt="png")
+
+    async def scenario() -> list[object]:
+        prepared = cache.prepare(str(broken), options)
+        return await asyncio.gather(*(cache.render(str(broken), options, prepared) for _ in range(3)),
+                                    return_exceptions=True)
+
+    try:
+        results = asyncio.run(scenario())
+        assert all(isinstance(r, ImageDecodeError) for r in results)
+        assert cache.renders == 1
+        assert cache.prepare(str(broken), options).body is None
+        with pytest.raises(NotFoundError):
+            cache.prepare(str(tmp_path / "missing.jpg"), options)
+    finally:
+        cache.close()
+
+
+def test_clean_by_age_then_size(tmp_path):
+    cache = ImageCache(tmp_path / "cache", workers=1)
+    folder = tmp_path / "cache" / "ab"
+    folder.mkdir(parents=True)
+    now = time.time()
+    ages = {"old.jpg": 40, "a.jpg": 3, "b.jpg": 2, "c.jpg": 1}
+    for name, days in ages.items():
+        path = folder / name
+        path.write_bytes(b"x" * 1000)
+        os.utime(path, (now - days * 86400, now - days * 86400))
+    deleted, kept = cache.clean(max_age_days=30, max_bytes=2000)
+    assert deleted == 2 and kept == 2000
+    assert sorted(p.name for p in folder.iterdir()) == ["b.jpg", "c.jpg"]
+    cache.close()

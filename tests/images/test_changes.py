@@ -1,0 +1,153 @@
+"""Uploading (base64 as Jellyfin clients send, or raw), deleting and reordering item images;
+user images and who may change them."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from server.db.tables import Item
+from tests.images.conftest import add_item, decode, entry_for, make_picture, picture_bytes
+
+
+def _images(live, item_id: str) -> list[dict]:
+    return json.loads(live.ctx.db.read_sync(lambda s: s.get(Item, item_id)).images_json)
+
+
+def _pixel(c, url: str, **params) -> tuple[int, int, int]:
+    r = c.get(url, params={"format": "Png", **params})
+    assert r.status_code == 200, r.text
+    return decode(r.content).convert("RGB").getpixel((5, 5))
+
+
+def _upload(c, url: str, content: bytes, encode: bool = True):
+    body = base64.b64encode(content) if encode else content
+    return c.post(url, content=body, headers={"Content-Type": "image/jpeg"})
+
+
+def test_upload_replace_delete_primary(live):
+    old = make_picture(live.extra["art"] / "upload-old.jpg", (200, 300))
+    item_id = add_item(live, [entry_for(old)])
+    url = f"/Items/{item_id}/Images/Primary"
+    with live.admin() as c:
+        assert _upload(c, url, picture_bytes((300, 450), (0, 0, 255))).status_code == 204
+        images = _images(live, item_id)
+        assert [i["Type"] for i in images] == ["Primary"]
+        entry = images[0]
+        assert entry["Provider"] == "Upload" and entry["Width"] == 300 and entry["BlurHash"]
+        folder = live.data_dir / "metadata" / "items" / item_id[:2] / item_id
+        assert str(folder) in entry["Path"]
+        assert old.exists()  # artwork beside media is never deleted
+        assert _pixel(c, url, tag=entry["Tag"])[2] > 200
+        infos = c.get(f"/Items/{item_id}/Images").json()
+        assert infos[0]["ImageTag"] == entry["Tag"] and infos[0]["BlurHash"] == entry["BlurHash"]
+        # raw bytes work too, and replace the upload (whose file goes)
+        assert _upload(c, url, picture_bytes((300, 450), (255, 0, 0), "PNG"), encode=False).status_code == 204
+        new = _images(live, item_id)[0]
+        assert new["Tag"] != entry["Tag"] and new["Path"].endswith(".png")
+        assert not os_exists(entry["Path"])
+        assert _pixel(c, url)[0] > 200
+        assert c.delete(url).status_code == 204
+        assert _images(live, item_id) == [] and not os_exists(new["Path"])
+        assert c.get(url).status_code == 404
+        assert c.delete(url).status_code == 404
+
+
+def os_exists(path: str) -> bool:
+    import os
+
+    return os.path.exists(path)
+
+
+def test_backdrops_append_reorder_and_delete_by_index(live):
+    item_id = add_item(live, [])
+    with live.admin() as c:
+        colors = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+        for color in colors:
+            assert _upload(c, f"/Items/{item_id}/Images/Backdrop", picture_bytes((160, 90), color)).status_code == 204
+        assert [i["Index"] for i in _images(live, item_id)] == [0, 1, 2]
+        assert _pixel(c, f"/Items/{item_id}/Images/Backdrop/2")[2] > 200
+        # move the blue one (2) to the front
+        r = c.post(f"/Items/{item_id}/Images/Backdrop/2/Index", params={"newIndex": 0})
+        assert r.status_code == 204, r.text
+        order = [_pixel(c, f"/Items/{item_id}/Images/Backdrop/{i}") for i in range(3)]
+        assert [max(range(3), key=lambda ch, p=p: p[ch]) for p in order] == [2, 0, 1]
+        assert c.post(f"/Items/{item_id}/Images/Backdrop/0/Index", params={"newIndex": 7}).status_code == 404
+        assert c.post(f"/Items/{item_id}/Images/Backdrop/5/Index", params={"newIndex": 0}).status_code == 404
+        assert c.post(f"/Items/{item_id}/Images/Backdrop/0/Index").status_code == 400
+        # replace index 1 (red) with white, by index
+        r = _upload(c, f"/Items/{item_id}/Images/Backdrop/1", picture_bytes((160, 90), (255, 255, 255)))
+        assert r.status_code == 204
+        assert _pixel(c, f"/Items/{item_id}/Images/Backdrop/1") == (255, 255, 255)
+        assert len(_images(live, item_id)) == 3
+        # delete index 0 (blue): white and green remain, renumbered
+        assert c.delete(f"/Items/{item_id}/Images/Backdrop/0").status_code == 204
+        assert [i["Index"] for i in _images(live, item_id)] == [0, 1]
+        assert _pixel(c, f"/Items/{item_id}/Images/Backdrop/0") == (255, 255, 255)
+        assert c.delete(f"/Items/{item_id}/Images/Backdrop", params={"imageIndex": 1}).status_code == 204
+        assert c.delete(f"/Items/{item_id}/Images/Backdrop/4").status_code == 404
+        assert len(_images(live, item_id)) == 1
+
+
+def test_upload_errors_and_auth(live):
+    item_id = add_item(live, [])
+    url = f"/Items/{item_id}/Images/Primary"
+    with live.client() as anonymous:
+        assert _upload(anonymous, url, picture_bytes((10, 10))).status_code == 401
+    with live.admin() as c:
+        viewer = c.post("/Users/New", json={"Name": "imgviewer", "Password": "pw"}).json()
+    with live.client(device="viewer-device") as c:  # its own device: a sign-in replaces the device's token
+        token = c.post("/Users/AuthenticateByName", json={"Username": "imgviewer", "Pw": "pw"}).json()["AccessToken"]
+    with live.client(token, "viewer-device") as c:
+        assert _upload(c, url, picture_bytes((10, 10))).status_code == 403
+        assert c.delete(url).status_code == 403
+    with live.admin() as c:
+        assert c.post(url, content=b"").status_code == 400
+        assert c.post(url, content=b"definitely not an image").status_code == 400
+        assert c.post(url, content=base64.b64encode(b"still not an image")).status_code == 400
+        r = _upload(c, "/Items/" + "ab" * 16 + "/Images/Primary", picture_bytes((10, 10)))
+        assert r.status_code == 404
+        assert _upload(c, f"/Items/{item_id}/Images/Bogus", picture_bytes((10, 10))).status_code == 404
+    assert viewer["Id"]
+
+
+def test_user_images_and_permissions(live):
+    admin_id = live.admin_id
+    with live.admin() as c:
+        other = c.post("/Users/New", json={"Name": "imguser", "Password": "pw"}).json()["Id"]
+    with live.client(device="imguser-device") as c:
+        token = c.post("/Users/AuthenticateByName", json={"Username": "imguser", "Pw": "pw"}).json()["AccessToken"]
+    with live.client() as anonymous:
+        assert anonymous.get("/UserImage", params={"userId": other}).status_code == 404
+        assert anonymous.post("/UserImage", params={"userId": other}, content=b"x").status_code == 401
+    with live.client(token, "imguser-device") as c:
+        # own image: base64 body, no userId means the caller
+        r = c.post("/UserImage", content=base64.b64encode(picture_bytes((128, 128), (250, 0, 250))),
+                   headers={"Content-Type": "image/jpeg"})
+        assert r.status_code == 204, r.text
+        # someone else's: only an administrator
+        assert c.post("/UserImage", params={"userId": admin_id},
+                      content=base64.b64encode(picture_bytes((8, 8)))).status_code == 403
+        assert c.delete("/UserImage", params={"userId": admin_id}).status_code == 403
+        me = c.get(f"/Users/{other}").json()
+        assert me["PrimaryImageTag"]
+    files = list((live.data_dir / "users" / other).iterdir())
+    assert len(files) == 1
+    with live.client() as anonymous:
+        r = anonymous.get("/UserImage", params={"userId": other, "maxWidth": 64, "tag": me["PrimaryImageTag"],
+                                                "format": "Png"})
+        assert r.status_code == 200 and decode(r.content).size == (64, 64)
+        assert decode(r.content).convert("RGB").getpixel((30, 30))[0] > 200
+        assert "max-age=31536000" in r.headers["cache-control"]
+        h = anonymous.head("/UserImage", params={"userId": other, "maxWidth": 64, "format": "Png"})
+        assert h.status_code == 200 and h.content == b"" and h.headers["etag"] == r.headers["etag"]
+        assert anonymous.get("/UserImage", params={"userId": "ab" * 16}).status_code == 404
+    with live.admin() as c:  # an administrator may replace and delete anyone's
+        assert c.post("/UserImage", params={"userId": other},
+                      content=base64.b64encode(picture_bytes((32, 32), (0, 250, 0)))).status_code == 204
+        assert list((live.data_dir / "users" / other).iterdir()) != files
+        assert len(list((live.data_dir / "users" / other).iterdir())) == 1
+        assert c.delete("/UserImage", params={"userId": other}).status_code == 204
+        assert "PrimaryImageTag" not in c.get(f"/Users/{other}").json()
+        assert c.get("/UserImage", params={"userId": other}).status_code == 404
+    assert list((live.data_dir / "users" / other).iterdir()) == []

@@ -1,0 +1,76 @@
+"""Helpers for tests that need a scanned library on a live server (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from tests.conftest import LiveServer
+
+
+def allow_roots(live: LiveServer, *roots: str) -> None:
+    """Let the server use these folders (the filesystem configuration's AllowedRoots)."""
+    with live.admin() as c:
+        current = c.get("/System/Configuration/filesystem").json() or {}
+        allowed = list(dict.fromkeys([*(current.get("AllowedRoots") or []), *map(str, roots)]))
+        r = c.post("/System/Configuration/filesystem", json={"AllowedRoots": allowed})
+        assert r.status_code == 204, r.text
+
+
+def _scan_task(c) -> dict:
+    tasks = c.get("/ScheduledTasks").json()
+    return next(t for t in tasks if t["Key"] == "RefreshLibrary")
+
+
+def _parse(value: str) -> float:
+    value = value.rstrip("Z")
+    if "." in value:
+        head, frac = value.split(".", 1)
+        value = f"{head}.{frac[:6]}"
+    return datetime.fromisoformat(value).timestamp() if "+" in value else \
+        datetime.fromisoformat(value + "+00:00").timestamp()
+
+
+def wait_for_scan(live: LiveServer, started_after: float, timeout: float = 60,
+                  allow: tuple[str, ...] = ("Completed",)) -> dict:
+    """Poll the RefreshLibrary scheduled task until it is idle after a run that ended after
+    ``started_after`` (epoch seconds, taken before the request that queued the scan: a run
+    already going when the scan was queued picks the request up before it ends); returns the
+    task info."""
+    deadline = time.monotonic() + timeout
+    with live.admin() as c:
+        while True:
+            task = _scan_task(c)
+            last = task.get("LastExecutionResult")
+            if task["State"] == "Idle" and last and _parse(last["EndTimeUtc"]) >= started_after:
+                assert last["Status"] in allow, last
+                return task
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the library scan did not finish in {timeout} s: {task}")
+            time.sleep(0.05)
+
+
+def refresh_and_wait(live: LiveServer, timeout: float = 60) -> dict:
+    started = time.time()
+    with live.admin() as c:
+        r = c.post("/Library/Refresh")
+        assert r.status_code == 204, r.text
+    return wait_for_scan(live, started, timeout)
+
+
+def add_library_and_scan(live: LiveServer, name: str, collection_type: str | None, paths: list,
+                         timeout: float = 60, realtime: bool = True) -> str:
+    """Add a virtual folder over HTTP, scan it, wait until the scan finished; returns the
+    library id (the CollectionFolder item id)."""
+    allow_roots(live, *paths)
+    started = time.time()
+    with live.admin() as c:
+        params: dict = {"name": name, "refreshLibrary": "true", "paths": [str(p) for p in paths]}
+        if collection_type:
+            params["collectionType"] = collection_type
+        r = c.post("/Library/VirtualFolders", params=params, json={"LibraryOptions": {"EnableRealtimeMonitor": realtime}})
+        assert r.status_code == 204, r.text
+    wait_for_scan(live, started, timeout)
+    with live.admin() as c:
+        folders = c.get("/Library/VirtualFolders").json()
+    return next(f["ItemId"] for f in folders if f["Name"] == name)
