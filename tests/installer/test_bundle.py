@@ -69,6 +69,42 @@ def test_the_deb_lays_out_what_it_promises(installed: Path):
     assert not (internal / "tkinter").exists() and not (internal / "_pytest").exists()
 
 
+def test_frozen_server_selects_its_own_ffmpeg(installed: Path, tmp_path: Path):
+    """Even with a system ffmpeg on PATH, the bundle picks the ffmpeg it ships, and that binary runs."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    out = subprocess.run([str(installed / "opt/reelroom/reelroom-server"), "--check-ffmpeg"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    facts = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    assert facts["source"] == "bundled", facts
+    ffmpeg = Path(facts["ffmpeg"])
+    assert ffmpeg.is_relative_to(installed / "opt/reelroom/_internal") and facts["libx264"] == "yes"
+    hls = tmp_path / "hls"
+    hls.mkdir()
+    subprocess.run([str(ffmpeg), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=24:duration=2",
+                    "-c:v", "libx264", "-f", "hls", "-hls_time", "1", str(hls / "main.m3u8")], check=True, timeout=60)
+    assert next(hls.glob("*.ts")).read_bytes()[:1] == b"\x47"
+
+
+def test_default_data_folder_is_outside_the_install_folder(installed: Path, tmp_path: Path):
+    """Without --data-dir the server writes to the platformdirs folder (XDG_DATA_HOME/Reelroom), never /opt."""
+    port = _free_port()
+    started = time.time()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg"), "LANG": "C.UTF-8"}
+    server = subprocess.Popen([str(installed / "opt/reelroom/reelroom-server"), "--port", str(port),
+                               "--host", "127.0.0.1", "--no-lan"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: httpx.get(f"http://127.0.0.1:{port}/System/Info/Public", timeout=1).status_code == 200,
+                  server)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+    assert list((tmp_path / "xdg" / "Reelroom").rglob("*.db"))
+    written = [p for p in (installed / "opt").rglob("*") if p.lstat().st_mtime >= started]
+    assert not written, f"written inside the install folder: {written[:5]}"
+
+
 def test_bundled_server(installed: Path, tmp_path: Path):
     library = tmp_path / "Movies"
     make_video(library / "Smoke Test (2024)" / "Smoke Test (2024).mkv", seconds=4)
@@ -152,6 +188,17 @@ def test_bundled_tray_app_starts_and_stops(installed: Path, tmp_path: Path):
     assert "Traceback" not in output, output[-3000:]
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/System/Ping", timeout=1)
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).find(str(tmp_path)) >= 0]
+    assert not leftovers, "a process of the tray app is still running"
+
+
+def _cmdline(proc_dir: Path) -> str:
+    try:
+        if (proc_dir / "stat").read_text().split()[2] == "Z":
+            return ""
+        return (proc_dir / "cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _join(base: str, relative: str) -> str:
