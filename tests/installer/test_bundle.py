@@ -122,6 +122,13 @@ def test_bundled_server(installed: Path, tmp_path: Path):
         assert public["ProductName"] == "Jellyfin Server" and public["Version"] == "10.10.7"
         assert public["StartupWizardCompleted"] is False
 
+        # Discovery (before the HLS step, which may skip) on 127.0.0.1, as the Jellyfin apps ask.
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(b"who is JellyfinServer?", ("127.0.0.1", discovery))
+            reply = json.loads(s.recvfrom(4096)[0])
+        assert reply["Id"] == public["Id"] and reply["Address"].startswith("http://")
+
         with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
             assert c.post("/Startup/Configuration", json={"UICulture": "en-US"}).status_code == 204
             assert c.get("/Startup/User").status_code == 200
@@ -148,7 +155,8 @@ def test_bundled_server(installed: Path, tmp_path: Path):
             assert transcoding and "master.m3u8" in transcoding
             master = c.get(transcoding)
             if master.status_code == 501:
-                pytest.skip("HLS routes are not implemented in this build")
+                pytest.skip("HLS routes (helper `playback`) are not on this branch: server, wizard, discovery and "
+                            "library scan passed; the bundled ffmpeg is run by test_frozen_server_selects_its_own_ffmpeg")
             assert master.status_code == 200, master.text
             variant = next(line for line in master.text.splitlines() if line and not line.startswith("#"))
             playlist = c.get(_join(transcoding, variant))
@@ -157,12 +165,6 @@ def test_bundled_server(installed: Path, tmp_path: Path):
             segment = c.get(_join(_join(transcoding, variant), segment_url), timeout=120)
             assert segment.status_code == 200 and segment.content[:1] == b"\x47" and len(segment.content) > 10_000
 
-        # Discovery on 127.0.0.1, as the Jellyfin apps ask.
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.settimeout(5)
-            s.sendto(b"who is JellyfinServer?", ("127.0.0.1", discovery))
-            reply = json.loads(s.recvfrom(4096)[0])
-        assert reply["Id"] == public["Id"] and reply["Address"].startswith("http://")
     finally:
         server.send_signal(signal.SIGTERM)
         code = server.wait(30)
