@@ -67,6 +67,10 @@ def test_the_deb_lays_out_what_it_promises(installed: Path):
     assert (internal / "server" / "db" / "migrations" / "env.py").is_file()
     assert list((internal / "imageio_ffmpeg" / "binaries").glob("ffmpeg-*"))
     assert not (internal / "tkinter").exists() and not (internal / "_pytest").exists()
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (internal / "VERSION").read_text().strip() == pyproject  # the frozen app's version source
 
 
 def test_frozen_server_selects_its_own_ffmpeg(installed: Path, tmp_path: Path):

@@ -45,3 +45,23 @@ def test_check_ffmpeg_flag():
     facts = dict(line.split(": ", 1) for line in out.stdout.splitlines())
     assert Path(facts["ffmpeg"]).is_file() and facts["source"] in ("path", "bundled")
     assert facts["version"]
+
+
+def test_frozen_version_comes_from_the_bundled_file(monkeypatch, tmp_path):
+    import tomllib
+
+    from server.version import reelroom_version
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    sys.path.insert(0, str(ROOT / "installer"))
+    try:
+        import inputs
+    finally:
+        sys.path.remove(str(ROOT / "installer"))
+    assert inputs.version() == pyproject
+    inputs.write_version_file(tmp_path / "VERSION")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    assert reelroom_version() == pyproject
+    (tmp_path / "VERSION").write_text("9.9.9\n")
+    assert reelroom_version() == "9.9.9"
