@@ -3,8 +3,8 @@
     python installer/make_icons.py [--out DIR]
 
 Writes reelroom.ico (Windows: 16..256 px), reelroom.icns (macOS: 16..1024 px) and the hicolor PNG
-sizes for Linux (reelroom-<n>.png). Default output: installer/build/icons (the .deb takes its
-hicolor icons from there; resources/icons holds the committed copies drawn by build_icons.py).
+sizes for Linux (reelroom-<n>.png). Default output: build/icons; `--out resources/icons` refreshes the
+committed copies the spec and build.sh use (resources/icons/build_icons.py draws the source image).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def make_icons(out: Path, source: Path = SOURCE) -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "installer" / "build" / "icons")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "icons")
     for path in make_icons(parser.parse_args().out):
         print(path)
 
