@@ -281,7 +281,7 @@ def _played_condition(c: _Ctx, played: bool):
     unplayed_episode = exists(select(literal(1)).select_from(
         ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
         or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
-        ep.c.type == "Episode", ep.c.owner_id.is_(None), ep.c.is_virtual == false(),
+        ep.c.type == "Episode", func.ifnull(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
         func.coalesce(ud2.c.played, false()) == false()))
     row_played = func.coalesce(c.ud_col("played"), false()) == true()
     folder_case = items.c.type.in_(("Series", "Season"))
