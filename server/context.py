@@ -21,6 +21,7 @@ from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
 from server.images.service import ImageService
+from server.library.browse import Browse
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
@@ -98,6 +99,7 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playstate = PlayStateService(self)  # playback reports -> user data and the Sessions view
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 

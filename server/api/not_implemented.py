@@ -12,14 +12,6 @@ from server.api.base import operation
 from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
-    # Artists
-
-    # Audio
-
-    # Collection
-    "AddToCollection",
-    "CreateCollection",
-    "RemoveFromCollection",
 
     # DynamicHls
     "GetHlsAudioSegment",
@@ -32,49 +24,12 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "HeadMasterHlsAudioPlaylist",
     "HeadMasterHlsVideoPlaylist",
 
-    # Filter
-
-    # Genres
-
     # HlsSegment
     "GetHlsAudioSegmentLegacyAac",
     "GetHlsAudioSegmentLegacyMp3",
     "GetHlsPlaylistLegacy",
     "GetHlsVideoSegmentLegacy",
     "StopEncodingProcess",
-
-    # InstantMix
-    "GetInstantMixFromAlbum",
-    "GetInstantMixFromArtists",
-    "GetInstantMixFromArtists2",
-    "GetInstantMixFromItem",
-    "GetInstantMixFromMusicGenreById",
-    "GetInstantMixFromMusicGenreByName",
-    "GetInstantMixFromPlaylist",
-    "GetInstantMixFromSong",
-
-    # ItemRefresh
-
-    # ItemUpdate
-    "GetMetadataEditorInfo",
-    "UpdateItem",
-    "UpdateItemContentType",
-
-    # Items
-
-    # Library
-    "DeleteItem",
-    "DeleteItems",
-    "GetCriticReviews",
-    "GetSimilarAlbums",
-    "GetSimilarArtists",
-    "GetSimilarItems",
-    "GetSimilarMovies",
-    "GetSimilarShows",
-    "GetSimilarTrailers",
-    "GetThemeMedia",
-    "GetThemeSongs",
-    "GetThemeVideos",
 
     # LiveTv
     "GetSchedulesDirectCountries",
@@ -87,38 +42,8 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteLyrics",
     "UploadLyrics",
 
-    # MediaInfo
-
     # MediaSegments
     "GetItemSegments",
-
-    # Movies
-    "GetMovieRecommendations",
-
-    # MusicGenres
-
-    # Persons
-
-    # Playlists
-    "AddItemToPlaylist",
-    "CreatePlaylist",
-    "GetPlaylist",
-    "GetPlaylistItems",
-    "GetPlaylistUser",
-    "GetPlaylistUsers",
-    "MoveItem",
-    "RemoveItemFromPlaylist",
-    "RemoveUserFromPlaylist",
-    "UpdatePlaylist",
-    "UpdatePlaylistUser",
-
-    # Playstate
-    "MarkPlayedItem",
-    "MarkUnplayedItem",
-
-    # Search
-
-    # Studios
 
     # Subtitle
     "DeleteSubtitle",
@@ -132,36 +57,14 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "SearchRemoteSubtitles",
     "UploadSubtitle",
 
-    # Suggestions
-    "GetSuggestions",
-
-    # Trailers
-    "GetTrailers",
-
     # Trickplay
     "GetTrickplayHlsPlaylist",
     "GetTrickplayTileImage",
 
-    # TvShows
-    "GetEpisodes",
-    "GetNextUp",
-    "GetSeasons",
-    "GetUpcomingEpisodes",
-
-    # UniversalAudio
-
-    # UserLibrary
-
-    # UserViews
-
     # VideoAttachments
     "GetAttachment",
 
-    # Videos
-
-    # Years
 })
-
 
 def _stub(operation_id: str) -> BaseRouteHandler:
     async def not_implemented() -> None:
@@ -169,7 +72,6 @@ def _stub(operation_id: str) -> BaseRouteHandler:
 
     not_implemented.__name__ = f"not_implemented_{operation_id}"
     return operation(operation_id)(not_implemented)
-
 
 def stub_handlers(missing: set[str]) -> list[BaseRouteHandler]:
     """501 handlers for the listed operations that have no real handler."""

@@ -336,3 +336,53 @@ class LiveTvTimer(SQLModel, table=True):
     recording_path: str | None = None
     error: str | None = None
     date_created: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------- browsing: playlists, collections
+#
+# A playlist or a collection (BoxSet) is also an ``items`` row (type Playlist / BoxSet, no
+# library) so that every item route and the DTO builder see it; these tables hold what the item
+# row cannot: owners, shares, and the ordered entries.
+
+
+class Playlist(SQLModel, table=True):
+    __tablename__ = "playlists"
+
+    id: str = Field(primary_key=True, max_length=32)  # = the Playlist item's id
+    owner_user_id: str | None = Field(default=None, index=True)
+    is_public: bool = False
+    media_type: str = "Unknown"  # MediaType spelling
+
+
+class PlaylistEntry(SQLModel, table=True):
+    """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
+
+    __tablename__ = "playlist_entries"
+    __table_args__ = (Index("ix_playlist_entries_playlist_order", "playlist_id", "sort_order"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    playlist_id: str = Field(foreign_key="playlists.id", ondelete="CASCADE")
+    item_id: str = Field(index=True)
+    sort_order: int = 0
+
+
+class PlaylistShare(SQLModel, table=True):
+    """A user the playlist is shared with, and whether they may edit it."""
+
+    __tablename__ = "playlist_users"
+
+    playlist_id: str = Field(primary_key=True, foreign_key="playlists.id", ondelete="CASCADE")
+    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
+    can_edit: bool = False
+
+
+class CollectionEntry(SQLModel, table=True):
+    """An item in a collection (BoxSet)."""
+
+    __tablename__ = "collection_items"
+    __table_args__ = (Index("ix_collection_items_collection_order", "collection_id", "sort_order"),)
+
+    collection_id: str = Field(primary_key=True, max_length=32)
+    item_id: str = Field(primary_key=True, max_length=32, index=True)
+    sort_order: int = 0
+    date_added: datetime = Field(default_factory=utcnow)

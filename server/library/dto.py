@@ -19,6 +19,7 @@ from sqlalchemy import and_, case, false, func, literal, select, true
 from sqlalchemy.orm import Session
 
 from server.db.tables import Library
+from server.guid import guid_from_text
 from server.library import ids
 from server.library.media_sources import media_sources_for, streams_of
 from server.library.query import item_people, item_values, items, people, user_data
@@ -255,12 +256,19 @@ def parent_rows(s: Session, rows: Sequence[Any]) -> dict[str, Any]:
     return {r.id: r for r in s.execute(q).all()}
 
 
+# Views that are not libraries: the Collections folder and the Playlists folder (server/library/
+# boxsets.py, playlists.py).
+_VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_text("folder", "playlists"): "playlists"}
+
+
 def collection_types(s: Session, rows: Sequence[Any]) -> dict[str, str | None]:
-    wanted = [r.id for r in rows if r.type == "CollectionFolder"]
+    wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder")]
     if not wanted:
         return {}
-    return dict(s.execute(select(libraries.c.id, libraries.c.collection_type)
-                          .where(libraries.c.id.in_(wanted))).all())
+    found: dict[str, str | None] = {k: v for k, v in _VIEW_TYPES.items() if k in wanted}
+    found.update(s.execute(select(libraries.c.id, libraries.c.collection_type)
+                           .where(libraries.c.id.in_(wanted))).all())
+    return found
 
 
 # ---------------------------------------------------------------- building
@@ -444,7 +452,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     )
     if r.container and not is_folder:
         dto.Container = r.container
-    if r.type == "CollectionFolder":
+    if r.type in ("CollectionFolder", "ManualPlaylistsFolder"):
         dto.CollectionType = ctypes.get(r.id)
         dto.ParentId = None
     if is_folder:
@@ -533,7 +541,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     if "CanDownload" in f:
         dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
     if "LockedFields" in f or "Settings" in f:
-        dto.LockedFields = _list(r.locked_fields_json)
+        dto.LockedFields = [x for x in _list(r.locked_fields_json) if not x.startswith("~")]  # merge.py
         dto.LockData = bool(r.is_locked)
     if "Chapters" in f:
         try:

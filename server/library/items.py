@@ -28,6 +28,7 @@ from server.library.dto import DtoOptions, build_dtos, user_data_dtos
 from server.library.home import ancestor_ids, latest_groups
 from server.library.query import (
     BY_NAME,
+    PLAYLISTS_FOLDER_ID,
     ROOT_FOLDER_ID,
     CountCache,
     ItemQuery,
@@ -68,7 +69,8 @@ class Viewer:
         policy = self.user.policy
         if policy.EnableAllFolders is not False:
             return None
-        return frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
 
     @property
     def can_delete(self) -> bool:
@@ -235,7 +237,8 @@ class ItemService:
     async def library_rows(self, viewer: Viewer) -> list[Any]:
         """The CollectionFolder rows the viewer may see, in name order."""
         def read(s: Session) -> list[Any]:
-            q = select(items).where(items.c.type == "CollectionFolder").order_by(items.c.sort_name, items.c.name)
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = q.order_by(items.c.sort_name, items.c.name)
             return [r for r in s.execute(q).all()]
 
         return [r for r in await self.db.read(read) if self.visible(r, viewer)]

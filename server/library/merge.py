@@ -2,7 +2,8 @@
 
 - A locked item (``is_locked``, set by Identify/Apply or the metadata editor) keeps every
   descriptive field; the scan still refreshes the technical ones (path, size, streams, ...).
-- An unlocked item keeps only the fields named in ``locked_fields_json`` (MetadataField names).
+- An unlocked item keeps only the fields named in ``locked_fields_json`` (MetadataField names,
+  and "~column" entries for single columns edited in the metadata editor).
 - Images that were downloaded from a provider (entries carrying "Provider") always stay; images
   found next to the media fill the types they do not cover.
 
@@ -51,10 +52,25 @@ def locked_fields(row: Item) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+#: Prefix of the entries in ``locked_fields_json`` that lock one column the user edited in the
+#: metadata editor (UpdateItem) and that no MetadataField covers, e.g. "~tagline". They are
+#: internal: clients only ever see the MetadataField names (``public_locked_fields``).
+COLUMN_LOCK_PREFIX = "~"
+
+
+def public_locked_fields(row: Item) -> list[str]:
+    return [f for f in locked_fields(row) if not f.startswith(COLUMN_LOCK_PREFIX)]
+
+
 def protected_fields(row: Item) -> frozenset[str]:
     """The columns a scan must not overwrite on this row."""
     protected: set[str] = set(METADATA_FIELDS) if row.is_locked else set()
     for field in locked_fields(row):
+        if field.startswith(COLUMN_LOCK_PREFIX):
+            column = field[len(COLUMN_LOCK_PREFIX):]
+            if column in METADATA_FIELDS or column in ("index_number", "parent_index_number", "album"):
+                protected.add(column)
+            continue
         protected |= LOCKABLE_FIELDS.get(field, frozenset())
     return frozenset(protected)
 

@@ -170,6 +170,12 @@ class WorkerPool:
             self._threads = ThreadPoolExecutor(self.workers, thread_name_prefix="scan-probe")
         return self._threads
 
+    def release_processes(self) -> None:
+        """Let the worker processes go (about 70 MB each) until the next big batch."""
+        if self._processes is not None:
+            self._processes.shutdown(wait=False, cancel_futures=True)
+            self._processes = None
+
     def close(self) -> None:
         for pool in (self._threads, self._processes):
             if pool is not None:

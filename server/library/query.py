@@ -40,7 +40,17 @@ from sqlalchemy import (
 from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
-from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData
+from server.db.tables import (
+    CollectionEntry,
+    Item,
+    ItemPerson,
+    ItemValue,
+    Person,
+    Playlist,
+    PlaylistEntry,
+    PlaylistShare,
+    UserData,
+)
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
 from server.library import ids, search_index
@@ -58,7 +68,7 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
 
 
 @dataclass
@@ -290,6 +300,27 @@ def _played_condition(c: _Ctx, played: bool):
     return or_(and_(folder_case, unplayed_episode), and_(not_(folder_case), not_(row_played)))
 
 
+#: The folder playlists hang under (server/library/playlists.py).
+PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
+
+
+def _playlist_visible(user_id: str):
+    """Rows other than playlists, and the playlists the user owns, shares or that are public."""
+    pl, shares = Playlist.__table__, PlaylistShare.__table__
+    mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
+    shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
+    return or_(items.c.type != "Playlist", items.c.id.in_(mine), items.c.id.in_(shared))
+
+
+def _members_of(kind: str, parent_id: str):
+    """The members of a collection (BoxSet) or a playlist, as a condition on items."""
+    if kind == "BoxSet":
+        members = CollectionEntry.__table__
+        return items.c.id.in_(select(members.c.item_id).where(members.c.collection_id == parent_id))
+    entries = PlaylistEntry.__table__
+    return items.c.id.in_(select(entries.c.item_id).where(entries.c.playlist_id == parent_id))
+
+
 def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
     q = c.q
     parent_id = q.parent_id
@@ -316,6 +347,9 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
         elif kind == "Person":
             conds.append(exists(select(literal(1)).select_from(item_people).where(
                 item_people.c.item_id == items.c.id, item_people.c.person_id == parent_id)))
+        return
+    if row.type in ("BoxSet", "Playlist"):  # members live in their own tables (server/library/boxsets.py)
+        conds.append(_members_of(row.type, parent_id))
         return
     if not q.recursive:
         conds.append(items.c.parent_id == parent_id)
@@ -355,6 +389,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
+        conds.append(_playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
     if q.owner_id is None and not q.ids:
         # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside

@@ -404,6 +404,7 @@ class Scanner:
                     raise _Stopped
         if fresh:
             store.write_probes(db, fresh)
+        self.pool.release_processes()
         stats.phases["probe"] = time.monotonic() - t2
         progress(80)
 

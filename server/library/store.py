@@ -46,17 +46,22 @@ def chunks(values: list, size: int = BATCH) -> Iterable[list]:
         yield values[i:i + size]
 
 
-def _values_of(row: Item) -> list[dict[str, Any]]:
+def _values_of(row: Item | dict[str, Any]) -> list[dict[str, Any]]:
+    get = row.get if isinstance(row, dict) else (lambda key: getattr(row, key))
+    item_id = get("id")
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for column, kind in _VALUE_COLUMNS:
+        text = get(column)
+        if not text or text == "[]":
+            continue
         try:
-            values = json.loads(getattr(row, column) or "[]")
+            values = json.loads(text)
         except ValueError:
             continue
         for value in values:
             if isinstance(value, str) and value.strip():
                 key = (kind, value.strip().lower())
-                out.setdefault(key, {"item_id": row.id, "kind": kind, "clean_value": key[1], "value": value.strip()})
+                out.setdefault(key, {"item_id": item_id, "kind": kind, "clean_value": key[1], "value": value.strip()})
     return list(out.values())
 
 
@@ -88,6 +93,7 @@ def write_upserts(db: Database, upserts: list[Upsert]) -> None:
 
 
 def _defaults() -> dict[str, Any]:
+    """Every column's default (factories called once: a batch shares them)."""
     return {name: info.get_default(call_default_factory=True) for name, info in Item.model_fields.items()}
 
 
@@ -98,14 +104,15 @@ def _write_batch(s: Session, batch: list[Upsert]) -> None:
     new_rows: list[dict[str, Any]] = []  # brand-new rows (one bulk INSERT)
     values: list[dict[str, Any]] = []
     people: list[tuple[str, list[NfoPerson]]] = []
+    defaults = _defaults()
     for u in batch:
         fields = {k: v for k, v in u.fields.items() if k in _ITEM_COLUMNS}
         fields["id"] = u.id
         old = existing.get(u.id)
         if old is None:
-            row_data = {**_defaults(), **fields}
+            row_data = {**defaults, **fields}
             new_rows.append(row_data)
-            values += _values_of(Item.model_construct(**row_data))
+            values += _values_of(row_data)
             if u.people is not None:
                 people.append((u.id, u.people))
             continue
@@ -116,11 +123,11 @@ def _write_batch(s: Session, batch: list[Upsert]) -> None:
         if u.people is not None and not people_locked(row):
             people.append((u.id, u.people))
     if new_rows:
-        s.execute(insert(Item), new_rows)
+        s.execute(insert(Item.__table__), new_rows)
     s.flush()
     s.execute(delete(ItemValue).where(ItemValue.item_id.in_(wanted)))
     if values:
-        s.execute(insert(ItemValue), values)
+        s.execute(insert(ItemValue.__table__), values)
     for item_id, persons in people:
         _write_people(s, item_id, persons)
 

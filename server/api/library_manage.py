@@ -1,0 +1,119 @@
+"""Library: deleting items, similar items, theme media and critic reviews
+(server/library/editing.py, related.py)."""
+
+from __future__ import annotations
+
+from server.api.base import operation
+from server.api.items import guids
+from server.auth.service import AuthInfo
+from server.context import ServerContext
+from server.errors import BadRequestError
+from server.library.items import Viewer
+from server.wire import models as w
+
+
+@operation("DeleteItem")
+async def delete_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> None:
+    user = await ctx.users.get(auth.user_id) if auth is not None and auth.user_id else None
+    await ctx.browse.editing.delete_one_checked(itemId, user)
+
+
+@operation("DeleteItems")
+async def delete_items(ctx: ServerContext, auth: AuthInfo | None, ids: list[str] | None = None) -> None:
+    wanted = [i for i in (ids or []) if i and i.strip()]
+    if not wanted:
+        raise BadRequestError("ids is required.")
+    user = await ctx.users.get(auth.user_id) if auth is not None and auth.user_id else None
+    await ctx.browse.editing.delete(wanted, user)
+
+
+@operation("GetCriticReviews")
+async def get_critic_reviews(ctx: ServerContext, itemId: str) -> w.BaseItemDtoQueryResult:
+    return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=0)
+
+
+async def _similar(ctx: ServerContext, auth: AuthInfo | None, itemId: str, excludeArtistIds: list[str] | None,
+                   userId: str | None, limit: int | None, fields: list[str] | None) -> w.BaseItemDtoQueryResult:
+    viewer = await ctx.items.viewer(auth, userId)
+    if limit is not None and limit < 0:
+        raise BadRequestError("limit must not be negative.")
+    opts = ctx.items.options(viewer, fields)
+    return await ctx.browse.related.similar(itemId, viewer, opts, limit=limit,
+                                            exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"))
+
+
+@operation("GetSimilarItems")
+async def get_similar_items(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                            excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                            limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+@operation("GetSimilarAlbums")
+async def get_similar_albums(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                             limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+@operation("GetSimilarArtists")
+async def get_similar_artists(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                              excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                              limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+@operation("GetSimilarMovies")
+async def get_similar_movies(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                             excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                             limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+@operation("GetSimilarShows")
+async def get_similar_shows(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                            excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                            limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+@operation("GetSimilarTrailers")
+async def get_similar_trailers(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
+                               excludeArtistIds: list[str] | None = None, userId: str | None = None,
+                               limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+
+
+async def _theme(ctx: ServerContext, viewer: Viewer, itemId: str, kind: str, inherit: bool | None,
+                 sortBy: list[str] | None, sortOrder: list[str] | None) -> w.ThemeMediaResult:
+    opts = ctx.items.options(viewer, [])
+    return await ctx.browse.related.theme(itemId, viewer, opts, kind, bool(inherit), list(sortBy or ()),
+                                          list(sortOrder or ()))
+
+
+@operation("GetThemeSongs")
+async def get_theme_songs(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None,
+                          inheritFromParent: bool | None = None, sortBy: list[str] | None = None,
+                          sortOrder: list[str] | None = None) -> w.ThemeMediaResult:
+    viewer = await ctx.items.viewer(auth, userId)
+    return await _theme(ctx, viewer, itemId, "songs", inheritFromParent, sortBy, sortOrder)
+
+
+@operation("GetThemeVideos")
+async def get_theme_videos(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None,
+                           inheritFromParent: bool | None = None, sortBy: list[str] | None = None,
+                           sortOrder: list[str] | None = None) -> w.ThemeMediaResult:
+    viewer = await ctx.items.viewer(auth, userId)
+    return await _theme(ctx, viewer, itemId, "videos", inheritFromParent, sortBy, sortOrder)
+
+
+@operation("GetThemeMedia")
+async def get_theme_media(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None,
+                          inheritFromParent: bool | None = None, sortBy: list[str] | None = None,
+                          sortOrder: list[str] | None = None) -> w.AllThemeMediaResult:
+    viewer = await ctx.items.viewer(auth, userId)
+    songs = await _theme(ctx, viewer, itemId, "songs", inheritFromParent, sortBy, sortOrder)
+    videos = await _theme(ctx, viewer, itemId, "videos", inheritFromParent, sortBy, sortOrder)
+    return w.AllThemeMediaResult(ThemeSongsResult=songs, ThemeVideosResult=videos,
+                                 SoundtrackSongsResult=w.ThemeMediaResult(Items=[], TotalRecordCount=0, StartIndex=0,
+                                                                          OwnerId=songs.OwnerId))

@@ -1,0 +1,161 @@
+"""Similar items, instant mixes, theme media, recommendations, suggestions, trailers and
+critic reviews; the 404s Jellyfin's own tests expect for unknown items."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.library.browse.conftest import ids_by_name, new_user, one
+
+MISSING = "0123456789abcdef0123456789abcdef"
+
+SIMILAR_ROUTES = ("Items", "Albums", "Artists", "Movies", "Shows", "Trailers")
+
+
+@pytest.mark.parametrize("route", SIMILAR_ROUTES)
+def test_similar_unknown_item_is_404(browse_server, route):
+    with browse_server.admin() as c:
+        r = c.get(f"/{route}/{MISSING}/Similar")
+        assert r.status_code == 404
+        assert r.headers["content-type"].startswith("application/problem+json")
+
+
+@pytest.mark.parametrize("route", ("ThemeMedia", "ThemeSongs", "ThemeVideos"))
+def test_theme_unknown_item_is_404(browse_server, route):
+    with browse_server.admin() as c:
+        assert c.get(f"/Items/{MISSING}/{route}").status_code == 404
+
+
+def test_similar_ranks_by_shared_values(browse_server):
+    live = browse_server
+    movies = ids_by_name(live, "Movie")
+    with live.admin() as c:
+        # Give Alien two of Inception's values and Heat one, through the metadata editor.
+        for name, genres in (("Alien", ["Science Fiction", "Action"]), ("Heat", ["Action"])):
+            item = c.get(f"/Items/{movies[name]}").json()
+            item["Genres"] = genres
+            assert c.post(f"/Items/{movies[name]}", json=item).status_code == 204
+        r = c.get(f"/Items/{movies['Inception']}/Similar", params={"userId": live.admin_id})
+        assert r.status_code == 200
+        names = [i["Name"] for i in r.json()["Items"]]
+        assert names[:2] == ["Alien", "Heat"] and "Inception" not in names and "Blade Runner" not in names
+        assert [i["Name"] for i in c.get(f"/Movies/{movies['Inception']}/Similar",
+                                          params={"limit": 1}).json()["Items"]] == ["Alien"]
+        assert c.get(f"/Movies/{movies['Inception']}/Similar", params={"limit": -1}).status_code == 400
+        # Albums by shared genre/artist; the seed album is never its own neighbour.
+        albums = ids_by_name(live, "MusicAlbum")
+        similar = c.get(f"/Albums/{albums['First Album']}/Similar").json()["Items"]
+        assert [a["Name"] for a in similar][0] == "Second Album"  # same artist first, then shared genres
+        band = one(live, type="MusicArtist", name="Band").id
+        guest = c.get(f"/Artists/{band}/Similar").json()["Items"]
+        assert all(a["Type"] == "MusicArtist" and a["Id"] != band for a in guest)
+        assert [a["Name"] for a in guest] == ["Other Band"]  # shares the Pop genre
+        # excludeArtistIds drops albums of that artist.
+        rest = c.get(f"/Albums/{albums['Second Album']}/Similar", params={"excludeArtistIds": band}).json()
+        assert [a["Name"] for a in rest["Items"]] == ["Third Album"]
+
+
+def test_instant_mixes(browse_server):
+    live = browse_server
+    songs = ids_by_name(live, "Audio")
+    albums = ids_by_name(live, "MusicAlbum")
+    band = one(live, type="MusicArtist", name="Band").id
+    with live.admin() as c:
+        mix = c.get(f"/Songs/{songs['Tune 2']}/InstantMix", params={"userId": live.admin_id}).json()
+        assert mix["Items"][0]["Id"] == songs["Tune 2"]  # the seed first
+        assert all(i["Type"] == "Audio" for i in mix["Items"])
+        # Band's 7 tracks (artist) and Other Band's Pop Song (genre).
+        assert len(mix["Items"]) == mix["TotalRecordCount"] == 8
+        assert len(c.get(f"/Items/{songs['Tune 2']}/InstantMix", params={"limit": 3}).json()["Items"]) == 3
+        album_mix = c.get(f"/Albums/{albums['First Album']}/InstantMix").json()["Items"]
+        assert {i["Name"] for i in album_mix} >= {"Song 1.1", "Tune 3"}
+        assert len(c.get(f"/Artists/{band}/InstantMix").json()["Items"]) == 8
+        assert len(c.get("/Artists/InstantMix", params={"id": band}).json()["Items"]) == 8
+        rock = c.get("/MusicGenres/Rock/InstantMix").json()["Items"]
+        assert sorted(i["Name"] for i in rock) == ["Song 1.1", "Song 1.2", "Song 2.1", "Song 2.2"]
+        assert c.get("/MusicGenres/Polka/InstantMix").json()["Items"] == []
+        genres = c.get("/MusicGenres", params={"userId": live.admin_id}).json()["Items"]
+        pop = next(g["Id"] for g in genres if g["Name"] == "Pop")
+        assert sorted(i["Name"] for i in c.get("/MusicGenres/InstantMix", params={"id": pop}).json()["Items"]) \
+            == ["Pop Song", "Tune 1", "Tune 2", "Tune 3"]
+        for path in (f"/Songs/{MISSING}/InstantMix", f"/Albums/{MISSING}/InstantMix", f"/Items/{MISSING}/InstantMix",
+                     f"/Artists/{MISSING}/InstantMix", f"/Playlists/{MISSING}/InstantMix"):
+            assert c.get(path).status_code == 404, path
+        assert c.get("/MusicGenres/InstantMix", params={"id": MISSING}).status_code == 404
+        assert c.get("/Artists/InstantMix", params={"id": "bad"}).status_code == 400
+        assert c.get(f"/Songs/{songs['Tune 2']}/InstantMix", params={"limit": -5}).status_code == 400
+
+
+def test_theme_media(browse_server):
+    live = browse_server
+    inception = one(live, type="Movie", name="Inception").id
+    heat = one(live, type="Movie", name="Heat").id
+    with live.admin() as c:
+        songs = c.get(f"/Items/{inception}/ThemeSongs").json()
+        assert songs["TotalRecordCount"] == 1 and songs["OwnerId"] == inception
+        assert songs["Items"][0]["Name"] == "theme" or songs["Items"][0]["Type"] == "Audio"
+        videos = c.get(f"/Items/{inception}/ThemeVideos").json()
+        assert videos["TotalRecordCount"] == 1 and videos["Items"][0]["Name"] == "Dream"
+        both = c.get(f"/Items/{inception}/ThemeMedia", params={"userId": live.admin_id}).json()
+        assert both["ThemeSongsResult"]["TotalRecordCount"] == 1
+        assert both["ThemeVideosResult"]["TotalRecordCount"] == 1
+        assert both["SoundtrackSongsResult"]["Items"] == []
+        empty = c.get(f"/Items/{heat}/ThemeMedia").json()
+        assert empty["ThemeSongsResult"]["Items"] == [] and empty["ThemeVideosResult"]["Items"] == []
+        # Theme files are extras: never listed as movies or songs.
+        listed = c.get("/Items", params={"recursive": "true", "includeItemTypes": "Audio",
+                                         "searchTerm": "theme"}).json()["Items"]
+        assert listed == []
+
+
+def test_recommendations_suggestions_trailers_reviews(browse_server):
+    live = browse_server
+    uid, token = new_user(live, "recommend")
+    movies = ids_by_name(live, "Movie")
+    with live.client(token, "recommend-device") as c:
+        assert c.get("/Movies/Recommendations", params={"userId": uid}).json() == []
+        assert c.post(f"/UserPlayedItems/{movies['Inception']}").status_code == 200
+        recs = c.get("/Movies/Recommendations", params={"userId": uid, "itemLimit": 3}).json()
+        assert recs, "no recommendation after watching Inception"
+        first = recs[0]
+        assert first["RecommendationType"] == "SimilarToRecentlyPlayed" and first["BaselineItemName"] == "Inception"
+        assert first["CategoryId"] == movies["Inception"]
+        assert all(i["Type"] == "Movie" and i["Id"] != movies["Inception"] for i in first["Items"])
+        assert len(first["Items"]) <= 3
+        kinds = {r["RecommendationType"] for r in recs}
+        assert kinds <= {"SimilarToRecentlyPlayed", "SimilarToLikedItem", "HasDirectorFromRecentlyPlayed",
+                         "HasActorFromRecentlyPlayed"}
+        assert c.get("/Movies/Recommendations", params={"categoryLimit": -1}).status_code == 400
+        sugg = c.get("/Items/Suggestions", params={"userId": uid, "type": "Movie", "limit": 2}).json()
+        assert len(sugg["Items"]) == 2 and all(i["Type"] == "Movie" for i in sugg["Items"])
+        audio = c.get("/Items/Suggestions", params={"mediaType": "Audio", "limit": 50}).json()["Items"]
+        assert audio and all(i["MediaType"] == "Audio" for i in audio)
+        trailers = c.get("/Trailers", params={"userId": uid})
+        assert trailers.status_code == 200
+        assert all(i["Type"] == "Trailer" for i in trailers.json()["Items"])
+        assert c.get("/Trailers", params={"limit": -1}).status_code == 400
+        reviews = c.get(f"/Items/{movies['Inception']}/CriticReviews").json()
+        assert reviews == {"Items": [], "TotalRecordCount": 0, "StartIndex": 0}
+
+
+def test_planner_statistics_are_kept(browse_server):
+    """ANALYZE runs after start-up and (debounced) after library changes, so SQLite picks the
+    selective indexes (series_id, album_id) over the type index."""
+    import time
+
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+    live = browse_server
+
+    def indexed() -> list[tuple[str, str]]:
+        try:
+            rows = live.ctx.db.read_sync(lambda s: s.execute(text("SELECT tbl, idx FROM sqlite_stat1")).all())
+        except OperationalError:  # no ANALYZE yet
+            return []
+        return [(r[0], r[1]) for r in rows]
+
+    deadline = time.monotonic() + 30
+    while ("items", "ix_items_series_id") not in indexed() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert live.ctx.browse.planner_stats.last_run is not None
+    assert ("items", "ix_items_series_id") in indexed()
