@@ -119,6 +119,9 @@ def build_desktop(
     controller = TrayController(server, calls, **options)
     instance.messageReceived.connect(lambda message: controller.show_main_window() if message == SHOW else None)
     controller.quitRequested.connect(app.quit)
+    from app import stop_signals
+
+    stop_signals.install(controller.quit, controller)  # SIGTERM (systemd, logout) quits cleanly
     controller.start()
     return DesktopApp(app, instance, calls, controller)
 

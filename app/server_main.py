@@ -23,6 +23,9 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
                         help="SQLAlchemy database URL (default: SQLite in the data folder)")
     parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
+    parser.add_argument("--no-zeroconf", action="store_true", help="answer LAN discovery but do not advertise on zeroconf")
+    parser.add_argument("--discovery-port", type=int, default=7359,
+                        help="UDP port of the Jellyfin discovery responder (default 7359, the one the apps ask)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
@@ -34,7 +37,8 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
 
         args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
-                         enable_lan=not args.no_lan)
+                         enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
+                         discovery_port=getattr(args, "discovery_port", 7359))
 
 
 def main(argv: list[str] | None = None) -> int:

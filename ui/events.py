@@ -7,9 +7,11 @@ import json
 import logging
 import threading
 import time
-from typing import Any
+import weakref
+from typing import Any, ClassVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.sync.client import connect
@@ -38,6 +40,8 @@ class ServerEvents(QObject):
 
     received = Signal(str, object)
     connectedChanged = Signal(bool)
+    # Every reader not yet collected, so a shutdown (or a test) can stop them all.
+    instances: ClassVar[weakref.WeakSet[ServerEvents]] = weakref.WeakSet()
 
     def __init__(self, base_url: str, authorization: str, device_id: str, *, retry_seconds: float = 2.0,
                  parent: QObject | None = None) -> None:
@@ -48,6 +52,10 @@ class ServerEvents(QObject):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.connected = False
+        stop = self._stop
+        # When Qt deletes this object (its parent went away), the reader must stop emitting.
+        self.destroyed.connect(lambda *_: stop.set())
+        ServerEvents.instances.add(self)
 
     def start(self) -> None:
         if self._thread is not None:
@@ -68,10 +76,14 @@ class ServerEvents(QObject):
 
     # -- the reader thread ------------------------------------------------------------------------
 
+    def _alive(self) -> bool:
+        return not self._stop.is_set() and shiboken6.isValid(self)
+
     def _set_connected(self, value: bool) -> None:
         if value != self.connected:
             self.connected = value
-            self.connectedChanged.emit(value)
+            if self._alive():
+                self.connectedChanged.emit(value)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -110,4 +122,5 @@ class ServerEvents(QObject):
         kind = message.get("MessageType") or message.get("messageType")
         if isinstance(kind, str) and kind not in ("ForceKeepAlive", "KeepAlive"):
             data: Any = message.get("Data", message.get("data"))
-            self.received.emit(kind, data)
+            if self._alive():
+                self.received.emit(kind, data)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 
+import msgspec
 from litestar import Request, Response
 from litestar.response import Redirect, Stream
 
@@ -70,17 +73,23 @@ async def web_index(request: Request) -> str:
 
 
 _OPENAPI_CACHE: dict[int, bytes] = {}
+_OPENAPI_LOCK = threading.Lock()
+
+
+def _openapi_bytes(app) -> bytes:
+    """The document, built once per app (seconds of work for ~400 operations) under a lock."""
+    with _OPENAPI_LOCK:
+        cached = _OPENAPI_CACHE.get(id(app))
+        if cached is None:
+            schema = app.openapi_schema.to_schema()
+            schema["paths"] = {template_path(p): v for p, v in schema.get("paths", {}).items()}
+            cached = msgspec.json.encode(schema)
+            _OPENAPI_CACHE[id(app)] = cached
+        return cached
 
 
 @reelroom_route("GET", "/api-docs/openapi.json", media_type="application/json")
 async def openapi_document(request: Request) -> Response:
-    import msgspec
-
-    app = request.app
-    cached = _OPENAPI_CACHE.get(id(app))
-    if cached is None:
-        schema = app.openapi_schema.to_schema()
-        schema["paths"] = {template_path(p): v for p, v in schema.get("paths", {}).items()}
-        cached = msgspec.json.encode(schema)
-        _OPENAPI_CACHE[id(app)] = cached
-    return Response(content=cached, media_type="application/json; charset=utf-8")
+    # Built off the event loop: the first request must not stall every other client.
+    content = await asyncio.to_thread(_openapi_bytes, request.app)
+    return Response(content=content, media_type="application/json; charset=utf-8")

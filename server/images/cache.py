@@ -17,11 +17,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from email.utils import formatdate, parsedate_to_datetime
+from email.utils import formatdate
 from pathlib import Path
 
 from server.errors import NotFoundError
 from server.media.images import MIME_TYPES, render_image
+from server.playback.ranges import etag_matches, parse_http_date
 
 log = logging.getLogger("reelroom.images")
 
@@ -100,9 +101,9 @@ class ImageCache:
         cache_path = self.root / key[:2] / f"{key}.{options.fmt}"
         modified = formatdate(int(stat.st_mtime), usegmt=True)
         if if_none_match is not None:
-            unchanged = etag_matches(if_none_match, etag)
+            unchanged = etag_matches(if_none_match, etag, weak=True)
         else:
-            since = _http_date(if_modified_since)
+            since = parse_http_date(if_modified_since)
             unchanged = since is not None and int(stat.st_mtime) <= since
         if unchanged:
             return Prepared(key, etag, media_type, cache_path, None, modified, not_modified=True)
@@ -199,22 +200,3 @@ def _read(path: str) -> bytes:
         raise NotFoundError("The image file is missing.") from None
 
 
-def _http_date(value: str | None) -> int | None:
-    if not value:
-        return None
-    try:
-        return int(parsedate_to_datetime(value).timestamp())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-
-
-def etag_matches(header: str, etag: str) -> bool:
-    if header.strip() == "*":
-        return True
-    for candidate in header.split(","):
-        tag = candidate.strip()
-        if tag.startswith("W/"):
-            tag = tag[2:]
-        if tag == etag:
-            return True
-    return False

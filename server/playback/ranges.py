@@ -146,17 +146,17 @@ def plan_file_reply(
 
     if_match = request_headers.get("if-match")
     if if_match is not None:
-        if not _etag_matches(if_match, etag, weak=False):
+        if not etag_matches(if_match, etag, weak=False):
             return FileReply(412, [*base, ("content-length", "0")], None)
-    elif (unmodified_since := _parse_http_date(request_headers.get("if-unmodified-since"))) is not None:
+    elif (unmodified_since := parse_http_date(request_headers.get("if-unmodified-since"))) is not None:
         if mtime_s > unmodified_since:
             return FileReply(412, [*base, ("content-length", "0")], None)
 
     if_none_match = request_headers.get("if-none-match")
     if if_none_match is not None:
-        if _etag_matches(if_none_match, etag, weak=True):
+        if etag_matches(if_none_match, etag, weak=True):
             return FileReply(304, base, None)
-    elif (modified_since := _parse_http_date(request_headers.get("if-modified-since"))) is not None:
+    elif (modified_since := parse_http_date(request_headers.get("if-modified-since"))) is not None:
         if mtime_s <= modified_since:
             return FileReply(304, base, None)
 
@@ -182,7 +182,7 @@ def plan_file_reply(
     return FileReply(206, headers, None if head_only else byte_range)
 
 
-def _etag_matches(header: str, etag: str, *, weak: bool) -> bool:
+def etag_matches(header: str, etag: str, *, weak: bool) -> bool:
     """Whether an If-Match / If-None-Match list names ``etag`` (weak or strong comparison)."""
     if header.strip() == "*":
         return True
@@ -204,11 +204,11 @@ def _if_range_allows(if_range: str | None, etag: str, mtime_s: int) -> bool:
     value = if_range.strip()
     if value.startswith('"') or value.startswith("W/"):
         return value == etag  # strong comparison; weak tags never match
-    date = _parse_http_date(value)
+    date = parse_http_date(value)
     return date is not None and date == mtime_s
 
 
-def _parse_http_date(value: str | None) -> int | None:
+def parse_http_date(value: str | None) -> int | None:
     if not value:
         return None
     try:

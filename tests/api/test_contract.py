@@ -60,7 +60,7 @@ def test_every_secured_operation_needs_a_token_and_stubs_answer_501(server):
 
 
 def test_openapi_document_is_served_from_our_routes(server):
-    r = httpx.get(server.url + "/api-docs/openapi.json")
+    r = httpx.get(server.url + "/api-docs/openapi.json", timeout=120)  # built on first use
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/json; charset=utf-8"
     doc = r.json()

@@ -13,7 +13,19 @@ import pytest  # noqa: E402
 
 from tests.ui.fake_server import FakeJellyfin, FakeServerThread  # noqa: E402
 from ui.api_client import ServerClient  # noqa: E402
+from ui.events import ServerEvents  # noqa: E402
 from ui.worker import BackgroundCalls  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _no_socket_readers_left() -> Iterator[None]:
+    """Socket readers of a test's tray end with the test, not later in another test."""
+    yield
+    readers = list(ServerEvents.instances)
+    for reader in readers:
+        reader.stop()
+    for reader in readers:
+        reader.wait(5)
 
 
 @pytest.fixture
@@ -38,3 +50,4 @@ def calls(qtbot) -> Iterator[BackgroundCalls]:  # noqa: ANN001
     calls = BackgroundCalls()
     yield calls
     qtbot.waitUntil(lambda: calls.pending == 0, timeout=10_000)
+    calls.wait_for_done()

@@ -1,0 +1,88 @@
+"""The installers' inputs for the platforms that cannot be built here (Windows, macOS) and the
+Linux packaging files, checked without building: versions from pyproject, the .iss defines and
+file list, the Info.plist, the .desktop entry and the systemd unit."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "installer"))
+import inputs  # noqa: E402
+
+PYPROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def test_version_comes_from_pyproject():
+    assert inputs.version() == PYPROJECT_VERSION
+
+
+def test_macos_info_plist():
+    plist = inputs.macos_info_plist(PYPROJECT_VERSION)
+    assert plist["LSUIElement"] is True  # menu-bar only
+    assert plist["CFBundleShortVersionString"] == plist["CFBundleVersion"] == PYPROJECT_VERSION
+    assert plist["CFBundleIdentifier"] == inputs.APP_ID and plist["CFBundleExecutable"] == "reelroom"
+    assert "_jellyfin._tcp" in plist["NSBonjourServices"]
+    spec = (ROOT / "installer" / "reelroom.spec").read_text()
+    assert "BUNDLE(" in spec and "inputs.macos_info_plist(VERSION)" in spec
+    compile(spec, "reelroom.spec", "exec")  # the spec is valid Python
+    dmg = (ROOT / "installer" / "macos" / "make_dmg.sh").read_text()
+    assert "hdiutil create" in dmg and "Reelroom.app" in dmg
+
+
+def test_windows_inputs_match_the_iss(tmp_path):
+    bundle = tmp_path / "reelroom"
+    (bundle / "_internal" / "resources").mkdir(parents=True)
+    for name in ("reelroom.exe", "reelroom-server.exe", "_internal/python311.dll", "_internal/resources/x.json"):
+        (bundle / name).write_bytes(b"x")
+    out = inputs.write_windows_inputs(bundle, tmp_path / "iss_inputs.iss")
+    defines = dict(re.findall(r'#define (\w+) "([^"]*)"', out.read_text()))
+    assert defines["AppVersion"] == PYPROJECT_VERSION
+    assert re.fullmatch(r"\d+\.\d+\.\d+\.\d+", defines["AppVersionNumeric"])
+    assert defines["BundleDir"] == str(bundle) and defines["HttpPort"] == "8096" and defines["DiscoveryPort"] == "7359"
+    assert Path(defines["IconFile"]).is_file()
+    files = (tmp_path / "iss_files.txt").read_text().split()
+    assert files == sorted(["reelroom.exe", "reelroom-server.exe", "_internal/python311.dll",
+                            "_internal/resources/x.json"])
+    iss = (ROOT / "installer" / "windows" / "reelroom.iss").read_text()
+    used = set(re.findall(r"\{#(\w+)\}", iss))
+    assert used <= set(defines), used - set(defines)
+    # What the issue asks of the Windows installer.
+    assert '#include "iss_inputs.iss"' in iss
+    assert "{autodesktop}" in iss and "{group}" in iss  # desktop and Start menu shortcuts
+    assert r"CurrentVersion\Run" in iss and "Tasks: startup" in iss  # start at login, optional
+    assert "protocol=TCP localport={#HttpPort}" in iss and "protocol=UDP localport={#DiscoveryPort}" in iss
+    assert "sc.exe" in iss and "Tasks: service" in iss  # optional service mode
+    assert "[UninstallRun]" in iss and "delete rule" in iss
+
+
+def test_linux_packaging_files():
+    desktop = configparser.ConfigParser(interpolation=None)
+    desktop.optionxform = str
+    desktop.read(ROOT / "installer" / "linux" / "reelroom.desktop")
+    entry = desktop["Desktop Entry"]
+    assert entry["Exec"] == "/opt/reelroom/reelroom" and entry["Icon"] == "reelroom" and entry["Type"] == "Application"
+    unit = configparser.ConfigParser(interpolation=None)
+    unit.read(ROOT / "installer" / "linux" / "reelroom-server.service")
+    assert unit["Service"]["ExecStart"] == "/opt/reelroom/reelroom-server"
+    assert unit["Install"]["WantedBy"] == "default.target"  # a user unit
+    control = inputs.deb_control(PYPROJECT_VERSION, 1234, "amd64")
+    assert f"Version: {PYPROJECT_VERSION}\n" in control and "Package: reelroom\n" in control
+    build = (ROOT / "installer" / "linux" / "build.sh").read_text()
+    assert "dpkg-deb" in build and "/opt/reelroom" in build and "lib/systemd/user" in build
+    for size in (16, 32, 48, 64, 128, 256, 512):
+        assert (ROOT / "resources" / "icons" / f"reelroom-{size}.png").is_file()
+
+
+def test_data_never_lives_in_the_install_folder(monkeypatch):
+    """A frozen app keeps its data in platformdirs' user folder, not next to the executable."""
+    from server.paths import default_data_dir
+
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", "/opt/reelroom/reelroom")
+    assert not str(default_data_dir()).startswith("/opt/reelroom")
+    assert "Reelroom" in default_data_dir().parts[-1]
