@@ -291,7 +291,7 @@ def _played_condition(c: _Ctx, played: bool):
     unplayed_episode = exists(select(literal(1)).select_from(
         ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
         or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
-        ep.c.type == "Episode", ep.c.owner_id.is_(None), ep.c.is_virtual == false(),
+        ep.c.type == "Episode", func.ifnull(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
         func.coalesce(ud2.c.played, false()) == false()))
     row_played = func.coalesce(c.ud_col("played"), false()) == true()
     folder_case = items.c.type.in_(("Series", "Season"))
@@ -892,9 +892,14 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
     q.include_structural = True
     source, conds = scope(s, q)
     conds.append(items.c.type != "CollectionFolder")
+    # grouped by (library_id, type): the order of the covering (library_id, type, owner_id, ...)
+    # index, so the count never reads the wide rows
     rows = s.execute(select(items.c.type, func.count()).select_from(source).where(*conds)
-                     .group_by(items.c.type)).all()
-    return {kind: n for kind, n in rows}
+                     .group_by(items.c.library_id, items.c.type)).all()
+    out: dict[str, int] = {}
+    for kind, n in rows:
+        out[kind] = out.get(kind, 0) + n
+    return out
 
 
 def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
@@ -913,3 +918,4 @@ def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
     out["OfficialRating"] = sorted({r for r, _ in pairs if r})
     out["Year"] = sorted({y for _, y in pairs if y is not None})
     return out
+
