@@ -304,7 +304,7 @@ def _played_condition(c: _Ctx, played: bool):
 PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
 
 
-def _playlist_visible(user_id: str):
+def playlist_visible(user_id: str):
     """Rows other than playlists, and the playlists the user owns, shares or that are public."""
     pl, shares = Playlist.__table__, PlaylistShare.__table__
     mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
@@ -390,7 +390,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
     if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
-        conds.append(_playlist_visible(q.user_id))
+        conds.append(playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
     if q.owner_id is None and not q.ids:
         # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
