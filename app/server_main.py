@@ -26,6 +26,8 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--no-zeroconf", action="store_true", help="answer LAN discovery but do not advertise on zeroconf")
     parser.add_argument("--discovery-port", type=int, default=7359,
                         help="UDP port of the Jellyfin discovery responder (default 7359, the one the apps ask)")
+    parser.add_argument("--check-ffmpeg", action="store_true",
+                        help="print the ffmpeg Reelroom would use (path, source, version) and exit")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return parser
 
@@ -41,8 +43,23 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
                          discovery_port=getattr(args, "discovery_port", 7359))
 
 
+def check_ffmpeg() -> int:
+    from server.media.ffmpeg import FfmpegNotFoundError, find_ffmpeg
+
+    try:
+        info = find_ffmpeg()
+    except FfmpegNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"ffmpeg: {info.path}\nsource: {info.source}\nversion: {info.version}\n"
+          f"libx264: {'yes' if info.has_encoder('libx264') else 'no'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
+    if args.check_ffmpeg:
+        return check_ffmpeg()
     if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2

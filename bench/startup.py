@@ -2,6 +2,8 @@
 /System/Ping (first start with an empty data folder, then a warm restart), and the idle RSS.
 
     python bench/startup.py [--runs 3]
+    python bench/startup.py --binary dist/reelroom/reelroom-server   # a PyInstaller build
+    python bench/startup.py --binary dist/reelroom/reelroom-server --compare   # bundle vs source
 """
 
 from __future__ import annotations
@@ -68,10 +70,23 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--command", default=f"{sys.executable} -m app.server_main",
                         help="how to start the server (e.g. a bundled binary)")
+    parser.add_argument("--binary", type=Path, default=None,
+                        help="a built reelroom-server executable (e.g. dist/reelroom/reelroom-server)")
+    parser.add_argument("--compare", action="store_true", help="with --binary: also measure the source run")
     args = parser.parse_args()
-    command = args.command.split()
+    if args.binary is not None:
+        if args.compare:
+            measure("source", args.command.split(), args.runs)
+        measure(f"binary {args.binary}", [str(args.binary.resolve())], args.runs)
+    else:
+        measure("source", args.command.split(), args.runs)
+    print(f"cpus: {os.cpu_count()}")
+
+
+def measure(label: str, command: list[str], runs: int) -> None:
+    print(f"== {label}")
     cold, warm, rss = [], [], []
-    for _ in range(args.runs):
+    for _ in range(runs):
         data = Path(tempfile.mkdtemp(prefix="reelroom-bench-"))
         try:
             seconds, proc, _port = start_and_ping(data, command)
@@ -89,7 +104,6 @@ def main() -> None:
     print(f"start to first 200 on /System/Ping, warm restart:      median {statistics.median(warm):.2f} s "
           f"(runs: {', '.join(f'{x:.2f}' for x in warm)})")
     print(f"idle RSS after start-up: median {statistics.median(rss):.0f} MiB")
-    print(f"cpus: {os.cpu_count()}")
 
 
 if __name__ == "__main__":

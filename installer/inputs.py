@@ -4,7 +4,6 @@ Setup defines and file list, the Linux .deb control data."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -15,10 +14,17 @@ DISCOVERY_PORT = 7359
 
 
 def version() -> str:
-    sys.path.insert(0, str(ROOT))
-    from server.version import reelroom_version
+    """pyproject's version, read directly (an editable install's metadata can be stale)."""
+    import tomllib
 
-    return reelroom_version()
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+
+def write_version_file(path: Path) -> Path:
+    """The bundled VERSION file: server/version.py reads it first in a frozen build."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(version() + "\n", encoding="utf-8")
+    return path
 
 
 def macos_info_plist(ver: str) -> dict:

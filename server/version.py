@@ -4,6 +4,7 @@ the Jellyfin product name and version are what clients gate features on."""
 from __future__ import annotations
 
 from importlib import metadata
+from pathlib import Path
 
 JELLYFIN_PRODUCT_NAME = "Jellyfin Server"
 JELLYFIN_VERSION = "10.10.7"
@@ -11,11 +12,19 @@ PRODUCT = "Reelroom"
 
 
 def reelroom_version() -> str:
+    import sys
+
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        # A PyInstaller build: VERSION is written from pyproject.toml at build time (installer/reelroom.spec).
+        try:
+            return (Path(bundle) / "VERSION").read_text(encoding="utf-8").strip()
+        except OSError:
+            pass
     try:
         return metadata.version("reelroom")
     except metadata.PackageNotFoundError:  # running from a source tree that was not installed
         import tomllib
-        from pathlib import Path
 
         pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
         try:

@@ -6,6 +6,7 @@
 #   bash installer/linux/build.sh            # uses .venv (made and filled if missing)
 #   PYTHON=/path/to/python bash installer/linux/build.sh
 #
+# DEB_XZ_LEVEL=6 gives a smaller .deb at several times the compression time (default 2: CI-friendly).
 # Output: dist/reelroom/ (the bundle), dist/reelroom-<version>-linux-<arch>.tar.gz,
 #         dist/reelroom_<version>_<debarch>.deb
 set -euo pipefail
@@ -45,7 +46,7 @@ KIB=$(du -sk "$PKG" | cut -f1)
 "$PYTHON" -c "import sys; sys.path.insert(0, 'installer'); import inputs; \
 print(inputs.deb_control('$VERSION', $KIB, '$DEBARCH'), end='')" > "$PKG/DEBIAN/control"
 DEB="dist/reelroom_${VERSION}_${DEBARCH}.deb"
-dpkg-deb --root-owner-group -Zxz -z6 --build "$PKG" "$DEB" >/dev/null
+dpkg-deb --root-owner-group -Zxz -z"${DEB_XZ_LEVEL:-2}" --build "$PKG" "$DEB" >/dev/null
 
 end=$(date +%s)
 echo "bundle: $(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"

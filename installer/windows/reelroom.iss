@@ -47,13 +47,15 @@ Root: HKCU; Subkey: "Software\Microsoft\Windows\CurrentVersion\Run"; ValueType: 
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall add rule name=""Reelroom HTTP"" dir=in action=allow protocol=TCP localport={#HttpPort} program=""{app}\reelroom-server.exe"""; Flags: runhidden
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall add rule name=""Reelroom HTTP (tray)"" dir=in action=allow protocol=TCP localport={#HttpPort} program=""{app}\reelroom.exe"""; Flags: runhidden
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall add rule name=""Reelroom discovery"" dir=in action=allow protocol=UDP localport={#DiscoveryPort}"; Flags: runhidden
-Filename: "{sys}\sc.exe"; Parameters: "create ReelroomServer binPath= ""\""{app}\reelroom-server.exe\"" --data-dir \""{commonappdata}\Reelroom\"""" start= auto DisplayName= ""Reelroom media server"""; Flags: runhidden; Tasks: service
-Filename: "{sys}\sc.exe"; Parameters: "start ReelroomServer"; Flags: runhidden; Tasks: service
+; reelroom-server.exe is a console program, not an SCM service (sc.exe would kill it after 30 s), so
+; "service mode" is a boot-time scheduled task under LocalService that Task Scheduler keeps running.
+Filename: "{sys}\schtasks.exe"; Parameters: "/Create /F /TN ""Reelroom Server"" /SC ONSTART /RU ""NT AUTHORITY\LOCALSERVICE"" /TR ""\""{app}\reelroom-server.exe\"" --data-dir \""{commonappdata}\Reelroom\"""""; Flags: runhidden; Tasks: service
+Filename: "{sys}\schtasks.exe"; Parameters: "/Run /TN ""Reelroom Server"""; Flags: runhidden; Tasks: service
 Filename: "{app}\reelroom.exe"; Description: "Start Reelroom now"; Flags: nowait postinstall skipifsilent; Tasks: not service
 
 [UninstallRun]
-Filename: "{sys}\sc.exe"; Parameters: "stop ReelroomServer"; Flags: runhidden; RunOnceId: "StopService"
-Filename: "{sys}\sc.exe"; Parameters: "delete ReelroomServer"; Flags: runhidden; RunOnceId: "DeleteService"
+Filename: "{sys}\schtasks.exe"; Parameters: "/End /TN ""Reelroom Server"""; Flags: runhidden; RunOnceId: "StopService"
+Filename: "{sys}\schtasks.exe"; Parameters: "/Delete /F /TN ""Reelroom Server"""; Flags: runhidden; RunOnceId: "DeleteService"
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall delete rule name=""Reelroom HTTP"""; Flags: runhidden; RunOnceId: "FwHttp"
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall delete rule name=""Reelroom HTTP (tray)"""; Flags: runhidden; RunOnceId: "FwHttpTray"
 Filename: "{sys}\netsh.exe"; Parameters: "advfirewall firewall delete rule name=""Reelroom discovery"""; Flags: runhidden; RunOnceId: "FwDiscovery"

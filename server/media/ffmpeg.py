@@ -86,12 +86,29 @@ def _candidates(configured: str | None) -> list[tuple[FfmpegSource, str | None]]
     found: list[tuple[FfmpegSource, str | None]] = []
     if configured and configured.strip():
         found.append(("configured", configured.strip()))
-    found.append(("path", shutil.which("ffmpeg")))
-    found.append(("bundled", _bundled_ffmpeg()))
+    if getattr(sys, "frozen", False):
+        # An installed (PyInstaller) build ships its own ffmpeg: prefer it over whatever is on PATH.
+        found.append(("bundled", _bundled_ffmpeg()))
+        found.append(("path", shutil.which("ffmpeg")))
+    else:
+        found.append(("path", shutil.which("ffmpeg")))
+        found.append(("bundled", _bundled_ffmpeg()))
     return found
 
 
+def frozen_ffmpeg() -> Path | None:
+    """The ffmpeg of a PyInstaller bundle: ``<bundle>/ffmpeg/ffmpeg[.exe]`` (see installer/reelroom.spec)."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if not (getattr(sys, "frozen", False) and bundle):
+        return None
+    path = Path(bundle) / "ffmpeg" / ("ffmpeg.exe" if sys.platform == "win32" else "ffmpeg")
+    return path if path.is_file() else None
+
+
 def _bundled_ffmpeg() -> str | None:
+    frozen = frozen_ffmpeg()
+    if frozen is not None:
+        return str(frozen)
     try:
         import imageio_ffmpeg
     except ImportError:

@@ -67,6 +67,46 @@ def test_the_deb_lays_out_what_it_promises(installed: Path):
     assert (internal / "server" / "db" / "migrations" / "env.py").is_file()
     assert list((internal / "imageio_ffmpeg" / "binaries").glob("ffmpeg-*"))
     assert not (internal / "tkinter").exists() and not (internal / "_pytest").exists()
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (internal / "VERSION").read_text().strip() == pyproject  # the frozen app's version source
+
+
+def test_frozen_server_selects_its_own_ffmpeg(installed: Path, tmp_path: Path):
+    """Even with a system ffmpeg on PATH, the bundle picks the ffmpeg it ships, and that binary runs."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    out = subprocess.run([str(installed / "opt/reelroom/reelroom-server"), "--check-ffmpeg"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    facts = dict(line.split(": ", 1) for line in out.stdout.splitlines())
+    assert facts["source"] == "bundled", facts
+    ffmpeg = Path(facts["ffmpeg"])
+    assert ffmpeg.is_relative_to(installed / "opt/reelroom/_internal") and facts["libx264"] == "yes"
+    hls = tmp_path / "hls"
+    hls.mkdir()
+    subprocess.run([str(ffmpeg), "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=24:duration=2",
+                    "-c:v", "libx264", "-f", "hls", "-hls_time", "1", str(hls / "main.m3u8")], check=True, timeout=60)
+    assert next(hls.glob("*.ts")).read_bytes()[:1] == b"\x47"
+
+
+def test_default_data_folder_is_outside_the_install_folder(installed: Path, tmp_path: Path):
+    """Without --data-dir the server writes to the platformdirs folder (XDG_DATA_HOME/Reelroom), never /opt."""
+    port = _free_port()
+    started = time.time()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg"), "LANG": "C.UTF-8"}
+    server = subprocess.Popen([str(installed / "opt/reelroom/reelroom-server"), "--port", str(port),
+                               "--host", "127.0.0.1", "--no-lan"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: httpx.get(f"http://127.0.0.1:{port}/System/Info/Public", timeout=1).status_code == 200,
+                  server)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+    assert list((tmp_path / "xdg" / "Reelroom").rglob("*.db"))
+    written = [p for p in (installed / "opt").rglob("*") if p.lstat().st_mtime >= started]
+    assert not written, f"written inside the install folder: {written[:5]}"
 
 
 def test_bundled_server(installed: Path, tmp_path: Path):
@@ -85,6 +125,13 @@ def test_bundled_server(installed: Path, tmp_path: Path):
         public = httpx.get(f"{url}/System/Info/Public").json()
         assert public["ProductName"] == "Jellyfin Server" and public["Version"] == "10.10.7"
         assert public["StartupWizardCompleted"] is False
+
+        # Discovery (before the HLS step, which may skip) on 127.0.0.1, as the Jellyfin apps ask.
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.sendto(b"who is JellyfinServer?", ("127.0.0.1", discovery))
+            reply = json.loads(s.recvfrom(4096)[0])
+        assert reply["Id"] == public["Id"] and reply["Address"].startswith("http://")
 
         with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
             assert c.post("/Startup/Configuration", json={"UICulture": "en-US"}).status_code == 204
@@ -112,7 +159,8 @@ def test_bundled_server(installed: Path, tmp_path: Path):
             assert transcoding and "master.m3u8" in transcoding
             master = c.get(transcoding)
             if master.status_code == 501:
-                pytest.skip("HLS routes are not implemented in this build")
+                pytest.skip("HLS routes (helper `playback`) are not on this branch: server, wizard, discovery and "
+                            "library scan passed; the bundled ffmpeg is run by test_frozen_server_selects_its_own_ffmpeg")
             assert master.status_code == 200, master.text
             variant = next(line for line in master.text.splitlines() if line and not line.startswith("#"))
             playlist = c.get(_join(transcoding, variant))
@@ -121,12 +169,6 @@ def test_bundled_server(installed: Path, tmp_path: Path):
             segment = c.get(_join(_join(transcoding, variant), segment_url), timeout=120)
             assert segment.status_code == 200 and segment.content[:1] == b"\x47" and len(segment.content) > 10_000
 
-        # Discovery on 127.0.0.1, as the Jellyfin apps ask.
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.settimeout(5)
-            s.sendto(b"who is JellyfinServer?", ("127.0.0.1", discovery))
-            reply = json.loads(s.recvfrom(4096)[0])
-        assert reply["Id"] == public["Id"] and reply["Address"].startswith("http://")
     finally:
         server.send_signal(signal.SIGTERM)
         code = server.wait(30)
@@ -152,6 +194,17 @@ def test_bundled_tray_app_starts_and_stops(installed: Path, tmp_path: Path):
     assert "Traceback" not in output, output[-3000:]
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{port}/System/Ping", timeout=1)
+    leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).find(str(tmp_path)) >= 0]
+    assert not leftovers, "a process of the tray app is still running"
+
+
+def _cmdline(proc_dir: Path) -> str:
+    try:
+        if (proc_dir / "stat").read_text().split()[2] == "Z":
+            return ""
+        return (proc_dir / "cmdline").read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _join(base: str, relative: str) -> str:

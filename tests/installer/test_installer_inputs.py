@@ -56,7 +56,8 @@ def test_windows_inputs_match_the_iss(tmp_path):
     assert "{autodesktop}" in iss and "{group}" in iss  # desktop and Start menu shortcuts
     assert r"CurrentVersion\Run" in iss and "Tasks: startup" in iss  # start at login, optional
     assert "protocol=TCP localport={#HttpPort}" in iss and "protocol=UDP localport={#DiscoveryPort}" in iss
-    assert "sc.exe" in iss and "Tasks: service" in iss  # optional service mode
+    # optional service mode: a boot-time task (a console exe cannot be an SCM service), removed on uninstall
+    assert "/SC ONSTART" in iss and "Tasks: service" in iss and '/Delete /F /TN ""Reelroom Server""' in iss
     assert "[UninstallRun]" in iss and "delete rule" in iss
 
 
