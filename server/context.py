@@ -30,8 +30,10 @@ from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
-from server.playback.service import PlayStateService
+from server.playback.service import PlaybackReports
 from server.sessions.manager import SessionManager
+from server.subtitles.lyrics import LyricsService
+from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
@@ -100,7 +102,10 @@ class ServerContext:
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
-        self.playstate = PlayStateService(self)  # playback reports -> user data and the Sessions view
+        self.playback_reports = PlaybackReports(self)
+        self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
+                                         lambda: self.config.get("encoding"))
+        self.lyrics = LyricsService(self.db)  # playback reports -> user data and the Sessions view
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

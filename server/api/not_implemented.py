@@ -35,34 +35,16 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "GetSchedulesDirectCountries",
 
     # Lyrics
-    "DeleteLyrics",
-    "DownloadRemoteLyrics",
-    "GetLyrics",
-    "GetRemoteLyrics",
-    "SearchRemoteLyrics",
-    "UploadLyrics",
 
     # MediaSegments
-    "GetItemSegments",
 
     # Subtitle
-    "DeleteSubtitle",
-    "DownloadRemoteSubtitles",
-    "GetFallbackFont",
-    "GetFallbackFontList",
-    "GetRemoteSubtitles",
-    "GetSubtitle",
-    "GetSubtitlePlaylist",
-    "GetSubtitleWithTicks",
-    "SearchRemoteSubtitles",
-    "UploadSubtitle",
 
     # Trickplay
     "GetTrickplayHlsPlaylist",
     "GetTrickplayTileImage",
 
     # VideoAttachments
-    "GetAttachment",
 
 })
 

@@ -12,23 +12,23 @@ from server.wire import models as w
 
 @operation("ReportPlaybackStart")
 async def report_playback_start(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackStartInfo) -> None:
-    await ctx.playstate.start(require_user(auth), data)
+    await ctx.playback_reports.start(require_user(auth), data)
 
 
 @operation("ReportPlaybackProgress")
 async def report_playback_progress(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackProgressInfo) -> None:
-    await ctx.playstate.progress(require_user(auth), data)
+    await ctx.playback_reports.progress(require_user(auth), data)
 
 
 @operation("ReportPlaybackStopped")
 async def report_playback_stopped(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackStopInfo) -> None:
-    await ctx.playstate.stop(require_user(auth), data)
+    await ctx.playback_reports.stop(require_user(auth), data)
 
 
 @operation("PingPlaybackSession")
 async def ping_playback_session(ctx: ServerContext, auth: AuthInfo | None, playSessionId: str | None = None) -> None:
     require_user(auth)
-    ctx.playstate.ping(playSessionId)
+    ctx.playback_reports.ping(playSessionId)
 
 
 @operation("OnPlaybackStart")
@@ -36,7 +36,7 @@ async def on_playback_start(ctx: ServerContext, auth: AuthInfo | None, itemId: s
                             audioStreamIndex: int | None = None, subtitleStreamIndex: int | None = None,
                             playMethod: str | None = None, liveStreamId: str | None = None,
                             playSessionId: str | None = None, canSeek: bool = False) -> None:
-    await ctx.playstate.start(require_user(auth), w.PlaybackStartInfo(
+    await ctx.playback_reports.start(require_user(auth), w.PlaybackStartInfo(
         ItemId=itemId, MediaSourceId=mediaSourceId, AudioStreamIndex=audioStreamIndex,
         SubtitleStreamIndex=subtitleStreamIndex, PlayMethod=playMethod, LiveStreamId=liveStreamId,
         PlaySessionId=playSessionId, CanSeek=canSeek, PositionTicks=0))
@@ -49,7 +49,7 @@ async def on_playback_progress(ctx: ServerContext, auth: AuthInfo | None, itemId
                                volumeLevel: int | None = None, playMethod: str | None = None,
                                liveStreamId: str | None = None, playSessionId: str | None = None,
                                repeatMode: str | None = None, isPaused: bool = False, isMuted: bool = False) -> None:
-    await ctx.playstate.progress(require_user(auth), w.PlaybackProgressInfo(
+    await ctx.playback_reports.progress(require_user(auth), w.PlaybackProgressInfo(
         ItemId=itemId, MediaSourceId=mediaSourceId, PositionTicks=positionTicks, AudioStreamIndex=audioStreamIndex,
         SubtitleStreamIndex=subtitleStreamIndex, VolumeLevel=volumeLevel, PlayMethod=playMethod,
         LiveStreamId=liveStreamId, PlaySessionId=playSessionId, RepeatMode=repeatMode, IsPaused=isPaused,
@@ -61,6 +61,6 @@ async def on_playback_stopped(ctx: ServerContext, auth: AuthInfo | None, itemId:
                               mediaSourceId: str | None = None, nextMediaType: str | None = None,
                               positionTicks: int | None = None, liveStreamId: str | None = None,
                               playSessionId: str | None = None) -> None:
-    await ctx.playstate.stop(require_user(auth), w.PlaybackStopInfo(
+    await ctx.playback_reports.stop(require_user(auth), w.PlaybackStopInfo(
         ItemId=itemId, MediaSourceId=mediaSourceId, NextMediaType=nextMediaType, PositionTicks=positionTicks,
         LiveStreamId=liveStreamId, PlaySessionId=playSessionId, Failed=False))

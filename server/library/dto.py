@@ -36,6 +36,9 @@ _DEFAULT_ASPECT = {"Movie": 2 / 3, "Series": 2 / 3, "Season": 2 / 3, "BoxSet": 2
                    "MusicArtist": 1.0, "Person": 2 / 3, "Book": 2 / 3, "CollectionFolder": 16 / 9}
 _MULTI_IMAGE_TYPES = ("Backdrop", "Screenshot")
 _PLAYED_FOLDERS = ("Series", "Season")
+# "not an extra or version", spelled so SQLite does not scan the owner_id index (NULL for
+# nearly every row) instead of the selective one (series_id, parent_id, ...)
+_NOT_OWNED = func.ifnull(items.c.owner_id, "") == ""
 _EXTERNAL_URLS = {"Imdb": ("IMDb", "https://www.imdb.com/title/{}"),
                   "Tmdb": ("TheMovieDb", "https://www.themoviedb.org/movie/{}"),
                   "Tvdb": ("TheTVDB", "https://thetvdb.com/?tab=series&id={}"),
@@ -140,7 +143,7 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
         by_type[r.type].append(r.id)
     if want_children:
         ids_all = [r.id for r in folders]
-        q = (select(items.c.parent_id, func.count()).where(items.c.parent_id.in_(ids_all), items.c.owner_id.is_(None))
+        q = (select(items.c.parent_id, func.count()).where(items.c.parent_id.in_(ids_all), _NOT_OWNED)
              .group_by(items.c.parent_id))
         for parent, n in s.execute(q).all():
             out[parent].children = n
@@ -159,7 +162,8 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
             q = select(column, func.count(), played).select_from(source)
         else:
             q = select(column, func.count(), literal(0))
-        q = q.where(column.in_(wanted), items.c.type.in_(types), items.c.owner_id.is_(None),
+        # (type spelled unindexable: the few wanted series/seasons/albums must drive the query)
+        q = q.where(column.in_(wanted), items.c.type.concat("").in_(types), _NOT_OWNED,
                     items.c.is_virtual == false()).group_by(column)
         for key, n, played_n in s.execute(q).all():
             out[key].total = n
@@ -168,7 +172,7 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
         libs = by_type.get("CollectionFolder")
         if libs:
             q = (select(items.c.library_id, func.count()).where(
-                items.c.library_id.in_(libs), items.c.is_folder == false(), items.c.owner_id.is_(None))
+                items.c.library_id.in_(libs), items.c.is_folder == false(), _NOT_OWNED)
                 .group_by(items.c.library_id))
             for key, n in s.execute(q).all():
                 out[key].total = n
@@ -189,7 +193,7 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
             upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
             n = s.execute(select(func.count()).where(items.c.path >= prefix, items.c.path < upper,
                                                      items.c.is_folder == false(),
-                                                     items.c.owner_id.is_(None))).scalar()
+                                                     _NOT_OWNED)).scalar()
             out[r.id].total = n or 0
     return out
 

@@ -37,6 +37,7 @@ from server.library.query import (
     get_row,
     get_rows,
     items,
+    playlist_visible,
     register_by_name_index,
     run_query,
 )
@@ -176,7 +177,20 @@ class ItemService:
         row = await self.db.read(lambda s: get_row(s, key))
         if row is None or (viewer is not None and not self.visible(row, viewer)):
             raise NotFoundError(f"Item {item_id} not found.")
+        await self._check_playlist(row, viewer, item_id)
         return row
+
+    async def _check_playlist(self, row: Any, viewer: Viewer | None, item_id: str) -> None:
+        """Another user's private playlist does not exist for this one (server/library/playlists.py)."""
+        if row.type != "Playlist" or viewer is None or viewer.user_id is None:
+            return
+        user_id, key = viewer.user_id, row.id
+
+        def may_see(s: Session) -> bool:
+            return s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first() is not None
+
+        if not await self.db.read(may_see):
+            raise NotFoundError(f"Item {item_id} not found.")
 
     async def target(self, item_id: str, viewer: Viewer | None = None) -> Any:
         """An item row, or a stand-in for a by-name item (genre, person, ...) with the
@@ -198,6 +212,7 @@ class ItemService:
         row = await self.db.read(read)
         if row is None or (viewer is not None and not getattr(row, "by_name", False) and not self.visible(row, viewer)):
             raise NotFoundError(f"Item {item_id} not found.")
+        await self._check_playlist(row, viewer, item_id)
         return row
 
     async def item(self, item_id: str, viewer: Viewer, opts: DtoOptions | None = None) -> w.BaseItemDto:

@@ -4,7 +4,8 @@ Without statistics SQLite's planner often picks the low-selectivity type index o
 ``series_id`` / ``album_id`` (measured at 100k items: a series' episodes 130 ms instead of
 4 ms, marking a series played 210 ms instead of 6 ms). The statistics are refreshed once at
 start-up and a while after the library changed (debounced; ~20 ms at 100k items with the
-limit), on the single writer. Other databases keep their own statistics.
+limit), on the single writer; the daily "Optimize database" task does the rest. Other databases
+keep their own statistics.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ DEBOUNCE_SECONDS = 10.0
 class PlannerStats:
     def __init__(self, ctx: ServerContext) -> None:
         self.ctx = ctx
-        self.enabled = str(ctx.db.url).startswith("sqlite")
+        self.enabled = bool(ctx.db.is_sqlite)
         self._handle: asyncio.TimerHandle | None = None
         self._started = False
         self.last_run: float | None = None

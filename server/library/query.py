@@ -291,7 +291,7 @@ def _played_condition(c: _Ctx, played: bool):
     unplayed_episode = exists(select(literal(1)).select_from(
         ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
         or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
-        ep.c.type == "Episode", ep.c.owner_id.is_(None), ep.c.is_virtual == false(),
+        ep.c.type == "Episode", func.ifnull(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
         func.coalesce(ud2.c.played, false()) == false()))
     row_played = func.coalesce(c.ud_col("played"), false()) == true()
     folder_case = items.c.type.in_(("Series", "Season"))
@@ -304,7 +304,7 @@ def _played_condition(c: _Ctx, played: bool):
 PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
 
 
-def _playlist_visible(user_id: str):
+def playlist_visible(user_id: str):
     """Rows other than playlists, and the playlists the user owns, shares or that are public."""
     pl, shares = Playlist.__table__, PlaylistShare.__table__
     mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
@@ -390,7 +390,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
     if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
-        conds.append(_playlist_visible(q.user_id))
+        conds.append(playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
     if q.owner_id is None and not q.ids:
         # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
@@ -892,9 +892,14 @@ def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
     q.include_structural = True
     source, conds = scope(s, q)
     conds.append(items.c.type != "CollectionFolder")
+    # grouped by (library_id, type): the order of the covering (library_id, type, owner_id, ...)
+    # index, so the count never reads the wide rows
     rows = s.execute(select(items.c.type, func.count()).select_from(source).where(*conds)
-                     .group_by(items.c.type)).all()
-    return {kind: n for kind, n in rows}
+                     .group_by(items.c.library_id, items.c.type)).all()
+    out: dict[str, int] = {}
+    for kind, n in rows:
+        out[kind] = out.get(kind, 0) + n
+    return out
 
 
 def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
@@ -913,3 +918,4 @@ def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
     out["OfficialRating"] = sorted({r for r, _ in pairs if r})
     out["Year"] = sorted({y for _, y in pairs if y is not None})
     return out
+

@@ -5,7 +5,7 @@
   and fills in TranscodingUrl, TranscodeReasons and the default streams.
 - ``stream_plan`` says whether a stream request is served from the file as it is (byte ranges)
   or through ffmpeg (``progressive_args``: a remux or transcode written to a pipe).
-- ``PlayStateService`` turns start / progress / stop reports into user data (Jellyfin's resume
+- ``PlaybackReports`` turns start / progress / stop reports into user data (Jellyfin's resume
   rules: MinResumePct, MaxResumePct, MinResumeDurationSeconds) and into the Sessions view.
 """
 
@@ -243,7 +243,7 @@ def apply_stop(record: UserData, position: int | None, runtime: int | None, medi
         record.played = True
 
 
-class PlayStateService:
+class PlaybackReports:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
         self._last_progress_write: dict[tuple[str, str], float] = {}

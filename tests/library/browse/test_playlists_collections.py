@@ -95,6 +95,7 @@ def test_playlist_permissions(browse_server):
         # Private: others do not even see it, in item listings neither.
         assert s.get(f"/Playlists/{pid}").status_code == 404
         assert not listed(s)
+        assert s.get(f"/Items/{pid}").status_code == 404
         assert s.get(f"/Playlists/{pid}/Items").status_code == 403
         assert s.post(f"/Playlists/{pid}/Items", params={"ids": songs["Tune 2"]}).status_code == 404
     with live.client(owner, "plowner-device") as c:
@@ -128,6 +129,7 @@ def test_playlist_permissions(browse_server):
     with live.client(stranger, "plstranger-device") as s:
         assert s.get(f"/Playlists/{pid}").status_code == 200
         assert listed(s)
+        assert s.get(f"/Items/{pid}").json()["Name"] == "Ours"
         assert s.get(f"/Playlists/{pid}/Items").status_code == 200
         assert s.post(f"/Playlists/{pid}/Items", params={"ids": songs["Tune 3"]}).status_code == 403
         assert s.get(f"/Playlists/{pid}/Users").status_code == 403
