@@ -342,6 +342,10 @@ def test_kill_all_leaves_no_ffmpeg(make_manager: Callable[..., TranscodeJobManag
     jobs = [manager.start_job(_key(f"s{i}"), _request(clip, video=ENCODE, audio=AAC, read_rate=1)) for i in range(2)]
     assert all(job.runs[0].process.poll() is None for job in jobs)
     if sys.platform.startswith("linux"):
+        # Right after spawn a child may not have exec'd ffmpeg yet: wait until both have.
+        deadline = time.monotonic() + 10
+        while len(_ffmpeg_pids_mentioning(str(manager.transcode_root))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert len(_ffmpeg_pids_mentioning(str(manager.transcode_root))) == 2
     manager.kill_all()
     assert all(job.runs[0].process.poll() is not None for job in jobs)
