@@ -29,6 +29,7 @@ from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback.hls_service import TranscodeService
 from server.playback.service import PlayStateService
 from server.sessions.manager import SessionManager
 from server.syncplay.groups import SyncPlayManager
@@ -99,6 +100,7 @@ class ServerContext:
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
         self.playstate = PlayStateService(self)  # playback reports -> user data and the Sessions view
+        self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

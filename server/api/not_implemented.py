@@ -22,26 +22,12 @@ NOT_IMPLEMENTED: frozenset[str] = frozenset({
     "RemoveFromCollection",
 
     # DynamicHls
-    "GetHlsAudioSegment",
-    "GetHlsVideoSegment",
-    "GetLiveHlsStream",
-    "GetMasterHlsAudioPlaylist",
-    "GetMasterHlsVideoPlaylist",
-    "GetVariantHlsAudioPlaylist",
-    "GetVariantHlsVideoPlaylist",
-    "HeadMasterHlsAudioPlaylist",
-    "HeadMasterHlsVideoPlaylist",
 
     # Filter
 
     # Genres
 
     # HlsSegment
-    "GetHlsAudioSegmentLegacyAac",
-    "GetHlsAudioSegmentLegacyMp3",
-    "GetHlsPlaylistLegacy",
-    "GetHlsVideoSegmentLegacy",
-    "StopEncodingProcess",
 
     # InstantMix
     "GetInstantMixFromAlbum",
