@@ -123,7 +123,8 @@ class HlsParams:
         container = str(q.get("segmentContainer") or "ts").lower()
         if container not in ("ts", "mpegts", "mp4", "fmp4"):
             raise BadRequestError(f"SegmentContainer must be ts or mp4, not {container!r}.")
-        length = num("segmentLength") or DEFAULT_SEGMENT_SECONDS
+        length = num("segmentLength")
+        length = DEFAULT_SEGMENT_SECONDS if length is None else length
         if not 1 <= length <= 60:
             raise BadRequestError("SegmentLength must be between 1 and 60 seconds.")
         options = {k.lower(): v for k, v in (raw or {}).items() if "-" in k}
