@@ -73,8 +73,9 @@ def first_segment_ffmpeg_alone(command: list[str], job_dir: Path) -> float:
     argv = [a.replace(str(job_dir), str(scratch)) for a in command]
     target = scratch / "seg0.ts"
     start = time.perf_counter()
+    # Its own session, like the server's jobs (with autogroup scheduling that changes its CPU share).
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=scratch)
+                            cwd=scratch, start_new_session=True)
     try:
         while not target.exists():
             if proc.poll() is not None and not target.exists():

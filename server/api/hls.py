@@ -29,18 +29,16 @@ def _raw(request: Request) -> list[tuple[str, str]]:
 
 
 def _query(request: Request, auth: AuthInfo | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """The query as spec-named values (first value of each) and the raw pairs."""
+    """The query as lower-cased names -> first value, and the raw pairs."""
     raw = _raw(request)
     q: dict[str, Any] = {}
     for key, value in raw:
-        if key in q:
+        name = key.lower()
+        if name in q:
             continue
-        if key.lower() in _BOOL_KEYS:
-            q[key] = value.lower() != "false"
-        else:
-            q[key] = value
-    if not q.get("deviceId") and auth is not None:
-        q["deviceId"] = auth.device_id
+        q[name] = value.lower() != "false" if name in _BOOL_KEYS else value
+    if not q.get("deviceid") and auth is not None:
+        q["deviceid"] = auth.device_id
     return q, raw
 
 
@@ -162,7 +160,7 @@ async def get_hls_playlist_legacy(ctx: ServerContext, request: Request, auth: Au
     playlist id names the play session, so the anonymous legacy segment route can only read
     segments of a job an authorized request started."""
     q, raw = _query(request, auth)
-    q["playSessionId"] = playlistId
+    q["playsessionid"] = playlistId
     params = HlsParams.from_query(q, dict(raw))
     row = await _source_row(ctx, itemId, params.media_source_id)
     plan = await ctx.transcodes.plan(row, params, audio_only=False)

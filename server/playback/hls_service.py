@@ -106,10 +106,16 @@ class HlsParams:
 
     @classmethod
     def from_query(cls, q: dict[str, Any], raw: dict[str, str] | None = None) -> HlsParams:
-        """From a handler's query values (spec names) plus the raw query (for ``h264-level``...)."""
+        """From a handler's query values plus the raw query (for ``h264-level``...). Names are
+        matched case-insensitively: clients spell them ``MaxWidth`` or ``maxWidth``."""
+        lower = {k.lower(): v for k, v in q.items()}
+
+        def get(name: str) -> Any:
+            return lower.get(name.lower())
+
         def num(*names: str) -> int | None:
             for name in names:
-                value = q.get(name)
+                value = get(name)
                 if value is not None:
                     try:
                         number = int(value)
@@ -120,7 +126,7 @@ class HlsParams:
                     return number
             return None
 
-        container = str(q.get("segmentContainer") or "ts").lower()
+        container = str(get("segmentContainer") or "ts").lower()
         if container not in ("ts", "mpegts", "mp4", "fmp4"):
             raise BadRequestError(f"SegmentContainer must be ts or mp4, not {container!r}.")
         length = num("segmentLength")
@@ -128,13 +134,13 @@ class HlsParams:
         if not 1 <= length <= 60:
             raise BadRequestError("SegmentLength must be between 1 and 60 seconds.")
         options = {k.lower(): v for k, v in (raw or {}).items() if "-" in k}
-        reasons = tuple(r for r in str(q.get("transcodeReasons") or "").split(",") if r)
+        reasons = tuple(r for r in str(get("transcodeReasons") or "").split(",") if r)
         return cls(
-            media_source_id=q.get("mediaSourceId"),
-            play_session_id=q.get("playSessionId"),
-            device_id=q.get("deviceId"),
-            video_codecs=tuple(_codec_list(q.get("videoCodec"))),
-            audio_codecs=tuple(_codec_list(q.get("audioCodec"))),
+            media_source_id=get("mediaSourceId"),
+            play_session_id=get("playSessionId"),
+            device_id=get("deviceId"),
+            video_codecs=tuple(_codec_list(get("videoCodec"))),
+            audio_codecs=tuple(_codec_list(get("audioCodec"))),
             video_bitrate=num("videoBitRate"),
             audio_bitrate=num("audioBitRate"),
             max_width=num("maxWidth", "width"),
@@ -142,12 +148,12 @@ class HlsParams:
             max_audio_channels=num("transcodingMaxAudioChannels", "maxAudioChannels", "audioChannels"),
             audio_stream_index=num("audioStreamIndex"),
             video_stream_index=num("videoStreamIndex"),
-            subtitle_method=q.get("subtitleMethod"),
+            subtitle_method=get("subtitleMethod"),
             segment_container="mp4" if container in ("mp4", "fmp4") else "ts",
             segment_length=length,
             start_ticks=num("startTimeTicks") or 0,
-            allow_video_copy=q.get("allowVideoStreamCopy") is not False,
-            allow_audio_copy=q.get("allowAudioStreamCopy") is not False,
+            allow_video_copy=get("allowVideoStreamCopy") is not False,
+            allow_audio_copy=get("allowAudioStreamCopy") is not False,
             transcode_reasons=reasons,
             codec_options=options,
         )

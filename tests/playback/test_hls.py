@@ -369,3 +369,37 @@ def test_bad_requests_are_4xx(live):
         assert c.get(segments[0].replace("/0.ts?", "/0.mp4?")).status_code == 400
         no_key = _with(url, api_key="")
         assert c.get(urljoin(live.url, no_key)).status_code == 401
+
+
+def test_failed_hardware_encode_falls_back_to_software(live, caplog):
+    """VAAPI on a device that does not exist: ffmpeg fails, the job retries in software, says why."""
+    with live.admin() as c:
+        original = c.get("/System/Configuration/encoding").json()
+        broken = dict(original, HardwareAccelerationType="vaapi", VaapiDevice="/dev/dri/no-such-device",
+                      EnableHardwareEncoding=True)
+        assert c.post("/System/Configuration/encoding", json=broken).status_code == 204
+    try:
+        if not live.ctx.transcodes.ffmpeg().has_encoder("h264_vaapi"):
+            pytest.skip("this ffmpeg has no h264_vaapi encoder")
+        url = _with(_transcoding_url(live, "Old Clip", restrictive_tv_profile()), PlaySessionId="hwsession")
+        with caplog.at_level("WARNING", logger="server.playback.transcode_jobs"):
+            _, _, segments, _ = _open(live, url)
+            _first, duration, codec, _ = _media(_fetch(segments[0]), "mpegts")
+        assert codec == "h264" and abs(duration - SEGMENT) <= 0.5
+        job = _job(live, "hwsession")
+        assert job.software_only and job.runs[0].hardware.value == "vaapi"
+        assert "h264_vaapi" in job.runs[0].command and "libx264" in job.runs[-1].command
+        assert any("retrying in software" in r.getMessage() for r in caplog.records)
+    finally:
+        with live.admin() as c:
+            assert c.post("/System/Configuration/encoding", json=original).status_code == 204
+
+
+def test_max_width_scales_the_transcode(live):
+    url = _with(_transcoding_url(live, "Old Clip", restrictive_tv_profile()), PlaySessionId="scaledsession",
+                MaxWidth="160")
+    master, _main, segments, _ = _open(live, url)
+    assert "RESOLUTION=160x120" in master
+    with av.open(io.BytesIO(_fetch(segments[0])), format="mpegts") as container:
+        frame = next(container.decode(video=0))
+        assert (frame.width, frame.height) == (160, 120)
