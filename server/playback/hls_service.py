@@ -487,8 +487,15 @@ class TranscodeService:
             self._manager.ping_session(play_session_id)
 
     def on_playback_stopped(self, play_session_id: str) -> None:
-        if self._manager is not None and play_session_id:
+        """Stop the session's job; from the event loop the kill runs on a worker thread."""
+        if self._manager is None or not play_session_id:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
             self._manager.stop_session(play_session_id)
+            return
+        loop.run_in_executor(None, self._manager.stop_session, play_session_id)
 
     async def stop_encoding(self, device_id: str | None, play_session_id: str | None) -> int:
         if self._manager is None:

@@ -315,6 +315,9 @@ def test_playback_stopped_report_stops_the_job(live):
         r = c.post("/Sessions/Playing/Stopped", json={"ItemId": _item(live, "Old Clip"),
                                                         "PlaySessionId": "stoppedsession", "PositionTicks": 0})
     assert r.status_code == 204, r.text
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not _alive(pid)
 
 
@@ -367,6 +370,9 @@ def test_bad_requests_are_4xx(live):
         _, _, segments, _ = _open(live, url)
         assert c.get(segments[0].replace("/0.ts?", "/99.ts?")).status_code == 404
         assert c.get(segments[0].replace("/0.ts?", "/0.mp4?")).status_code == 400
+        head = c.head(urljoin(live.url, url))
+        assert head.status_code == 200 and head.content == b""
+        assert head.headers["content-type"].lower().startswith("application/x-mpegurl")
         no_key = _with(url, api_key="")
         assert c.get(urljoin(live.url, no_key)).status_code == 401
 
