@@ -360,6 +360,8 @@ class TranscodeJobManager:
 
     def _start_run(self, job: TranscodeJob, start_segment: int) -> FfmpegRun:
         _remove_partial_files(job.directory)
+        # An earlier run from the same segment left its playlist: it must not count as progress.
+        (job.directory / run_playlist_name(start_segment)).unlink(missing_ok=True)
         try:
             command, choice = build_hls_command(
                 self.ffmpeg,
