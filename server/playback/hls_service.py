@@ -457,7 +457,7 @@ class TranscodeService:
 
         Waits with asyncio.sleep between non-blocking polls: no thread is held meanwhile.
         """
-        manager = self.manager()
+        manager = self._manager or await asyncio.to_thread(self.manager)
         deadline = time.monotonic() + timeout
         while True:
             try:

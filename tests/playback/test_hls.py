@@ -409,3 +409,22 @@ def test_max_width_scales_the_transcode(live):
     with av.open(io.BytesIO(_fetch(segments[0])), format="mpegts") as container:
         frame = next(container.decode(video=0))
         assert (frame.width, frame.height) == (160, 120)
+
+
+def test_legacy_playlist_and_anonymous_legacy_segments(live):
+    item = _item(live, "Remux Clip")
+    query = {"api_key": live.admin_token, "MediaSourceId": item, "VideoCodec": "h264", "AudioCodec": "aac",
+             "DeviceId": "legacy-device"}
+    with _player() as c:
+        playlist_url = f"{live.url}/Videos/{item}/hls/legacysession/stream.m3u8?{urlencode(query)}"
+        r = c.get(playlist_url)
+        assert r.status_code == 200, r.text
+        segments = [urljoin(playlist_url, line) for line in _lines(r.text) if not line.startswith("#")]
+        assert len(segments) == 3 and f"/Videos/{item}/hls/legacysession/0.ts" in segments[0]
+        bare = segments[0].split("?")[0]  # the legacy segment route is anonymous: no api_key needed
+        seg = c.get(bare)
+        assert seg.status_code == 200
+        _first, duration, codec, _ = _media(seg.content, "mpegts")
+        assert codec == "h264" and abs(duration - SEGMENT) <= 0.5
+        assert c.get(bare.replace("legacysession", "nosuchsession")).status_code == 404
+        assert c.get(f"{live.url}/Audio/{item}/hls/0/stream.aac").status_code == 404
