@@ -30,6 +30,7 @@ from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
@@ -102,10 +103,11 @@ class ServerContext:
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
-        self.playback_reports = PlaybackReports(self)
+        self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
+        self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
-        self.lyrics = LyricsService(self.db)  # playback reports -> user data and the Sessions view
+        self.lyrics = LyricsService(self.db)
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

@@ -14,22 +14,8 @@ from server.errors import NotImplementedYetError
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
 
     # DynamicHls
-    "GetHlsAudioSegment",
-    "GetHlsVideoSegment",
-    "GetLiveHlsStream",
-    "GetMasterHlsAudioPlaylist",
-    "GetMasterHlsVideoPlaylist",
-    "GetVariantHlsAudioPlaylist",
-    "GetVariantHlsVideoPlaylist",
-    "HeadMasterHlsAudioPlaylist",
-    "HeadMasterHlsVideoPlaylist",
 
     # HlsSegment
-    "GetHlsAudioSegmentLegacyAac",
-    "GetHlsAudioSegmentLegacyMp3",
-    "GetHlsPlaylistLegacy",
-    "GetHlsVideoSegmentLegacy",
-    "StopEncodingProcess",
 
     # LiveTv
     "GetSchedulesDirectCountries",

@@ -1,6 +1,6 @@
 """Playstate reports: /Sessions/Playing (start, progress, stopped, ping) and the older
 /PlayingItems routes. They update the user's data and the Sessions view
-(server/playback/service.py PlayStateService)."""
+(server/playback/service.py PlaybackReports)."""
 
 from __future__ import annotations
 

@@ -70,6 +70,7 @@ class TranscodeJobKey:
     play_session_id: str
     item_id: str
     media_source_id: str | None = None
+    device_id: str | None = None
 
 
 @dataclass
@@ -134,6 +135,9 @@ class TranscodeJobManager:
     ``throttle_ahead_segments``: pause ffmpeg when it is more than this many segments
     ahead of the last requested one (None: never). ``seek_gap_seconds``: a request this
     far beyond what is produced restarts ffmpeg at the requested segment.
+    ``keep_segments_behind``: delete segment files more than this many segments behind the
+    last requested one (None: keep them until the job ends); a later request for a deleted
+    segment restarts ffmpeg there.
     """
 
     def __init__(
@@ -148,6 +152,7 @@ class TranscodeJobManager:
         throttle_ahead_segments: int | None = 30,
         seek_gap_seconds: float = 24.0,
         poll_interval: float = 0.25,
+        keep_segments_behind: int | None = None,
     ) -> None:
         self.ffmpeg = ffmpeg
         self.transcode_root = Path(transcode_root)
@@ -158,6 +163,7 @@ class TranscodeJobManager:
         self.throttle_ahead_segments = throttle_ahead_segments
         self.seek_gap_seconds = seek_gap_seconds
         self.poll_interval = poll_interval
+        self.keep_segments_behind = keep_segments_behind
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._jobs: dict[str, TranscodeJob] = {}  # by play session id
@@ -218,51 +224,71 @@ class TranscodeJobManager:
         """Block until segment ``index`` is completely written; return its path.
 
         Restarts ffmpeg at ``index`` when it lies before the running ffmpeg's start or far
-        beyond what it has produced, and resumes a throttled ffmpeg.
+        beyond what it has produced, and resumes a throttled ffmpeg. (Async callers use
+        ``poll_segment`` in a loop instead, so no thread is held while ffmpeg works.)
         """
-        count = job.request.segment_count
-        if index < 0 or (count is not None and index >= count):
-            raise SegmentNotFoundError(f"segment {index} is outside the media ({count} segments)")
         deadline = time.monotonic() + timeout
         with self._lock:
-            job.last_requested = index
             while True:
-                job.last_activity = time.monotonic()
-                if job.closed:
-                    raise TranscodeJobClosedError(f"transcode job {job.id} was stopped")
-                self._refresh(job)
-                if job.failure is not None:
-                    raise TranscodeFailedError(job.failure)
-                path = job.segment_path(index)
-                if path.exists():
-                    self._apply_throttle(job)
+                path = self.poll_segment(job, index)
+                if path is not None:
                     return path
-                self._drive_towards(job, index)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise SegmentTimeoutError(f"segment {index} of job {job.id} not ready after {timeout:g} s")
                 self._changed.wait(min(self.poll_interval, remaining))
 
+    def poll_segment(self, job: TranscodeJob, index: int) -> Path | None:
+        """One non-blocking step of waiting for segment ``index``: its path when it is ready,
+        else None after making sure some ffmpeg run is heading for it."""
+        count = job.request.segment_count
+        if index < 0 or (count is not None and index >= count):
+            raise SegmentNotFoundError(f"segment {index} is outside the media ({count} segments)")
+        with self._lock:
+            job.last_requested = index
+            job.last_activity = time.monotonic()
+            if job.closed:
+                raise TranscodeJobClosedError(f"transcode job {job.id} was stopped")
+            self._refresh(job)
+            if job.failure is not None:
+                raise TranscodeFailedError(job.failure)
+            path = job.segment_path(index)
+            if path.exists():
+                self._apply_throttle(job)
+                return path
+            self._drive_towards(job, index)
+            return None
+
     def wait_for_init_segment(self, job: TranscodeJob, timeout: float = 30.0) -> Path:
         """For fMP4 jobs: block until ``init.mp4`` exists and return its path."""
-        if not job.request.is_fmp4:
-            raise SegmentNotFoundError("only fMP4 streams have an init segment")
         deadline = time.monotonic() + timeout
         with self._lock:
             while True:
-                job.last_activity = time.monotonic()
-                if job.closed:
-                    raise TranscodeJobClosedError(f"transcode job {job.id} was stopped")
-                self._refresh(job)
-                if job.failure is not None:
-                    raise TranscodeFailedError(job.failure)
-                run = job.current_run
-                if job.init_segment_path.exists() and run is not None and (run.produced_any or not run.alive):
-                    return job.init_segment_path
+                path = self.poll_init_segment(job)
+                if path is not None:
+                    return path
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise SegmentTimeoutError(f"init segment of job {job.id} not ready after {timeout:g} s")
                 self._changed.wait(min(self.poll_interval, remaining))
+
+    def poll_init_segment(self, job: TranscodeJob) -> Path | None:
+        """One non-blocking step of waiting for ``init.mp4`` (fMP4 jobs only)."""
+        if not job.request.is_fmp4:
+            raise SegmentNotFoundError("only fMP4 streams have an init segment")
+        with self._lock:
+            job.last_activity = time.monotonic()
+            if job.closed:
+                raise TranscodeJobClosedError(f"transcode job {job.id} was stopped")
+            self._refresh(job)
+            if job.failure is not None:
+                raise TranscodeFailedError(job.failure)
+            run = job.current_run
+            if job.init_segment_path.exists() and run is not None and (run.produced_any or not run.alive):
+                return job.init_segment_path
+            if run is None or (not run.alive and not job.init_segment_path.exists()):
+                self._start_run(job, job.last_requested)
+            return None
 
     def ping(self, job: TranscodeJob) -> None:
         """Keep a job alive (the player is paused but still there)."""
@@ -292,6 +318,20 @@ class TranscodeJobManager:
             self._stop_job(job, reason="playback stopped")
             return True
 
+    def stop_matching(self, *, device_id: str | None = None, play_session_id: str | None = None) -> int:
+        """Stop the jobs of a device and/or a play session (both given: jobs matching both)."""
+        if not device_id and not play_session_id:
+            return 0
+        with self._lock:
+            doomed = [
+                job for job in self._jobs.values()
+                if (not device_id or job.key.device_id == device_id)
+                and (not play_session_id or job.key.play_session_id == play_session_id)
+            ]
+            for job in doomed:
+                self._stop_job(job, reason="encoding stopped by the client")
+            return len(doomed)
+
     def kill_all(self) -> None:
         """Kill every ffmpeg this manager started and delete all job directories."""
         self._stop_monitor.set()
@@ -320,6 +360,8 @@ class TranscodeJobManager:
 
     def _start_run(self, job: TranscodeJob, start_segment: int) -> FfmpegRun:
         _remove_partial_files(job.directory)
+        # An earlier run from the same segment left its playlist: it must not count as progress.
+        (job.directory / run_playlist_name(start_segment)).unlink(missing_ok=True)
         try:
             command, choice = build_hls_command(
                 self.ffmpeg,
@@ -410,7 +452,7 @@ class TranscodeJobManager:
         run = job.current_run
         gap = max(1, int(self.seek_gap_seconds // job.request.segment_seconds))
         if run is not None and run.alive:
-            if index < run.start_segment or index > run.next_index + gap:
+            if index < run.start_segment or index > run.next_index + gap or index < run.next_index - 1:
                 log.info("Transcode job %s: seek to segment %d (ffmpeg is at %d); restarting",
                          job.id, index, run.next_index)
                 self._kill_run(run)
@@ -418,7 +460,8 @@ class TranscodeJobManager:
             elif run.paused:
                 self._resume(run)
             return
-        if run is not None and run.exit_code == 0 and not run.stopped_by_us and run.start_segment <= index:
+        finished = run is not None and run.exit_code == 0 and not run.stopped_by_us
+        if finished and run is not None and run.start_segment <= index and index >= run.next_index:
             raise SegmentNotFoundError(f"segment {index} is past the end of the media")
         self._start_run(job, index)
 
@@ -453,7 +496,7 @@ class TranscodeJobManager:
                 os.kill(run.process.pid, signal.SIGCONT)
             except OSError:
                 pass
-        run.process.kill()
+        _kill_process_group(run.process)
         try:
             run.exit_code = run.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -470,6 +513,19 @@ class TranscodeJobManager:
         shutil.rmtree(job.directory, ignore_errors=True)
         log.info("Transcode job %s stopped: %s", job.id, reason)
         self._changed.notify_all()
+
+    def _delete_old_segments(self, job: TranscodeJob) -> None:
+        keep = self.keep_segments_behind
+        if keep is None:
+            return
+        below = job.last_requested - keep
+        if below <= 0:
+            return
+        suffix = f".{job.request.segment_extension}"
+        for entry in job.directory.glob(f"seg*{suffix}"):
+            number = entry.name[3:-len(suffix)]
+            if number.isdigit() and int(number) < below:
+                entry.unlink(missing_ok=True)
 
     def _ensure_monitor(self) -> None:
         if self._monitor is not None and self._monitor.is_alive():
@@ -489,6 +545,7 @@ class TranscodeJobManager:
                             continue
                         self._refresh(job)
                         self._apply_throttle(job)
+                        self._delete_old_segments(job)
                     except Exception:  # keep watching the other jobs
                         log.exception("Transcode job %s: monitor step failed", job.id)
                 self._changed.notify_all()
@@ -516,7 +573,20 @@ def _log_tail(path: Path, max_bytes: int = 4096, max_lines: int = 20) -> str:
     return "\n".join(lines[-max_lines:]).strip()
 
 
-def _popen_platform_kwargs() -> dict[str, int]:
+def _popen_platform_kwargs() -> dict[str, object]:
     if sys.platform == "win32":
         return {"creationflags": subprocess.CREATE_NO_WINDOW}  # type: ignore[attr-defined]
-    return {}
+    return {"start_new_session": True}  # its own process group, killed as a whole
+
+
+def _kill_process_group(process: subprocess.Popen[bytes]) -> None:
+    if sys.platform != "win32":
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+            return
+        except OSError:
+            pass
+    try:
+        process.kill()
+    except OSError:
+        pass

@@ -92,7 +92,7 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -112,6 +112,10 @@ class ConfigurationStore:
             from server.metadata.settings import validate_provider_settings
 
             return validate_provider_settings(key, data)
+        if key == "transcoding":
+            from server.playback.hls_service import validate_transcoding_settings
+
+            return validate_transcoding_settings(data)
         return data
 
     def __init__(self, paths: ServerPaths) -> None:
@@ -141,6 +145,10 @@ class ConfigurationStore:
             from server.metadata.settings import DEFAULTS
 
             return dict(DEFAULTS[key])
+        if key == "transcoding":
+            from server.playback.hls_service import TRANSCODING_DEFAULTS
+
+            return dict(TRANSCODING_DEFAULTS)
         if key == "metadata":
             return w.MetadataConfiguration(UseFileCreationTimeForDateAdded=True)
         if key == "xbmcmetadata":

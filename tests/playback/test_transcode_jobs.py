@@ -342,6 +342,10 @@ def test_kill_all_leaves_no_ffmpeg(make_manager: Callable[..., TranscodeJobManag
     jobs = [manager.start_job(_key(f"s{i}"), _request(clip, video=ENCODE, audio=AAC, read_rate=1)) for i in range(2)]
     assert all(job.runs[0].process.poll() is None for job in jobs)
     if sys.platform.startswith("linux"):
+        # Right after spawn a child may not have exec'd ffmpeg yet: wait until both have.
+        deadline = time.monotonic() + 10
+        while len(_ffmpeg_pids_mentioning(str(manager.transcode_root))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert len(_ffmpeg_pids_mentioning(str(manager.transcode_root))) == 2
     manager.kill_all()
     assert all(job.runs[0].process.poll() is not None for job in jobs)
@@ -359,3 +363,18 @@ def test_stale_job_dirs_are_removed(make_manager: Callable[..., TranscodeJobMana
     keep.mkdir()
     assert manager.remove_stale_job_dirs() == 1
     assert not stale.exists() and keep.exists()
+
+
+def test_old_segments_are_deleted_and_a_seek_back_restarts(
+    make_manager: Callable[..., TranscodeJobManager], clip: Path
+) -> None:
+    manager = make_manager(keep_segments_behind=1, throttle_ahead_segments=None)
+    job = manager.start_job(_key(), _request(clip, video=ENCODE, audio=AAC, segment_seconds=2))
+    manager.wait_for_segment(job, 4, timeout=30)
+    deadline = time.monotonic() + 5
+    while job.segment_path(0).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(job.segment_path(i).exists() for i in range(3))  # more than one behind segment 4
+    path = manager.wait_for_segment(job, 0, timeout=30)  # the player seeks back: ffmpeg restarts there
+    assert path.exists() and job.runs[-1].start_segment == 0 and len(job.runs) == 2
+    assert _video_frames(path)[0].key_frame

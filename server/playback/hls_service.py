@@ -1,0 +1,512 @@
+"""HLS streaming for handlers: what a DynamicHls request asks for (``HlsParams``), the ffmpeg job
+that serves it (``plan_hls`` -> EncodingRequest) and the playlists, and ``TranscodeService``
+(``ctx.transcodes``), which owns the TranscodeJobManager: settings from the ``encoding`` and
+``transcoding`` configuration sections, async waits for segments, stop on playback stopped,
+keep-alive on pings, ``DELETE /Videos/ActiveEncodings`` and shutdown cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from server.media.ffmpeg import FfmpegInfo, FfmpegNotFoundError, find_ffmpeg
+from server.playback.encoding import (
+    TICKS_PER_SECOND,
+    AudioOutput,
+    EncodingOptions,
+    EncodingRequest,
+    EncodingRequestError,
+    HardwareAccelerationType,
+    VideoOutput,
+)
+from server.playback.hls_playlists import HlsVariant, build_master_playlist, build_media_playlist
+from server.playback.transcode_jobs import (
+    SegmentNotFoundError,
+    TranscodeFailedError,
+    TranscodeJob,
+    TranscodeJobClosedError,
+    TranscodeJobKey,
+    TranscodeJobManager,
+    TranscodeLimitError,
+)
+from server.playback.transcode_plan import hls_audio_codecs
+
+log = logging.getLogger("reelroom.hls")
+
+DEFAULT_SEGMENT_SECONDS = 6
+SEGMENT_TIMEOUT = 60.0
+POLL_SECONDS = 0.02
+TRANSCODING_DEFAULTS: dict[str, Any] = {
+    "MaxConcurrentTranscodes": 8,  # 0: no limit
+    "IdleTimeoutSeconds": 60,
+    "ThrottleAheadSegments": 30,  # 0: never throttle
+}
+_ENCODABLE_VIDEO = ("h264", "hevc")
+_TS_VIDEO = ("h264", "hevc")
+_MP4_VIDEO = ("h264", "hevc", "av1", "vp9")
+_AUDIO_CODEC_TAGS = {"aac": "mp4a.40.2", "mp3": "mp4a.40.34", "ac3": "ac-3", "eac3": "ec-3", "opus": "Opus",
+                     "flac": "fLaC", "alac": "alac"}
+_H264_PROFILE_IDC = {"baseline": 66, "constrained baseline": 66, "main": 77, "extended": 88, "high": 100,
+                     "high 10": 110, "high 4:2:2": 122, "high 4:4:4 predictive": 244}
+
+
+def validate_transcoding_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``transcoding`` configuration section with its defaults; BadRequestError when wrong."""
+    merged = dict(TRANSCODING_DEFAULTS)
+    for key, default in TRANSCODING_DEFAULTS.items():
+        if key not in data:
+            continue
+        value = data[key]
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise BadRequestError(f"{key} must be a non-negative number.")
+        merged[key] = type(default)(value)
+    if merged["IdleTimeoutSeconds"] <= 0:
+        raise BadRequestError("IdleTimeoutSeconds must be positive.")
+    return merged
+
+
+# -- what the client asks for -------------------------------------------------------------------
+
+
+def _codec_list(value: str | None) -> list[str]:
+    return [c.strip().lower() for c in (value or "").split(",") if c.strip()]
+
+
+@dataclass(frozen=True)
+class HlsParams:
+    """The DynamicHls query parameters Reelroom acts on."""
+
+    media_source_id: str | None = None
+    play_session_id: str | None = None
+    device_id: str | None = None
+    video_codecs: tuple[str, ...] = ()
+    audio_codecs: tuple[str, ...] = ()
+    video_bitrate: int | None = None
+    audio_bitrate: int | None = None
+    max_width: int | None = None
+    max_height: int | None = None
+    max_audio_channels: int | None = None
+    audio_stream_index: int | None = None
+    video_stream_index: int | None = None
+    subtitle_method: str | None = None
+    segment_container: str = "ts"
+    segment_length: int = DEFAULT_SEGMENT_SECONDS
+    start_ticks: int = 0
+    allow_video_copy: bool = True
+    allow_audio_copy: bool = True
+    transcode_reasons: tuple[str, ...] = ()
+    codec_options: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    @classmethod
+    def from_query(cls, q: dict[str, Any], raw: dict[str, str] | None = None) -> HlsParams:
+        """From a handler's query values plus the raw query (for ``h264-level``...). Names are
+        matched case-insensitively: clients spell them ``MaxWidth`` or ``maxWidth``."""
+        lower = {k.lower(): v for k, v in q.items()}
+
+        def get(name: str) -> Any:
+            return lower.get(name.lower())
+
+        def num(*names: str) -> int | None:
+            for name in names:
+                value = get(name)
+                if value is not None:
+                    try:
+                        number = int(value)
+                    except (TypeError, ValueError) as exc:
+                        raise BadRequestError(f"{name} must be a number.") from exc
+                    if number < 0:
+                        raise BadRequestError(f"{name} must not be negative.")
+                    return number
+            return None
+
+        container = str(get("segmentContainer") or "ts").lower()
+        if container not in ("ts", "mpegts", "mp4", "fmp4"):
+            raise BadRequestError(f"SegmentContainer must be ts or mp4, not {container!r}.")
+        length = num("segmentLength")
+        length = DEFAULT_SEGMENT_SECONDS if length is None else length
+        if not 1 <= length <= 60:
+            raise BadRequestError("SegmentLength must be between 1 and 60 seconds.")
+        options = {k.lower(): v for k, v in (raw or {}).items() if "-" in k}
+        reasons = tuple(r for r in str(get("transcodeReasons") or "").split(",") if r)
+        return cls(
+            media_source_id=get("mediaSourceId"),
+            play_session_id=get("playSessionId"),
+            device_id=get("deviceId"),
+            video_codecs=tuple(_codec_list(get("videoCodec"))),
+            audio_codecs=tuple(_codec_list(get("audioCodec"))),
+            video_bitrate=num("videoBitRate"),
+            audio_bitrate=num("audioBitRate"),
+            max_width=num("maxWidth", "width"),
+            max_height=num("maxHeight", "height"),
+            max_audio_channels=num("transcodingMaxAudioChannels", "maxAudioChannels", "audioChannels"),
+            audio_stream_index=num("audioStreamIndex"),
+            video_stream_index=num("videoStreamIndex"),
+            subtitle_method=get("subtitleMethod"),
+            segment_container="mp4" if container in ("mp4", "fmp4") else "ts",
+            segment_length=length,
+            start_ticks=num("startTimeTicks") or 0,
+            allow_video_copy=get("allowVideoStreamCopy") is not False,
+            allow_audio_copy=get("allowAudioStreamCopy") is not False,
+            transcode_reasons=reasons,
+            codec_options=options,
+        )
+
+
+@dataclass(frozen=True)
+class HlsPlan:
+    """The ffmpeg request for one HLS stream and what its master playlist announces."""
+
+    request: EncodingRequest
+    bandwidth: int
+    codecs: str | None
+    resolution: tuple[int, int] | None
+    runtime_ticks: int
+
+
+def _streams(row: Any) -> list[dict[str, Any]]:
+    try:
+        return [s for s in json.loads(row.media_streams_json or "[]") if not s.get("IsExternal")]
+    except ValueError:
+        return []
+
+
+def _pick(streams: list[dict[str, Any]], kind: str, index: int | None) -> dict[str, Any] | None:
+    of_kind = [s for s in streams if s.get("Type") == kind]
+    if index is not None:
+        for s in of_kind:
+            if s.get("Index") == index:
+                return s
+        raise BadRequestError(f"The media has no {kind.lower()} stream with index {index}.")
+    return next((s for s in of_kind if s.get("IsDefault")), of_kind[0] if of_kind else None)
+
+
+def _scaled(width: int, height: int, max_w: int | None, max_h: int | None) -> tuple[int, int]:
+    scale = 1.0
+    if max_w and width > max_w:
+        scale = min(scale, max_w / width)
+    if max_h and height > max_h:
+        scale = min(scale, max_h / height)
+    if scale >= 1.0:
+        return width, height
+    return max(2, int(width * scale) // 2 * 2), max(2, int(height * scale) // 2 * 2)
+
+
+def _h264_tag(profile: str | None, level: Any) -> str:
+    idc = _H264_PROFILE_IDC.get((profile or "high").lower(), 100)
+    try:
+        lvl = int(float(level))
+    except (TypeError, ValueError):
+        lvl = 41
+    if 0 < lvl < 10:  # "4.1" style
+        lvl = int(round(float(level) * 10))
+    return f"avc1.{idc:02x}00{max(lvl, 10):02x}"
+
+
+def _video_tag(codec: str, profile: str | None, level: Any) -> str:
+    if codec == "h264":
+        return _h264_tag(profile, level)
+    if codec == "hevc":
+        try:
+            lvl = int(float(level)) or 120
+        except (TypeError, ValueError):
+            lvl = 120
+        main10 = "10" in (profile or "")
+        return f"hvc1.{2 if main10 else 1}.{2 if main10 else 6}.L{lvl}.B0"
+    return {"av1": "av01.0.08M.08", "vp9": "vp09.00.40.08"}.get(codec, codec)
+
+
+def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: EncodingOptions,
+             ffmpeg: FfmpegInfo) -> HlsPlan:
+    """Decide copy vs encode for each stream and build the EncodingRequest."""
+    runtime = row.run_time_ticks or 0
+    if runtime <= 0:
+        raise BadRequestError("The item has no known runtime, so it cannot be streamed with HLS.")
+    if params.start_ticks >= runtime:
+        raise BadRequestError("StartTimeTicks is past the end of the media.")
+    streams = _streams(row)
+    audio = _pick(streams, "Audio", params.audio_stream_index)
+    video = None if audio_only else _pick(streams, "Video", params.video_stream_index)
+    if not audio_only and video is None:
+        raise BadRequestError("The item has no video stream; use the audio HLS routes.")
+    if audio_only and audio is None:
+        raise BadRequestError("The item has no audio stream.")
+    reasons = {r.lower() for r in params.transcode_reasons}
+    container = params.segment_container
+
+    video_out = VideoOutput()
+    resolution: tuple[int, int] | None = None
+    video_rate = 0
+    video_tag = None
+    if video is not None:
+        codec = (video.get("Codec") or "").lower()
+        width, height = int(video.get("Width") or 0), int(video.get("Height") or 0)
+        source_rate = int(video.get("BitRate") or 0)
+        fits = (
+            params.allow_video_copy
+            and codec in params.video_codecs
+            and codec in (_MP4_VIDEO if container == "mp4" else _TS_VIDEO)
+            and not (params.max_width and width > params.max_width)
+            and not (params.max_height and height > params.max_height)
+            and not (params.video_bitrate and source_rate and source_rate > params.video_bitrate)
+            and (params.subtitle_method or "").lower() != "encode"
+            and not any(r.startswith(("video", "refframes", "anamorphic", "interlaced")) for r in reasons)
+        )
+        if fits:
+            resolution = (width, height) if width and height else None
+            video_rate = source_rate or (row.bitrate or 0)
+            video_tag = _video_tag(codec, video.get("Profile"), video.get("Level"))
+        else:
+            target = next((c for c in params.video_codecs if c in _ENCODABLE_VIDEO), "h264")
+            if target == "hevc" and not ffmpeg.has_encoder("libx265") and options.hardware_acceleration == \
+                    HardwareAccelerationType.NONE:
+                target = "h264"
+            preset = options.encoder_preset
+            video_out = VideoOutput(copy=False, codec=target, bitrate=params.video_bitrate,
+                                    max_width=params.max_width, max_height=params.max_height, preset=preset)
+            if width and height:
+                resolution = _scaled(width, height, params.max_width, params.max_height)
+            video_rate = params.video_bitrate or min(source_rate or 8_000_000, 20_000_000)
+            video_tag = _video_tag(target, params.codec_options.get(f"{target}-profile", "high").split(",")[0],
+                                   params.codec_options.get(f"{target}-level", "41").split(",")[0])
+
+    audio_out = AudioOutput()
+    audio_rate = 0
+    audio_tag = None
+    if audio is not None:
+        codec = (audio.get("Codec") or "").lower()
+        channels = int(audio.get("Channels") or 0)
+        source_rate = int(audio.get("BitRate") or 0)
+        fits = (
+            params.allow_audio_copy
+            and codec in params.audio_codecs
+            and codec in hls_audio_codecs(container)
+            and not (params.max_audio_channels and channels > params.max_audio_channels)
+            and not (params.audio_bitrate and source_rate and source_rate > params.audio_bitrate)
+            and not any(r.startswith("audio") for r in reasons)
+        )
+        if fits:
+            audio_rate = source_rate or 192_000
+            audio_tag = _AUDIO_CODEC_TAGS.get(codec, codec)
+        else:
+            allowed = hls_audio_codecs(container)
+            target = next((c for c in params.audio_codecs if c in allowed and c in ("aac", "mp3", "ac3", "eac3",
+                                                                                     "opus", "flac")), "aac")
+            out_channels = min(channels, params.max_audio_channels) if params.max_audio_channels and channels \
+                else (params.max_audio_channels or None)
+            if target in ("aac", "mp3") and (out_channels or channels) > 2 and not params.max_audio_channels:
+                out_channels = 2 if target == "mp3" else out_channels
+            audio_rate = params.audio_bitrate or 192_000
+            audio_out = AudioOutput(copy=False, codec=target, bitrate=audio_rate, channels=out_channels)
+            audio_tag = _AUDIO_CODEC_TAGS.get(target, target)
+
+    request = EncodingRequest(
+        input_path=Path(row.path),
+        start_ticks=params.start_ticks,
+        runtime_ticks=runtime,
+        video=video_out,
+        audio=audio_out,
+        audio_only=audio_only,
+        segment_container=container,
+        segment_seconds=params.segment_length,
+        video_stream_index=video.get("Index") if video is not None and params.video_stream_index is not None
+        else None,
+        audio_stream_index=audio.get("Index") if audio is not None and params.audio_stream_index is not None
+        else None,
+    )
+    codecs = ",".join(t for t in (video_tag, audio_tag) if t) or None
+    return HlsPlan(request=request, bandwidth=max(video_rate + audio_rate, 64_000), codecs=codecs,
+                   resolution=resolution, runtime_ticks=runtime)
+
+
+def master_playlist(plan: HlsPlan, query: str) -> str:
+    return build_master_playlist([HlsVariant(url=f"main.m3u8?{query}", bandwidth=plan.bandwidth,
+                                             codecs=plan.codecs, resolution=plan.resolution)])
+
+
+def main_playlist(plan: HlsPlan, query: str) -> str:
+    ext = plan.request.segment_extension
+    safe = query.replace("{", "{{").replace("}", "}}")
+    sep = "&" if safe else ""
+    template = f"hls1/main/{{index}}.{ext}?{safe}{sep}runtimeTicks={{start_ticks}}" \
+               "&actualSegmentLengthTicks={length_ticks}"
+    init = f"hls1/main/-1.mp4?{query}" if plan.request.is_fmp4 else None
+    text = build_media_playlist(runtime_ticks=plan.runtime_ticks, segment_seconds=plan.request.segment_seconds,
+                                segment_url_template=template, init_segment_url=init)
+    if plan.request.start_ticks:
+        offset = plan.request.start_ticks / TICKS_PER_SECOND
+        head, _, rest = text.partition("\n")
+        text = f"{head}\n#EXT-X-START:TIME-OFFSET={offset:.3f},PRECISE=YES\n{rest}"
+    return text
+
+
+def query_without(raw: list[tuple[str, str]], *names: str) -> str:
+    drop = {n.lower() for n in names}
+    return urlencode([(k, v) for k, v in raw if k.lower() not in drop])
+
+
+# -- the service --------------------------------------------------------------------------------
+
+
+def encoding_options_from(config: Any) -> EncodingOptions:
+    """Reelroom's EncodingOptions from the ``encoding`` configuration section."""
+    try:
+        hw = HardwareAccelerationType((config.HardwareAccelerationType or "none").lower())
+    except ValueError:
+        log.warning("Unknown HardwareAccelerationType %r; encoding in software", config.HardwareAccelerationType)
+        hw = HardwareAccelerationType.NONE
+    preset = (config.EncoderPreset or "").lower()
+    threads = config.EncodingThreadCount or 0
+    return EncodingOptions(
+        hardware_acceleration=hw,
+        enable_hardware_encoding=config.EnableHardwareEncoding is not False,
+        vaapi_device=config.VaapiDevice or "/dev/dri/renderD128",
+        qsv_device=config.QsvDevice or "",
+        encoder_preset=preset if preset and preset != "auto" else "veryfast",
+        max_muxing_queue_size=config.MaxMuxingQueueSize or 2048,
+        thread_count=threads if threads > 0 else 0,
+    )
+
+
+class TranscodeService:
+    """``ctx.transcodes``: HLS jobs of this server (one TranscodeJobManager, made on first use)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self._manager: TranscodeJobManager | None = None
+        self._ffmpeg: FfmpegInfo | None = None
+        self._ffmpeg_path: str | None = None
+        ctx.on_close(self.close)
+
+    def settings(self) -> dict[str, Any]:
+        data = self.ctx.config.get("transcoding")
+        try:
+            return validate_transcoding_settings(data if isinstance(data, dict) else {})
+        except BadRequestError as exc:
+            log.warning("Ignoring the transcoding configuration: %s", exc)
+            return dict(TRANSCODING_DEFAULTS)
+
+    def ffmpeg(self) -> FfmpegInfo:
+        """ffmpeg as configured (blocking: call from a worker thread)."""
+        configured = self.ctx.config.get("encoding").EncoderAppPath or None
+        if self._ffmpeg is None or self._ffmpeg_path != configured:
+            try:
+                self._ffmpeg = find_ffmpeg(configured)
+            except FfmpegNotFoundError as exc:
+                raise ServiceUnavailableError(f"ffmpeg is not available: {exc}") from exc
+            self._ffmpeg_path = configured
+        return self._ffmpeg
+
+    def manager(self) -> TranscodeJobManager:
+        """The job manager with the current settings applied (blocking on first use)."""
+        ffmpeg = self.ffmpeg()
+        encoding = self.ctx.config.get("encoding")
+        settings = self.settings()
+        if self._manager is None:
+            root = Path(encoding.TranscodingTempPath or self.ctx.paths.transcode_dir)
+            self._manager = TranscodeJobManager(ffmpeg, root, log_dir=self.ctx.paths.log_dir)
+            self._manager.remove_stale_job_dirs()
+        m = self._manager
+        m.ffmpeg = ffmpeg
+        m.options = encoding_options_from(encoding)
+        m.max_concurrent = settings["MaxConcurrentTranscodes"] or None
+        m.idle_timeout = float(settings["IdleTimeoutSeconds"])
+        ahead = settings["ThrottleAheadSegments"]
+        if encoding.EnableThrottling and encoding.ThrottleDelaySeconds:
+            ahead = max(2, encoding.ThrottleDelaySeconds // DEFAULT_SEGMENT_SECONDS)
+        m.throttle_ahead_segments = ahead or None
+        m.keep_segments_behind = (max(2, (encoding.SegmentKeepSeconds or 720) // DEFAULT_SEGMENT_SECONDS)
+                                  if encoding.EnableSegmentDeletion else None)
+        return m
+
+    # -- jobs ---------------------------------------------------------------------------
+
+    async def plan(self, row: Any, params: HlsParams, *, audio_only: bool) -> HlsPlan:
+        def build() -> HlsPlan:
+            manager = self.manager()
+            return plan_hls(row, params, audio_only=audio_only, options=manager.options, ffmpeg=manager.ffmpeg)
+
+        return await asyncio.to_thread(build)
+
+    async def job_for(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
+        """The job of the play session (shared by every request of it), started if needed."""
+        session = params.play_session_id or f"{params.device_id or 'anonymous'}:{row.id}"
+        key = TranscodeJobKey(play_session_id=session, item_id=row.id,
+                              media_source_id=params.media_source_id or row.id, device_id=params.device_id)
+
+        def start() -> TranscodeJob:
+            return self.manager().start_job(key, plan.request)
+
+        try:
+            return await asyncio.to_thread(start)
+        except TranscodeLimitError as exc:
+            raise ServiceUnavailableError(f"The server is transcoding as much as it may: {exc}.") from exc
+        except EncodingRequestError as exc:
+            raise BadRequestError(str(exc)) from exc
+        except TranscodeFailedError as exc:
+            raise ServiceUnavailableError(f"The transcode could not start: {exc}") from exc
+
+    async def segment(self, job: TranscodeJob, index: int, timeout: float = SEGMENT_TIMEOUT) -> bytes:
+        """The bytes of segment ``index`` (-1: the fMP4 init segment) once ffmpeg has written it.
+
+        Waits with asyncio.sleep between non-blocking polls: no thread is held meanwhile.
+        """
+        manager = self._manager or await asyncio.to_thread(self.manager)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if index == -1:
+                    path = await asyncio.to_thread(manager.poll_init_segment, job)
+                else:
+                    path = await asyncio.to_thread(manager.poll_segment, job, index)
+            except SegmentNotFoundError as exc:
+                raise NotFoundError(str(exc)) from exc
+            except TranscodeJobClosedError as exc:
+                raise NotFoundError(f"The transcode was stopped: {exc}") from exc
+            except TranscodeFailedError as exc:
+                raise ServiceUnavailableError(f"The transcode failed: {exc}") from exc
+            if path is not None:
+                try:
+                    return await asyncio.to_thread(path.read_bytes)
+                except OSError:
+                    pass  # deleted under us (job stopped or cleaned up): poll again
+            if time.monotonic() > deadline:
+                raise ServiceUnavailableError(f"Segment {index} was not ready within {timeout:g} seconds.")
+            await asyncio.sleep(POLL_SECONDS)
+
+    # -- hooks for play-state reports and ActiveEncodings -------------------------------
+
+    def ping(self, play_session_id: str) -> None:
+        if self._manager is not None:
+            self._manager.ping_session(play_session_id)
+
+    def on_playback_stopped(self, play_session_id: str) -> None:
+        """Stop the session's job; from the event loop the kill runs on a worker thread."""
+        if self._manager is None or not play_session_id:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._manager.stop_session(play_session_id)
+            return
+        loop.run_in_executor(None, self._manager.stop_session, play_session_id)
+
+    async def stop_encoding(self, device_id: str | None, play_session_id: str | None) -> int:
+        if self._manager is None:
+            return 0
+        return await asyncio.to_thread(self._manager.stop_matching, device_id=device_id,
+                                       play_session_id=play_session_id)
+
+    @property
+    def jobs(self) -> list[TranscodeJob]:
+        return self._manager.jobs if self._manager is not None else []
+
+    async def close(self) -> None:
+        if self._manager is not None:
+            await asyncio.to_thread(self._manager.kill_all)
