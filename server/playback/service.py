@@ -320,18 +320,16 @@ class PlaybackReports:
             session.play_state = None
             session.extra.pop("play_session_id", None)
         self.ctx.events.publish("SessionsChanged", None, admins_only=True)
-        jobs = getattr(self.ctx, "transcodes", None)
-        if jobs is not None and info.PlaySessionId and hasattr(jobs, "on_playback_stopped"):
-            jobs.on_playback_stopped(info.PlaySessionId)
+        if info.PlaySessionId:
+            self.ctx.transcodes.on_playback_stopped(info.PlaySessionId)  # its HLS job ends with it
         return result
 
     def ping(self, play_session_id: str | None) -> None:
         self._keep_alive(play_session_id)
 
     def _keep_alive(self, play_session_id: str | None) -> None:
-        jobs = getattr(self.ctx, "transcodes", None)
-        if jobs is not None and play_session_id and hasattr(jobs, "ping"):
-            jobs.ping(play_session_id)
+        if play_session_id:
+            self.ctx.transcodes.ping(play_session_id)  # an active player's transcode is not idle
 
 
 def _player_state(info: Any) -> w.PlayerStateInfo:
