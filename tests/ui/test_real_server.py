@@ -230,7 +230,9 @@ def test_every_tray_action_against_a_real_server(
     media = tmp_path / "media"
     movies = media / "Movies"
     make_video(movies / "Big Trip (2001)" / "Big Trip (2001).mkv", seconds=1, acodec=None)
-    host = ServerHost(tmp_path / "data", port=None, host="127.0.0.1", enable_lan=False)
+    # LAN discovery on, but only on 127.0.0.1 and an ephemeral port; no zeroconf.
+    host = ServerHost(tmp_path / "data", port=None, host="127.0.0.1", enable_lan=True, enable_zeroconf=False,
+                      discovery_port=0)
     (tmp_path / "data" / "config").mkdir(parents=True, exist_ok=True)
     (tmp_path / "data" / "config" / "network.json").write_text(f'{{"InternalHttpPort": {_free_port()}}}')
     host.start()
@@ -250,6 +252,7 @@ def test_every_tray_action_against_a_real_server(
         qtbot.waitUntil(lambda: controller.client is not None and controller.display_state == "running",
                         timeout=10_000)
         qtbot.waitUntil(lambda: controller.events_connected, timeout=10_000)
+        assert controller.events is not None and "api_key" not in controller.events.url.lower()  # key in a header
         assert controller.tray is not None and controller.tray.toolTip() == "Reelroom is running"
         assert controller.wizard is None
 
@@ -319,9 +322,14 @@ def test_every_tray_action_against_a_real_server(
         settings.hwaccel_combo.setCurrentIndex(settings.hwaccel_combo.findData("vaapi"))
         settings.discovery_check.setChecked(False)
         settings.login_check.setChecked(True)
+        assert host._runner is not None and host._runner.ctx is not None
+        server_ctx = host._runner.ctx
+        assert server_ctx.lan.running
         with qtbot.waitSignal(controller.notified, timeout=10_000) as notice:
             settings.save()
         assert notice.args[0] == "Settings saved"
+        qtbot.waitUntil(lambda: not server_ctx.lan.running, timeout=10_000)  # LAN off at once, no restart
+        assert host._runner.ctx is server_ctx
         with ServerClient(host.base_url, host.desktop_api_key()) as check:
             assert check.system_configuration()["ServerName"] == "Living room"
             assert check.named_configuration("encoding")["HardwareAccelerationType"] == "vaapi"
