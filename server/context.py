@@ -40,6 +40,7 @@ from server.system.activity import ActivityLog
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import FileSystemBrowser
 from server.tasks.scheduler import TaskScheduler
+from server.trickplay.service import TrickplayService
 from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
 
@@ -108,6 +109,7 @@ class ServerContext:
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
+        self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

@@ -12,27 +12,10 @@ from server.api.base import operation
 from server.errors import NotImplementedYetError
 
 NOT_IMPLEMENTED: frozenset[str] = frozenset({
-
-    # DynamicHls
-
-    # HlsSegment
-
-    # LiveTv
+    # LiveTv: Schedules Direct is an online service; Reelroom reads XMLTV listings.
     "GetSchedulesDirectCountries",
-
-    # Lyrics
-
-    # MediaSegments
-
-    # Subtitle
-
-    # Trickplay
-    "GetTrickplayHlsPlaylist",
-    "GetTrickplayTileImage",
-
-    # VideoAttachments
-
 })
+
 
 def _stub(operation_id: str) -> BaseRouteHandler:
     async def not_implemented() -> None:
@@ -40,6 +23,7 @@ def _stub(operation_id: str) -> BaseRouteHandler:
 
     not_implemented.__name__ = f"not_implemented_{operation_id}"
     return operation(operation_id)(not_implemented)
+
 
 def stub_handlers(missing: set[str]) -> list[BaseRouteHandler]:
     """501 handlers for the listed operations that have no real handler."""

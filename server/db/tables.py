@@ -386,3 +386,22 @@ class CollectionEntry(SQLModel, table=True):
     item_id: str = Field(primary_key=True, max_length=32, index=True)
     sort_order: int = 0
     date_added: datetime = Field(default_factory=utcnow)
+
+
+# ---------------------------------------------------------------- trickplay
+
+
+class TrickplayInfo(SQLModel, table=True):
+    """Tile sheets made for one video at one width (see server/trickplay)."""
+
+    __tablename__ = "trickplay_info"
+
+    item_id: str = Field(primary_key=True, max_length=32)
+    width: int = Field(primary_key=True)
+    height: int = 0
+    tile_width: int = 10
+    tile_height: int = 10
+    thumbnail_count: int = 0
+    interval: int = 10000  # milliseconds between thumbnails
+    bandwidth: int = 0  # bits per second a player needs to fetch the sheets in time
+    signature: str = ""  # the file's size and mtime when the tiles were made

@@ -23,6 +23,7 @@ from server.guid import guid_from_text
 from server.library import ids
 from server.library.media_sources import media_sources_for, streams_of
 from server.library.query import item_people, item_values, items, people, user_data
+from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 
 libraries = Library.__table__
@@ -432,8 +433,14 @@ def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str
     extras = extras_counts(s, item_ids) if (has("LocalTrailerCount") or has("SpecialFeatureCount")) else {}
     parents = parent_rows(s, rows) if opts.enable_images or any(r.type in ("Season",) for r in rows) else {}
     ctypes = collection_types(s, rows)
-    return [_build_one(r, opts, server_id, uds.get(r.id), counts.get(r.id), cast, versions, extras, parents,
+    dtos = [_build_one(r, opts, server_id, uds.get(r.id), counts.get(r.id), cast, versions, extras, parents,
                        ctypes, want_user_data) for r in rows]
+    if has("Trickplay") and media_rows:
+        tiles = trickplay_info_for(s, media_rows)
+        for dto in dtos:
+            if dto.Id in tiles:
+                dto.Trickplay = tiles[dto.Id]
+    return dtos
 
 
 def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
