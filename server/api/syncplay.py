@@ -10,6 +10,7 @@ from server.errors import BadRequestError
 from server.guid import normalize_guid, parse_guid
 from server.syncplay.groups import Participant
 from server.wire import models as w
+from server.wire.models import ENUMS
 
 
 def _me(ctx: ServerContext, auth: AuthInfo | None) -> Participant:
@@ -76,6 +77,8 @@ async def move_playlist_item(ctx: ServerContext, auth: AuthInfo | None, data: w.
 @operation("SyncPlayQueue")
 async def queue(ctx: ServerContext, auth: AuthInfo | None, data: w.QueueRequestDto) -> None:
     ids = [parse_guid(i, "ItemIds") for i in data.ItemIds or []]
+    if data.Mode is not None and data.Mode not in ENUMS["GroupQueueMode"]:
+        raise BadRequestError("Mode must be Queue or QueueNext.")
     ctx.syncplay.queue_items(_device(auth), ids, data.Mode or "Queue")
 
 
@@ -91,15 +94,15 @@ async def previous_item(ctx: ServerContext, auth: AuthInfo | None, data: w.Previ
 
 @operation("SyncPlaySetRepeatMode")
 async def set_repeat_mode(ctx: ServerContext, auth: AuthInfo | None, data: w.SetRepeatModeRequestDto) -> None:
-    if not data.Mode:
-        raise BadRequestError("Mode is required (RepeatOne, RepeatAll or RepeatNone).")
+    if data.Mode not in ENUMS["GroupRepeatMode"]:
+        raise BadRequestError("Mode must be RepeatOne, RepeatAll or RepeatNone.")
     ctx.syncplay.set_repeat_mode(_device(auth), data.Mode)
 
 
 @operation("SyncPlaySetShuffleMode")
 async def set_shuffle_mode(ctx: ServerContext, auth: AuthInfo | None, data: w.SetShuffleModeRequestDto) -> None:
-    if not data.Mode:
-        raise BadRequestError("Mode is required (Sorted or Shuffle).")
+    if data.Mode not in ENUMS["GroupShuffleMode"]:
+        raise BadRequestError("Mode must be Sorted or Shuffle.")
     ctx.syncplay.set_shuffle_mode(_device(auth), data.Mode)
 
 

@@ -132,6 +132,8 @@ async def test_not_in_group_and_unknown_group(server):
         assert (await c.post("/SyncPlay/New", {"GroupName": "x"})).status_code == 204
         assert (await c.post("/SyncPlay/SetNewQueue", {"PlayingQueue": []})).status_code == 400
         assert (await c.post("/SyncPlay/Seek", {"PositionTicks": -5})).status_code == 400
+        assert (await c.post("/SyncPlay/SetRepeatMode", {"Mode": "RepeatForever"})).status_code == 400
+        assert (await c.post("/SyncPlay/SetShuffleMode", {"Mode": "Shuffle"})).status_code == 204
 
 
 def test_syncplay_needs_the_permission(server):
