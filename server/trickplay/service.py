@@ -228,7 +228,7 @@ class TrickplayTask:
         for done, video in enumerate(todo):
             try:
                 await self.service.generate(video)
-            except RuntimeError as exc:
+            except (RuntimeError, OSError, ValueError) as exc:  # one bad or vanished file must not stop the run
                 log.warning("No trickplay tiles for %s: %s", video.path, exc)
             progress((done + 1) * 100 / len(todo))
         progress(100)
