@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from server.auth.service import AuthInfo, TokenService
+from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
@@ -84,6 +85,7 @@ class ServerContext:
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
+        self.signin_throttle = SignInThrottle()  # per-address and per-user sign-in rate limits
         self.sessions = SessionManager(self.events, self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.sessions.on_end(self.syncplay.forget_device)
@@ -146,6 +148,9 @@ class ServerContext:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
+            from server.users.passwords import warm_up
+
+            await warm_up()  # the dummy hash unknown names are checked against
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)
