@@ -151,6 +151,7 @@ class ServerContext:
             from server.users.passwords import warm_up
 
             await warm_up()  # the dummy hash unknown names are checked against
+            await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)
