@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -120,7 +121,9 @@ def _prepare(args: Sequence[str], kwargs: dict[str, Any], nice: int, mode: str) 
     if mode == "watchdog":
         if kwargs.get("stdin") not in (None, subprocess.DEVNULL, asyncio.subprocess.DEVNULL):
             raise ValueError("a watched child cannot take stdin")
-        kwargs["stdin"] = subprocess.PIPE  # the watchdog pipe: held open by the server, never written
+        read_end, write_end = os.pipe()  # the watchdog pipe: held open by the server, never written
+        kwargs["stdin"] = read_end
+        kwargs["_watchdog"] = write_end
         kwargs["start_new_session"] = True  # wrapper and ffmpeg in one group, killed together
         args = _wrap(args)
     preexec = _preexec(nice)
@@ -129,16 +132,40 @@ def _prepare(args: Sequence[str], kwargs: dict[str, Any], nice: int, mode: str) 
     return args, kwargs
 
 
+def _hold_watchdog(proc: Any, kwargs: dict[str, Any], write_end: int | None) -> None:
+    """Keep the watchdog pipe's write end for as long as the process object lives (closing it,
+    or the server's death, ends the child)."""
+    if write_end is None:
+        return
+    os.close(kwargs["stdin"])
+    proc._reelroom_watchdog = weakref.finalize(proc, os.close, write_end)
+
+
+def release_watchdog(proc: Any) -> None:
+    """Close the watchdog pipe of a watched child: the child is killed (what the server's death does)."""
+    finalizer = getattr(proc, "_reelroom_watchdog", None)
+    if finalizer is not None:
+        finalizer()
+
+
 def popen(args: Sequence[str], *, nice: int = 0, mode: str | None = None, **kwargs: Any) -> subprocess.Popen:
     """``subprocess.Popen`` for a child that dies with the server. ``nice``: a lower priority."""
     mode = mode or MODE
     args, kwargs = _prepare(args, kwargs, nice, mode)
+    watchdog = kwargs.pop("_watchdog", None)
     if mode == "pdeathsig" and threading.current_thread().name.startswith("reelroom-spawner"):
         proc = subprocess.Popen(args, **kwargs)
     elif mode == "pdeathsig":
         proc = _spawner_thread().submit(lambda: subprocess.Popen(args, **kwargs)).result()
     else:
-        proc = subprocess.Popen(args, **kwargs)
+        try:
+            proc = subprocess.Popen(args, **kwargs)
+        except BaseException:
+            if watchdog is not None:
+                os.close(kwargs["stdin"])
+                os.close(watchdog)
+            raise
+    _hold_watchdog(proc, kwargs, watchdog)
     if mode == "job":
         _assign_to_job(proc.pid, getattr(proc, "_handle", None))
     return proc
@@ -169,7 +196,15 @@ async def exec_async(*args: Any, nice: int = 0, mode: str | None = None, **kwarg
     event loop's thread, which lives as long as the server."""
     mode = mode or MODE
     argv, kwargs = _prepare(args, kwargs, nice, mode)
-    proc = await asyncio.create_subprocess_exec(*argv, **kwargs)
+    watchdog = kwargs.pop("_watchdog", None)
+    try:
+        proc = await asyncio.create_subprocess_exec(*argv, **kwargs)
+    except BaseException:
+        if watchdog is not None:
+            os.close(kwargs["stdin"])
+            os.close(watchdog)
+        raise
+    _hold_watchdog(proc, kwargs, watchdog)
     if mode == "job":
         _assign_to_job(proc.pid, None)
     return proc

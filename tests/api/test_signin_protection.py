@@ -141,3 +141,34 @@ def test_the_desktop_app_is_never_locked_out_nor_rate_limited(server):
     with server.client(key["AccessToken"], device="tray") as tray:
         r = _sign_in(tray, "admin", "s3cret!")
     assert r.status_code == 200, r.text
+
+
+def test_other_requests_stay_responsive_under_a_sign_in_flood(server):
+    """8 clients sign in with the right password (full argon2 checks no rate limit stops) while
+    a ninth pings. Loose bounds: the figures are in bench/signin_flood.py."""
+    with server.admin() as c:
+        assert c.post("/Users/New", json={"Name": "gina", "Password": "right"}).status_code == 200
+    stop_at = time.monotonic() + 4
+    outcomes: list[int] = []
+
+    def hammer(n: int) -> None:
+        with server.client(device=f"flood-{n}") as c:
+            while time.monotonic() < stop_at:
+                outcomes.append(_sign_in(c, "gina", "right").status_code)
+
+    threads = [threading.Thread(target=hammer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    pings = []
+    time.sleep(0.5)
+    with server.client() as c:
+        while time.monotonic() < stop_at:
+            start = time.perf_counter()
+            assert c.get("/System/Ping").status_code == 200
+            pings.append(time.perf_counter() - start)
+            time.sleep(0.05)
+    for t in threads:
+        t.join(60)
+    assert outcomes and set(outcomes) <= {200, 429} and 200 in outcomes
+    pings.sort()
+    assert pings[len(pings) // 2] < 0.5 and pings[-1] < 3.0, pings

@@ -93,7 +93,7 @@ def test_watchdog_kills_the_child_when_the_servers_pipe_closes():
         assert time.monotonic() < deadline
         time.sleep(0.02)
     child = kids[0]
-    proc.stdin.close()  # what the server's death does to the pipe
+    spawn.release_watchdog(proc)  # what the server's death does to the pipe
     assert _wait_gone(child)
     assert proc.wait(5) != 0
 
@@ -172,3 +172,9 @@ def test_every_ffmpeg_spawn_goes_through_the_helper():
             if needle in text:
                 offenders.append(f"{path.relative_to(root)}: {needle}")
     assert offenders == []
+
+
+async def test_async_watchdog_wrapper_passes_output_and_status():
+    proc = await spawn.exec_async("sh", "-c", "echo hi; exit 4", mode="watchdog", stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out == b"hi\n" and proc.returncode == 4
