@@ -83,14 +83,14 @@ def test_unknown_name_costs_about_what_a_known_one_costs(server):
 def test_a_flood_of_bad_sign_ins_gets_429_with_retry_after(server):
     statuses = []
     with server.client(device="flood") as anon:
-        for i in range(14):
+        for i in range(20):
             r = _sign_in(anon, f"nobody{i}", "x")
             statuses.append(r.status_code)
             if r.status_code == 429:
                 assert int(r.headers["Retry-After"]) >= 1
                 assert r.headers["content-type"].startswith("application/problem+json")
                 break
-    assert statuses[-1] == 429 and statuses.count(401) == 10, statuses
+    assert statuses[-1] == 429 and 10 <= statuses.count(401) <= 16, statuses  # the bucket refills as we go
 
 
 def test_lock_expires_and_grows_and_the_right_password_then_works(server):
