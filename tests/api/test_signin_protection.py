@@ -93,8 +93,9 @@ def test_a_flood_of_bad_sign_ins_gets_429_with_retry_after(server):
     assert statuses[-1] == 429 and 10 <= statuses.count(401) <= 16, statuses  # the bucket refills as we go
 
 
-def test_lock_expires_and_grows_and_the_right_password_then_works(server):
-    server.ctx.users.lock_durations = (1.0, 2.5, 4.0)
+def test_lock_expires_and_grows_and_the_right_password_then_works(server, monkeypatch):
+    now = [1_000_000.0]
+    monkeypatch.setattr("server.users.service.time", type("Clock", (), {"time": staticmethod(lambda: now[0])}))
     with server.admin() as c:
         uid = c.post("/Users/New", json={"Name": "erin", "Password": "right"}).json()["Id"]
         assert c.post(f"/Users/{uid}/Policy", json={**c.get(f"/Users/{uid}").json()["Policy"],
@@ -102,15 +103,15 @@ def test_lock_expires_and_grows_and_the_right_password_then_works(server):
     with server.client(device="lock") as anon:
         assert _sign_in(anon, "erin", "bad").status_code == 401
         r = _sign_in(anon, "erin", "bad")
-        assert r.status_code == 401 and "locked" in r.json()["detail"]
+        assert r.status_code == 401 and "locked for 1 minute" in r.json()["detail"]
         assert "locked" in _sign_in(anon, "erin", "right").json()["detail"]
-        time.sleep(1.2)
-        assert _sign_in(anon, "erin", "bad").status_code == 401  # counting again
-        start = time.time()
-        assert "locked" in _sign_in(anon, "erin", "bad").json()["detail"]  # second lock: longer
-        time.sleep(1.2)
-        assert _sign_in(anon, "erin", "right").status_code == 401  # still locked
-        time.sleep(max(0.0, 2.6 - (time.time() - start)))
+        now[0] += 61
+        assert "locked" not in _sign_in(anon, "erin", "bad").json()["detail"]  # counting again
+        r = _sign_in(anon, "erin", "bad")
+        assert "locked for 5 minutes" in r.json()["detail"]  # the second lock lasts longer
+        now[0] += 120
+        assert "locked" in _sign_in(anon, "erin", "right").json()["detail"]  # still locked
+        now[0] += 181
         r = _sign_in(anon, "erin", "right")
         assert r.status_code == 200, r.text
     with server.admin() as c:
