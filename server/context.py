@@ -105,6 +105,7 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
         self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
