@@ -7,8 +7,6 @@ from direct access alike."""
 from __future__ import annotations
 
 import re
-import time
-from pathlib import Path
 
 import httpx
 import pytest
