@@ -92,7 +92,7 @@ class ServerContext:
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
-        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
+        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
         self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
