@@ -41,6 +41,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL") or None,
                         help="SQLAlchemy database URL, e.g. postgresql://user:pw@host/db (default: SQLite in the data folder)")
+    from app.web_cli import add_web_arguments
+
+    add_web_arguments(parser)
     return parser
 
 
@@ -60,10 +63,10 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int | None, host: str, database_url: str | None = None) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int | None, host: str, **options: Any) -> ServerHostLike:
     from app.server_host import ServerHost
 
-    return ServerHost(data_dir=data_dir, port=port, host=host, database_url=database_url)
+    return ServerHost(data_dir=data_dir, port=port, host=host, **options)
 
 
 def database_problem(url: str | None) -> str | None:
@@ -124,8 +127,14 @@ def build_desktop(
     if not instance.claim():
         log.info("Reelroom is already running; asked it to show its window")
         return None
-    url = getattr(args, "database_url", None)
-    server = host_factory(args.data_dir, args.port, args.host, **({"database_url": url} if url else {}))
+    from app.web_cli import web_options
+
+    # A host factory that takes no web or database options (tests) gets the defaults.
+    defaults = {"web_dir": None, "host_web": True}
+    extra = {k: v for k, v in web_options(args).items() if v != defaults[k]}
+    if getattr(args, "database_url", None):
+        extra["database_url"] = args.database_url
+    server = host_factory(args.data_dir, args.port, args.host, **extra)
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import and_, event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.compiler import compiles
@@ -140,8 +140,6 @@ def _binary_postgresql(element: binary, compiler: Any, **kw: Any) -> str:
 
 def starts_with(expr: ColumnElement, prefix: str) -> ColumnElement:
     """``expr`` begins with ``prefix`` (case as given), as an index-friendly range."""
-    from sqlalchemy import and_
-
     return and_(binary(expr) >= prefix, binary(expr) < prefix + "\uffff")
 
 

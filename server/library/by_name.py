@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, case, func, literal, select
+from sqlalchemy import case, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
