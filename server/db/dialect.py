@@ -17,6 +17,7 @@ lives here:
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import and_, event
@@ -162,3 +163,21 @@ def _like_ci_default(element: like_ci, compiler: Any, **kw: Any) -> str:
 def _like_ci_postgresql(element: like_ci, compiler: Any, **kw: Any) -> str:
     expr, pattern = list(element.clauses)
     return f"({compiler.process(expr, **kw)} ILIKE {compiler.process(pattern, **kw)})"
+
+
+BYTEWISE_COLLATIONS = ("C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic")
+
+
+def warn_about_collation(engine: Engine) -> str | None:
+    """PostgreSQL sorts names by the database's collation; SQLite (and Jellyfin) by code point.
+    Log, once at start-up, when they differ; returns the collation."""
+    if engine.dialect.name != "postgresql":
+        return None
+    with engine.connect() as conn:
+        collation = conn.exec_driver_sql(
+            "SELECT datcollate FROM pg_database WHERE datname = current_database()").scalar()
+    if collation not in BYTEWISE_COLLATIONS:
+        logging.getLogger("reelroom.db").info(
+            "The database's collation is %s: names sort by it. A database created with "
+            "--locale=C sorts them as SQLite does.", collation)
+    return collation
