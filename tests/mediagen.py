@@ -58,8 +58,11 @@ def make_video(
     chapters: bool = False,
     fps: int = 24,
     cover: Path | None = None,
+    black_seconds: float = 0.0,
 ) -> Path:
     """A video with a test pattern and (optionally) a sine-tone audio track.
+
+    ``black_seconds`` makes the first seconds pure black (a fade-in, a studio card on black).
 
     ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
     (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4). ``cover`` attaches
@@ -94,6 +97,8 @@ def make_video(
         args += ["-f", "ffmetadata", "-i", str(meta_file), "-map_chapters", str(inputs)]
         inputs += 1
     args += maps
+    if black_seconds > 0:
+        args += ["-vf", f"drawbox=x=0:y=0:w=iw:h=ih:color=black:t=fill:enable='lt(t,{black_seconds})'"]
     args += ["-c:v", vcodec]
     if vcodec == "libx264":
         args += ["-preset", "ultrafast", "-pix_fmt", "yuv420p"]

@@ -190,3 +190,12 @@ def parse_hwaccels(text: str) -> frozenset[str]:
         if started and line.strip():
             names.add(line.strip())
     return frozenset(names)
+
+
+def lower_priority() -> None:
+    """``preexec_fn`` for background ffmpeg runs (trickplay, artwork): nice 10, so playback and
+    the web UI keep the CPU they need."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import shutil
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from sqlalchemy import delete, select
 
 from server.db.tables import Item, TrickplayInfo
 from server.errors import NotFoundError
+from server.media.ffmpeg import lower_priority
 from server.tasks.scheduler import Progress, daily
 from server.wire import models as w
 
@@ -166,7 +166,7 @@ class TrickplayService:
                  "-q:v", str(opts.Qscale or 4), "-f", "image2", str(out / "%06d.jpg")]
         proc = await asyncio.create_subprocess_exec(
             *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=_lower_priority if sys.platform != "win32" else None)
+            stderr=asyncio.subprocess.PIPE, preexec_fn=lower_priority if sys.platform != "win32" else None)
         try:
             _, err = await proc.communicate()
         except asyncio.CancelledError:
@@ -177,11 +177,6 @@ class TrickplayService:
         if proc.returncode != 0:
             reason = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             raise RuntimeError(f"ffmpeg exited with {proc.returncode}: {reason[0]}")
-
-
-def _lower_priority() -> None:
-    with contextlib.suppress(OSError):
-        os.nice(10)
 
 
 @dataclass
