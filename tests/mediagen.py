@@ -59,10 +59,12 @@ def make_video(
     fps: int = 24,
     cover: Path | None = None,
     black_seconds: float = 0.0,
+    keyint: int | None = None,
 ) -> Path:
     """A video with a test pattern and (optionally) a sine-tone audio track.
 
-    ``black_seconds`` makes the first seconds pure black (a fade-in, a studio card on black).
+    ``black_seconds`` makes the first seconds pure black (a fade-in, a studio card on black);
+    ``keyint`` sets the keyframe interval in frames (x264's default is 250).
 
     ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
     (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4). ``cover`` attaches
@@ -102,6 +104,8 @@ def make_video(
     args += ["-c:v", vcodec]
     if vcodec == "libx264":
         args += ["-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+    if keyint:
+        args += ["-g", str(keyint)]
     if acodec:
         args += ["-c:a", acodec]
         if audio_language:

@@ -35,13 +35,13 @@ MAX_SOURCES = 4
 QUALITY = 88
 
 
-def _cover(path: str, size: tuple[int, int]) -> Image.Image:
+def _load(path: str, size: tuple[int, int]) -> Image.Image:
+    """The source decoded (a JPEG at a reduced scale still >= ``size``), upright, RGB."""
     try:
         with Image.open(path) as img:
-            img.draft("RGB", (size[0] * 2, size[1] * 2))
-            img = ImageOps.exif_transpose(img)
-            return ImageOps.fit(img.convert("RGB"), size, Image.Resampling.LANCZOS)
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+            img.draft("RGB", size)
+            return ImageOps.exif_transpose(img).convert("RGB")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
         raise ImageDecodeError(f"cannot read {path}: {exc}") from exc
 
 
@@ -76,30 +76,24 @@ def _title(canvas: Image.Image, text: str) -> None:
 
 
 def make_collage(sources: Sequence[str], layout: Layout, out: Path, title: str | None = None) -> tuple[int, int]:
-    """Write a JPEG collage of ``sources`` (image paths, at most four used) to ``out``
-    atomically; returns its size. Unreadable sources are skipped; none readable raises
-    ImageDecodeError."""
-    wanted = list(dict.fromkeys(sources))[:MAX_SOURCES]
-    tiles: list[str] = []
-    for path in wanted:
-        if os.path.isfile(path):
-            tiles.append(path)
+    """Write a JPEG collage of ``sources`` (image paths, the first four readable ones used) to
+    ``out`` atomically; returns its size. None readable raises ImageDecodeError."""
+    tiles: list[Image.Image] = []
+    for path in dict.fromkeys(sources):
+        if len(tiles) >= MAX_SOURCES:
+            break
+        try:
+            tiles.append(_load(path, (layout.width, layout.height)))
+        except ImageDecodeError:
+            continue  # unreadable or gone: the next source takes its place
     if not tiles:
         raise ImageDecodeError("no readable source image")
     cells = _cells(layout, len(tiles))
     canvas = Image.new("RGBA", (layout.width, layout.height), (0, 0, 0, 255))
-    drawn = 0
     for n, (left, top, right, bottom) in enumerate(cells):
-        try:
-            # two sources in a grid sit on the diagonals (A B / B A) rather than in stripes
-            pick = (0, 1, 1, 0)[n] if len(tiles) == 2 and len(cells) == 4 else n % len(tiles)
-            tile = _cover(tiles[pick], (right - left, bottom - top))
-        except ImageDecodeError:
-            continue
-        canvas.paste(tile, (left, top))
-        drawn += 1
-    if not drawn:
-        raise ImageDecodeError("no readable source image")
+        # two sources in a grid sit on the diagonals (A B / B A) rather than in stripes
+        pick = (0, 1, 1, 0)[n] if len(tiles) == 2 and len(cells) == 4 else n % len(tiles)
+        canvas.paste(ImageOps.fit(tiles[pick], (right - left, bottom - top), Image.Resampling.LANCZOS), (left, top))
     if title:
         _title(canvas, title)
     out.parent.mkdir(parents=True, exist_ok=True)

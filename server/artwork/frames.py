@@ -3,7 +3,9 @@
 Jellyfin's screen grabber takes the frame at 10% of the runtime (10 s when the runtime is not
 known). Openings are often black (fade-ins, studio cards on black), so the frame is measured with
 Pillow and, when nearly all of it is dark, later positions are tried; if every candidate is dark the
-brightest one is kept (a dark frame is still better than no image).
+brightest one is kept (a dark frame is still better than no image). Candidates are keyframes (the
+first at or after each position: ffmpeg decodes nothing else, which is what makes a grab cheap);
+only when every keyframe candidate is dark are the exact positions decoded.
 
 ffmpeg runs at low priority, one call at a time, and is killed if the caller is cancelled.
 """
@@ -71,22 +73,31 @@ async def grab_frame(ffmpeg: str, video: str, runtime_seconds: float | None, out
         best: tuple[float, Path, float] | None = None  # (dark share, file, seconds)
         attempts = 0
         last_error = "no frame"
-        for n, seconds in enumerate(positions_for(runtime_seconds)):
-            candidate = scratch / f"{n}.jpg"
-            attempts += 1
-            try:
-                await _grab(ffmpeg, video, seconds, candidate)
-            except FrameExtractionError as exc:
-                last_error = str(exc)
-                if "no video stream" in last_error:
-                    raise
-                continue
-            if not candidate.is_file() or candidate.stat().st_size == 0:
-                continue  # past the end (a wrong runtime): try the next position
-            share, _mean = await asyncio.to_thread(dark_share, candidate)
-            if best is None or share < best[0]:
-                best = (share, candidate, seconds)
-            if share < DARK_SHARE:
+        found = False
+        # Keyframes first (a keyframe at or after each position: no decoding of the frames in
+        # between, ~5x faster on long GOPs); only if all of those are dark, exact positions.
+        for keyframes_only in (True, False):
+            for n, seconds in enumerate(positions_for(runtime_seconds)):
+                candidate = scratch / f"{n}-{int(keyframes_only)}.jpg"
+                attempts += 1
+                try:
+                    await _grab(ffmpeg, video, seconds, candidate, keyframes_only)
+                except FrameExtractionError as exc:
+                    last_error = str(exc)
+                    if "no video stream" in last_error:
+                        raise
+                    continue
+                if not candidate.is_file() or candidate.stat().st_size == 0:
+                    if keyframes_only:
+                        break  # no keyframe after this position, so none after the later ones
+                    continue  # past the end (a wrong runtime): the next position
+                share, _mean = await asyncio.to_thread(dark_share, candidate)
+                if best is None or share < best[0]:
+                    best = (share, candidate, seconds)
+                if share < DARK_SHARE:
+                    found = True
+                    break
+            if found:
                 break
         if best is None:
             # every position failed: the runtime may be wrong, so try the very first frame
@@ -110,10 +121,12 @@ def _remove_tree(folder: Path) -> None:
         folder.rmdir()
 
 
-async def _grab(ffmpeg: str, video: str, seconds: float, out: Path) -> None:
+async def _grab(ffmpeg: str, video: str, seconds: float, out: Path, keyframes_only: bool = False) -> None:
     # Square pixels (anamorphic video is stretched to its display size), one frame, good JPEG.
-    args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1",
-            "-ss", f"{seconds:.3f}", "-i", video, "-map", "0:V:0", "-an", "-sn", "-dn",
+    args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1"]
+    if keyframes_only:
+        args += ["-skip_frame", "nokey"]
+    args += ["-ss", f"{seconds:.3f}", "-i", video, "-map", "0:V:0", "-an", "-sn", "-dn",
             "-vf", "scale='if(gt(sar,0),trunc(iw*sar/2)*2,iw)':ih,setsar=1",
             "-frames:v", "1", "-q:v", "2", "-f", "image2", "-update", "1", "-y", str(out)]
     proc = await asyncio.create_subprocess_exec(
