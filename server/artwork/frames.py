@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image
 
-from server.media.ffmpeg import lower_priority
+from server.media import spawn
 from server.media.images import FrameExtractionError
 
 # Fractions of the runtime tried in turn: Jellyfin's 10% first.
@@ -129,14 +128,13 @@ async def _grab(ffmpeg: str, video: str, seconds: float, out: Path, keyframes_on
     args += ["-ss", f"{seconds:.3f}", "-i", video, "-map", "0:V:0", "-an", "-sn", "-dn",
             "-vf", "scale='if(gt(sar,0),trunc(iw*sar/2)*2,iw)':ih,setsar=1",
             "-frames:v", "1", "-q:v", "2", "-f", "image2", "-update", "1", "-y", str(out)]
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn.exec_async(
         *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE, preexec_fn=lower_priority if sys.platform != "win32" else None)
+        stderr=asyncio.subprocess.PIPE, nice=10)
     try:
         _, err = await asyncio.wait_for(proc.communicate(), FFMPEG_TIMEOUT)
     except (asyncio.CancelledError, TimeoutError) as exc:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        spawn.kill(proc)
         await proc.wait()
         if isinstance(exc, TimeoutError):
             raise FrameExtractionError(f"ffmpeg timed out on {video!r}") from None

@@ -1,7 +1,7 @@
 """artwork: generated images of by-name items (genres, music genres, artists without a row)
 
-Revision ID: 0008_artwork
-Revises: 0007_merge
+Revision ID: 0009_artwork
+Revises: 0008_postgres
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-revision = '0008_artwork'
-down_revision = '0007_merge'
+revision = '0009_artwork'
+down_revision = '0008_postgres'
 branch_labels = None
 depends_on = None
 
