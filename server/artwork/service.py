@@ -1,8 +1,8 @@
 """Artwork that needs no internet: what Jellyfin's screen grabber and dynamic image providers do.
 
-``ctx.artwork`` registers the "RefreshArtwork" task (Library category). It runs after every scan
-that changed something, after playlist, collection and image changes (debounced), daily, and on
-demand; one run at a time. A run, in order:
+``ctx.artwork`` registers the "RefreshArtwork" task (Library category). It runs at start-up,
+after every scan that changed something, after playlist, collection and image changes
+(debounced), daily, and on demand; one run at a time. A run, in order:
 
 1. **Artists**: a MusicArtist row without a Primary gets a copy of one of its album covers
    (its newest album with a cover); an artist met only in tags (no row) gets one in
@@ -57,7 +57,7 @@ from server.library import ids
 from server.library.merge import file_source
 from server.media.images import ImageError, blurhash_of, image_info, image_tag
 from server.metadata.image_files import image_folder, remove_replaced
-from server.tasks.scheduler import Progress, daily
+from server.tasks.scheduler import Progress, daily, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -163,6 +163,18 @@ class RunStats:
     covers: int = 0
     removed: int = 0
     seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Video:
+    """A video to grab a frame from (no streams or images kept: a first run may list 100k)."""
+
+    id: str
+    path: str
+    file_size: int | None
+    size: int | None
+    file_mtime: float | None
+    run_time_ticks: int | None
 
 
 @dataclass
@@ -310,11 +322,11 @@ class ArtworkService:
         return changed
 
     @staticmethod
-    def _frame_candidates(s: Session, disabled: dict[str, frozenset[str]]) -> list[Any]:
+    def _frame_candidates(s: Session, disabled: dict[str, frozenset[str]]) -> list[_Video]:
         """Videos with no Primary, or a generated one of another file version. Pages by id and
         reads streams only for rows without a Primary of their own."""
         t = Item.__table__.c
-        found: list[Any] = []
+        found: list[_Video] = []
         last = ""
         while True:
             rows = s.execute(
@@ -340,7 +352,7 @@ class ArtworkService:
                     continue
                 if '"Video"' not in (r.media_streams_json or ""):
                     continue  # no video stream to grab from (Jellyfin skips these too)
-                found.append(r)
+                found.append(_Video(r.id, r.path, r.file_size, r.size, r.file_mtime, r.run_time_ticks))
 
     # -- artists -------------------------------------------------------------------------------------
 
@@ -516,11 +528,13 @@ class ArtworkService:
             key = "folder:" + own["Tag"]
             if plan.stored_key != key:
                 entry = await asyncio.to_thread(_measured, own)
-                await self.ctx.db.write(_store_by_name, plan, [entry], key)
+                old = await self.ctx.db.write(_store_by_name, plan, [entry], key)
+                await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
             return
         if not plan.sources:
             if plan.current is not None:
-                await self.ctx.db.write(_store_by_name, plan, [], "")
+                old = await self.ctx.db.write(_store_by_name, plan, [], "")
+                await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
             return
         key = plan.key()
         if plan.stored_key == key and plan.current is not None and os.path.isfile(plan.current["Path"]):
@@ -699,7 +713,9 @@ class ArtworkTask:
                         "collections and genres, and gives artists one of their album covers.")
     category: str = "Library"
     is_hidden: bool = False
-    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [daily(2)])
+    # At start-up (a library scanned before this existed, or a run cut short by a restart), and
+    # daily; scans that changed something and playlist/collection/image changes also start it.
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), daily(2)])
 
     async def run(self, progress: Progress) -> None:
         await self.service.run(progress)

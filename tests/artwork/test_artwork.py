@@ -295,3 +295,25 @@ def test_screen_grabber_can_be_turned_off(live, tmp_path):
     clip = next(i for i in _items(live, parentId=library) if i["Name"] == "Clip One")
     assert "Primary" not in (clip.get("ImageTags") or {})
     assert os.path.isdir(folder)
+
+
+def test_a_picture_in_the_genre_folder_wins_over_the_collage(live):
+    with live.admin() as c:
+        drama = c.get("/Genres/Drama", params={"userId": live.admin_id}).json()
+    collage_tag = drama["ImageTags"]["Primary"]
+    generated = live.data_dir / "metadata" / "generated" / "Genre" / drama["Id"][:2] / drama["Id"]
+    assert list(generated.glob("collage-*.jpg"))
+    upload = io.BytesIO()
+    Image.new("RGB", (123, 77), (200, 200, 0)).save(upload, "PNG")
+    with live.admin() as c:
+        r = c.post(f"/Items/{drama['Id']}/Images/Primary", content=base64.b64encode(upload.getvalue()),
+                   headers={"Content-Type": "image/png"})
+        assert r.status_code == 204, r.text
+    assert _image(live, "/Genres/Drama/Images/Primary").size == (123, 77)  # served at once
+    run_artwork(live)
+    with live.admin() as c:
+        drama = c.get("/Genres/Drama", params={"userId": live.admin_id}).json()
+    tag = drama["ImageTags"]["Primary"]
+    assert tag != collage_tag and drama["ImageBlurHashes"]["Primary"][tag]
+    assert _image(live, f"/Items/{drama['Id']}/Images/Primary", tag=tag).size == (123, 77)
+    assert not list(generated.glob("collage-*.jpg"))  # the replaced collage is gone from disk
