@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.artwork.service import ArtworkService
 from server.auth.service import AuthInfo, TokenService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
@@ -117,6 +118,7 @@ class ServerContext:
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
         self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
+        self.artwork = ArtworkService(self)  # registers RefreshArtwork; runs after scans that changed something
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -148,6 +150,7 @@ class ServerContext:
         """Migrate the database and start background work; until this finishes every request
         gets a 503."""
         self.events.bind_loop(asyncio.get_running_loop())
+        self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)

@@ -4,6 +4,7 @@ options a library may take."""
 from __future__ import annotations
 
 from server.api.base import operation
+from server.artwork.service import FRAME_TYPES, SCREEN_GRABBER
 from server.context import ServerContext
 from server.library.virtual_folders import normalize_id
 from server.wire import models as w
@@ -85,7 +86,8 @@ async def get_library_options_info(ctx: ServerContext, libraryContentType: str |
     for kind in kinds:
         for item_type, fetchers, images in [_TYPE_OPTIONS[kind], *_EXTRA_TYPES.get(kind, [])]:
             type_options.append(w.LibraryTypeOptionsDto(
-                Type=item_type, MetadataFetchers=_fetchers(*fetchers), ImageFetchers=_fetchers(*fetchers),
+                Type=item_type, MetadataFetchers=_fetchers(*fetchers),
+                ImageFetchers=_fetchers(*fetchers, *((SCREEN_GRABBER,) if item_type in FRAME_TYPES else ())),
                 SupportedImageTypes=list(images), DefaultImageOptions=[]))
     return w.LibraryOptionsResultDto(
         MetadataSavers=[w.LibraryOptionInfoDto(Name="Nfo", DefaultEnabled=False)],

@@ -56,6 +56,13 @@ class PlaylistAccess:
         return user_id is None or self.playlist.owner_user_id == user_id
 
 
+def _artwork_changed(ctx: ServerContext) -> None:
+    """Playlist covers are collages of their items (server/artwork): remake them soon."""
+    artwork = getattr(ctx, "artwork", None)
+    if artwork is not None:
+        artwork.request()
+
+
 def ensure_folder(s: Session) -> None:
     if s.get(Item, PLAYLISTS_FOLDER_ID) is None:
         s.add(Item(id=PLAYLISTS_FOLDER_ID, type="ManualPlaylistsFolder", is_folder=True, name="Playlists",
@@ -154,6 +161,7 @@ class PlaylistService:
             _append(s, playlist_id, wanted)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
         return playlist_id
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
@@ -183,6 +191,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def get(self, playlist_id: str, caller: str | None) -> w.PlaylistDto:
         found = await self._access(playlist_id, caller)
@@ -201,6 +210,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def remove(self, playlist_id: str, caller: str | None, entry_ids: list[str]) -> None:
         found = await self._access(playlist_id, caller)
@@ -220,6 +230,7 @@ class PlaylistService:
                 _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def move(self, playlist_id: str, caller: str | None, entry_id: str, new_index: int) -> None:
         if new_index < 0:
@@ -243,6 +254,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def items(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
                     limit: int | None) -> w.BaseItemDtoQueryResult:
