@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from server.auth.service import AuthInfo
 from server.db.database import Database
+from server.db.dialect import warn_about_collation
 from server.db.tables import UserData
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
@@ -127,6 +128,8 @@ class ItemService:
     async def start(self) -> None:
         """After the migration: check the search index (see search_index.ensure)."""
         await asyncio.to_thread(search_index.ensure, self.db.engine)
+        if self.db.dialect == "postgresql":
+            await asyncio.to_thread(warn_about_collation, self.db.engine)
 
     async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
         """The user named by ``userId`` (404 if unknown; only admins may name another user),

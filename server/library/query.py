@@ -43,6 +43,7 @@ from sqlalchemy import (
 from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
+from server.db.dialect import binary, like_ci, starts_with
 from server.db.tables import (
     CollectionEntry,
     Item,
@@ -399,7 +400,7 @@ def _played_condition(c: _Ctx, played: bool):
     unplayed_episode = exists(select(literal(1)).select_from(
         ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
         or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
-        ep.c.type == "Episode", func.ifnull(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
+        ep.c.type == "Episode", func.coalesce(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
         func.coalesce(ud2.c.played, false()) == false()))
     row_played = func.coalesce(c.ud_col("played"), false()) == true()
     folder_case = items.c.type.in_(("Series", "Season"))
@@ -507,7 +508,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
         # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
         # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
         # (date_created for Latest) or on the few ids a full-text match found.
-        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.ifnull(items.c.owner_id, "") == "")
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.coalesce(items.c.owner_id, "") == "")
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
@@ -603,17 +604,17 @@ def _conditions(s: Session, c: _Ctx) -> list:
                          func.lower(items.c.original_title).like(pattern, escape="\\")))
     if q.name_starts_with:
         prefix = q.name_starts_with.lower()
-        conds.append(and_(items.c.sort_name >= prefix, items.c.sort_name < prefix + "\uffff"))
+        conds.append(starts_with(items.c.sort_name, prefix))
     if q.name_starts_with_or_greater:
-        conds.append(items.c.sort_name >= q.name_starts_with_or_greater.lower())
+        conds.append(binary(items.c.sort_name) >= q.name_starts_with_or_greater.lower())
     if q.name_less_than:
-        conds.append(items.c.sort_name < q.name_less_than.lower())
+        conds.append(binary(items.c.sort_name) < q.name_less_than.lower())
     if q.min_community_rating is not None:
         conds.append(items.c.community_rating >= q.min_community_rating)
     if q.min_critic_rating is not None:
         conds.append(items.c.critic_rating >= q.min_critic_rating)
     if q.has_subtitles is not None:
-        cond = items.c.media_streams_json.like('%"Subtitle"%')
+        cond = like_ci(items.c.media_streams_json, '%"Subtitle"%')
         conds.append(cond if q.has_subtitles else not_(cond))
     if q.has_overview is not None:
         cond = and_(items.c.overview.is_not(None), items.c.overview != "")
@@ -623,7 +624,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(cond if q.has_official_rating else not_(cond))
     for flag, key in ((q.has_imdb_id, "Imdb"), (q.has_tmdb_id, "Tmdb"), (q.has_tvdb_id, "Tvdb")):
         if flag is not None:
-            cond = items.c.provider_ids_json.like(f'%"{key}"%')
+            cond = like_ci(items.c.provider_ids_json, f'%"{key}"%')
             conds.append(cond if flag else not_(cond))
     if q.is_hd is not None:
         conds.append(items.c.width >= 1200 if q.is_hd else func.coalesce(items.c.width, 0) < 1200)
@@ -669,7 +670,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if q.parent_index_number is not None:
         conds.append(items.c.parent_index_number == q.parent_index_number)
     for image_type in q.image_types:
-        conds.append(items.c.images_json.like(f'%"{image_type}"%'))
+        conds.append(like_ci(items.c.images_json, f'%"{image_type}"%'))
     for flag, trailer in ((q.has_trailer, True), (q.has_special_feature, False)):
         if flag is None:
             continue

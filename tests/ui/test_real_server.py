@@ -257,7 +257,8 @@ def test_every_tray_action_against_a_real_server(
         assert controller.wizard is None
 
         controller.actions["open_browser"].trigger()
-        assert opened[-1].toString() == host.base_url + "/"
+        assert opened[-1].toString() == host.base_url + "/web/"
+        assert "Add the web app" in httpx.get(opened[-1].toString()).text  # no web app installed here
 
         controller.actions["show_address"].trigger()
         qtbot.waitUntil(lambda: controller.address_dialog is not None, timeout=10_000)
