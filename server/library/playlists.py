@@ -23,7 +23,14 @@ from server.db.tables import Item, Playlist, PlaylistEntry, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.dto import DtoOptions, build_dtos
 from server.library.playstate import playable_descendants
-from server.library.query import PLAYLISTS_FOLDER_ID, get_row, get_rows, items
+from server.library.query import (
+    PLAYLISTS_FOLDER_ID,
+    ParentalRules,
+    get_row,
+    get_rows,
+    items,
+    parental_conditions,
+)
 from server.library.sorting import sort_name
 from server.wire import models as w
 
@@ -257,20 +264,28 @@ class PlaylistService:
         _artwork_changed(self.ctx)
 
     async def items(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
-                    limit: int | None) -> w.BaseItemDtoQueryResult:
+                    limit: int | None, allowed_library_ids: frozenset[str] | None = None,
+                    parental: ParentalRules | None = None) -> w.BaseItemDtoQueryResult:
+        """The playlist's entries the viewer may see (entries from libraries outside their policy,
+        or hidden by their parental controls, are left out)."""
         found = await self._access(playlist_id, caller, view=False)
         if not found.can_view(caller):
             raise ForbiddenError("You may not see this playlist.")
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
+            conds = [entries.c.playlist_id == playlist_id]
+            if allowed_library_ids is not None:
+                conds.append(items.c.library_id.in_(sorted(allowed_library_ids)))
+            if parental is not None:
+                conds += parental_conditions(s, parental)
             base = select(items, entries.c.id.label("playlist_entry_id")).select_from(
-                entries.join(items, items.c.id == entries.c.item_id)).where(entries.c.playlist_id == playlist_id)
+                entries.join(items, items.c.id == entries.c.item_id)).where(*conds)
             q = base.order_by(entries.c.sort_order, entries.c.id).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
             rows = list(s.execute(q).all())
             total = s.execute(select(func.count()).select_from(entries.join(items, items.c.id == entries.c.item_id))
-                              .where(entries.c.playlist_id == playlist_id)).scalar() or 0
+                              .where(*conds)).scalar() or 0
             dtos = build_dtos(s, rows, opts, self.ctx.system_id)
             for dto, row in zip(dtos, rows, strict=True):
                 dto.PlaylistItemId = row.playlist_entry_id
