@@ -92,7 +92,9 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "tvmaze", "fanart", "opensubtitles",
+                  "lrclib", "schedulesdirect")
+    PROVIDER_KEYS = ("tmdb", "musicbrainz", "tvmaze", "fanart", "opensubtitles", "lrclib", "schedulesdirect")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -108,7 +110,7 @@ class ConfigurationStore:
             if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
                 raise BadRequestError("AllowedRoots must be a list of folder paths.")
             return {"AllowedRoots": [r.strip() for r in roots]}
-        if key in ("tmdb", "musicbrainz"):
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import validate_provider_settings
 
             return validate_provider_settings(key, data)
@@ -141,7 +143,7 @@ class ConfigurationStore:
             from server.system.filesystem import default_roots
 
             return {"AllowedRoots": default_roots()}
-        if key in ("tmdb", "musicbrainz"):
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import DEFAULTS
 
             return dict(DEFAULTS[key])

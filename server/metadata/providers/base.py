@@ -49,6 +49,7 @@ class LookupItem:
     series_provider_ids: dict[str, str] = field(default_factory=dict)
     language: str = "en"
     country: str = "US"
+    library_id: str | None = None
 
 
 @dataclass
