@@ -246,7 +246,8 @@ async def get_channel_mapping_options(ctx: ServerContext, providerId: str | None
                                                     ProviderChannelName=mapped.name if mapped else None))
     return w.ChannelMappingOptionsDto(
         TunerChannels=tuner_channels, ProviderChannels=[w.NameIdPair(Name=p.name, Id=p.id) for p in provider_channels],
-        Mappings=[w.NameValuePair(Name=k, Value=v) for k, v in mappings.items()], ProviderName="XmlTV")
+        Mappings=[w.NameValuePair(Name=k, Value=v) for k, v in mappings.items()],
+        ProviderName="Schedules Direct" if provider.Type == "schedulesdirect" else "XmlTV")
 
 
 @operation("SetChannelMapping")
