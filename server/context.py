@@ -62,6 +62,8 @@ class ServerOptions:
     enable_lan: bool = True
     enable_zeroconf: bool = True
     discovery_port: int = 7359
+    web_dir: Path | None = None  # --web-dir / REELROOM_WEB_DIR: the web client folder to host at /web/
+    host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -131,6 +133,7 @@ class ServerContext:
         self.remote_text = RemoteTextService(self.plugins.providers, self._library_options, self.items,
                                              self.subtitles, self.lyrics, self.paths.data_dir)
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
+        self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------
