@@ -268,7 +268,7 @@ class PackageService:
         staging = packages_dir / f".staging-{uuid.uuid4().hex}"
         try:
             metadata = unpack_wheel(content, staging)
-            safe = re.sub(r"[^A-Za-z0-9_.]+", "_", f"{metadata.get('Name') or package.name}-{version.version}")
+            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{metadata.get('Name') or package.name}-{version.version}")
             (staging / PACKAGE_INFO).write_text(json.dumps({
                 "guid": package.guid, "name": package.name, "version": version.version,
                 "description": package.description or metadata.get("Summary") or "",
