@@ -132,10 +132,11 @@ class OpenSubtitlesProvider:
     async def search(self, query: SubtitleQuery) -> list[w.RemoteSubtitleInfo]:
         params: dict[str, Any] = {"languages": to_two_letter(query.language) or query.language}
         ids = query.series_provider_ids if query.kind == "Episode" else query.provider_ids
-        imdb = str(ids.get("Imdb") or "").strip()
+        imdb_digits = str(ids.get("Imdb") or "").strip().lower().removeprefix("tt")
+        imdb = str(int(imdb_digits)) if imdb_digits.isdigit() else ""  # the API wants no "tt", no leading zeros
         if query.kind == "Episode":
             if imdb:
-                params["parent_imdb_id"] = imdb.lstrip("t")
+                params["parent_imdb_id"] = imdb
             elif ids.get("Tmdb"):
                 params["parent_tmdb_id"] = ids["Tmdb"]
             elif query.series_name:
@@ -147,7 +148,7 @@ class OpenSubtitlesProvider:
             params["type"] = "episode"
         else:
             if imdb:
-                params["imdb_id"] = imdb.lstrip("t")
+                params["imdb_id"] = imdb
             elif ids.get("Tmdb"):
                 params["tmdb_id"] = ids["Tmdb"]
             elif query.name:

@@ -163,7 +163,7 @@ def test_install_configure_disable_uninstall(live, repository):
         assert c.post("/System/Configuration/lrclib", json={"BaseUrl": f"http://127.0.0.1:{closed_port()}"}
                       ).status_code == 204
         track = add_item(server, "/music/echo/song.mp3", kind="Audio", media_type="Audio", name="Song",
-                         artists=["Someone"])
+                         artists_json='["Someone"]')
         found = c.get(f"/Audio/{track}/RemoteSearch/Lyrics").json()
         assert [x["Lyrics"]["Lyrics"][0]["Text"] for x in found if x["ProviderName"] == "Echo Lyrics"] == [
             "hi there Song"]
