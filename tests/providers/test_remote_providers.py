@@ -10,7 +10,16 @@ import pytest
 
 from tests.metadata.conftest import add_item, get_item
 from tests.metadata.fakes import closed_port
-from tests.providers.fakes import LRC, OS_KEY, OS_PASSWORD, OS_USER, SHOW_ID, FakeLrcLib, FakeOpenSubtitles, FakeTvMaze
+from tests.providers.fakes import (
+    LRC,
+    OS_KEY,
+    OS_PASSWORD,
+    OS_USER,
+    SHOW_ID,
+    FakeLrcLib,
+    FakeOpenSubtitles,
+    FakeTvMaze,
+)
 
 
 @pytest.fixture
