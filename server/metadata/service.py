@@ -57,6 +57,13 @@ TMDB_SIZES = {
 }
 
 
+class UnavailableError(ReelroomError):
+    """A remote service could not be reached to check something: try again later."""
+
+    status_code = 503
+    title = "Service Unavailable"
+
+
 class RemoteServiceError(ReelroomError):
     """A remote server could not deliver what was asked for."""
 
@@ -337,6 +344,28 @@ class RemoteMetadataService:
         await asyncio.to_thread(remove_replaced, replaced, self.paths.metadata_dir)
         if notify:
             self._library_changed(item_id)
+
+    # -- TMDb API key ---------------------------------------------------------------------
+
+    async def set_tmdb_key(self, api_key: str | None) -> bool:
+        """Check ``api_key`` once with a test call to TMDb, then save it. An empty key clears it
+        (TMDb is then off). Returns whether a key is set."""
+        key = (api_key or "").strip()
+        settings = provider_settings(self.config.get("tmdb"), "tmdb")
+        if key:
+            probe = TmdbProvider(lambda: {**settings, "ApiKey": key})
+            try:
+                await probe.configuration()
+            except ProviderError as exc:
+                if exc.status in (401, 403):
+                    raise BadRequestError("TMDb did not accept this API key. Copy the \"API Key\" (or the API "
+                                          "read access token) from themoviedb.org > Settings > API.") from None
+                raise UnavailableError(f"The key could not be checked: {exc}") from None
+            finally:
+                await probe.aclose()
+        self.config.save("tmdb", {**settings, "ApiKey": key})
+        self._tmdb_config = None
+        return bool(key)
 
     # -- TMDb client configuration ------------------------------------------------------
 
