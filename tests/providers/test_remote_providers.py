@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.metadata.conftest import add_item, get_item
-from tests.metadata.fakes import closed_port
+from tests.metadata.fakes import closed_port, json_reply
 from tests.providers.fakes import (
     LRC,
     OS_KEY,
@@ -234,3 +234,33 @@ def test_synced_lyrics_through_lrclib(shared_server, fake_lrclib, tmp_path):
         assert found[1]["Lyrics"]["Metadata"]["IsSynced"] is False
         assert c.get("/Providers/Lyrics/lrclib_999").status_code == 404
         assert c.get("/Providers/Lyrics/bogus_1").status_code == 404
+
+
+def test_fanart_images_need_a_key(shared_server):
+    from tests.metadata.fakes import FakeService
+
+    fake = FakeService()
+    fake.routes["/v3/movies/550"] = lambda p, q: json_reply({
+        "name": "Fight Club", "tmdb_id": "550", "imdb_id": "tt0137523",
+        "hdmovielogo": [{"id": "1", "url": fake.url + "/fanart/movies/550/hdmovielogo/fc.png", "lang": "en",
+                         "likes": "7"}],
+        "moviebackground": [{"id": "2", "url": fake.url + "/fanart/movies/550/moviebackground/fc.jpg", "lang": "00",
+                             "likes": "3"}]}) if q.get("api_key") == "fan-key" else json_reply(
+        {"status": "error", "error message": "Not authorized"}, 401)
+    fake.start()
+    try:
+        movie = add_item(shared_server, "/movies/fanart/fc.mkv", name="Fight Club", provider_ids={"Tmdb": "550"})
+        with shared_server.admin() as c:
+            _offline(c)
+            assert c.post("/System/Configuration/fanart", json={"BaseUrl": fake.url}).status_code == 204
+            names = [p["Name"] for p in c.get(f"/Items/{movie}/RemoteImages/Providers").json()]
+            assert "Fanart.tv" not in names and fake.requests == []  # no key: off, nothing contacted
+            assert c.post("/System/Configuration/fanart", json={"BaseUrl": fake.url, "ApiKey": "fan-key"}
+                          ).status_code == 204
+            images = c.get(f"/Items/{movie}/RemoteImages", params={"providerName": "Fanart.tv",
+                                                                   "includeAllLanguages": "true"}).json()
+            assert {(i["Type"], i["Url"].rsplit("/", 2)[-2]) for i in images["Images"]} == {
+                ("Logo", "hdmovielogo"), ("Backdrop", "moviebackground")}
+            assert "Fanart.tv" in images["Providers"]
+    finally:
+        fake.stop()
