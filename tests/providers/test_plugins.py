@@ -304,3 +304,26 @@ def test_builtin_providers_are_plugins(live):
         assert "Open Subtitles" in {f["Name"] for f in options["SubtitleFetchers"]}
         assert "LrcLib" in {f["Name"] for f in options["LyricFetchers"]}
 
+
+
+def test_the_readme_plugin_example_works(tmp_path):
+    import asyncio
+
+    from server.errors import BadRequestError
+    from server.plugins.base import PluginHost
+    from server.subtitles.lrclib import LyricsQuery
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    code = readme.read_text(encoding="utf-8").split("**Writing a plugin.**", 1)[1]
+    code = code.split("```python", 1)[1].split("```", 1)[0]
+    namespace: dict = {"__name__": "readme_echo"}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    plugin = namespace["EchoPlugin"]()
+    assert plugin.validate_config({"greeting": "hi"}) == {"Greeting": "hi"}
+    with pytest.raises(BadRequestError):
+        plugin.validate_config({"Greeting": 5})
+    host = PluginHost(settings=lambda: plugin.validate_config({"Greeting": "hi"}), data_dir=tmp_path,
+                      server_version="1")
+    [provider] = plugin.providers(host)
+    found = asyncio.run(provider.search(LyricsQuery(title="Song")))
+    assert found[0].Lyrics.Lyrics[0].Text == "hi Song" and "lyrics" in provider.provider_kinds
