@@ -297,6 +297,15 @@ def test_builtin_providers_are_plugins(live):
         assert "TVmaze" not in names
         assert c.get(f"/Plugins/{'0' * 31}1").status_code in (404, 405)
         assert c.get(f"/Plugins/{'0' * 31}1/Configuration").status_code == 404
+        # each built-in has a settings page for the dashboard, editing its configuration
+        subs = plugins["Open Subtitles"]
+        pages = {p["Name"]: p for p in c.get("/web/ConfigurationPages").json()}
+        assert pages["opensubtitlesconfig"]["PluginId"] == subs["Id"]
+        assert pages["opensubtitlesconfig"]["DisplayName"] == "Open Subtitles"
+        page = c.get("/web/ConfigurationPage", params={"name": "opensubtitlesconfig"}).text
+        assert 'data-key="ApiKey"' in page and 'type="password" data-key="Password"' in page
+        assert f'var pluginId = "{subs["Id"]}"' in page and "updatePluginConfiguration" in page
+        assert "tvmazeconfig" not in pages  # disabled above: its page is gone with it
         # the library options offer the providers as fetchers
         options = c.get("/Libraries/AvailableOptions", params={"libraryContentType": "tvshows"}).json()
         series_opts = next(t for t in options["TypeOptions"] if t["Type"] == "Series")
