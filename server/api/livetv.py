@@ -19,6 +19,7 @@ from server.livetv import dto
 from server.livetv.guide import query_programs
 from server.livetv.schedules_direct import store_password
 from server.livetv.tuners import TUNER_TYPES, Channel
+from server.media import spawn
 from server.wire import models as w
 
 
@@ -431,7 +432,7 @@ async def get_live_stream_file(ctx: ServerContext, request: Request, streamId: s
     if channel is None:
         raise NotFoundError(f"No live stream {streamId}.")
     ffmpeg = await asyncio.to_thread(ctx.recordings.ffmpeg_path)
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn.exec_async(
         ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", channel.url,
         "-map", "0", "-c", "copy", "-f", "mpegts", "pipe:1", stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
@@ -441,8 +442,7 @@ async def get_live_stream_file(ctx: ServerContext, request: Request, streamId: s
             while chunk := await proc.stdout.read(CHUNK):
                 yield chunk
         finally:
-            if proc.returncode is None:
-                proc.kill()
+            spawn.kill(proc)
             await proc.wait()
 
     return Stream(relay(), media_type="video/mp2t")

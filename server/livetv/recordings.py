@@ -31,6 +31,7 @@ from server.db.database import Database
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.errors import BadRequestError, NotFoundError
 from server.livetv.guide import Program
+from server.media import spawn
 from server.wire import models as w
 
 log = logging.getLogger("reelroom.livetv")
@@ -335,7 +336,7 @@ class RecordingService:
                 try:
                     await asyncio.wait_for(proc.wait(), 10)
                 except TimeoutError:
-                    proc.kill()
+                    spawn.kill(proc)
                 await self._set_status(timer_id, "Error", "The server stopped during the recording.")
         self._procs.clear()
 
@@ -379,7 +380,7 @@ class RecordingService:
         args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", channel.url,
                 "-map", "0", "-c", "copy", "-t", f"{max(seconds, 1):.3f}", "-f", "mpegts", str(path)]
         try:
-            proc = await asyncio.create_subprocess_exec(*args, stdin=asyncio.subprocess.DEVNULL,
+            proc = await spawn.exec_async(*args, stdin=asyncio.subprocess.DEVNULL,
                                                         stdout=asyncio.subprocess.DEVNULL,
                                                         stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
