@@ -337,7 +337,17 @@ class SchedulesDirectClient:
         """Stations and (station id, programme) pairs for today and the next ``days - 1`` days."""
         if not provider.ListingsId:
             raise BadRequestError("The Schedules Direct provider has no lineup (ListingsId).")
-        token = await self.login(provider)
+        try:
+            return await self._listings(provider, days, await self.login(provider))
+        except SchedulesDirectError as exc:
+            if exc.code != 4006:
+                raise
+            # the token expired early: one new login, then the same request again
+            token = await self.token(provider.Username or "", (provider.Password or "").lower(), force=True)
+            return await self._listings(provider, days, token)
+
+    async def _listings(self, provider: w.ListingsProviderInfo, days: int, token: str
+                        ) -> tuple[list[ProviderChannel], list[tuple[str, Program]]]:
         stations = await self.stations(token, provider.ListingsId)
         today = datetime.now(UTC).date()
         day_list = [(today + timedelta(days=i)).isoformat() for i in range(max(1, min(days, MAX_DAYS)))]

@@ -112,11 +112,12 @@ class PluginManager:
         except Exception:  # a broken distribution's metadata must not stop the server
             log.exception("Plugin entry points could not be read")
             return
-        seen: set[str] = set()
+        seen: set[tuple[str, str]] = set()
         for ep in entry_points:
-            if ep.name in seen:
+            key = (str(getattr(getattr(ep, "dist", None), "name", "") or "").lower(), ep.name)
+            if key in seen:  # the same distribution found twice on sys.path
                 continue
-            seen.add(ep.name)
+            seen.add(key)
             folder = self._folder_of(ep)
             try:
                 target = ep.load()

@@ -165,6 +165,7 @@ class FakeSchedulesDirect(FakeService):
         self.max_lineups = max_lineups
         self.account_lineups: list[str] = []
         self.revision = 1  # bump to change the schedules' md5
+        self.current_token = "sd-token"  # change it to expire the token the server holds
         b = "/20141201"
         self.base = b
         self.other_routes[f"POST {b}/token"] = self._token
@@ -207,18 +208,18 @@ class FakeSchedulesDirect(FakeService):
             return json_reply({"response": "INVALID_USER", "code": 4003, "serverID": "fake",
                                "message": "Invalid user.", "datetime": "2026-11-25T00:00:00Z"}, 400)
         return json_reply({"code": 0, "message": "OK", "serverID": "fake", "datetime": "2026-11-25T00:00:00Z",
-                           "token": "sd-token"})
+                           "token": self.current_token})
 
     def _authed(self, fn):
         def run(path: str, query: dict[str, str]) -> Reply:
-            if self.requests[-1].headers.get("token") != "sd-token":
+            if self.requests[-1].headers.get("token") != self.current_token:
                 return json_reply({"response": "INVALID_TOKEN", "code": 4006, "message": "Token expired"}, 403)
             return fn(path, query)
         return run
 
     def _authed_post(self, fn):
         def run(path: str, query: dict[str, str], req: Recorded) -> Reply:
-            if req.headers.get("token") != "sd-token":
+            if req.headers.get("token") != self.current_token:
                 return json_reply({"response": "INVALID_TOKEN", "code": 4006, "message": "Token expired"}, 403)
             return fn(req.body)
         return run
@@ -233,7 +234,7 @@ class FakeSchedulesDirect(FakeService):
                                              "message": "No known issues."}], "serverID": "fake", "code": 0})
 
     def _add_lineup(self, path: str, query: dict[str, str], req: Recorded) -> Reply:
-        if req.headers.get("token") != "sd-token":
+        if req.headers.get("token") != self.current_token:
             return json_reply({"code": 4006, "message": "Token expired"}, 403)
         if len(self.account_lineups) >= self.max_lineups:
             return json_reply({"response": "MAX_LINEUPS", "code": 4101, "serverID": "fake",

@@ -140,6 +140,18 @@ def test_guide_through_schedules_direct(server, tmp_path, fake_sd):
     assert len(fake_sd.calls("POST", "/programs")) == programs_before
     assert c.get("/LiveTv/Programs").json()["TotalRecordCount"] == 3 * expected
 
+    # the service expires the token early: one new login, and the refresh goes through
+    fake_sd.current_token = "sd-token-2"
+    fake_sd.revision = 2  # and the schedules changed: they are fetched again
+    logins = len(fake_sd.calls("POST", "/token"))
+    assert c.post(f"/ScheduledTasks/Running/{task['Id']}").status_code == 204
+    _wait_for(lambda: len(fake_sd.calls("POST", "/schedules")) > schedules_before)
+    _wait_for(lambda: c.get(f"/ScheduledTasks/{task['Id']}").json()["State"] == "Idle")
+    assert len(fake_sd.calls("POST", "/token")) == logins + 1
+    assert fake_sd.calls("POST", "/schedules")[-1].headers["token"] == "sd-token-2"
+    assert len(fake_sd.calls("POST", "/programs")) == programs_before + 1  # new md5s: programmes again
+    assert c.get("/LiveTv/Programs").json()["TotalRecordCount"] == 3 * expected
+
 
 def test_account_errors_are_clear(server, tmp_path):
     expired = FakeSchedulesDirect(expires=datetime.now(UTC).date() - timedelta(days=3)).start()
