@@ -25,6 +25,8 @@ from server.library.browse import Browse
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
+from server.livetv.items import LiveTvItems
+from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
@@ -94,6 +96,10 @@ class ServerContext:
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
         self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
+        self.livetv_items = LiveTvItems(self.db, self.paths.metadata_dir)  # channels/recordings as items
+        self.livetv.on_channels.append(self.livetv_items.sync)
+        self.live_streams = LiveStreamManager(self.livetv, self.ffmpeg_path, self.paths.cache_dir / "livetv-hls")
+        self.recordings.live_streams = self.live_streams
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
@@ -155,6 +161,7 @@ class ServerContext:
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
             self.recordings.start()
+            await self.livetv.channels()  # the Live TV view and channel items follow the tuners
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -168,6 +175,8 @@ class ServerContext:
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
         await self.recordings.stop()
+        await self.live_streams.close_all()
+        await self.livetv_items.close()
         await self.metadata.close()
         for fn in reversed(self._closers):
             try:

@@ -31,6 +31,7 @@ from server.db.database import Database
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.errors import BadRequestError, NotFoundError
 from server.livetv.guide import Program
+from server.livetv.items import delete_recording_row, probe_recording, upsert_recording
 from server.wire import models as w
 
 log = logging.getLogger("reelroom.livetv")
@@ -63,6 +64,7 @@ class RecordingService:
         self._loop_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
         self.poll_seconds = 2.0
+        self.live_streams = None  # LiveStreamManager (set by the context)
 
     # -- folders ----------------------------------------------------------------------
 
@@ -221,6 +223,8 @@ class RecordingService:
         for timer in await self.timers(series_timer_id=timer_id):
             if timer.status == "New":
                 await self._set_status(timer.id, "Cancelled")
+            elif timer.status == "InProgress":  # its episode being recorded now stops too
+                await self.cancel_timer(timer.id)
 
         def write(s: Session) -> None:
             series = s.get(LiveTvSeriesTimer, timer_id)
@@ -309,6 +313,7 @@ class RecordingService:
             if row is not None:
                 s.delete(row)
                 s.commit()
+            delete_recording_row(s, recording_id)
 
         await self.db.write(write)
         self.events.publish("RecordingDeleted", {"Id": recording_id})
@@ -387,6 +392,7 @@ class RecordingService:
             return
         self._procs[timer.id] = proc
         await self._set_status(timer.id, "InProgress", path=str(path))
+        await self._store_item(timer.id)
         log.info("Recording %r from %s into %s", timer.name, channel.name, path)
         self.events.publish("RecordingStarted", {"Id": timer.id})
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
@@ -396,16 +402,29 @@ class RecordingService:
         self._procs.pop(timer_id, None)
         current = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if current is None or current.status != "InProgress":
+            if current is not None and current.status == "Cancelled" and path.exists():
+                await self._store_item(timer_id, probe=True)  # what was recorded stays playable
             return  # cancelled or deleted meanwhile
         size = path.stat().st_size if path.exists() else 0
         if proc.returncode == 0 and size > 0:
             await self._set_status(timer_id, "Completed")
+            await self._store_item(timer_id, probe=True)
             log.info("Recording %s finished (%d bytes)", path.name, size)
         else:
             reason = (stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no data"]
             await self._set_status(timer_id, "Error", f"ffmpeg exited with {proc.returncode}: {reason[0]}")
             log.warning("Recording %s failed: %s", path.name, reason[0])
         self.events.publish("RecordingEnded", {"Id": timer_id})
+
+    async def _store_item(self, timer_id: str, probe: bool = False) -> None:
+        """The recording's item row (server/livetv/items.py); probed when the file is complete."""
+        timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
+        if timer is None or not timer.recording_path:
+            return
+        facts = await asyncio.to_thread(probe_recording, timer.recording_path) if probe else None
+        program = self.livetv.guide.by_id.get(timer.program_id or "")
+        folder = str(self.recording_dir())
+        await self.db.write(lambda s: upsert_recording(s, timer, folder, program, facts))
 
     async def _set_status(self, timer_id: str, status: str, error: str | None = None, path: str | None = None) -> None:
         def write(s: Session) -> None:
