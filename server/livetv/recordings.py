@@ -137,7 +137,11 @@ class RecordingService:
         proc = self._procs.get(timer_id)
         await self._set_status(timer_id, "Cancelled")
         if proc is not None and proc.returncode is None:
-            proc.terminate()
+            proc.terminate()  # ffmpeg finishes the file it has written
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
         self.events.publish("TimerCancelled", {"Id": timer_id})
 
     async def get_timer(self, timer_id: str) -> LiveTvTimer:
