@@ -458,7 +458,7 @@ async def get_recording_folders(ctx: ServerContext, auth: AuthInfo | None, userI
 @operation("GetRecordingGroups")
 async def get_recording_groups(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None
                                ) -> w.BaseItemDtoQueryResult:
-    return await get_recordings_series(ctx, auth, userId=userId)
+    return await _recording_series(ctx, auth, userId, None, None)
 
 
 @operation("GetRecordingGroup")
@@ -475,6 +475,11 @@ async def get_recording_group(ctx: ServerContext, auth: AuthInfo | None, groupId
 async def get_recordings_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
                                 startIndex: int | None = None, limit: int | None = None
                                 ) -> w.BaseItemDtoQueryResult:
+    return await _recording_series(ctx, auth, userId, startIndex, limit)
+
+
+async def _recording_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None, startIndex: int | None,
+                            limit: int | None) -> w.BaseItemDtoQueryResult:
     """Recordings of a series are grouped in a folder per series (server/livetv/items.py)."""
     viewer = await _viewer(ctx, auth, userId)
     rows = await _recording_folder_rows(ctx, viewer, RECORDINGS_FOLDER_ID, ["Folder"])
