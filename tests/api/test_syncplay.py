@@ -1,5 +1,6 @@
-"""SyncPlay against a real server: two signed-in devices with sockets create and join a group,
-set a queue, report Ready, and receive synchronised commands; permissions and bad input."""
+"""SyncPlay against a real server: signed-in devices with sockets create and join a group, set a
+queue of real library items, report Ready, and receive synchronised commands; joining a playing
+group, corrective seeks, buffering, library access; permissions and bad input."""
 
 from __future__ import annotations
 
@@ -9,11 +10,26 @@ import uuid
 from datetime import datetime
 
 import httpx
+import pytest
 import websockets
 
 from tests.conftest import auth_header
+from tests.library_helpers import add_library_and_scan
+from tests.mediagen import make_video
 
-ITEM_A, ITEM_B, ITEM_C = (uuid.uuid4().hex for _ in range(3))
+
+@pytest.fixture
+def items(server, tmp_path):
+    """Three movies in a "Movies" library (ids A, B, C) and the library id."""
+    root = tmp_path / "movies"
+    for name in ("Alpha (2001)", "Beta (2002)", "Gamma (2003)"):
+        make_video(root / name / f"{name}.mkv", seconds=1.0, width=160, height=120)
+    library = add_library_and_scan(server, "Movies", "movies", [root])
+    with server.admin() as c:
+        found = c.get("/Items", params={"recursive": "true", "includeItemTypes": "Movie",
+                                        "sortBy": "SortName"}).json()["Items"]
+    assert [i["Name"] for i in found] == ["Alpha", "Beta", "Gamma"]
+    return [i["Id"] for i in found], library
 
 
 def _sign_in(server, device: str, name: str = "admin", password: str = "s3cret!") -> str:
@@ -52,13 +68,15 @@ class Member:
         return await asyncio.wait_for(wait(), timeout)
 
 
-async def test_group_lifecycle_and_synchronised_play(server):
+async def test_group_lifecycle_and_synchronised_play(server, items):
+    (ITEM_A, ITEM_B, ITEM_C), _ = items
     token_a, token_b = _sign_in(server, "dev-a"), _sign_in(server, "dev-b")
     async with Member(server, "dev-a", token_a) as a, Member(server, "dev-b", token_b) as b:
         assert (await a.post("/SyncPlay/New", {"GroupName": "Movie night"})).status_code == 204
         joined = await a.next("SyncPlayGroupUpdate", "GroupJoined")
         group_id = joined["GroupId"]
         assert joined["Data"]["GroupName"] == "Movie night" and joined["Data"]["State"] == "Idle"
+        assert (await a.next("SyncPlayCommand"))["Command"] == "Stop"  # an idle group
 
         groups = (await b.http.get("/SyncPlay/List")).json()
         assert [g["GroupId"] for g in groups] == [group_id]
@@ -67,6 +85,8 @@ async def test_group_lifecycle_and_synchronised_play(server):
         assert (await b.post("/SyncPlay/Join", {"GroupId": group_id})).status_code == 204
         assert (await b.next("SyncPlayGroupUpdate", "GroupJoined"))["GroupId"] == group_id
         assert (await a.next("SyncPlayGroupUpdate", "UserJoined"))["Data"] == "admin"
+        # Joining an idle group: the joiner is told to stop, with no queue.
+        assert (await b.next("SyncPlayCommand"))["Command"] == "Stop"
 
         body = {"PlayingQueue": [ITEM_A, ITEM_B], "PlayingItemPosition": 0, "StartPositionTicks": 0}
         assert (await a.post("/SyncPlay/SetNewQueue", body)).status_code == 204
@@ -82,6 +102,8 @@ async def test_group_lifecycle_and_synchronised_play(server):
         ready = {"PlaylistItemId": first, "PositionTicks": 0, "IsPlaying": False,
                  "When": datetime.now().isoformat()}
         assert (await a.post("/SyncPlay/Ready", ready)).status_code == 204
+        # b is still loading: a is told to hold (pause) where it is.
+        assert (await a.next("SyncPlayCommand"))["Command"] == "Pause"
         assert (await b.post("/SyncPlay/Ready", ready)).status_code == 204
         cmd_a = await a.next("SyncPlayCommand")
         cmd_b = await b.next("SyncPlayCommand")
