@@ -29,7 +29,7 @@ from sqlmodel import Session, select
 
 from server.db.database import Database
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
 from server.livetv.items import delete_recording_row, probe_recording, upsert_recording
 from server.wire import models as w
@@ -65,6 +65,8 @@ class RecordingService:
         self._wake = asyncio.Event()
         self.poll_seconds = 2.0
         self.live_streams = None  # LiveStreamManager (set by the context)
+        self._live: dict[str, tuple[str, asyncio.Task]] = {}  # timer id -> (LiveStreamId, feeding task)
+        self._busy: dict[str, str] = {}  # timer id -> why no tuner was free
 
     # -- folders ----------------------------------------------------------------------
 
@@ -367,7 +369,9 @@ class RecordingService:
             start = _aware(timer.start_date) - timedelta(seconds=timer.pre_padding_seconds)
             end = _aware(timer.end_date) + timedelta(seconds=timer.post_padding_seconds)
             if end <= now:
-                await self._set_status(timer.id, "Error", "The timer's time passed before it could record.")
+                busy = self._busy.pop(timer.id, None)
+                await self._set_status(timer.id, "Error", f"No tuner was free to record: {busy}" if busy
+                                       else "The timer's time passed before it could record.")
             elif start <= now and timer.id not in self._procs:
                 await self._begin(timer, (end - now).total_seconds())
 
@@ -385,15 +389,31 @@ class RecordingService:
         except Exception as exc:  # FfmpegNotFoundError and friends
             await self._set_status(timer.id, "Error", f"No ffmpeg to record with: {exc}")
             return
-        args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", channel.url,
+        # The recording reads the channel's shared tuner stream (server/livetv/live.py), so it
+        # takes a tuner slot like a viewer and shares it with anyone watching the channel.
+        live_id = stream = None
+        if self.live_streams is not None:
+            try:
+                live_id, stream = await self.live_streams.open(channel)
+            except ServiceUnavailableError as exc:
+                self._busy[timer.id] = exc.detail  # tried again on the next tick while the timer lasts
+                log.warning("Recording %r waits for a tuner: %s", timer.name, exc.detail)
+                return
+            self._busy.pop(timer.id, None)
+        source = ["-f", "mpegts", "-i", "pipe:0"] if stream is not None else ["-i", channel.url]
+        args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *source,
                 "-map", "0", "-c", "copy", "-t", f"{max(seconds, 1):.3f}", "-f", "mpegts", str(path)]
         try:
-            proc = await asyncio.create_subprocess_exec(*args, stdin=asyncio.subprocess.DEVNULL,
-                                                        stdout=asyncio.subprocess.DEVNULL,
-                                                        stderr=asyncio.subprocess.PIPE)
+            proc = await asyncio.create_subprocess_exec(
+                *args, stdin=asyncio.subprocess.PIPE if stream is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
+            if live_id is not None:
+                await self.live_streams.close(live_id)
             await self._set_status(timer.id, "Error", f"ffmpeg could not start: {exc}")
             return
+        if stream is not None:
+            self._live[timer.id] = (live_id, asyncio.create_task(self._feed(stream, proc), name=f"feed-{timer.id}"))
         self._procs[timer.id] = proc
         await self._set_status(timer.id, "InProgress", path=str(path))
         await self._store_item(timer.id)
@@ -401,9 +421,30 @@ class RecordingService:
         self.events.publish("RecordingStarted", {"Id": timer.id})
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
 
+    async def _feed(self, stream, proc: asyncio.subprocess.Process) -> None:
+        """Copy the tuner stream into the recording ffmpeg until either ends."""
+        queue = stream.subscribe()
+        try:
+            while (chunk := await queue.get()) is not None:
+                proc.stdin.write(chunk)
+                await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            stream.unsubscribe(queue)
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+
     async def _finish(self, timer_id: str, proc: asyncio.subprocess.Process, path: Path) -> None:
-        _, stderr = await proc.communicate()
+        stderr = await proc.stderr.read()
+        await proc.wait()
         self._procs.pop(timer_id, None)
+        live = self._live.pop(timer_id, None)
+        if live is not None:
+            live[1].cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await live[1]
+            await self.live_streams.close(live[0])  # the tuner is free unless someone watches
         current = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if current is None or current.status != "InProgress":
             if current is not None and current.status == "Cancelled" and path.exists():

@@ -146,6 +146,15 @@ def test_two_viewers_share_one_tuner_and_the_limit_is_enforced(server, tmp_path,
         assert busy.status_code == 503
         assert "tuner" in busy.json()["detail"] and "News Five" in busy.json()["detail"]
 
+        # A recording of the channel being watched shares the tuner stream too.
+        now = datetime.now(UTC)
+        assert c.post("/LiveTv/Timers", json={"ChannelId": news["Id"], "Name": "Shared", "StartDate": now.isoformat(),
+                                              "EndDate": (now + timedelta(seconds=3)).isoformat()}
+                      ).status_code == 204
+        timer = c.get("/LiveTv/Timers").json()["Items"][0]
+        _wait_for(lambda: c.get(f"/LiveTv/Timers/{timer['Id']}").json()["Status"] == "Completed", timeout=30)
+        assert source.total["/news.ts"] - before == 1
+
         # The last viewer leaving (a stop report with the LiveStreamId) frees the tuner.
         assert c.post("/LiveStreams/Close", params={"liveStreamId": first["LiveStreamId"]}).status_code == 204
         assert other.post("/Sessions/Playing/Stopped", json={"ItemId": news["Id"],
