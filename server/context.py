@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from server.auth.service import AuthInfo, TokenService
+from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
@@ -88,13 +89,14 @@ class ServerContext:
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
+        self.signin_throttle = SignInThrottle()  # per-address and per-user sign-in rate limits
         self.sessions = SessionManager(self.events, self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.sessions.on_end(self.syncplay.forget_device)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
-        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
+        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
         self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
@@ -111,6 +113,7 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
         self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
@@ -155,6 +158,10 @@ class ServerContext:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
+            from server.users.passwords import warm_up
+
+            await warm_up()  # the dummy hash unknown names are checked against
+            await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, case, func, literal, select
+from sqlalchemy import case, func, literal, select
 from sqlalchemy.orm import Session
 
+from server.db.dialect import binary, starts_with
 from server.library import ids
 from server.library.dto import DtoOptions, build_dtos
 from server.library.query import (
@@ -99,11 +100,11 @@ def _name_filters(column, nq: NameQuery) -> list:
         conds.append(func.lower(column).like(f"%{term}%", escape="\\"))
     if nq.name_starts_with:
         prefix = nq.name_starts_with.lower()
-        conds.append(and_(func.lower(column) >= prefix, func.lower(column) < prefix + "\uffff"))
+        conds.append(starts_with(func.lower(column), prefix))
     if nq.name_starts_with_or_greater:
-        conds.append(func.lower(column) >= nq.name_starts_with_or_greater.lower())
+        conds.append(binary(func.lower(column)) >= nq.name_starts_with_or_greater.lower())
     if nq.name_less_than:
-        conds.append(func.lower(column) < nq.name_less_than.lower())
+        conds.append(binary(func.lower(column)) < nq.name_less_than.lower())
     return conds
 
 

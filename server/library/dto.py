@@ -39,7 +39,7 @@ _MULTI_IMAGE_TYPES = ("Backdrop", "Screenshot")
 _PLAYED_FOLDERS = ("Series", "Season")
 # "not an extra or version", spelled so SQLite does not scan the owner_id index (NULL for
 # nearly every row) instead of the selective one (series_id, parent_id, ...)
-_NOT_OWNED = func.ifnull(items.c.owner_id, "") == ""
+_NOT_OWNED = func.coalesce(items.c.owner_id, "") == ""
 _EXTERNAL_URLS = {"Imdb": ("IMDb", "https://www.imdb.com/title/{}"),
                   "Tmdb": ("TheMovieDb", "https://www.themoviedb.org/movie/{}"),
                   "Tvdb": ("TheTVDB", "https://thetvdb.com/?tab=series&id={}"),

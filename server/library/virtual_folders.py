@@ -85,9 +85,9 @@ class LibraryService:
             raise NotFoundError(f"The path {raw!r} does not exist.")
         if not resolved.is_dir():
             raise BadRequestError(f"{raw!r} is not a folder.")
-        roots = self.filesystem.roots()
-        if not any(resolved == root or root in resolved.parents for root in roots):
-            raise ForbiddenError(f"The path {raw!r} is outside the folders this server may use.")
+        if not self.filesystem.allows(resolved):
+            raise ForbiddenError(f"The path {raw!r} is outside the allowed folders of this server "
+                                 "(Settings, \"Only use folders inside\").")
         return str(resolved)
 
     # -- reads -----------------------------------------------------------------------------

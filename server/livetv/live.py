@@ -12,7 +12,7 @@ every viewer of that channel, and live HLS made from it by ffmpeg.
   keyframe at once instead of waiting for the next one.
 - ``probe`` describes the stream (MediaStreams) from the first ``PROBE_BYTES``/``PROBE_SECONDS``
   of it with PyAV, bounded in size and time.
-- ``LiveHls``: ffmpeg reads the tuner stream on stdin and writes a sliding-window playlist
+- ``LiveHls``: ffmpeg reads the tuner stream (from a one-connection loopback feed) and writes a sliding-window playlist
   (``live.m3u8``) with short segments, copying the codecs the client accepts and transcoding
   the rest (libx264 / AAC). Several viewers with the same codec needs share one encoder. It is
   stopped when no playlist or segment was asked for in ``hls_idle_seconds``.
@@ -35,6 +35,7 @@ from pathlib import Path
 import httpx
 
 from server.errors import NotFoundError, ServiceUnavailableError
+from server.media import spawn
 
 log = logging.getLogger("reelroom.livetv")
 
@@ -143,7 +144,8 @@ class LiveHls:
         self.copy_video = copy_video
         self.copy_audio = copy_audio
         self.proc: asyncio.subprocess.Process | None = None
-        self.pump: asyncio.Task | None = None
+        self.feeder: asyncio.AbstractServer | None = None
+        self.feed_url = ""
         self.last_request = time.monotonic()
         self.closed = False
 
@@ -157,7 +159,7 @@ class LiveHls:
         has_audio = "Audio" in kinds or not kinds
         out = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-fflags", "+genpts+discardcorrupt",
                "-probesize", str(PROBE_BYTES), "-analyzeduration", str(int(PROBE_SECONDS * 1_000_000)),
-               "-f", "mpegts", "-i", "pipe:0"]
+               "-f", "mpegts", "-i", self.feed_url]
         if has_video:
             out += ["-map", "0:v:0"]
             if self.copy_video:
@@ -175,36 +177,24 @@ class LiveHls:
 
     async def start(self, ffmpeg: str) -> None:
         await asyncio.to_thread(self.folder.mkdir, parents=True, exist_ok=True)
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.args(ffmpeg), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-        self.pump = asyncio.create_task(self._pump(), name=f"live-hls-{self.id}")
-
-    async def _pump(self) -> None:
-        q = self.stream.subscribe()
-        proc = self.proc
+        self.feeder, self.feed_url = await feed_server(self.stream)
         try:
-            while (chunk := await q.get()) is not None:
-                proc.stdin.write(chunk)
-                await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            self.stream.unsubscribe(q)
-            with contextlib.suppress(Exception):
-                proc.stdin.close()
+            self.proc = await spawn.exec_async(*self.args(ffmpeg), stdin=asyncio.subprocess.DEVNULL,
+                                               stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+                                               start_new_session=True)
+        except OSError:
+            self.feeder.close()
+            raise
 
     async def stop(self) -> None:
         if self.closed:
             return
         self.closed = True
-        if self.pump is not None:
-            self.pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.pump
+        if self.feeder is not None:
+            self.feeder.close()
         proc = self.proc
         if proc is not None and proc.returncode is None:
-            proc.kill()
+            spawn.kill(proc)
             with contextlib.suppress(Exception):
                 await proc.wait()
         await asyncio.to_thread(shutil.rmtree, self.folder, True)
@@ -238,6 +228,37 @@ class LiveHls:
             if self.closed or time.monotonic() > deadline:
                 raise NotFoundError(f"Segment {number} of this live stream is not available.")
             await asyncio.sleep(0.05)
+
+
+async def feed_server(stream: TunerStream) -> tuple[asyncio.AbstractServer, str]:
+    """A loopback TCP listener that hands the tuner stream to the first process that connects
+    (an ffmpeg started with ``-i tcp://...``) and then stops listening. Helper processes never
+    take stdin (server/media/spawn.py), so this is how they read a shared stream."""
+    served = False
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        if served:
+            writer.close()
+            return
+        served = True
+        server.close()
+        queue = stream.subscribe()
+        try:
+            while (chunk := await queue.get()) is not None:
+                writer.write(chunk)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            stream.unsubscribe(queue)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"tcp://127.0.0.1:{port}"
 
 
 def _read_text(path: Path) -> str | None:
@@ -371,7 +392,7 @@ class LiveStreamManager:
 
     async def _read_ffmpeg(self, stream: TunerStream, url: str) -> None:
         ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn.exec_async(
             ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-probesize", "65536",
             "-analyzeduration", "0", "-fflags", "+nobuffer", "-i", url, "-map", "0", "-c", "copy",
             "-f", "mpegts", "pipe:1", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -381,8 +402,7 @@ class LiveStreamManager:
             while chunk := await proc.stdout.read(65536):
                 stream.push(chunk)
         finally:
-            if proc.returncode is None:
-                proc.kill()
+            spawn.kill(proc)
             await proc.wait()
 
     async def wait_for_data(self, stream: TunerStream, timeout: float = 10.0) -> None:

@@ -32,6 +32,8 @@ from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
 from server.livetv.items import delete_recording_row, probe_recording, upsert_recording
+from server.livetv.live import feed_server
+from server.media import spawn
 from server.wire import models as w
 
 log = logging.getLogger("reelroom.livetv")
@@ -65,7 +67,7 @@ class RecordingService:
         self._wake = asyncio.Event()
         self.poll_seconds = 2.0
         self.live_streams = None  # LiveStreamManager (set by the context)
-        self._live: dict[str, tuple[str, asyncio.Task]] = {}  # timer id -> (LiveStreamId, feeding task)
+        self._live: dict[str, tuple[str, object]] = {}  # timer id -> (LiveStreamId, its feed_server)
         self._busy: dict[str, str] = {}  # timer id -> why no tuner was free
 
     # -- folders ----------------------------------------------------------------------
@@ -346,7 +348,7 @@ class RecordingService:
                 try:
                     await asyncio.wait_for(proc.wait(), 10)
                 except TimeoutError:
-                    proc.kill()
+                    spawn.kill(proc)
                 await self._set_status(timer_id, "Error", "The server stopped during the recording.")
         self._procs.clear()
 
@@ -400,20 +402,23 @@ class RecordingService:
                 log.warning("Recording %r waits for a tuner: %s", timer.name, exc.detail)
                 return
             self._busy.pop(timer.id, None)
-        source = ["-f", "mpegts", "-i", "pipe:0"] if stream is not None else ["-i", channel.url]
+        source = ["-i", channel.url]
+        if stream is not None:
+            feeder, feed_url = await feed_server(stream)
+            source = ["-f", "mpegts", "-i", feed_url]
         args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *source,
                 "-map", "0", "-c", "copy", "-t", f"{max(seconds, 1):.3f}", "-f", "mpegts", str(path)]
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *args, stdin=asyncio.subprocess.PIPE if stream is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            proc = await spawn.exec_async(*args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                                          stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
             if live_id is not None:
+                feeder.close()
                 await self.live_streams.close(live_id)
             await self._set_status(timer.id, "Error", f"ffmpeg could not start: {exc}")
             return
         if stream is not None:
-            self._live[timer.id] = (live_id, asyncio.create_task(self._feed(stream, proc), name=f"feed-{timer.id}"))
+            self._live[timer.id] = (live_id, feeder)
         self._procs[timer.id] = proc
         await self._set_status(timer.id, "InProgress", path=str(path))
         await self._store_item(timer.id)
@@ -421,29 +426,13 @@ class RecordingService:
         self.events.publish("RecordingStarted", {"Id": timer.id})
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
 
-    async def _feed(self, stream, proc: asyncio.subprocess.Process) -> None:
-        """Copy the tuner stream into the recording ffmpeg until either ends."""
-        queue = stream.subscribe()
-        try:
-            while (chunk := await queue.get()) is not None:
-                proc.stdin.write(chunk)
-                await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        finally:
-            stream.unsubscribe(queue)
-            with contextlib.suppress(Exception):
-                proc.stdin.close()
-
     async def _finish(self, timer_id: str, proc: asyncio.subprocess.Process, path: Path) -> None:
         stderr = await proc.stderr.read()
         await proc.wait()
         self._procs.pop(timer_id, None)
         live = self._live.pop(timer_id, None)
         if live is not None:
-            live[1].cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await live[1]
+            live[1].close()
             await self.live_streams.close(live[0])  # the tuner is free unless someone watches
         current = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if current is None or current.status != "InProgress":

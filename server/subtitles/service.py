@@ -29,6 +29,7 @@ import pysubs2
 
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
+from server.media import spawn
 from server.wire import models as w
 
 log = logging.getLogger("reelroom.subtitles")
@@ -105,7 +106,7 @@ class SubtitleService:
         partial = target.with_suffix(target.suffix + ".part")
         ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
         fmt = {"srt": "srt", "ass": "ass", "vtt": "webvtt"}[target.suffix.lstrip(".")]
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn.exec_async(
             ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", media, "-map", f"0:{index}",
             "-c:s", {"srt": "srt", "ass": "ass", "webvtt": "webvtt"}[fmt], "-f", fmt, str(partial),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)

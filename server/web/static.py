@@ -159,6 +159,11 @@ class MemoryCache:
                 self._items.move_to_end(key)
             return data
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.size = 0
+
     def put(self, key: tuple, data: bytes) -> None:
         if len(data) > MEMORY_FILE_LIMIT:
             return

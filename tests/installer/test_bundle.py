@@ -73,6 +73,44 @@ def test_the_deb_lays_out_what_it_promises(installed: Path):
     assert (internal / "VERSION").read_text().strip() == pyproject  # the frozen app's version source
 
 
+def test_bundled_web_client(installed: Path, tmp_path: Path):
+    """The installed bundle hosts the web app it carries (built with REELROOM_WEB_DIST): /web/index.html
+    and a content-hashed asset, and its license notes name jellyfin-web."""
+    import re
+
+    internal = installed / "opt/reelroom/_internal"
+    notice = (installed / "usr/share/doc/reelroom/copyright").read_text()
+    assert "GPL-2.0-or-later" in notice and (internal / "NOTICE.txt").read_text() == notice
+    bundled = (internal / "web" / "index.html").is_file()
+    port = _free_port()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    server = subprocess.Popen([str(installed / "opt/reelroom/reelroom-server"), "--data-dir", str(tmp_path / "data"),
+                               "--port", str(port), "--host", "127.0.0.1", "--no-lan"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(lambda: httpx.get(f"{url}/System/Ping", timeout=1).status_code == 200, server)
+        if not bundled:
+            assert "Add the web app" in httpx.get(f"{url}/web/").text
+            pytest.skip("this bundle was built without REELROOM_WEB_DIST: it shows the page that says how "
+                        "to add the web app (checked); set REELROOM_WEB_DIST to bundle jellyfin-web")
+        assert "jellyfin-web" in notice
+        assert httpx.get(f"{url}/", follow_redirects=False).headers["location"] == "/web/"
+        index = httpx.get(f"{url}/web/index.html")
+        assert index.status_code == 200 and index.headers["content-type"].startswith("text/html")
+        assert index.headers["cache-control"] == "no-cache"
+        hashed = re.search(r'href="([0-9a-f]{16,}\.(?:png|json|ico))"', index.text) or \
+            re.search(r'href="([\w.-]+\.[0-9a-f]{16,}\.css)', index.text)
+        assert hashed, "no content-hashed asset named in index.html"
+        asset = httpx.get(f"{url}/web/{hashed.group(1)}")
+        assert asset.status_code == 200 and asset.content
+        assert asset.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert asset.content == (internal / "web" / hashed.group(1)).read_bytes()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+
+
 def test_frozen_server_selects_its_own_ffmpeg(installed: Path, tmp_path: Path):
     """Even with a system ffmpeg on PATH, the bundle picks the ffmpeg it ships, and that binary runs."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}
