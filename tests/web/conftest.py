@@ -55,13 +55,7 @@ def _static_wrapper(app, web_dir: Path):
                                         (b"content-length", str(len(body)).encode())]})
                 await send({"type": "http.response.body", "body": body})
                 return
-            if rel == "index.html":
-                pass
-            else:
-                await send({"type": "http.response.start", "status": 404, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-                return
-        await app(scope, receive, send)
+        await app(scope, receive, send)  # /web/ConfigurationPages and friends are API routes
 
     return wrapped
 
