@@ -39,6 +39,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=None,
                         help=f"HTTP port (default: the one saved in Settings, else {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    from app.web_cli import add_web_arguments
+
+    add_web_arguments(parser)
     return parser
 
 
@@ -58,10 +61,10 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int | None, host: str) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int | None, host: str, **options: Any) -> ServerHostLike:
     from app.server_host import ServerHost
 
-    return ServerHost(data_dir=data_dir, port=port, host=host)
+    return ServerHost(data_dir=data_dir, port=port, host=host, **options)
 
 
 def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
@@ -109,7 +112,12 @@ def build_desktop(
     if not instance.claim():
         log.info("Reelroom is already running; asked it to show its window")
         return None
-    server = host_factory(args.data_dir, args.port, args.host)
+    from app.web_cli import web_options
+
+    web = web_options(args)
+    # A host factory that takes no web options (tests) gets the defaults.
+    server = (host_factory(args.data_dir, args.port, args.host, **web)
+              if web != {"web_dir": None, "host_web": True} else host_factory(args.data_dir, args.port, args.host))
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from app.web_cli import add_web_arguments, web_options
 from server.context import ServerOptions
 from server.paths import default_data_dir
 
@@ -29,6 +30,7 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--check-ffmpeg", action="store_true",
                         help="print the ffmpeg Reelroom would use (path, source, version) and exit")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    add_web_arguments(parser)
     return parser
 
 
@@ -40,7 +42,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
                          enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
-                         discovery_port=getattr(args, "discovery_port", 7359))
+                         discovery_port=getattr(args, "discovery_port", 7359), **web_options(args))
 
 
 def check_ffmpeg() -> int:

@@ -56,6 +56,8 @@ class ServerOptions:
     enable_lan: bool = True
     enable_zeroconf: bool = True
     discovery_port: int = 7359
+    web_dir: Path | None = None  # --web-dir / REELROOM_WEB_DIR: the web client folder to host at /web/
+    host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -110,6 +112,7 @@ class ServerContext:
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
+        self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
 
     # -- facts ---------------------------------------------------------------------------

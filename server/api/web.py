@@ -1,4 +1,5 @@
-"""Dashboard pages, BitrateTest, robots.txt and the OpenAPI document."""
+"""Dashboard pages, BitrateTest, robots.txt and the OpenAPI document. The web client itself
+(``/``, ``/web/...``) is served in front of the API by ``server/web/host.py``."""
 
 from __future__ import annotations
 
@@ -53,23 +54,6 @@ async def robots_txt() -> Redirect:
 @reelroom_route("GET", "/web/robots.txt", media_type="text/plain")
 async def web_robots_txt() -> str:
     return "User-agent: *\nDisallow: /\n"
-
-
-@reelroom_route("GET", "/", status_code=302)
-async def root() -> Redirect:
-    return Redirect(path="/web/", status_code=302)
-
-
-@reelroom_route("GET", "/web/", media_type="text/html")
-async def web_index(request: Request) -> str:
-    info = request.app.state.ctx
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>Reelroom</title></head><body "
-        "style='font-family:sans-serif;background:#101418;color:#e8eaed;padding:3em'>"
-        f"<h1>Reelroom</h1><p>{info.server_name()} is running. Open it in any Jellyfin app "
-        "(Jellyfin for Android, iOS, Android TV, Kodi, Finamp…) and add this address as the server.</p>"
-        "</body></html>"
-    )
 
 
 _OPENAPI_CACHE: dict[int, bytes] = {}

@@ -92,7 +92,7 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -116,6 +116,11 @@ class ConfigurationStore:
             from server.playback.hls_service import validate_transcoding_settings
 
             return validate_transcoding_settings(data)
+        if key == "web":
+            host = data.get("HostWebClient", True)
+            if not isinstance(host, bool):
+                raise BadRequestError("HostWebClient must be true or false.")
+            return {"HostWebClient": host}
         return data
 
     def __init__(self, paths: ServerPaths) -> None:
@@ -149,6 +154,8 @@ class ConfigurationStore:
             from server.playback.hls_service import TRANSCODING_DEFAULTS
 
             return dict(TRANSCODING_DEFAULTS)
+        if key == "web":
+            return {"HostWebClient": True}
         if key == "metadata":
             return w.MetadataConfiguration(UseFileCreationTimeForDateAdded=True)
         if key == "xbmcmetadata":

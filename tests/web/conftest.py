@@ -1,104 +1,58 @@
-"""Fixtures for the real-browser tests: the shared jellyfin-web build hosted by a real Reelroom
-server on 127.0.0.1, media made with ffmpeg, and one Chromium per module (Debian's, driven by
-playwright; never a downloaded browser). Everything skips with a message when the jellyfin-web
-build, Chromium or playwright is missing."""
+"""A small web client the tests make themselves (the shape of jellyfin-web's dist), and a server
+hosting it."""
 
 from __future__ import annotations
 
-import dataclasses
-import mimetypes
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import LiveServer, start_server, stop_server
-from tests.web import webkit
 
-_reason = webkit.skip_reason()
-if _reason:
-    pytestmark = pytest.mark.skip(reason=_reason)
+REPO = Path(__file__).resolve().parents[2]
+SHARED_DIST = REPO.parent / "shared" / "jellyfin-web" / "jellyfin-web-10.10.7-dist.tar.xz"
+SHARED_DIST_SHA256 = "9dbf14a6a21c214fcf7679ad84550ef0fa9848007e2f8dc74a8bf578d5a8692c"
 
-
-def pytest_collection_modifyitems(config, items):
-    reason = webkit.skip_reason()
-    if reason:
-        for item in items:
-            if "tests/web/" in str(item.fspath).replace("\\", "/"):
-                item.add_marker(pytest.mark.skip(reason=reason))
+INDEX = ("<!doctype html><html><head><meta charset='utf-8'><title>Test web client</title>"
+         "<link href='main.0123456789abcdef0123.css' rel='stylesheet'></head>"
+         "<body><script src='runtime.bundle.js?ad3898a0ee3999cd1b87'></script></body></html>")
+BIG_JS = "".join(f"function f{i}(a,b){{return a*{i}+b;}}\n" for i in range(4000))  # ~130 KB, compressible
 
 
-@pytest.fixture(scope="session")
-def web_dist() -> Path:
-    return webkit.unpack_web_dist(webkit.find_web_tarball())
+def make_dist(folder: Path, marker: str = "v1") -> Path:
+    """A dist folder: index.html, hashed and unhashed assets of every type the server maps."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "index.html").write_text(INDEX.replace("Test web client", f"Test web client {marker}"))
+    (folder / "config.json").write_text('{"multiserver": false, "servers": []}')
+    (folder / "runtime.bundle.js").write_text(BIG_JS)
+    (folder / "main.0123456789abcdef0123.css").write_text("body{color:red}\n" * 200)
+    (folder / "0d2b37694d352e7e4c59.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (folder / "fd4301fdc170fd202474.json").write_text('{"name": "x"}')
+    (folder / "manifest.webmanifest").write_text('{"name": "x"}')
+    (folder / "a1b2c3d4e5f6a7b8c9d0.woff2").write_bytes(os.urandom(2048))
+    (folder / "touchicon.png").write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(600))
+    (folder / "favicon.ico").write_bytes(b"\x00\x00\x01\x00" + b"\x00" * 1000)
+    (folder / "libraries").mkdir(exist_ok=True)
+    (folder / "libraries" / "libarchive.wasm").write_bytes(b"\x00asm\x01\x00\x00\x00" + b"\x00" * 4000)
+    (folder / "robots.txt").write_text("User-agent: *\nDisallow: /\n")
+    return folder
 
 
-@pytest.fixture(scope="session")
-def web_media(tmp_path_factory) -> dict[str, Path]:
-    return webkit.make_web_media(tmp_path_factory.mktemp("webmedia"))
+@pytest.fixture
+def dist(tmp_path: Path) -> Path:
+    return make_dist(tmp_path / "dist")
 
 
-def _static_wrapper(app, web_dir: Path):
-    """Test-only stand-in for the server's own web hosting (until ServerOptions has web_dir):
-    /web/... files come from ``web_dir``; everything else goes to the app."""
-    root = web_dir.resolve()
-
-    async def wrapped(scope, receive, send):
-        if scope["type"] == "http" and scope["path"].startswith("/web/") and scope["path"] != "/web/robots.txt":
-            rel = scope["path"][len("/web/"):] or "index.html"
-            target = (root / rel).resolve()
-            if root in target.parents and target.is_file():
-                body = target.read_bytes()
-                ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-                await send({"type": "http.response.start", "status": 200,
-                            "headers": [(b"content-type", ctype.encode()),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await app(scope, receive, send)  # /web/ConfigurationPages and friends are API routes
-
-    return wrapped
-
-
-def start_web_server(data_dir: Path, web_dir: Path, monkeypatch=None) -> LiveServer:
-    from server.context import ServerOptions
-
-    fields = {f.name for f in dataclasses.fields(ServerOptions)}
-    if "web_dir" in fields:
-        return start_server(data_dir, web_dir=web_dir)
-    import server.runner as runner_module
-
-    original = runner_module.create_app
-    runner_module.create_app = lambda ctx, _orig=original: _static_wrapper(_orig(ctx), web_dir)
-    try:
-        return start_server(data_dir)
-    finally:
-        runner_module.create_app = original
-
-
-@pytest.fixture(scope="module")
-def playwright_instance():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(playwright_instance, tmp_path_factory):
-    context = webkit.launch_browser(playwright_instance, tmp_path_factory.mktemp("chromium-profile"))
-    context.set_default_timeout(20_000)
-    yield context
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def fresh_web_server(tmp_path_factory, web_dist, web_media) -> Iterator[LiveServer]:
-    """A server hosting jellyfin-web whose startup wizard has not run; its folder picker may
-    browse the test media."""
-    data = tmp_path_factory.mktemp("webserver") / "data"
-    webkit.allow_media_root(data, web_media["movies"].parent)
-    live = start_web_server(data, web_dist)
-    live.extra["media"] = web_media
+@pytest.fixture
+def web_server(tmp_path: Path, dist: Path) -> Iterator[LiveServer]:
+    live = start_server(tmp_path / "data", web_dir=dist)
     yield live
     stop_server(live)
+
+
+def require_shared_dist() -> Path:
+    if not SHARED_DIST.is_file():
+        pytest.skip(f"the shared jellyfin-web dist is not here ({SHARED_DIST}); see ../shared/jellyfin-web/README.md")
+    return SHARED_DIST

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tests.mediagen import make_audio, make_image, make_srt, make_video, write_nfo
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 TARBALL_NAME = "jellyfin-web-10.10.7-dist.tar.xz"
 CHROMIUM = os.environ.get("REELROOM_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
