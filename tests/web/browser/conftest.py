@@ -13,11 +13,6 @@ import pytest
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.web.browser import webkit
 
-_reason = webkit.skip_reason()
-if _reason:
-    pytestmark = pytest.mark.skip(reason=_reason)
-
-
 def pytest_collection_modifyitems(config, items):
     reason = webkit.skip_reason()
     if reason:
