@@ -309,6 +309,10 @@ class PlaylistService:
         found = await self._access(playlist_id, caller, view=False)
         if not (found.owns(caller) or caller == user_id):
             raise ForbiddenError("You may not see this playlist's users.")
+        if user_id == found.playlist.owner_user_id:
+            # The owner is not one of the shares but may always edit; jellyfin-web asks this to
+            # decide whether to offer editing the playlist.
+            return w.PlaylistUserPermissions(UserId=user_id, CanEdit=True)
         if user_id not in found.shares:
             raise NotFoundError("User permissions not found.")
         return w.PlaylistUserPermissions(UserId=user_id, CanEdit=found.shares[user_id])
