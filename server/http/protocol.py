@@ -15,7 +15,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 log = logging.getLogger("reelroom.http")
 
-MAX_REQUEST_LINE = 16 * 1024  # Kestrel: 8 KiB; a little more room for long Ids lists
+MAX_REQUEST_LINE = 32 * 1024  # Kestrel: 8 KiB; more room for long Ids lists (and a clear 400 for long names)
 MAX_HEADER_BYTES = 32 * 1024  # Kestrel's MaxRequestHeadersTotalSize
 MAX_HEADER_COUNT = 100  # Kestrel's MaxRequestHeaderCount
 
