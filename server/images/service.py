@@ -269,6 +269,8 @@ class ImageService:
     # -- item uploads, deletes, reorder ----------------------------------------------------
 
     async def set_item_image(self, item_id: str, image_type: str, index: int | None, body: bytes) -> None:
+        if index is not None and index < 0:
+            raise BadRequestError(f"The image index must be 0 or more, not {index}.")
         content = decode_upload(body)
         target = await self.item_target_for_change(item_id)
         if target.kind == "item":

@@ -13,7 +13,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from server.db.tables import ByNameArtwork, Item, ItemValue, Person
-from server.errors import NotFoundError
+from server.errors import BadRequestError, NotFoundError
 from server.library.ids import by_name_id
 
 MULTIPLE_TYPES = frozenset({"Backdrop", "Screenshot", "Chapter"})
@@ -76,6 +76,8 @@ def store_item_image(session: Session, item_id: str, entry: dict[str, Any], inde
     item = session.get(Item, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} not found.")
+    if index is not None and index < 0:
+        raise BadRequestError(f"The image index must be 0 or more, not {index}.")
     images = parse_images(item.images_json)
     image_type = entry["Type"]
     typed = of_type(images, image_type)
