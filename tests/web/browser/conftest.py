@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.web.browser import webkit
 
+
 def pytest_collection_modifyitems(config, items):
     reason = webkit.skip_reason()
     if reason:
