@@ -22,7 +22,8 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
                         help="HTTP port (default: the port saved in the network settings, else 8096; 0 picks a free one)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
-                        help="SQLAlchemy database URL (default: SQLite in the data folder)")
+                        help="SQLAlchemy database URL, e.g. postgresql://user:pw@host/db (needs the postgres extra; "
+                             "default: SQLite in the data folder)")
     parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
     parser.add_argument("--no-zeroconf", action="store_true", help="answer LAN discovery but do not advertise on zeroconf")
     parser.add_argument("--discovery-port", type=int, default=7359,
@@ -71,6 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2
     options = options_from(args)
+    if options.database_url:
+        from server.db.dialect import DatabaseUnavailable, check_database
+
+        try:
+            check_database(options.database_url)
+        except DatabaseUnavailable as exc:
+            print(f"reelroom-server: {exc}", file=sys.stderr)
+            return 2
     options.data_dir.mkdir(parents=True, exist_ok=True)
     from server.runner import ServerRunner
 
