@@ -68,10 +68,14 @@ def main() -> None:
         live = start_server(root / "data")
         try:
             complete_wizard(live)
+            artwork = live.ctx.artwork
+            while artwork._running:  # the start-up run (an empty library: nothing to do)
+                time.sleep(0.05)
+            runs = artwork.runs
             add_library_and_scan(live, "Movies", "movies", [movies], timeout=600)
             # the scan asked for a run (after a 2 s debounce): that run does the work
             deadline = time.monotonic() + 1800
-            while live.ctx.artwork.runs < 1 or live.ctx.artwork._running:
+            while artwork.runs <= runs or artwork._running:
                 if time.monotonic() > deadline:
                     raise SystemExit("the artwork task did not run after the scan")
                 time.sleep(0.1)
