@@ -39,6 +39,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=None,
                         help=f"HTTP port (default: the one saved in Settings, else {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL") or None,
+                        help="SQLAlchemy database URL, e.g. postgresql://user:pw@host/db (default: SQLite in the data folder)")
+    from app.web_cli import add_web_arguments
+
+    add_web_arguments(parser)
     return parser
 
 
@@ -58,10 +63,23 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
     return any(env.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
-def _server_host_factory(data_dir: Path, port: int | None, host: str) -> ServerHostLike:
+def _server_host_factory(data_dir: Path, port: int | None, host: str, **options: Any) -> ServerHostLike:
     from app.server_host import ServerHost
 
-    return ServerHost(data_dir=data_dir, port=port, host=host)
+    return ServerHost(data_dir=data_dir, port=port, host=host, **options)
+
+
+def database_problem(url: str | None) -> str | None:
+    """None when the database can be used (or is the default SQLite file), else one line saying why not."""
+    if not url:
+        return None
+    from server.db.dialect import DatabaseUnavailable, check_database
+
+    try:
+        check_database(url)
+    except DatabaseUnavailable as exc:
+        return str(exc)
+    return None
 
 
 def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | None = None) -> int:
@@ -109,7 +127,14 @@ def build_desktop(
     if not instance.claim():
         log.info("Reelroom is already running; asked it to show its window")
         return None
-    server = host_factory(args.data_dir, args.port, args.host)
+    from app.web_cli import web_options
+
+    # A host factory that takes no web or database options (tests) gets the defaults.
+    defaults = {"web_dir": None, "host_web": True}
+    extra = {k: v for k, v in web_options(args).items() if v != defaults[k]}
+    if getattr(args, "database_url", None):
+        extra["database_url"] = args.database_url
+    server = host_factory(args.data_dir, args.port, args.host, **extra)
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),
@@ -131,8 +156,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s [%(levelname)s] %(name)s: %(message)s")
+    if args.install_web:
+        from app.web_cli import run_install_web
+
+        return run_install_web(args, args.data_dir)
     if not has_display():
         return run_headless(argv)
+    problem = database_problem(args.database_url)
+    if problem:
+        print(f"reelroom: {problem}", file=sys.stderr)
+        return 2
     desktop = build_desktop(args, argv)
     if desktop is None:
         return 0

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+from app.web_cli import add_web_arguments, run_install_web, web_options
 from server.context import ServerOptions
 from server.paths import default_data_dir
 
@@ -21,7 +22,8 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
                         help="HTTP port (default: the port saved in the network settings, else 8096; 0 picks a free one)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--database-url", default=os.environ.get("REELROOM_DATABASE_URL"),
-                        help="SQLAlchemy database URL (default: SQLite in the data folder)")
+                        help="SQLAlchemy database URL, e.g. postgresql://user:pw@host/db (needs the postgres extra; "
+                             "default: SQLite in the data folder)")
     parser.add_argument("--no-lan", action="store_true", help="do not answer LAN discovery or advertise on zeroconf")
     parser.add_argument("--no-zeroconf", action="store_true", help="answer LAN discovery but do not advertise on zeroconf")
     parser.add_argument("--discovery-port", type=int, default=7359,
@@ -29,6 +31,7 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--check-ffmpeg", action="store_true",
                         help="print the ffmpeg Reelroom would use (path, source, version) and exit")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    add_web_arguments(parser)
     return parser
 
 
@@ -40,7 +43,7 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
                          enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
-                         discovery_port=getattr(args, "discovery_port", 7359))
+                         discovery_port=getattr(args, "discovery_port", 7359), **web_options(args))
 
 
 def check_ffmpeg() -> int:
@@ -60,10 +63,23 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
     if args.check_ffmpeg:
         return check_ffmpeg()
+    if args.install_web:
+        return run_install_web(args, (args.data_dir or default_data_dir()).expanduser().resolve())
+    if args.sha256:
+        print("--sha256 goes with --install-web", file=sys.stderr)
+        return 2
     if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2
     options = options_from(args)
+    if options.database_url:
+        from server.db.dialect import DatabaseUnavailable, check_database
+
+        try:
+            check_database(options.database_url)
+        except DatabaseUnavailable as exc:
+            print(f"reelroom-server: {exc}", file=sys.stderr)
+            return 2
     options.data_dir.mkdir(parents=True, exist_ok=True)
     from server.runner import ServerRunner
 

@@ -2,7 +2,8 @@
 
 Every module in ``server/api`` contributes the route handlers it defines; every spec operation
 without one gets a 501 stub (see ``server/api/not_implemented.py``). The Litestar app sits behind
-the wire middleware, which speaks Jellyfin's HTTP dialect (see ``server/http/wire_middleware``).
+the wire middleware, which speaks Jellyfin's HTTP dialect (see ``server/http/wire_middleware``), and
+that behind the web host (``server/web/host.py``: CORS, and the web client at ``/web/``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from server.http.responses import WireResponse
 from server.http.routing import template_path
 from server.http.wire_middleware import WireMiddleware
 from server.version import reelroom_version
+from server.web.host import WebHostMiddleware
 from server.wire.operations import BY_ID
 
 MAX_BODY = 50 * 1024 * 1024
@@ -50,7 +52,7 @@ def implemented_operations(handlers: list[BaseRouteHandler]) -> set[str]:
     return {h.opt["op"] for h in handlers if "op" in h.opt}
 
 
-def create_app(ctx: ServerContext) -> WireMiddleware:
+def create_app(ctx: ServerContext) -> WebHostMiddleware:
     handlers = collect_handlers()
     implemented = implemented_operations(handlers)
     overlap = implemented & NOT_IMPLEMENTED
@@ -93,4 +95,4 @@ def create_app(ctx: ServerContext) -> WireMiddleware:
             handler = entry[0] if isinstance(entry, tuple) else entry
             if isinstance(handler, HTTPRouteHandler):
                 wire.add_route(template, method, BY_ID.get(handler.opt.get("op", "")))
-    return wire
+    return WebHostMiddleware(wire, ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,52 @@ import httpx
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Set (by tests/with_postgres.sh) to a PostgreSQL server's maintenance database: every test server
+# then gets a database of its own on that server, created at start and dropped at stop.
+TEST_DATABASE_URL = os.environ.get("REELROOM_TEST_DATABASE_URL") or None
+ON_POSTGRES = bool(TEST_DATABASE_URL and TEST_DATABASE_URL.startswith("postgres"))
+sqlite_only = pytest.mark.skipif(ON_POSTGRES, reason="checks SQLite itself (its file, pragmas or FTS5 "
+                                                     "index); REELROOM_TEST_DATABASE_URL is set")
+
+
+def create_test_database() -> str:
+    """A new, empty database on the REELROOM_TEST_DATABASE_URL server; returns its URL."""
+    from sqlalchemy import create_engine
+
+    from server.db.dialect import normalize_url
+
+    base = create_engine(normalize_url(TEST_DATABASE_URL), isolation_level="AUTOCOMMIT")
+    name = f"reelroom_test_{uuid.uuid4().hex[:12]}"
+    with base.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    base.dispose()
+    return base.url.set(database=name).render_as_string(hide_password=False)
+
+
+_TEST_DATABASES: dict[str, str] = {}  # data folder -> its database (PostgreSQL runs)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for url in _TEST_DATABASES.values():
+        try:
+            drop_test_database(url)
+        except Exception as exc:  # noqa: BLE001  (the cluster is thrown away anyway)
+            print(f"could not drop the test database {url}: {exc}")
+    _TEST_DATABASES.clear()
+
+
+def drop_test_database(url: str) -> None:
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    name = make_url(url).database
+    base = create_engine(make_url(url).set(database=make_url(TEST_DATABASE_URL).database),
+                         isolation_level="AUTOCOMMIT")
+    with base.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    base.dispose()
+
 
 AUTH_BASE = 'MediaBrowser Client="Reelroom Tests", Device="pytest", DeviceId="{device}", Version="1.0.0"'
 
@@ -50,6 +97,12 @@ def start_server(data_dir: Path, **options) -> LiveServer:
     from server.context import ServerOptions
     from server.runner import ServerRunner
 
+    if ON_POSTGRES and options.get("database_url") is None:
+        # one database per data folder, so a server restarted on the same folder finds its data
+        key = str(Path(data_dir).resolve())
+        if key not in _TEST_DATABASES:
+            _TEST_DATABASES[key] = create_test_database()
+        options["database_url"] = _TEST_DATABASES[key]
     opts = ServerOptions(data_dir=data_dir, port=0, host="127.0.0.1", enable_lan=False, **options)
     runner = ServerRunner(opts)
     thread = threading.Thread(target=runner.serve, name="reelroom-test-server", daemon=True)

@@ -112,6 +112,9 @@ async def authorize(connection: ASGIConnection, handler: BaseRouteHandler) -> No
     connection.state["auth"] = auth
     if auth is not None:
         await ctx.note_activity(auth, remote)
+        if connection.path_params:  # an item the caller may not see is a 404, on every route
+            user_id = next((v for k, v in connection.query_params.items() if k.lower() == "userid"), None)
+            await ctx.items.check_path_items(auth, connection.path_params, user_id)
 
 
 def _has_json_body(connection: Request, op: Operation) -> bool:

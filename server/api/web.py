@@ -1,4 +1,5 @@
-"""Dashboard pages, BitrateTest, robots.txt and the OpenAPI document."""
+"""Dashboard pages, BitrateTest, robots.txt and the OpenAPI document. The web client itself
+(``/``, ``/web/...``) is served in front of the API by ``server/web/host.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from litestar import Request, Response
 from litestar.response import Redirect, Stream
 
 from server.api.base import operation, reelroom_route
-from server.errors import BadRequestError, NotFoundError
+from server.context import ServerContext
+from server.errors import BadRequestError
 from server.http.routing import template_path
 from server.wire import models as w
 
@@ -19,14 +21,22 @@ BITRATE_TEST_MAX = 100 * 1024 * 1024
 
 
 @operation("GetDashboardConfigurationPage", media_type="text/html")
-async def get_dashboard_configuration_page(name: str | None = None) -> Response:
-    # Reelroom has no plugins, so it has no plugin configuration pages.
-    raise NotFoundError(f"No configuration page named {name!r}.")
+async def get_dashboard_configuration_page(ctx: ServerContext, name: str | None = None) -> Response:
+    content, media = ctx.plugins.config_page(name)
+    return Response(content=content, media_type=media)
 
 
 @operation("GetConfigurationPages")
-async def get_configuration_pages(enableInMainMenu: bool | None = None) -> list[w.ConfigurationPageInfo]:
-    return []
+async def get_configuration_pages(ctx: ServerContext, enableInMainMenu: bool | None = None
+                                  ) -> list[w.ConfigurationPageInfo]:
+    out = []
+    for record, page in ctx.plugins.config_pages():
+        if enableInMainMenu is not None and bool(page.enable_in_main_menu) != enableInMainMenu:
+            continue
+        out.append(w.ConfigurationPageInfo(Name=page.name, EnableInMainMenu=bool(page.enable_in_main_menu),
+                                           MenuSection=page.menu_section, MenuIcon=page.menu_icon,
+                                           DisplayName=page.display_name or page.name, PluginId=record.id))
+    return out
 
 
 @operation("GetBitrateTestBytes", media_type="application/octet-stream")
@@ -53,23 +63,6 @@ async def robots_txt() -> Redirect:
 @reelroom_route("GET", "/web/robots.txt", media_type="text/plain")
 async def web_robots_txt() -> str:
     return "User-agent: *\nDisallow: /\n"
-
-
-@reelroom_route("GET", "/", status_code=302)
-async def root() -> Redirect:
-    return Redirect(path="/web/", status_code=302)
-
-
-@reelroom_route("GET", "/web/", media_type="text/html")
-async def web_index(request: Request) -> str:
-    info = request.app.state.ctx
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>Reelroom</title></head><body "
-        "style='font-family:sans-serif;background:#101418;color:#e8eaed;padding:3em'>"
-        f"<h1>Reelroom</h1><p>{info.server_name()} is running. Open it in any Jellyfin app "
-        "(Jellyfin for Android, iOS, Android TV, Kodi, Finamp…) and add this address as the server.</p>"
-        "</body></html>"
-    )
 
 
 _OPENAPI_CACHE: dict[int, bytes] = {}

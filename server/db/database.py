@@ -4,6 +4,10 @@ Every write runs on a single dedicated thread, one transaction at a time, so SQL
 answers "database is locked" under concurrent requests. Reads run on a small thread pool
 against WAL snapshots and never block the writer. Both are awaitable from the event loop
 and callable from worker threads (the scanner) alike.
+
+PostgreSQL works the same way (READ COMMITTED, the default): one writer keeps write order and
+the ``generation`` counter simple, readers take pooled connections. Engines come from the
+dialect layer (``server/db/dialect.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, create_engine
+from sqlmodel import Session
+
+from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
 
 T = TypeVar("T")
 
@@ -26,28 +31,12 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=10000")
-    cur.execute("PRAGMA temp_store=MEMORY")
-    cur.execute("PRAGMA cache_size=-20000")
-    cur.close()
-
-
 class Database:
     def __init__(self, url: str, readers: int = 4) -> None:
-        self.url = url
-        self.is_sqlite = url.startswith("sqlite")
-        kwargs: dict[str, Any] = {}
-        if self.is_sqlite:
-            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 10}
-            kwargs["pool_size"] = readers + 2
-        self.engine: Engine = create_engine(url, **kwargs)
-        if self.is_sqlite:
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.url = normalize_url(url)
+        self.is_sqlite = is_sqlite_url(self.url)
+        self.engine: Engine = create_db_engine(self.url, readers)  # raises DatabaseUnavailable
+        self.dialect = self.engine.dialect.name
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
         self._writer_thread: threading.Thread | None = None

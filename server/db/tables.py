@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Index
+from sqlalchemy import BigInteger, Index
 from sqlmodel import Field, SQLModel
 
 
@@ -171,8 +171,8 @@ class Item(SQLModel, table=True):
     end_date: datetime | None = None
     date_created: datetime = Field(default_factory=utcnow, index=True)
     date_modified: datetime | None = None
-    run_time_ticks: int | None = None
-    size: int | None = None
+    run_time_ticks: int | None = Field(default=None, sa_type=BigInteger)  # 64-bit on PostgreSQL too
+    size: int | None = Field(default=None, sa_type=BigInteger)
     container: str | None = None
     bitrate: int | None = None
     width: int | None = None
@@ -199,7 +199,7 @@ class Item(SQLModel, table=True):
     chapters_json: str = "[]"  # list of ChapterInfo wire objects
     images_json: str = "[]"  # list of {Type, Path, Tag, Width, Height, BlurHash, Index}
     lyrics_path: str | None = None
-    file_size: int | None = None  # for incremental scans: unchanged size + mtime = not re-probed
+    file_size: int | None = Field(default=None, sa_type=BigInteger)  # for incremental scans: unchanged size + mtime = not re-probed
     file_mtime: float | None = None
     is_locked: bool = False  # Identify/Apply results stick across rescans
     locked_fields_json: str = "[]"
@@ -219,7 +219,7 @@ class MediaProbeCache(SQLModel, table=True):
     __tablename__ = "media_probes"
 
     item_id: str = Field(primary_key=True, max_length=32)
-    size: int = 0
+    size: int = Field(default=0, sa_type=BigInteger)
     mtime: float = 0.0
     data_json: str = "{}"
 
@@ -283,7 +283,7 @@ class UserData(SQLModel, table=True):
     played: bool = False
     play_count: int = 0
     is_favorite: bool = False
-    playback_position_ticks: int = 0
+    playback_position_ticks: int = Field(default=0, sa_type=BigInteger)
     last_played_date: datetime | None = Field(default=None, index=True)
     rating: float | None = None
     likes: bool | None = None
@@ -405,3 +405,20 @@ class TrickplayInfo(SQLModel, table=True):
     interval: int = 10000  # milliseconds between thumbnails
     bandwidth: int = 0  # bits per second a player needs to fetch the sheets in time
     signature: str = ""  # the file's size and mtime when the tiles were made
+
+
+# ---------------------------------------------------------------- generated artwork
+
+
+class ByNameArtwork(SQLModel, table=True):
+    """Images of genres, music genres and artists that have no ``items`` row of their own: a
+    collage or an album cover made by the artwork task (see server/artwork), or the by-name
+    folder's own Primary when an administrator put one there. Keyed by the by-name id."""
+
+    __tablename__ = "byname_artwork"
+
+    id: str = Field(primary_key=True, max_length=32)
+    kind: str = ""  # Genre, MusicGenre, MusicArtist
+    name: str = ""
+    images_json: str = "[]"  # images_json-style entries ({Type, Path, Tag, Width, Height, BlurHash})
+    key: str = ""  # what the image was made from (unchanged key = nothing to redo)

@@ -204,7 +204,7 @@ class WireMiddleware:
         if query and "=" not in query and "%3d" in query.lower():
             query = unquote(query)
         pairs = parse_qsl(query, keep_blank_values=True)
-        path, pairs = legacy_routes.rewrite(path, pairs)
+        path, pairs = legacy_routes.rewrite(path, pairs, scope.get("method"))
 
         new_scope = dict(scope)
         new_scope.pop(limits.SCOPE_KEY, None)

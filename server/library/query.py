@@ -10,7 +10,10 @@ Scope rules (kept in one place so every endpoint agrees):
   CollectionFolder, ``series_id`` / ``season_id`` / ``album_id`` for shows and albums, the
   item_values of an artist, and a recursive CTE over ``parent_id`` for other folders;
 - a by-name id as parentId (genre, studio, person, year, artist) filters by that value;
-- a user restricted to some libraries only ever sees rows of those libraries.
+- a user restricted to some libraries only ever sees rows of those libraries;
+- a user's parental rules (``ParentalRules``: MaxParentalRating, BlockUnratedItems,
+  BlockedTags, AllowedTags) are conditions of the same query, so lists, counts and direct item
+  access (``item_visible``) agree.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from sqlalchemy import (
 from sqlalchemy import column as sql_column
 from sqlalchemy.orm import Session
 
+from server.db.dialect import binary, like_ci, starts_with
 from server.db.tables import (
     CollectionEntry,
     Item,
@@ -68,13 +72,130 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+               "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
+
+
+#: Item types and the UnratedItem kind that blocks them when they have no known rating
+#: (Jellyfin's GetBlockUnratedType); types not listed (folders, libraries, playlists, people,
+#: artists) are never blocked for being unrated.
+UNRATED_KIND = {
+    "Movie": "Movie", "BoxSet": "Movie", "Trailer": "Trailer", "Series": "Series", "Season": "Series",
+    "Episode": "Series", "Audio": "Music", "MusicAlbum": "Music", "MusicVideo": "Music", "Book": "Book",
+    "AudioBook": "Book", "LiveTvChannel": "LiveTvChannel", "TvChannel": "LiveTvChannel",
+    "LiveTvProgram": "LiveTvProgram", "Program": "LiveTvProgram", "ChannelContent": "ChannelContent",
+    "Video": "Other", "Photo": "Other",
+}
+# Rows that carry no content rating of their own and are never hidden by one.
+_RATING_EXEMPT = ("CollectionFolder", "UserRootFolder", "ManualPlaylistsFolder", "Folder", "Playlist",
+                  "MusicArtist", "Person", "Genre", "MusicGenre", "Studio", "Year", "PhotoAlbum")
+
+
+@dataclass(frozen=True)
+class ParentalRules:
+    """A user's parental controls (UserPolicy), as Jellyfin applies them:
+
+    - ``max_rating``: items whose rating (an episode or season without one: its series' rating)
+      has a known level above it are hidden; unrated items and ratings of unknown level stay,
+      unless
+    - ``block_unrated``: UnratedItem kinds (Movie, Series, Music, ...) whose unrated items are hidden;
+    - ``blocked_tags``: items carrying one of these tags (or whose series does) are hidden;
+    - ``allowed_tags``: when set, only items carrying one of them (or whose series does) are
+      shown, libraries and other folders excepted.
+    """
+
+    max_rating: int | None = None
+    block_unrated: tuple[str, ...] = ()
+    blocked_tags: tuple[str, ...] = ()
+    allowed_tags: tuple[str, ...] = ()
+    country: str | None = None  # the server's MetadataCountryCode: how rating strings are read
+
+    @property
+    def active(self) -> bool:
+        return bool(self.max_rating is not None or self.block_unrated or self.blocked_tags or self.allowed_tags)
+
+
+_rating_levels: dict[tuple[str | None, str], int | None] = {}
+
+
+def _rating_level(rating: str, country: str | None) -> int | None:
+    key = (country, rating)
+    if key not in _rating_levels:
+        from server.system.localization import bundled_localization
+
+        if len(_rating_levels) > 10_000:
+            _rating_levels.clear()
+        _rating_levels[key] = bundled_localization().rating_level(rating, country)
+    return _rating_levels[key]
+
+
+_ratings_cache: dict[int, tuple[float, list[str]]] = {}
+_RATINGS_TTL = 5.0
+
+
+def _distinct_ratings(s: Session) -> list[str]:
+    """The rating strings in the library (a few dozen), read at most every few seconds. A
+    string newer than that is hidden from a user with MaxParentalRating until it is read
+    (the condition lists what may be shown), never shown by mistake."""
+    key, now = id(s.get_bind()), time.monotonic()
+    cached = _ratings_cache.get(key)
+    if cached is not None and now - cached[0] < _RATINGS_TTL:
+        return cached[1]
+    found = [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
+                                     .distinct()).all() if r]
+    _ratings_cache[key] = (now, found)
+    return found
+
+
+def parental_conditions(s: Session, rules: ParentalRules) -> list:
+    series = items.alias("parental_series")
+    series_rating = (select(series.c.official_rating).where(series.c.id == items.c.series_id)
+                     .limit(1).scalar_subquery())
+    own = func.nullif(items.c.official_rating, "")
+    rating = case((own.is_not(None), own), else_=series_rating)
+    exempt = items.c.type.in_(_RATING_EXEMPT)
+    conds: list = []
+    if rules.max_rating is not None or rules.block_unrated:
+        ratings = _distinct_ratings(s)
+        levels = {r: _rating_level(r, rules.country) for r in ratings}
+        if rules.max_rating is not None:
+            shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
+            conds.append(or_(exempt, rating.is_(None), rating.in_(shown)) if shown else or_(exempt, rating.is_(None)))
+        blocked_types = sorted(t for t, kind in UNRATED_KIND.items() if kind in rules.block_unrated)
+        if blocked_types:
+            unrated_strings = sorted(r for r, level in levels.items() if level is None)
+            unrated = or_(rating.is_(None), rating.in_(unrated_strings)) if unrated_strings else rating.is_(None)
+            conds.append(not_(and_(items.c.type.in_(blocked_types), unrated)))
+
+    def tagged(values: tuple[str, ...]):
+        v = item_values.alias("parental_tags")
+        return exists(select(literal(1)).select_from(v).where(
+            or_(v.c.item_id == items.c.id, v.c.item_id == items.c.series_id), v.c.kind == "Tag",
+            v.c.clean_value.in_(list(values))))
+
+    if rules.blocked_tags:
+        conds.append(not_(tagged(rules.blocked_tags)))
+    if rules.allowed_tags:
+        conds.append(or_(exempt, tagged(rules.allowed_tags)))
+    return conds
+
+
+def item_visible(s: Session, item_id: str, allowed_library_ids: frozenset[str] | None,
+                 rules: ParentalRules | None) -> bool:
+    """Whether a user with this scope may see the item (the same conditions as their queries)."""
+    conds = [items.c.id == item_id]
+    if allowed_library_ids is not None:
+        conds.append(or_(items.c.library_id.in_(sorted(allowed_library_ids)), items.c.type == "UserRootFolder"))
+    if rules is not None and rules.active:
+        conds += parental_conditions(s, rules)
+    return s.execute(select(items.c.id).where(*conds)).first() is not None
 
 
 @dataclass
 class ItemQuery:
     user_id: str | None = None
     allowed_library_ids: frozenset[str] | None = None  # None = every library
+    parental: ParentalRules | None = None  # the user's parental controls (None = none)
     exclude_library_ids: set[str] = field(default_factory=set)
     parent_id: str | None = None
     recursive: bool = False
@@ -291,7 +412,7 @@ def _played_condition(c: _Ctx, played: bool):
     unplayed_episode = exists(select(literal(1)).select_from(
         ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
         or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
-        ep.c.type == "Episode", func.ifnull(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
+        ep.c.type == "Episode", func.coalesce(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
         func.coalesce(ud2.c.played, false()) == false()))
     row_played = func.coalesce(c.ud_col("played"), false()) == true()
     folder_case = items.c.type.in_(("Series", "Season"))
@@ -389,6 +510,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.parental is not None and q.parental.active:
+        conds += parental_conditions(s, q.parental)
     if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
         conds.append(playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
@@ -397,7 +520,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
         # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
         # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
         # (date_created for Latest) or on the few ids a full-text match found.
-        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.ifnull(items.c.owner_id, "") == "")
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.coalesce(items.c.owner_id, "") == "")
     include = [t for t in q.include_types if t]
     if include:
         conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
@@ -495,17 +618,17 @@ def _conditions(s: Session, c: _Ctx) -> list:
                          func.lower(items.c.original_title).like(pattern, escape="\\")))
     if q.name_starts_with:
         prefix = q.name_starts_with.lower()
-        conds.append(and_(items.c.sort_name >= prefix, items.c.sort_name < prefix + "\uffff"))
+        conds.append(starts_with(items.c.sort_name, prefix))
     if q.name_starts_with_or_greater:
-        conds.append(items.c.sort_name >= q.name_starts_with_or_greater.lower())
+        conds.append(binary(items.c.sort_name) >= q.name_starts_with_or_greater.lower())
     if q.name_less_than:
-        conds.append(items.c.sort_name < q.name_less_than.lower())
+        conds.append(binary(items.c.sort_name) < q.name_less_than.lower())
     if q.min_community_rating is not None:
         conds.append(items.c.community_rating >= q.min_community_rating)
     if q.min_critic_rating is not None:
         conds.append(items.c.critic_rating >= q.min_critic_rating)
     if q.has_subtitles is not None:
-        cond = items.c.media_streams_json.like('%"Subtitle"%')
+        cond = like_ci(items.c.media_streams_json, '%"Subtitle"%')
         conds.append(cond if q.has_subtitles else not_(cond))
     if q.has_overview is not None:
         cond = and_(items.c.overview.is_not(None), items.c.overview != "")
@@ -515,7 +638,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(cond if q.has_official_rating else not_(cond))
     for flag, key in ((q.has_imdb_id, "Imdb"), (q.has_tmdb_id, "Tmdb"), (q.has_tvdb_id, "Tvdb")):
         if flag is not None:
-            cond = items.c.provider_ids_json.like(f'%"{key}"%')
+            cond = like_ci(items.c.provider_ids_json, f'%"{key}"%')
             conds.append(cond if flag else not_(cond))
     if q.is_hd is not None:
         conds.append(items.c.width >= 1200 if q.is_hd else func.coalesce(items.c.width, 0) < 1200)
@@ -561,7 +684,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if q.parent_index_number is not None:
         conds.append(items.c.parent_index_number == q.parent_index_number)
     for image_type in q.image_types:
-        conds.append(items.c.images_json.like(f'%"{image_type}"%'))
+        conds.append(like_ci(items.c.images_json, f'%"{image_type}"%'))
     for flag, trailer in ((q.has_trailer, True), (q.has_special_feature, False)):
         if flag is None:
             continue

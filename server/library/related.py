@@ -176,7 +176,8 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None)
         conds.append(and_(v.c.kind.in_(("Artist", "AlbumArtist")), v.c.clean_value.in_(artists)))
     if not conds:
         return []
-    picked = (select(v.c.item_id).where(or_(*conds)).distinct().order_by(func.random())
+    # GROUP BY, not DISTINCT: PostgreSQL refuses DISTINCT with an ORDER BY outside the select list
+    picked = (select(v.c.item_id).where(or_(*conds)).group_by(v.c.item_id).order_by(func.random())
               .limit(limit * 4 + 100).subquery("picked"))
     c = items.c
     q = select(c.id).select_from(picked.join(items, c.id == picked.c.item_id)).where(

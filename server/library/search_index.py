@@ -1,4 +1,5 @@
-"""A full-text index of item names for searchTerm (SQLite FTS5, trigram tokenizer).
+"""A full-text index of item names for searchTerm: SQLite FTS5 (trigram tokenizer), or
+PostgreSQL's pg_trgm.
 
 ``item_search`` (INTEGER PRIMARY KEY, item_id, name, original_title) mirrors ``items`` through
 triggers, and the external-content FTS5 table ``item_search_fts`` indexes it, so a substring
@@ -8,8 +9,13 @@ VACUUM renumbering ``items`` cannot desynchronise the index.
 
 Migration 0004_query_search creates it; ``ensure`` runs at start-up as well and recreates the
 triggers and refills the index when they are missing or out of step (a batch migration that
-rebuilds ``items`` drops its triggers). Other databases (PostgreSQL) and terms shorter than
-three characters fall back to LIKE.
+rebuilds ``items`` drops its triggers). Terms shorter than three characters fall back to LIKE.
+
+On PostgreSQL (migration 0008_postgres) GIN trigram indexes on ``lower(name)`` and
+``lower(original_title)`` serve the very ``lower(..) LIKE '%term%'`` condition that is SQLite's
+fallback, so the matching rules (case-insensitive substring, no tokenising, any term length) are
+the same on both databases and no mirror table or trigger is needed. Without the pg_trgm
+extension (it needs CREATE rights on the database) the same query runs as a scan.
 """
 
 from __future__ import annotations
@@ -22,6 +28,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
 log = logging.getLogger("reelroom.library")
+
+POSTGRES_INDEXES = {
+    "ix_items_name_trgm": "CREATE INDEX IF NOT EXISTS ix_items_name_trgm ON items USING gin (lower(name) gin_trgm_ops)",
+    "ix_items_original_title_trgm": "CREATE INDEX IF NOT EXISTS ix_items_original_title_trgm "
+                                    "ON items USING gin (lower(original_title) gin_trgm_ops)",
+}
 
 TABLES = (
     "CREATE TABLE IF NOT EXISTS item_search (rowid INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE, "
@@ -74,9 +86,42 @@ def refill(conn: Connection) -> None:
     conn.exec_driver_sql("INSERT INTO item_search_fts(item_search_fts) VALUES ('rebuild')")
 
 
+def create_postgres(conn: Connection) -> bool:
+    """pg_trgm and the trigram indexes (PostgreSQL); False, with nothing changed, when the
+    extension cannot be created here."""
+    try:
+        with conn.begin_nested():
+            conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            for statement in POSTGRES_INDEXES.values():
+                conn.exec_driver_sql(statement)
+    except Exception as exc:  # noqa: BLE001  (no rights, or contrib not installed)
+        log.warning("pg_trgm is not available (%s); searches scan item names",
+                    str(getattr(exc, "orig", exc)).strip().splitlines()[0])
+        return False
+    return True
+
+
+def _ensure_postgres(engine: Engine) -> bool:
+    with engine.begin() as conn:
+        present = {r[0] for r in conn.exec_driver_sql(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'items' AND indexname = ANY(%(names)s)",
+            {"names": list(POSTGRES_INDEXES)}).all()}
+        if present != set(POSTGRES_INDEXES):
+            return create_postgres(conn)
+    return True
+
+
 def ensure(engine: Engine) -> bool:
-    """Make sure the index and its triggers exist and match ``items`` (SQLite with FTS5 only);
-    returns whether searches may use it."""
+    """Make sure the index and its triggers exist and match ``items``; returns whether searches
+    may use the FTS5 table (SQLite). On PostgreSQL it makes sure of the trigram indexes, and
+    searches always take the LIKE path those indexes serve."""
+    if engine.dialect.name == "postgresql":
+        _READY[engine] = False
+        try:
+            _ensure_postgres(engine)
+        except Exception:
+            log.warning("Could not check the trigram indexes", exc_info=True)
+        return False
     if engine.dialect.name != "sqlite":
         _READY[engine] = False
         return False

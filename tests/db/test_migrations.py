@@ -1,44 +1,99 @@
 """The Alembic migrations build exactly the schema server/db/tables.py declares (so a change to a
 table without a migration, or the reverse, fails here), every head is reached, and upgrading an
-up-to-date database does nothing."""
+up-to-date database does nothing. Each test runs on SQLite and, when REELROOM_TEST_DATABASE_URL
+names a PostgreSQL server (tests/with_postgres.sh), on PostgreSQL as well."""
 
 from __future__ import annotations
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import BigInteger, create_engine, inspect
 from sqlmodel import SQLModel
 
 import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from server.db import migrate
+from server.db.dialect import normalize_url
+from server.library import search_index
+from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a PostgreSQL server"))]
 
 
-def _upgraded(tmp_path):
-    url = f"sqlite:///{tmp_path / 'schema.db'}"
-    engine = create_engine(url)
+@pytest.fixture(params=BACKENDS)
+def database_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'schema.db'}"
+        return
+    url = create_test_database()
+    yield url
+    drop_test_database(url)
+
+
+def _upgraded(url):
+    engine = create_engine(normalize_url(url))
     migrate.upgrade(engine, url)
-    return engine, url
+    return engine
 
 
-def test_migrations_match_the_tables(tmp_path):
-    engine, _ = _upgraded(tmp_path)
+def _is_search_index(d) -> bool:
+    # Built by the migrations outside SQLModel on purpose: SQLite's FTS5 mirror tables and
+    # PostgreSQL's trigram expression indexes (server/library/search_index.py).
+    if d[0] == "remove_table" and d[1].name.startswith("item_search"):
+        return True
+    return d[0] == "remove_index" and d[1].name in search_index.POSTGRES_INDEXES
+
+
+def test_migrations_match_the_tables(database_url):
+    engine = _upgraded(database_url)
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": False})
         diff = compare_metadata(context, SQLModel.metadata)
-    # Tables the migrations create outside SQLModel (the full-text search index) are not drift.
-    diff = [d for d in diff if not (d[0] == "remove_table" and d[1].name.startswith("item_search"))]
+    diff = [d for d in diff if not _is_search_index(d)]
     assert diff == [], f"schema drift between tables.py and the migrations: {diff}"
     engine.dispose()
 
 
-def test_every_head_is_applied_and_a_second_upgrade_is_a_no_op(tmp_path):
-    engine, url = _upgraded(tmp_path)
-    heads = set(ScriptDirectory.from_config(migrate.alembic_config(url)).get_heads())
+def test_every_head_is_applied_and_a_second_upgrade_is_a_no_op(database_url):
+    engine = _upgraded(database_url)
+    heads = set(ScriptDirectory.from_config(migrate.alembic_config(database_url)).get_heads())
     with engine.connect() as conn:
         assert set(MigrationContext.configure(conn).get_current_heads()) == heads
     tables = set(inspect(engine).get_table_names())
-    assert not migrate.pending(engine, url)
-    migrate.upgrade(engine, url)
+    assert not migrate.pending(engine, database_url)
+    migrate.upgrade(engine, database_url)
     assert set(inspect(engine).get_table_names()) == tables
     engine.dispose()
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a PostgreSQL server")
+def test_postgres_holds_64_bit_ticks_and_has_the_trigram_indexes():
+    from datetime import UTC, datetime
+
+    from sqlmodel import Session
+
+    from server.db.tables import Item, Library
+
+    url = create_test_database()
+    engine = _upgraded(url)
+    try:
+        columns = {(t, c["name"]): c["type"] for t in ("items", "user_data", "media_probes")
+                   for c in inspect(engine).get_columns(t)}
+        for key in (("items", "run_time_ticks"), ("items", "size"), ("items", "file_size"),
+                    ("user_data", "playback_position_ticks"), ("media_probes", "size")):
+            assert isinstance(columns[key], BigInteger), (key, columns[key])
+        three_hours = 3 * 3600 * 10_000_000  # ticks; PostgreSQL's INTEGER stops at 2^31 - 1
+        with Session(engine) as s:
+            s.add(Library(id="lib", name="Films", collection_type="movies"))
+            s.add(Item(id="film", type="Movie", library_id="lib", name="Long", sort_name="long", path="/f.mkv",
+                       run_time_ticks=three_hours, size=5 * 2**30, date_created=datetime.now(UTC)))
+            s.commit()
+            assert s.get(Item, "film").run_time_ticks == three_hours
+        with engine.connect() as conn:
+            names = {r[0] for r in conn.exec_driver_sql("SELECT indexname FROM pg_indexes WHERE tablename = 'items'")}
+        assert set(search_index.POSTGRES_INDEXES) <= names
+    finally:
+        engine.dispose()
+        drop_test_database(url)

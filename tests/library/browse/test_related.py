@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import sqlite_only
 from tests.library.browse.conftest import ids_by_name, new_user, one
 
 MISSING = "0123456789abcdef0123456789abcdef"
@@ -138,6 +139,7 @@ def test_recommendations_suggestions_trailers_reviews(browse_server):
         assert reviews == {"Items": [], "TotalRecordCount": 0, "StartIndex": 0}
 
 
+@sqlite_only
 def test_planner_statistics_are_kept(browse_server):
     """ANALYZE runs after start-up and (debounced) after library changes, so SQLite picks the
     selective indexes (series_id, album_id) over the type index."""

@@ -1,0 +1,190 @@
+"""The outermost ASGI layer: CORS on every response, and the web client at ``/web/``.
+
+Requests for the web client never reach the wire middleware or Litestar: a static file costs a
+``stat`` and (when not in memory) a read in a worker thread. Everything else passes through.
+
+- ``/`` redirects (302) to ``/web/``, ``/web`` (301) to ``/web/``;
+- ``/web/`` is ``index.html``; ``/web/<file>`` a file of the folder (see ``static.py``);
+- with no web client (none installed, or hosting turned off) ``/web/`` and ``/web/index.html``
+  show Reelroom's own page (``landing.py``) with the server's address and how to add the app;
+- other ``/web/...`` paths that are not files (``/web/ConfigurationPage``, ``robots.txt`` with
+  no client) go on to the API.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from server.web import cors
+from server.web.compress import CompressionCache
+from server.web.locate import WebLocation, locate_web_client
+from server.web.static import MemoryCache, StaticSite, safe_relative
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
+
+log = logging.getLogger("reelroom.web")
+
+Scope = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+LOOKUP_SECONDS = 1.0  # how long a folder lookup stands (an install swaps the folder under us)
+
+
+def web_settings(ctx: ServerContext) -> dict[str, Any]:
+    return ctx.config.get("web")
+
+
+class WebClientHost:
+    """Finds the web client folder (again at most once a second) and serves it."""
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+        self.compression = CompressionCache(ctx.paths.cache_dir / "web")
+        self.memory = MemoryCache()
+        self._checked = 0.0
+        self._location: WebLocation | None = None
+        self._site: StaticSite | None = None
+        ctx.on_close(self.compression.close)
+
+    def hosting_enabled(self) -> bool:
+        if not self.ctx.options.host_web:
+            return False
+        return bool(web_settings(self.ctx).get("HostWebClient", True))
+
+    def location(self) -> WebLocation:
+        now = time.monotonic()
+        if self._location is None or now - self._checked > LOOKUP_SECONDS:
+            self._checked = now
+            location = locate_web_client(self.ctx.paths.data_dir, self.ctx.options.web_dir,
+                                         self.hosting_enabled())
+            if location != self._location:
+                if location.folder is not None:
+                    log.info("Hosting the web app from %s (%s)", location.folder, location.source)
+                elif self._location is not None:
+                    log.info("Not hosting a web app: %s", location.reason)
+                self._site = StaticSite(location.folder, self.compression, self.memory) if location.folder else None
+            self._location = location
+        return self._location
+
+    def site(self) -> StaticSite | None:
+        self.location()
+        return self._site
+
+    def forget(self) -> None:
+        """Look the folder up again on the next request (after an install)."""
+        self._location = None
+
+    def status(self) -> dict[str, Any]:
+        from server.web.install import installed_info
+
+        location = self.location()
+        return {"Hosted": location.folder is not None, "Folder": str(location.folder or ""),
+                "Source": location.source, "Reason": location.reason,
+                "HostingEnabled": self.hosting_enabled(),
+                "Installed": installed_info(self.ctx.paths.data_dir)}
+
+    async def install(self, source: str, sha256: str | None = None) -> dict[str, Any]:
+        """Install into <data>/web in a worker thread; WebInstallError becomes a 400."""
+        import asyncio
+
+        from server.errors import BadRequestError
+        from server.web.install import WebInstallError, install_web
+
+        try:
+            result = await asyncio.to_thread(install_web, source, self.ctx.paths.data_dir, sha256)
+        except WebInstallError as exc:
+            raise BadRequestError(str(exc)) from exc
+        self.forget()
+        self.memory.clear()
+        return {"Files": result.files, "Bytes": result.bytes, "Sha256": result.sha256, **self.status()}
+
+
+class WebHostMiddleware:
+    def __init__(self, app: ASGIApp, ctx: ServerContext) -> None:
+        self.app = app
+        self.ctx = ctx
+        self.web = WebClientHost(ctx)
+        self.cors = cors.CorsPolicy(lambda: ctx.config.server().CorsHosts)
+        ctx.web = self.web
+
+    def __getattr__(self, name: str) -> Any:  # the wire middleware's attributes (index, routes...)
+        return getattr(self.app, name)
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers", ()))
+        origin = headers.get(b"origin")
+        origin_text = origin.decode("latin-1") if origin is not None else None
+        if cors.is_preflight(scope, headers):
+            extra = self.cors.preflight_headers(
+                origin_text or "", headers[b"access-control-request-method"].decode("latin-1"),
+                headers.get(b"access-control-request-headers", b"").decode("latin-1"))
+            await send({"type": "http.response.start", "status": 204, "headers": extra})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        send = cors.with_cors(send, self.cors.response_headers(origin_text))
+
+        path: str = scope["path"]
+        method = scope["method"]
+        if method in ("GET", "HEAD"):
+            if path == "/":
+                await _redirect(send, "/web/", 302, scope)
+                return
+            low = path.lower()
+            if low == "/web":
+                await _redirect(send, "/web/", 301, scope)
+                return
+            if low.startswith("/web/") and await self._serve_web(scope, send, path[5:]):
+                return
+        await self.app(scope, receive, send)
+
+    async def _serve_web(self, scope: Scope, send: Callable, rest: str) -> bool:
+        relative = safe_relative(rest)
+        if relative is None:
+            await _not_found(send, scope)
+            return True
+        site = self.web.site()
+        if site is None:
+            if relative in ("", "index.html"):
+                from server.web.landing import landing_page
+
+                body = landing_page(self.ctx, scope, self.web.location())
+                await _send_html(send, scope, body)
+                return True
+            return False
+        if await site.serve(scope, send, relative):
+            return True
+        if relative.lower() in ("configurationpage", "configurationpages"):
+            return False  # Jellyfin operations that live under /web
+        await _not_found(send, scope)
+        return True
+
+
+async def _redirect(send: Callable, location: str, status: int, scope: Scope) -> None:
+    query = scope.get("query_string", b"")
+    target = location.encode() + (b"?" + query if query else b"")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"location", target), (b"content-length", b"0"), (b"cache-control", b"no-cache")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _not_found(send: Callable, scope: Scope) -> None:
+    body = b'{"type":"about:blank","title":"Not Found","status":404,"detail":"No such file in the web app."}'
+    await send({"type": "http.response.start", "status": 404,
+                "headers": [(b"content-type", b"application/problem+json; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+async def _send_html(send: Callable, scope: Scope, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-cache"),
+                            (b"x-content-type-options", b"nosniff")]})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
