@@ -63,6 +63,13 @@ class PlaylistAccess:
         return user_id is None or self.playlist.owner_user_id == user_id
 
 
+def _artwork_changed(ctx: ServerContext) -> None:
+    """Playlist covers are collages of their items (server/artwork): remake them soon."""
+    artwork = getattr(ctx, "artwork", None)
+    if artwork is not None:
+        artwork.request()
+
+
 def ensure_folder(s: Session) -> None:
     if s.get(Item, PLAYLISTS_FOLDER_ID) is None:
         s.add(Item(id=PLAYLISTS_FOLDER_ID, type="ManualPlaylistsFolder", is_folder=True, name="Playlists",
@@ -161,6 +168,7 @@ class PlaylistService:
             _append(s, playlist_id, wanted)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
         return playlist_id
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
@@ -190,6 +198,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def get(self, playlist_id: str, caller: str | None) -> w.PlaylistDto:
         found = await self._access(playlist_id, caller)
@@ -208,6 +217,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def remove(self, playlist_id: str, caller: str | None, entry_ids: list[str]) -> None:
         found = await self._access(playlist_id, caller)
@@ -227,6 +237,7 @@ class PlaylistService:
                 _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def move(self, playlist_id: str, caller: str | None, entry_id: str, new_index: int) -> None:
         if new_index < 0:
@@ -250,6 +261,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def items(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
                     limit: int | None, allowed_library_ids: frozenset[str] | None = None,
@@ -297,6 +309,10 @@ class PlaylistService:
         found = await self._access(playlist_id, caller, view=False)
         if not (found.owns(caller) or caller == user_id):
             raise ForbiddenError("You may not see this playlist's users.")
+        if user_id == found.playlist.owner_user_id:
+            # The owner is not one of the shares but may always edit; jellyfin-web asks this to
+            # decide whether to offer editing the playlist.
+            return w.PlaylistUserPermissions(UserId=user_id, CanEdit=True)
         if user_id not in found.shares:
             raise NotFoundError("User permissions not found.")
         return w.PlaylistUserPermissions(UserId=user_id, CanEdit=found.shares[user_id])

@@ -72,7 +72,8 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+               "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
 
 
 #: Item types and the UnratedItem kind that blocks them when they have no known rating
@@ -605,10 +606,12 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
     fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
-    if fts_term is not None and search_index.ready(s.get_bind()):
+    use_index = fts_term is not None and search_index.ready(s.get_bind())
+    if use_index:
         conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
                                     .columns(sql_column("item_id"))))
-    elif q.search_term and q.search_term.strip():
+    if q.search_term and q.search_term.strip() and (
+            not use_index or search_index.phrase_is_partial(q.search_term)):
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),
