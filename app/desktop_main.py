@@ -156,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.WARNING, format="%(asctime)s [%(levelname)s] %(name)s: %(message)s")
+    if args.install_web:
+        from app.web_cli import run_install_web
+
+        return run_install_web(args, args.data_dir)
     if not has_display():
         return run_headless(argv)
     problem = database_problem(args.database_url)

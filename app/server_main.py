@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from app.web_cli import add_web_arguments, web_options
+from app.web_cli import add_web_arguments, run_install_web, web_options
 from server.context import ServerOptions
 from server.paths import default_data_dir
 
@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser("reelroom-server", "Reelroom media server (headless)").parse_args(argv)
     if args.check_ffmpeg:
         return check_ffmpeg()
+    if args.install_web:
+        return run_install_web(args, (args.data_dir or default_data_dir()).expanduser().resolve())
+    if args.sha256:
+        print("--sha256 goes with --install-web", file=sys.stderr)
+        return 2
     if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2

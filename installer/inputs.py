@@ -73,6 +73,43 @@ def deb_control(ver: str, installed_kib: int, arch: str) -> str:
             " app (reelroom) or headless (reelroom-server, with a systemd user unit).\n")
 
 
+WEB_DIST_ENV = "REELROOM_WEB_DIST"
+
+
+def prepare_web_dist(source: str | None, out: Path) -> Path | None:
+    """The web client to bundle (``REELROOM_WEB_DIST``: jellyfin-web's dist as a .tar.xz/.tar.gz/.zip
+    or a folder), unpacked with the server's own safe installer into ``out``; None without one.
+    The bundle carries it as ``web/``, the second place the server looks (after ``--web-dir``)."""
+    if not source:
+        return None
+    import shutil
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from server.web.install import install_web
+
+    work = out.parent / (out.name + "-data")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    result = install_web(source, work)
+    (result.folder / ".reelroom-install.json").unlink(missing_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result.folder.rename(out)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def write_notice(out: Path, web_bundled: bool) -> Path:
+    """NOTICE.txt of the bundle: what it contains and under which licenses."""
+    text = (ROOT / "installer" / "NOTICE.txt").read_text(encoding="utf-8")
+    if not web_bundled:
+        marker = "\n-- jellyfin-web"
+        text = text[: text.index(marker)] + "\n" if marker in text else text
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
 def write_windows_inputs(bundle: Path, out: Path) -> Path:
     """installer/windows/iss_inputs.iss: the defines and the [Files] entries of the bundle."""
     ver = version()

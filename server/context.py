@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.artwork.service import ArtworkService
 from server.auth.service import AuthInfo, TokenService
+from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
@@ -25,15 +27,23 @@ from server.library.browse import Browse
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
+from server.livetv.items import LiveTvItems
+from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
+from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
+from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
+from server.plugins.builtin import builtin_plugins
+from server.plugins.manager import PluginManager
+from server.plugins.packages import PackageService
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
+from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
@@ -86,17 +96,35 @@ class ServerContext:
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
+        self.signin_throttle = SignInThrottle()  # per-address and per-user sign-in rate limits
         self.sessions = SessionManager(self.events, self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.sessions.on_end(self.syncplay.forget_device)
         self.activity = ActivityLog(self.db, self.events)
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
-        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem").get("AllowedRoots", []))
+        self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
         self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
-        self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
+        self.livetv_items = LiveTvItems(self.db, self.paths.metadata_dir)  # channels/recordings as items
+        self.livetv.on_channels.append(self.livetv_items.sync)
+        self.live_streams = LiveStreamManager(self.livetv, self.ffmpeg_path, self.paths.cache_dir / "livetv-hls")
+        self.recordings.live_streams = self.live_streams
+        self.schedules_direct = SchedulesDirectClient(lambda: provider_settings(self.config.get("schedulesdirect"),
+                                                                                "schedulesdirect"),
+                                                      self.paths.cache_dir / "schedulesdirect")
+        self.plugins = PluginManager(self.config, self.paths.data_dir,
+                                     lambda: builtin_plugins(self.config, self.schedules_direct))
+        self.plugins.load()  # a plugin that fails to load is Malfunctioned; the server starts anyway
+        self.plugins.on_change(self._plugins_changed)
+        self._plugins_changed()
+        self.packages = PackageService(self.config, self.plugins, self.events)
+        self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events,
+                                              providers=lambda: self.plugins.providers("metadata") + [
+                                                  p for p in self.plugins.providers("image")
+                                                  if "metadata" not in p.provider_kinds],
+                                              library_options=self._library_options)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
         self._last_touch: dict[str, float] = {}
@@ -105,15 +133,19 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
         self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
+        self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
         self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
+        self.remote_text = RemoteTextService(self.plugins.providers, self._library_options, self.items,
+                                             self.subtitles, self.lyrics, self.paths.data_dir)
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
         self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
+        self.artwork = ArtworkService(self)  # registers RefreshArtwork; runs after scans that changed something
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -136,6 +168,17 @@ class ServerContext:
 
         return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path
 
+    def _plugins_changed(self) -> None:
+        self.livetv.listing_sources = {p.type: p for p in self.plugins.providers("listings")}
+
+    async def _library_options(self, library_id: str | None):
+        if not library_id:
+            return None
+        for info in await self.library.libraries():
+            if info.id == library_id:
+                return info.options
+        return None
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def on_close(self, fn: Callable[[], object]) -> None:
@@ -145,10 +188,15 @@ class ServerContext:
         """Migrate the database and start background work; until this finishes every request
         gets a 503."""
         self.events.bind_loop(asyncio.get_running_loop())
+        self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
+            from server.users.passwords import warm_up
+
+            await warm_up()  # the dummy hash unknown names are checked against
+            await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)
@@ -158,6 +206,7 @@ class ServerContext:
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
             self.recordings.start()
+            await self.livetv.channels()  # the Live TV view and channel items follow the tuners
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -171,7 +220,11 @@ class ServerContext:
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
         await self.recordings.stop()
+        await self.live_streams.close_all()
+        await self.livetv_items.close()
         await self.metadata.close()
+        await self.plugins.close()
+        await self.schedules_direct.aclose()
         for fn in reversed(self._closers):
             try:
                 result = fn()

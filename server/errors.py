@@ -50,3 +50,14 @@ class ServiceUnavailableError(ReelroomError):
 class NotImplementedYetError(ReelroomError):
     status_code = 501
     title = "Not Implemented"
+
+
+class TooManyRequestsError(ReelroomError):
+    """429 with ``Retry-After`` (seconds)."""
+
+    status_code = 429
+    title = "Too Many Requests"
+
+    def __init__(self, detail: str = "", retry_after: int = 1) -> None:
+        super().__init__(detail)
+        self.retry_after = max(1, int(retry_after))

@@ -9,11 +9,12 @@ from tests.conftest import LiveServer
 
 
 def allow_roots(live: LiveServer, *roots: str) -> None:
-    """Let the server use these folders (the filesystem configuration's AllowedRoots)."""
+    """Lock the server down to these folders (and those allowed before): the filesystem
+    configuration's opt-in AllowedRoots. Without it any existing folder may be used."""
     with live.admin() as c:
         current = c.get("/System/Configuration/filesystem").json() or {}
         allowed = list(dict.fromkeys([*(current.get("AllowedRoots") or []), *map(str, roots)]))
-        r = c.post("/System/Configuration/filesystem", json={"AllowedRoots": allowed})
+        r = c.post("/System/Configuration/filesystem", json={"RestrictToAllowedRoots": True, "AllowedRoots": allowed})
         assert r.status_code == 204, r.text
 
 

@@ -150,6 +150,17 @@ class ServerClient:
     def set_named_configuration(self, key: str, configuration: dict[str, Any]) -> None:
         self._request("POST", f"/System/Configuration/{quote(key, safe='')}", json=configuration)
 
+    def web_client_status(self) -> dict[str, Any]:
+        """Reelroom's own route: whether a web app is hosted at /web/, and where from."""
+        return self._json("GET", "/Reelroom/WebClient")
+
+    def install_web_client(self, path: str, sha256: str | None = None) -> dict[str, Any]:
+        """Install the web app from an archive or folder on this machine (slow: minutes allowed)."""
+        body: dict[str, Any] = {"Path": path}
+        if sha256:
+            body["Sha256"] = sha256
+        return self._json("POST", "/Reelroom/WebClient/Install", json=body, timeout=600)
+
     def scheduled_tasks(self) -> list[dict[str, Any]]:
         return self._json("GET", "/ScheduledTasks", params={"isHidden": "false"})
 
@@ -157,6 +168,11 @@ class ServerClient:
         return self._json("GET", "/Items/Counts")
 
     # -- startup wizard ---------------------------------------------------------------------------
+
+    def set_tmdb_key(self, api_key: str) -> bool:
+        """Reelroom's own route: the server checks the key with a test call to TMDb (an ApiError
+        when TMDb refuses it), then saves it. Returns whether TMDb is now set up."""
+        return bool(self._json("POST", "/Reelroom/Metadata/TmdbKey", json={"ApiKey": api_key}).get("Enabled"))
 
     def startup_configuration(self) -> dict[str, Any]:
         return self._json("GET", "/Startup/Configuration")

@@ -23,6 +23,7 @@ from ui.settings import LoginItemLike, SettingsDialog
 from ui.state_icon import state_icon
 from ui.status_window import StatusWindow
 from ui.updates import Release, available_update
+from ui.web_install import WebSourceChooser, choose_web_source
 from ui.wizard import FirstRunWizard
 from ui.worker import BackgroundCalls
 
@@ -104,6 +105,7 @@ class TrayController(QObject):
         current_version: str | None = None,
         client_factory: Callable[[str, str], ServerClient] = ServerClient,
         use_events: bool = True,
+        web_source_chooser: WebSourceChooser = choose_web_source,
     ) -> None:
         super().__init__()
         self.host = host
@@ -117,6 +119,8 @@ class TrayController(QObject):
         self._icon_path = icon_path
         self._version = current_version or reelroom_version()
         self._client_factory = client_factory
+        self._choose_web_source = web_source_chooser
+        self._installing_web = False
         self._host_state = host.state
         self._scanning = False
         self._scan_progress: float | None = None
@@ -143,7 +147,7 @@ class TrayController(QObject):
         self.actions = self._make_actions()
         self.menu = QMenu()
         for name in ("update", None, "open_browser", "show_address", None, "scan_all", "libraries", "logs",
-                     "settings", None, "start_stop", "restart", None, "quit"):
+                     "settings", "install_web", None, "start_stop", "restart", None, "quit"):
             if name is None:
                 self.menu.addSeparator()
             else:
@@ -155,7 +159,7 @@ class TrayController(QObject):
             self.tray = QSystemTrayIcon(self)
             self.tray.setContextMenu(self.menu)
             self.tray.activated.connect(self._tray_activated)
-        order = ["open_browser", "show_address", "scan_all", "libraries", "logs", "settings",
+        order = ["open_browser", "show_address", "scan_all", "libraries", "logs", "settings", "install_web",
                  "start_stop", "restart", "update", "quit"]
         self.status_window = StatusWindow([self.actions[name] for name in order])
         self.status_window.closeRequested.connect(self._status_window_closed)
@@ -187,6 +191,7 @@ class TrayController(QObject):
             ("libraries", "Libraries…", self.show_libraries),
             ("logs", "Logs…", self.show_logs),
             ("settings", "Settings…", self.show_settings),
+            ("install_web", "Install web app…", self.install_web_app),
             ("start_stop", "Stop server", self.toggle_server),
             ("restart", "Restart", self.restart_server),
             ("quit", "Quit Reelroom", self.quit),
@@ -261,6 +266,7 @@ class TrayController(QObject):
         ready = running and self.client is not None
         for name in ("show_address", "scan_all", "libraries", "logs", "settings"):
             self.actions[name].setEnabled(ready)
+        self.actions["install_web"].setEnabled(ready and not self._installing_web)
         self.actions["open_browser"].setEnabled(running)
         self.actions["restart"].setEnabled(self._host_state in ("running", "error"))
         up = self._host_state in ("running", "starting")
@@ -483,7 +489,32 @@ class TrayController(QObject):
     # -- menu actions -----------------------------------------------------------------------------
 
     def open_in_browser(self) -> None:
-        self._open_url(QUrl(self.host.base_url.rstrip("/") + "/"))
+        self._open_url(QUrl(self.host.base_url.rstrip("/") + "/web/"))
+
+    def install_web_app(self) -> None:
+        """Choose an archive or folder and have the server install it as its web app."""
+        if self.client is None:
+            return
+        source = self._choose_web_source(None)
+        if not source:
+            return
+        client = self.client
+        self._installing_web = True
+        self._refresh()
+        self.notify("Installing the web app", f"From {source}…")
+
+        def installed(status: dict[str, Any]) -> None:
+            self._installing_web = False
+            self._refresh()
+            self.notify("Web app installed", "Open in browser shows it now.")
+
+        def failed(error: Exception) -> None:
+            self._installing_web = False
+            self._refresh()
+            self.notify("The web app was not installed", str(error), error=True)
+
+        self.calls.submit(lambda: client.install_web_client(source), on_result=installed, on_error=failed,
+                          context=self)
 
     def show_address(self) -> None:
         if self.client is None:

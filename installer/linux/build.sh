@@ -6,6 +6,8 @@
 #   bash installer/linux/build.sh            # uses .venv (made and filled if missing)
 #   PYTHON=/path/to/python bash installer/linux/build.sh
 #
+# REELROOM_WEB_DIST=path/to/jellyfin-web-10.10.7-dist.tar.xz (or a dist folder) bundles the web app,
+# served at /web/ (see README, "The web app").
 # DEB_XZ_LEVEL=6 gives a smaller .deb at several times the compression time (default 2: CI-friendly).
 # Output: dist/reelroom/ (the bundle), dist/reelroom-<version>-linux-<arch>.tar.gz,
 #         dist/reelroom_<version>_<debarch>.deb
@@ -42,6 +44,8 @@ for size in 16 32 48 64 128 256 512; do
 done
 cp installer/linux/reelroom.desktop "$PKG/usr/share/applications/reelroom.desktop"
 cp installer/linux/reelroom-server.service "$PKG/usr/lib/systemd/user/reelroom-server.service"
+mkdir -p "$PKG/usr/share/doc/reelroom"
+cp "$BUNDLE/_internal/NOTICE.txt" "$PKG/usr/share/doc/reelroom/copyright"
 KIB=$(du -sk "$PKG" | cut -f1)
 "$PYTHON" -c "import sys; sys.path.insert(0, 'installer'); import inputs; \
 print(inputs.deb_control('$VERSION', $KIB, '$DEBARCH'), end='')" > "$PKG/DEBIAN/control"
@@ -50,6 +54,11 @@ dpkg-deb --root-owner-group -Zxz -z"${DEB_XZ_LEVEL:-2}" --build "$PKG" "$DEB" >/
 
 end=$(date +%s)
 echo "bundle: $(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"
+if [ -f "$BUNDLE/_internal/web/index.html" ]; then
+  echo "web app: bundled from ${REELROOM_WEB_DIST} ($(du -sh "$BUNDLE/_internal/web" | cut -f1))"
+else
+  echo "web app: not bundled (set REELROOM_WEB_DIST to bundle jellyfin-web)"
+fi
 echo "tar.gz: $(du -h "dist/reelroom-${VERSION}-linux-${ARCH}.tar.gz" | cut -f1)"
 echo "deb:    $(du -h "$DEB" | cut -f1) $DEB"
 echo "build time: $((end - start)) s"

@@ -6,7 +6,6 @@ for another container or codec is remuxed or transcoded by ffmpeg into a pipe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -21,6 +20,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import normalize_guid
+from server.media import spawn
 from server.playback import versions
 from server.playback.range_response import RangeFileResponse
 from server.playback.ranges import media_type_for
@@ -63,7 +63,7 @@ async def _ffmpeg_reply(ctx: ServerContext, plan: StreamPlan, head: bool) -> Res
     if head:
         return Response(content=b"", media_type=media_type, headers=headers)
     ffmpeg = await asyncio.to_thread(ctx.ffmpeg_path)
-    proc = await asyncio.create_subprocess_exec(
+    proc = await spawn.exec_async(
         ffmpeg, *plan.args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
 
@@ -73,8 +73,7 @@ async def _ffmpeg_reply(ctx: ServerContext, plan: StreamPlan, head: bool) -> Res
                 yield chunk
         finally:  # the client went away or the stream ended: never leave ffmpeg behind
             if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
+                spawn.kill(proc)
             await proc.wait()
 
     return Stream(relay(), media_type=media_type, headers=headers)

@@ -12,7 +12,7 @@ from server.errors import ReelroomError
 log = logging.getLogger("reelroom.http")
 MEDIA_TYPE = "application/problem+json; charset=utf-8"
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-           409: "Conflict", 413: "Payload Too Large", 502: "Bad Gateway", 504: "Gateway Timeout", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
+           409: "Conflict", 429: "Too Many Requests", 413: "Payload Too Large", 502: "Bad Gateway", 504: "Gateway Timeout", 415: "Unsupported Media Type", 416: "Range Not Satisfiable",
            500: "Internal Server Error", 501: "Not Implemented", 503: "Service Unavailable"}
 
 
@@ -24,7 +24,8 @@ def problem(status: int, detail: str, headers: dict[str, str] | None = None) -> 
 
 
 def handle_reelroom_error(_request: Request, exc: ReelroomError) -> Response:
-    return problem(exc.status_code, exc.detail)
+    retry_after = getattr(exc, "retry_after", None)
+    return problem(exc.status_code, exc.detail, {"Retry-After": str(retry_after)} if retry_after else None)
 
 
 def handle_http_exception(request: Request, exc: HTTPException) -> Response:

@@ -33,16 +33,19 @@ from server.library.query import (
     ROOT_FOLDER_ID,
     CountCache,
     ItemQuery,
+    ParentalRules,
     count_by_type,
     filter_values,
     get_row,
     get_rows,
+    item_visible,
     items,
     playlist_visible,
     register_by_name_index,
     run_query,
 )
 from server.library.search import SearchRequest, search_hints
+from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
 
@@ -54,11 +57,22 @@ ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "Extern
                         "LockedFields"))
 
 
+def _lower_tags(values: list[str] | None) -> list[str]:
+    return [v.strip().lower() for v in values or [] if v and v.strip()]
+
+
+#: Path parameters that name an item. Any of them whose value is an item the caller may not
+#: see makes the whole request a 404 (ItemService.check_path_items, run by the guard).
+ITEM_PATH_PARAMS = ("itemId", "routeItemId", "videoId", "seriesId", "collectionId", "playlistId", "mediaSourceId",
+                    "routeMediaSourceId", "recordingId", "programId", "channelId")
+
+
 @dataclass(frozen=True)
 class Viewer:
     """Whose view of the library a request gets."""
 
     user: UserRecord | None
+    country: str | None = None  # the server's MetadataCountryCode: how rating strings are read
 
     @property
     def user_id(self) -> str | None:
@@ -72,7 +86,31 @@ class Viewer:
         if policy.EnableAllFolders is not False:
             return None
         allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        if self.may_watch_livetv:
+            allowed |= LIVETV_LIBRARY_IDS
         return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
+
+    @property
+    def may_watch_livetv(self) -> bool:
+        """Channels and recordings (server/livetv/items.py) follow EnableLiveTvAccess, not the
+        library folders."""
+        return self.user is None or self.user.policy.EnableLiveTvAccess is not False
+
+    @property
+    def parental(self) -> ParentalRules | None:
+        """The user's parental controls (None when they have none)."""
+        if self.user is None:
+            return None
+        p = self.user.policy
+        rules = ParentalRules(
+            max_rating=p.MaxParentalRating, block_unrated=tuple(sorted(set(p.BlockUnratedItems or []))),
+            blocked_tags=tuple(sorted(set(_lower_tags(p.BlockedTags)))),
+            allowed_tags=tuple(sorted(set(_lower_tags(p.AllowedTags)))), country=self.country)
+        return rules if rules.active else None
+
+    @property
+    def restricted(self) -> bool:
+        return self.allowed_library_ids is not None or self.parental is not None or not self.may_watch_livetv
 
     @property
     def can_delete(self) -> bool:
@@ -93,6 +131,7 @@ class ItemService:
         self.server_id = server_id
         self.events = events
         self.count_cache = CountCache()
+        self.rating_country: Callable[[], str | None] = lambda: None  # set by the server context
         register_by_name_index(db.engine, lambda: db.generation)
 
     async def start(self) -> None:
@@ -111,10 +150,52 @@ class ItemService:
             user = await self.users.get(target)
             if auth is not None and not auth.is_admin and auth.user_id != target:
                 raise ForbiddenError("Only an administrator may act for another user.")
-            return Viewer(user)
+            return Viewer(user, self.rating_country())
         if auth is not None and auth.user is not None:
-            return Viewer(await self.users.get(auth.user.id))
+            return Viewer(await self.users.get(auth.user.id), self.rating_country())
         return Viewer(None)
+
+    async def check_path_items(self, auth: AuthInfo | None, path_params: dict[str, Any],
+                               user_id: str | None = None) -> None:
+        """The one library-scope check of every route with an item in its path (run by the
+        guard, server/api/base.py): 404, as Jellyfin answers, when the caller may not see the
+        item: it is outside the libraries their policy allows, or their parental controls hide
+        it. An API key acts for the user named by ``userId``, else sees everything. Values that
+        are no item (a by-name id, a live TV id, a malformed id) are left to the handler."""
+        if auth is None:
+            return
+        if auth.user is not None:
+            user = await self.users.find(auth.user.id)
+        elif user_id and (target := normalize_guid(user_id)):
+            user = await self.users.find(target)
+        else:
+            return
+        if user is None:
+            return
+        viewer = Viewer(user, self.rating_country())
+        if not viewer.restricted:
+            return
+        keys = [(name, key) for name in ITEM_PATH_PARAMS
+                if isinstance(path_params.get(name), str) and (key := normalize_guid(path_params[name]))]
+        if not keys:
+            return
+
+        def read(s: Session) -> str | None:
+            for name, key in keys:
+                row = get_row(s, key)
+                if row is not None and not self._may_see(s, row, viewer):
+                    return str(path_params[name])
+            return None
+
+        hidden = await self.db.read(read)
+        if hidden is not None:
+            raise NotFoundError(f"Item {hidden} not found.")
+
+    def _may_see(self, s: Session, row: Any, viewer: Viewer) -> bool:
+        if not self.visible(row, viewer):
+            return False
+        rules = viewer.parental
+        return rules is None or item_visible(s, row.id, None, rules)
 
     async def viewer_user(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
         """Like ``viewer`` but a user is required (400 for an API key without userId)."""
@@ -138,6 +219,9 @@ class ItemService:
     def scoped(self, q: ItemQuery, viewer: Viewer) -> ItemQuery:
         q.user_id = viewer.user_id
         q.allowed_library_ids = viewer.allowed_library_ids
+        if not viewer.may_watch_livetv:
+            q.exclude_library_ids = set(q.exclude_library_ids) | LIVETV_LIBRARY_IDS
+        q.parental = viewer.parental
         return q
 
     # -- queries -------------------------------------------------------------------------
@@ -169,6 +253,8 @@ class ItemService:
         return await self.db.read(lambda s: build_dtos(s, rows, opts, self.server_id))
 
     def visible(self, row: Any, viewer: Viewer) -> bool:
+        if row.library_id in LIVETV_LIBRARY_IDS and not viewer.may_watch_livetv:
+            return False
         allowed = viewer.allowed_library_ids
         return allowed is None or row.library_id in allowed or row.type == "UserRootFolder"
 
@@ -177,8 +263,14 @@ class ItemService:
         key = normalize_guid(item_id)
         if key is None:
             raise NotFoundError(f"Item {item_id} not found.")
-        row = await self.db.read(lambda s: get_row(s, key))
-        if row is None or (viewer is not None and not self.visible(row, viewer)):
+        def read(s: Session) -> Any:
+            row = get_row(s, key)
+            if row is None or (viewer is not None and not self._may_see(s, row, viewer)):
+                return None
+            return row
+
+        row = await self.db.read(read)
+        if row is None:
             raise NotFoundError(f"Item {item_id} not found.")
         await self._check_playlist(row, viewer, item_id)
         return row
@@ -205,7 +297,7 @@ class ItemService:
         def read(s: Session) -> Any:
             row = get_row(s, key)
             if row is not None:
-                return row
+                return row if viewer is None or self._may_see(s, row, viewer) else None
             found = BY_NAME.lookup(s, key)
             if found is None:
                 return None
@@ -255,7 +347,8 @@ class ItemService:
     async def library_rows(self, viewer: Viewer) -> list[Any]:
         """The CollectionFolder rows the viewer may see, in name order."""
         def read(s: Session) -> list[Any]:
-            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
+                                                      "UserView")))  # + Live TV (server/livetv/items.py)
             q = q.order_by(items.c.sort_name, items.c.name)
             return [r for r in s.execute(q).all()]
 

@@ -10,7 +10,10 @@ Scope rules (kept in one place so every endpoint agrees):
   CollectionFolder, ``series_id`` / ``season_id`` / ``album_id`` for shows and albums, the
   item_values of an artist, and a recursive CTE over ``parent_id`` for other folders;
 - a by-name id as parentId (genre, studio, person, year, artist) filters by that value;
-- a user restricted to some libraries only ever sees rows of those libraries.
+- a user restricted to some libraries only ever sees rows of those libraries;
+- a user's parental rules (``ParentalRules``: MaxParentalRating, BlockUnratedItems,
+  BlockedTags, AllowedTags) are conditions of the same query, so lists, counts and direct item
+  access (``item_visible``) agree.
 """
 
 from __future__ import annotations
@@ -69,13 +72,130 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+               "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
+
+
+#: Item types and the UnratedItem kind that blocks them when they have no known rating
+#: (Jellyfin's GetBlockUnratedType); types not listed (folders, libraries, playlists, people,
+#: artists) are never blocked for being unrated.
+UNRATED_KIND = {
+    "Movie": "Movie", "BoxSet": "Movie", "Trailer": "Trailer", "Series": "Series", "Season": "Series",
+    "Episode": "Series", "Audio": "Music", "MusicAlbum": "Music", "MusicVideo": "Music", "Book": "Book",
+    "AudioBook": "Book", "LiveTvChannel": "LiveTvChannel", "TvChannel": "LiveTvChannel",
+    "LiveTvProgram": "LiveTvProgram", "Program": "LiveTvProgram", "ChannelContent": "ChannelContent",
+    "Video": "Other", "Photo": "Other",
+}
+# Rows that carry no content rating of their own and are never hidden by one.
+_RATING_EXEMPT = ("CollectionFolder", "UserRootFolder", "ManualPlaylistsFolder", "Folder", "Playlist",
+                  "MusicArtist", "Person", "Genre", "MusicGenre", "Studio", "Year", "PhotoAlbum")
+
+
+@dataclass(frozen=True)
+class ParentalRules:
+    """A user's parental controls (UserPolicy), as Jellyfin applies them:
+
+    - ``max_rating``: items whose rating (an episode or season without one: its series' rating)
+      has a known level above it are hidden; unrated items and ratings of unknown level stay,
+      unless
+    - ``block_unrated``: UnratedItem kinds (Movie, Series, Music, ...) whose unrated items are hidden;
+    - ``blocked_tags``: items carrying one of these tags (or whose series does) are hidden;
+    - ``allowed_tags``: when set, only items carrying one of them (or whose series does) are
+      shown, libraries and other folders excepted.
+    """
+
+    max_rating: int | None = None
+    block_unrated: tuple[str, ...] = ()
+    blocked_tags: tuple[str, ...] = ()
+    allowed_tags: tuple[str, ...] = ()
+    country: str | None = None  # the server's MetadataCountryCode: how rating strings are read
+
+    @property
+    def active(self) -> bool:
+        return bool(self.max_rating is not None or self.block_unrated or self.blocked_tags or self.allowed_tags)
+
+
+_rating_levels: dict[tuple[str | None, str], int | None] = {}
+
+
+def _rating_level(rating: str, country: str | None) -> int | None:
+    key = (country, rating)
+    if key not in _rating_levels:
+        from server.system.localization import bundled_localization
+
+        if len(_rating_levels) > 10_000:
+            _rating_levels.clear()
+        _rating_levels[key] = bundled_localization().rating_level(rating, country)
+    return _rating_levels[key]
+
+
+_ratings_cache: dict[int, tuple[float, list[str]]] = {}
+_RATINGS_TTL = 5.0
+
+
+def _distinct_ratings(s: Session) -> list[str]:
+    """The rating strings in the library (a few dozen), read at most every few seconds. A
+    string newer than that is hidden from a user with MaxParentalRating until it is read
+    (the condition lists what may be shown), never shown by mistake."""
+    key, now = id(s.get_bind()), time.monotonic()
+    cached = _ratings_cache.get(key)
+    if cached is not None and now - cached[0] < _RATINGS_TTL:
+        return cached[1]
+    found = [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
+                                     .distinct()).all() if r]
+    _ratings_cache[key] = (now, found)
+    return found
+
+
+def parental_conditions(s: Session, rules: ParentalRules) -> list:
+    series = items.alias("parental_series")
+    series_rating = (select(series.c.official_rating).where(series.c.id == items.c.series_id)
+                     .limit(1).scalar_subquery())
+    own = func.nullif(items.c.official_rating, "")
+    rating = case((own.is_not(None), own), else_=series_rating)
+    exempt = items.c.type.in_(_RATING_EXEMPT)
+    conds: list = []
+    if rules.max_rating is not None or rules.block_unrated:
+        ratings = _distinct_ratings(s)
+        levels = {r: _rating_level(r, rules.country) for r in ratings}
+        if rules.max_rating is not None:
+            shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
+            conds.append(or_(exempt, rating.is_(None), rating.in_(shown)) if shown else or_(exempt, rating.is_(None)))
+        blocked_types = sorted(t for t, kind in UNRATED_KIND.items() if kind in rules.block_unrated)
+        if blocked_types:
+            unrated_strings = sorted(r for r, level in levels.items() if level is None)
+            unrated = or_(rating.is_(None), rating.in_(unrated_strings)) if unrated_strings else rating.is_(None)
+            conds.append(not_(and_(items.c.type.in_(blocked_types), unrated)))
+
+    def tagged(values: tuple[str, ...]):
+        v = item_values.alias("parental_tags")
+        return exists(select(literal(1)).select_from(v).where(
+            or_(v.c.item_id == items.c.id, v.c.item_id == items.c.series_id), v.c.kind == "Tag",
+            v.c.clean_value.in_(list(values))))
+
+    if rules.blocked_tags:
+        conds.append(not_(tagged(rules.blocked_tags)))
+    if rules.allowed_tags:
+        conds.append(or_(exempt, tagged(rules.allowed_tags)))
+    return conds
+
+
+def item_visible(s: Session, item_id: str, allowed_library_ids: frozenset[str] | None,
+                 rules: ParentalRules | None) -> bool:
+    """Whether a user with this scope may see the item (the same conditions as their queries)."""
+    conds = [items.c.id == item_id]
+    if allowed_library_ids is not None:
+        conds.append(or_(items.c.library_id.in_(sorted(allowed_library_ids)), items.c.type == "UserRootFolder"))
+    if rules is not None and rules.active:
+        conds += parental_conditions(s, rules)
+    return s.execute(select(items.c.id).where(*conds)).first() is not None
 
 
 @dataclass
 class ItemQuery:
     user_id: str | None = None
     allowed_library_ids: frozenset[str] | None = None  # None = every library
+    parental: ParentalRules | None = None  # the user's parental controls (None = none)
     exclude_library_ids: set[str] = field(default_factory=set)
     parent_id: str | None = None
     recursive: bool = False
@@ -390,6 +510,8 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
     if q.exclude_library_ids:
         conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.parental is not None and q.parental.active:
+        conds += parental_conditions(s, q.parental)
     if q.user_id is not None:  # other users' private playlists stay private (server/library/playlists.py)
         conds.append(playlist_visible(q.user_id))
     _parent_scope(s, c, conds)
@@ -484,10 +606,12 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
     fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
-    if fts_term is not None and search_index.ready(s.get_bind()):
+    use_index = fts_term is not None and search_index.ready(s.get_bind())
+    if use_index:
         conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
                                     .columns(sql_column("item_id"))))
-    elif q.search_term and q.search_term.strip():
+    if q.search_term and q.search_term.strip() and (
+            not use_index or search_index.phrase_is_partial(q.search_term)):
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),

@@ -129,20 +129,9 @@ def _resolve_executable(candidate: str) -> str | None:
 
 
 def _run_ffmpeg(path: str, *args: str) -> str:
-    kwargs: dict[str, object] = {}
-    if sys.platform == "win32":
-        kwargs["creationflags"] = subprocess.CREATE_NO_WINDOW  # type: ignore[attr-defined]
-    proc = subprocess.run(
-        [path, "-hide_banner", *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        timeout=_PROBE_TIMEOUT_S,
-        check=False,
-        **kwargs,  # type: ignore[arg-type]
-    )
+    from server.media import spawn
+
+    proc = spawn.run([path, "-hide_banner", *args], encoding="utf-8", errors="replace", timeout=_PROBE_TIMEOUT_S)
     if proc.returncode != 0:
         raise ValueError(f"'{' '.join(args)}' exited with {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return proc.stdout

@@ -22,6 +22,8 @@ from typing import IO
 import blurhash_rs
 from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageOps, UnidentifiedImageError
 
+from server.media import spawn
+
 ImageSource = str | os.PathLike[str] | bytes
 
 OUTPUT_FORMATS = {"jpg": "JPEG", "jpeg": "JPEG", "png": "PNG", "webp": "WEBP"}
@@ -357,7 +359,7 @@ def _run_frame_grab(ffmpeg: str, video: str, position: float, out: Path, timeout
            "-ss", f"{position:.3f}", "-i", video,
            "-map", "0:V:0", "-frames:v", "1", "-an", "-sn", "-dn", "-update", "1", os.fspath(out)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = spawn.run(cmd, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         raise FrameExtractionError(f"ffmpeg timed out after {timeout:g} s on {video!r}") from exc
     except OSError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from server.media import spawn
 from server.media.ffmpeg import FfmpegInfo, FfmpegNotFoundError, find_ffmpeg
 from server.playback.encoding import (
     TICKS_PER_SECOND,
@@ -383,6 +385,18 @@ class TranscodeService:
         self._ffmpeg: FfmpegInfo | None = None
         self._ffmpeg_path: str | None = None
         ctx.on_close(self.close)
+
+    def clean_start(self) -> int:
+        """At start-up (blocking): end any ffmpeg an earlier server recorded in the transcode
+        folder and did not stop (it was killed), and clear the folder's job directories.
+        Returns how many ffmpeg processes were ended."""
+        root = Path(self.ctx.config.get("encoding").TranscodingTempPath or self.ctx.paths.transcode_dir)
+        killed = spawn.end_recorded(root)
+        if root.is_dir():
+            for entry in root.iterdir():
+                if entry.is_dir() and entry.name.startswith("job-"):
+                    shutil.rmtree(entry, ignore_errors=True)
+        return killed
 
     def settings(self) -> dict[str, Any]:
         data = self.ctx.config.get("transcoding")

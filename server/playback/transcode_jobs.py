@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from server.media import spawn
 from server.media.ffmpeg import FfmpegInfo
 from server.playback.encoding import (
     INIT_SEGMENT_NAME,
@@ -86,6 +87,12 @@ class FfmpegRun:
     paused: bool = False
     stopped_by_us: bool = False
     playlist_mtime_ns: int = -1
+    pid_record: Path | None = None  # see server/media/spawn.py: ended at the next start if we die
+
+    def forget_pid(self) -> None:
+        if self.pid_record is not None:
+            self.pid_record.unlink(missing_ok=True)
+            self.pid_record = None
 
     @property
     def alive(self) -> bool:
@@ -344,7 +351,9 @@ class TranscodeJobManager:
             self._monitor = None
 
     def remove_stale_job_dirs(self) -> int:
-        """Delete job directories left by an earlier process (call once at startup)."""
+        """End the ffmpeg processes an earlier, killed process recorded and delete the job
+        directories it left (call once at startup)."""
+        spawn.end_recorded(self.transcode_root)
         removed = 0
         if not self.transcode_root.is_dir():
             return 0
@@ -379,7 +388,7 @@ class TranscodeJobManager:
             with job.log_path.open("ab") as log_file:
                 log_file.write(f"\n# run from segment {start_segment}: {subprocess.list2cmdline(command)}\n".encode())
                 log_file.flush()
-                process = subprocess.Popen(
+                process = spawn.popen(
                     command,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
@@ -391,6 +400,10 @@ class TranscodeJobManager:
             job.failure = f"could not start ffmpeg: {exc}"
             raise TranscodeFailedError(job.failure) from exc
         run = FfmpegRun(start_segment, command, process, hardware, next_index=start_segment)
+        try:
+            run.pid_record = spawn.record_pid(self.transcode_root, process.pid, str(job.directory))
+        except OSError as exc:
+            log.warning("Could not record ffmpeg pid %d: %s", process.pid, exc)
         job.runs.append(run)
         log.info("Transcode job %s: ffmpeg pid %d from segment %d (%s)", job.id, process.pid, start_segment,
                  hardware.value if hardware != HardwareAccelerationType.NONE else "software")
@@ -408,6 +421,7 @@ class TranscodeJobManager:
         if code is None:
             return
         run.exit_code = code
+        run.forget_pid()
         run.paused = False
         self._advance(job, run)
         if run.stopped_by_us:
@@ -502,6 +516,7 @@ class TranscodeJobManager:
         except subprocess.TimeoutExpired:
             log.error("ffmpeg pid %d did not exit after SIGKILL", run.process.pid)
             run.exit_code = -9
+        run.forget_pid()
         run.paused = False
 
     def _stop_job(self, job: TranscodeJob, *, reason: str) -> None:
@@ -575,18 +590,9 @@ def _log_tail(path: Path, max_bytes: int = 4096, max_lines: int = 20) -> str:
 
 def _popen_platform_kwargs() -> dict[str, object]:
     if sys.platform == "win32":
-        return {"creationflags": subprocess.CREATE_NO_WINDOW}  # type: ignore[attr-defined]
+        return {}  # spawn.popen adds CREATE_NO_WINDOW and the job object
     return {"start_new_session": True}  # its own process group, killed as a whole
 
 
 def _kill_process_group(process: subprocess.Popen[bytes]) -> None:
-    if sys.platform != "win32":
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-            return
-        except OSError:
-            pass
-    try:
-        process.kill()
-    except OSError:
-        pass
+    spawn.kill(process)

@@ -15,6 +15,7 @@ import av
 
 from server.errors import NotFoundError
 from server.guid import guid_from_text
+from server.media import spawn
 from server.wire import models as w
 
 _SEGMENT_NAMES = [
@@ -52,7 +53,7 @@ async def attachment(row: Any, index: int, cache_dir: Path, ffmpeg_path) -> tupl
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".part")
         ffmpeg = await asyncio.to_thread(ffmpeg_path)
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn.exec_async(
             ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", f"-dump_attachment:{index}", str(partial),
             "-i", row.path, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL)

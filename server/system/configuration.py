@@ -92,7 +92,9 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web", "tvmaze", "fanart",
+                  "opensubtitles", "lrclib", "schedulesdirect")
+    PROVIDER_KEYS = ("tmdb", "musicbrainz", "tvmaze", "fanart", "opensubtitles", "lrclib", "schedulesdirect")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -107,8 +109,16 @@ class ConfigurationStore:
             roots = data.get("AllowedRoots", [])
             if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
                 raise BadRequestError("AllowedRoots must be a list of folder paths.")
-            return {"AllowedRoots": [r.strip() for r in roots]}
-        if key in ("tmdb", "musicbrainz"):
+            roots = [r.strip() for r in roots]
+            if any(not os.path.isabs(os.path.expanduser(r)) for r in roots):
+                raise BadRequestError("AllowedRoots must be absolute folder paths.")
+            restrict = data.get("RestrictToAllowedRoots", False)
+            if not isinstance(restrict, bool):
+                raise BadRequestError("RestrictToAllowedRoots must be true or false.")
+            if restrict and not roots:
+                raise BadRequestError("List at least one allowed folder before restricting to them.")
+            return {"RestrictToAllowedRoots": restrict, "AllowedRoots": roots}
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import validate_provider_settings
 
             return validate_provider_settings(key, data)
@@ -142,11 +152,9 @@ class ConfigurationStore:
             from server.livetv.tuners import default_livetv_options
 
             return default_livetv_options()
-        if key == "filesystem":
-            from server.system.filesystem import default_roots
-
-            return {"AllowedRoots": default_roots()}
-        if key in ("tmdb", "musicbrainz"):
+        if key == "filesystem":  # any folder, as in Jellyfin; locked-down installs opt in
+            return {"RestrictToAllowedRoots": False, "AllowedRoots": []}
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import DEFAULTS
 
             return dict(DEFAULTS[key])

@@ -1,9 +1,11 @@
-"""Directory browsing for the admin's folder picker, confined to allowed roots.
+"""Directory browsing for the admin's folder picker, and the folders libraries may use.
 
-Every path that comes from a request is resolved (symlinks and `..` included) and must lie
-inside one of the allowed roots before anything is listed or opened. The roots are the named
-configuration ``filesystem`` (``{"AllowedRoots": [...]}``); by default the places media usually
-lives: the home folder, /media, /mnt, /srv, /run/media, /Volumes, and each Windows drive.
+As in Jellyfin, an administrator may use and browse any folder that exists. A locked-down
+install can opt in to a list of allowed roots: the named configuration ``filesystem``,
+``{"RestrictToAllowedRoots": true, "AllowedRoots": ["/srv/media", ...]}`` (editable in the
+tray's Settings window). Then every path from a request is resolved (symlinks and `..`
+included) and must lie inside one of those roots before anything is listed, opened or used
+as a library folder (403 otherwise).
 """
 
 from __future__ import annotations
@@ -17,19 +19,57 @@ from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.wire import models as w
 
 
-def default_roots() -> list[str]:
+def suggested_roots() -> list[str]:
+    """Where media usually lives (offered when an administrator turns the restriction on)."""
     if sys.platform == "win32":
         return [f"{d}:\\" for d in string.ascii_uppercase if os.path.exists(f"{d}:\\")]
     roots = [str(Path.home()), "/media", "/mnt", "/srv", "/run/media", "/Volumes", "/data"]
     return [r for r in roots if os.path.isdir(r)]
 
 
+# Mounted file systems worth offering as starting points (Linux /proc/mounts types).
+_MEDIA_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "vfat", "exfat", "ntfs", "ntfs3", "fuseblk", "nfs",
+             "nfs4", "cifs", "smb3", "f2fs", "jfs", "reiserfs", "hfsplus", "apfs", "9p", "virtiofs", "overlay"}
+
+
+def _mount_points() -> list[str]:
+    """Root, then mounted media file systems (Jellyfin lists the machine's drives)."""
+    if sys.platform == "win32":
+        return [f"{d}:\\" for d in string.ascii_uppercase if os.path.exists(f"{d}:\\")]
+    found = ["/"]
+    try:
+        with open("/proc/mounts", encoding="utf-8", errors="replace") as mounts:
+            for line in mounts:
+                parts = line.split()
+                if len(parts) >= 3 and parts[2] in _MEDIA_FS:
+                    point = parts[1].replace("\\040", " ")
+                    if point not in found and not point.startswith(("/proc", "/sys", "/dev", "/run/user", "/boot",
+                                                                    "/snap", "/var/lib", "/etc")):
+                        found.append(point)
+    except OSError:
+        if os.path.isdir("/Volumes"):
+            found += [str(p) for p in Path("/Volumes").iterdir() if p.is_dir()]
+    return [p for p in found if os.path.isdir(p)]
+
+
 class FileSystemBrowser:
-    def __init__(self, roots) -> None:
-        self._roots = roots  # callable -> list[str]
+    def __init__(self, settings) -> None:
+        self._settings = settings  # callable -> the filesystem configuration (dict)
+
+    @property
+    def restricted(self) -> bool:
+        return bool(self._settings().get("RestrictToAllowedRoots"))
 
     def roots(self) -> list[Path]:
-        return [Path(r).resolve() for r in self._roots() if r]
+        """The allowed roots when the install is locked down; [] when any folder may be used."""
+        if not self.restricted:
+            return []
+        return [Path(r).resolve() for r in self._settings().get("AllowedRoots") or [] if r]
+
+    def allows(self, resolved: Path) -> bool:
+        if not self.restricted:
+            return True
+        return any(resolved == root or root in resolved.parents for root in self.roots())
 
     def check(self, raw: str | None, *, must_exist: bool = True) -> Path:
         """The resolved path, if it is inside an allowed root."""
@@ -41,15 +81,17 @@ class FileSystemBrowser:
         if not path.is_absolute():
             raise BadRequestError(f"The path must be absolute: {raw!r}")
         resolved = path.resolve()
-        if not any(resolved == root or root in resolved.parents for root in self.roots()):
-            raise ForbiddenError(f"The path {raw!r} is outside the folders this server may browse.")
+        if not self.allows(resolved):
+            raise ForbiddenError(f"The path {raw!r} is outside the allowed folders of this server "
+                                 "(Settings, \"Only use folders inside\").")
         if must_exist and not resolved.exists():
             raise NotFoundError(f"The path {raw!r} does not exist.")
         return resolved
 
     def drives(self) -> list[w.FileSystemEntryInfo]:
+        roots = self.roots() if self.restricted else [Path(p) for p in _mount_points()]
         return [w.FileSystemEntryInfo(Name=str(r) if sys.platform == "win32" else r.name or str(r), Path=str(r),
-                                      Type="Directory") for r in self.roots() if r.exists()]
+                                      Type="Directory") for r in roots if r.exists()]
 
     def contents(self, raw: str | None, include_files: bool, include_directories: bool) -> list[w.FileSystemEntryInfo]:
         folder = self.check(raw)
@@ -75,7 +117,7 @@ class FileSystemBrowser:
     def parent(self, raw: str | None) -> str | None:
         path = self.check(raw, must_exist=False)
         parent = path.parent
-        if parent == path or not any(parent == r or r in parent.parents for r in self.roots()):
+        if parent == path or not self.allows(parent):
             return None
         return str(parent)
 

@@ -11,12 +11,9 @@ BaseItemDto.Trickplay comes from those rows (``info_for``, one query per page).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
-import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +24,7 @@ from sqlalchemy import delete, select
 
 from server.db.tables import Item, TrickplayInfo
 from server.errors import NotFoundError
+from server.media import spawn
 from server.tasks.scheduler import Progress, daily
 from server.wire import models as w
 
@@ -164,24 +162,18 @@ class TrickplayService:
             args += ["-skip_frame", "nokey"]
         args += ["-i", path, "-an", "-sn", "-map", "0:v:0", "-vf", f"fps=1000/{interval},scale={width}:-2",
                  "-q:v", str(opts.Qscale or 4), "-f", "image2", str(out / "%06d.jpg")]
-        proc = await asyncio.create_subprocess_exec(
+        proc = await spawn.exec_async(
             *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, preexec_fn=_lower_priority if sys.platform != "win32" else None)
+            stderr=asyncio.subprocess.PIPE, nice=10)
         try:
             _, err = await proc.communicate()
         except asyncio.CancelledError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
+            spawn.kill(proc)
             await proc.wait()
             raise
         if proc.returncode != 0:
             reason = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             raise RuntimeError(f"ffmpeg exited with {proc.returncode}: {reason[0]}")
-
-
-def _lower_priority() -> None:
-    with contextlib.suppress(OSError):
-        os.nice(10)
 
 
 @dataclass

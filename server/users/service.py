@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,7 +15,7 @@ from server.db.database import Database
 from server.db.tables import Device, User, utcnow
 from server.errors import BadRequestError, NotFoundError, UnauthorizedError
 from server.guid import new_guid
-from server.users.passwords import hash_password, verify_password
+from server.users.passwords import hash_password_async, verify_password_async
 from server.wire import models as w
 
 log = logging.getLogger("reelroom.users")
@@ -98,8 +98,9 @@ class UserRecord:
 
 
 def _record(user: User) -> UserRecord:
+    policy = msgspec.structs.replace(policy_of(user), InvalidLoginAttemptCount=user.invalid_login_attempts)
     return UserRecord(
-        id=user.id, name=user.name, has_password=bool(user.password_hash), policy=policy_of(user),
+        id=user.id, name=user.name, has_password=bool(user.password_hash), policy=policy,
         configuration=configuration_of(user), last_login_date=user.last_login_date,
         last_activity_date=user.last_activity_date, primary_image_tag=user.primary_image_tag)
 
@@ -112,10 +113,39 @@ def user_dto(user: UserRecord, server_id: str) -> w.UserDto:
         Configuration=user.configuration, Policy=user.policy)
 
 
+class AccountLockedError(UnauthorizedError):
+    """A sign-in refused because the account is locked for a while after failed attempts."""
+
+    def __init__(self, detail: str, user: UserRecord, seconds: int, newly: bool) -> None:
+        super().__init__(detail)
+        self.user = user
+        self.seconds = seconds
+        self.newly = newly  # this attempt caused the lock
+
+
+def lockout_limit(policy: w.UserPolicy) -> int:
+    """Failed attempts before a lock: the policy's LoginAttemptsBeforeLockout; -1 (the default)
+    means Jellyfin's 3 for users and 5 for administrators; 0 means never."""
+    limit = policy.LoginAttemptsBeforeLockout
+    if limit is None or limit < 0:
+        return 5 if policy.IsAdministrator else 3
+    return limit
+
+
+def _minutes(seconds: float) -> str:
+    minutes = max(1, round(seconds / 60))
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"
+
+
 class UserService:
+    #: How long each successive lock lasts (seconds): 1, 5, then 15 minutes for every further one.
+    LOCK_DURATIONS: tuple[float, ...] = (60, 300, 900)
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[str, UserRecord] = {}
+        self.lock_durations = self.LOCK_DURATIONS
+        self._locked_until: dict[str, float] = {}  # user id -> time.time() when the lock ends
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -158,7 +188,7 @@ class UserService:
 
     async def create(self, name: str | None, password: str | None = None, *, is_admin: bool = False) -> UserRecord:
         name = validate_user_name(name)
-        password_hash = hash_password(password) if password else None
+        password_hash = await hash_password_async(password) if password else None
 
         def write(s: Session) -> User:
             exists = s.exec(select(User).where(func.lower(User.name) == name.lower())).first()
@@ -203,7 +233,7 @@ class UserService:
         return _record(row)
 
     async def set_password(self, user_id: str, password: str | None) -> UserRecord:
-        new_hash = hash_password(password) if password else None
+        new_hash = await hash_password_async(password) if password else None
 
         def change(user: User) -> None:
             user.password_hash = new_hash
@@ -212,7 +242,9 @@ class UserService:
 
     async def check_password(self, user_id: str, password: str) -> bool:
         row = await self.db.read(lambda s: s.get(User, user_id))
-        return row is not None and verify_password(row.password_hash, password)
+        if row is None:
+            return False
+        return await verify_password_async(row.password_hash, password)
 
     async def set_policy(self, user_id: str, policy: w.UserPolicy) -> UserRecord:
         current = await self.get(user_id)
@@ -233,6 +265,8 @@ class UserService:
             if not merged.IsDisabled:
                 user.invalid_login_attempts = 0
 
+        if not merged.IsDisabled:
+            self._locked_until.pop(user_id, None)  # an administrator's save unlocks the account
         return await self._update(user_id, change)
 
     async def set_configuration(self, user_id: str, configuration: w.UserConfiguration) -> UserRecord:
@@ -279,19 +313,41 @@ class UserService:
 
     # -- sign-in -------------------------------------------------------------------------
 
-    async def verify_login(self, name: str, password: str) -> UserRecord:
-        """Check a name and password; count failures and lock the account past the policy's
-        limit (Jellyfin: 3 tries for users, 5 for administrators, when the policy says -1)."""
+    def locked_for(self, user_id: str) -> float:
+        """Seconds left on the account's lock (0 when it is not locked)."""
+        until = self._locked_until.get(user_id)
+        if until is None:
+            return 0.0
+        left = until - time.time()
+        if left <= 0:
+            self._locked_until.pop(user_id, None)
+            return 0.0
+        return left
+
+    async def verify_login(self, name: str, password: str, *, exempt_from_lockout: bool = False) -> UserRecord:
+        """Check a name and password. Every outcome costs one argon2 verification (an unknown
+        name is checked against a dummy hash), except a locked account, which is refused
+        without one. Failures are counted (InvalidLoginAttemptCount); every
+        LoginAttemptsBeforeLockout-th failure locks the account for a growing time (1, 5,
+        then 15 minutes); it never disables it. ``exempt_from_lockout``: the desktop app's own
+        sign-in, which no lock stops."""
         row = await self.db.read(
             lambda s: s.exec(select(User).where(func.lower(User.name) == (name or "").lower())).first())
         if row is None:
-            # Spend the same time as a real check, so names cannot be probed by timing.
-            verify_password(hash_password(secrets.token_hex(8)), password or "x")
+            await verify_password_async(None, password, known_user=False)
             raise UnauthorizedError("Invalid user or password entered.")
         record = _record(row)
+        left = 0.0 if exempt_from_lockout else self.locked_for(row.id)
+        if left > 0:
+            raise AccountLockedError(
+                f"Too many failed sign-in attempts: the account is locked for {_minutes(left)}.",
+                record, int(left + 0.999), newly=False)
+        ok = await verify_password_async(row.password_hash, password or "")
         if record.is_disabled:
             raise UnauthorizedError(f"The user {record.name} is disabled.")
-        if verify_password(row.password_hash, password or ""):
+        if ok:
+            self._locked_until.pop(row.id, None)
+
             def success(user: User) -> None:
                 user.invalid_login_attempts = 0
                 user.last_login_date = utcnow()
@@ -299,22 +355,23 @@ class UserService:
 
             return await self._update(row.id, success)
 
-        limit = record.policy.LoginAttemptsBeforeLockout
-        if limit is None or limit == -1:
-            limit = 5 if record.is_admin else 3
-        locked = False
+        limit = lockout_limit(record.policy)
+        attempts = 0
 
         def failure(user: User) -> None:
-            nonlocal locked
+            nonlocal attempts
             user.invalid_login_attempts += 1
-            if limit > 0 and user.invalid_login_attempts >= limit:
-                policy = policy_of(user)
-                user.policy_json = msgspec.json.encode(msgspec.structs.replace(policy, IsDisabled=True)).decode()
-                locked = True
+            attempts = user.invalid_login_attempts
 
-        await self._update(row.id, failure)
-        if locked:
-            log.warning("User %s locked out after %s failed sign-in attempts", record.name, limit)
+        updated = await self._update(row.id, failure)
+        if limit > 0 and attempts >= limit and attempts % limit == 0 and not exempt_from_lockout:
+            durations = self.lock_durations
+            seconds = durations[min(attempts // limit, len(durations)) - 1]
+            self._locked_until[row.id] = time.time() + seconds
+            log.warning("User %s locked out for %s s after %s failed sign-in attempts", record.name, seconds, attempts)
+            raise AccountLockedError(
+                f"Too many failed sign-in attempts: the account is locked for {_minutes(seconds)}.",
+                updated, int(seconds), newly=True)
         raise UnauthorizedError("Invalid user or password entered.")
 
     async def touch(self, user_id: str) -> None:

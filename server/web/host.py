@@ -77,6 +77,30 @@ class WebClientHost:
         """Look the folder up again on the next request (after an install)."""
         self._location = None
 
+    def status(self) -> dict[str, Any]:
+        from server.web.install import installed_info
+
+        location = self.location()
+        return {"Hosted": location.folder is not None, "Folder": str(location.folder or ""),
+                "Source": location.source, "Reason": location.reason,
+                "HostingEnabled": self.hosting_enabled(),
+                "Installed": installed_info(self.ctx.paths.data_dir)}
+
+    async def install(self, source: str, sha256: str | None = None) -> dict[str, Any]:
+        """Install into <data>/web in a worker thread; WebInstallError becomes a 400."""
+        import asyncio
+
+        from server.errors import BadRequestError
+        from server.web.install import WebInstallError, install_web
+
+        try:
+            result = await asyncio.to_thread(install_web, source, self.ctx.paths.data_dir, sha256)
+        except WebInstallError as exc:
+            raise BadRequestError(str(exc)) from exc
+        self.forget()
+        self.memory.clear()
+        return {"Files": result.files, "Bytes": result.bytes, "Sha256": result.sha256, **self.status()}
+
 
 class WebHostMiddleware:
     def __init__(self, app: ASGIApp, ctx: ServerContext) -> None:

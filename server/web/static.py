@@ -159,6 +159,11 @@ class MemoryCache:
                 self._items.move_to_end(key)
             return data
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.size = 0
+
     def put(self, key: tuple, data: bytes) -> None:
         if len(data) > MEMORY_FILE_LIMIT:
             return
@@ -206,7 +211,7 @@ class StaticSite:
                 st = os.stat(candidate)
             if not stat_mod.S_ISREG(st.st_mode):
                 return None
-            if os.path.islink(candidate) or relative and self._has_link(relative):
+            if os.path.islink(candidate) or (relative and self._has_link(relative)):
                 real = os.path.realpath(candidate)
                 if os.path.commonpath([real, self.root]) != self.root:
                     return None

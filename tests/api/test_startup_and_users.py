@@ -110,18 +110,22 @@ def test_logout_revokes_the_token(server):
     assert r.headers["content-type"].startswith("application/problem+json")
 
 
-def test_failed_logins_lock_the_account(server):
+def test_failed_logins_lock_the_account_for_a_while_without_disabling_it(server):
     with server.admin() as c:
         uid = c.post("/Users/New", json={"Name": "carol", "Password": "right"}).json()["Id"]
     with server.client(device="attacker") as anon:
-        for _ in range(3):
+        for _ in range(2):
             assert anon.post("/Users/AuthenticateByName", json={"Username": "carol", "Pw": "wrong"}).status_code == 401
+        r = anon.post("/Users/AuthenticateByName", json={"Username": "carol", "Pw": "wrong"})
+        assert r.status_code == 401 and "locked" in r.json()["detail"]
         r = anon.post("/Users/AuthenticateByName", json={"Username": "carol", "Pw": "right"})
-    assert r.status_code == 401
+    assert r.status_code == 401 and "locked" in r.json()["detail"]
     with server.admin() as c:
-        assert c.get(f"/Users/{uid}").json()["Policy"]["IsDisabled"] is True
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        assert policy["IsDisabled"] is False and policy["InvalidLoginAttemptCount"] == 3
         entries = c.get("/System/ActivityLog/Entries").json()["Items"]
     assert any(e["Type"] == "AuthenticationFailed" for e in entries)
+    assert any(e["Type"] == "UserLockedOut" and "carol" in e["Name"] for e in entries)
 
 
 def test_tokens_are_per_device(server):

@@ -153,12 +153,17 @@ def test_configuration_round_trip_and_named_sections(server):
     assert (server.data_dir / "config" / "system.json").read_text().count("Living Room") == 1
 
 
-def test_environment_is_confined_to_allowed_roots(server, tmp_path):
+def test_environment_can_be_confined_to_allowed_roots(server, tmp_path):
     media = tmp_path / "media"
     (media / "Movies").mkdir(parents=True)
     (media / "Movies" / "a.mkv").write_bytes(b"x")
     with server.admin() as c:
-        assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(media)]}).status_code == 204
+        assert c.post("/System/Configuration/filesystem",
+                      json={"RestrictToAllowedRoots": True, "AllowedRoots": []}).status_code == 400
+        assert c.post("/System/Configuration/filesystem",
+                      json={"RestrictToAllowedRoots": True, "AllowedRoots": ["relative"]}).status_code == 400
+        assert c.post("/System/Configuration/filesystem",
+                      json={"RestrictToAllowedRoots": True, "AllowedRoots": [str(media)]}).status_code == 204
         dirs = c.get("/Environment/DirectoryContents", params={"path": str(media)}).json()
         assert [d["Name"] for d in dirs] == ["Movies"]
         files = c.get("/Environment/DirectoryContents", params={"path": str(media / "Movies"),
@@ -171,6 +176,32 @@ def test_environment_is_confined_to_allowed_roots(server, tmp_path):
         assert c.post("/Environment/ValidatePath", json={"Path": str(media / "missing")}).status_code == 404
         assert c.get("/Environment/ParentPath", params={"path": str(media / "Movies")}).json() == str(media)
         assert [d["Path"] for d in c.get("/Environment/Drives").json()] == [str(media)]
+        assert c.post("/Library/VirtualFolders", params={"name": "Etc", "paths": ["/etc"]}).status_code == 403
+
+
+def test_an_administrator_may_use_any_existing_folder_by_default(server, tmp_path):
+    media = tmp_path / "anywhere" / "Movies"  # under /tmp: refused before, as /home, /opt or /movies were
+    media.mkdir(parents=True)
+    (media / "a.mkv").write_bytes(b"x")
+    with server.admin() as c:
+        assert c.get("/System/Configuration/filesystem").json() == {"RestrictToAllowedRoots": False,
+                                                                     "AllowedRoots": []}
+        drives = [d["Path"] for d in c.get("/Environment/Drives").json()]
+        assert drives[0] == "/"
+        names = [d["Name"] for d in c.get("/Environment/DirectoryContents", params={"path": "/"}).json()]
+        assert "tmp" in names and "etc" in names
+        files = c.get("/Environment/DirectoryContents", params={"path": str(media), "includeFiles": "true"}).json()
+        assert [f["Name"] for f in files] == ["a.mkv"]
+        assert c.get("/Environment/ParentPath", params={"path": str(media)}).json() == str(media.parent)
+        assert c.get("/Environment/ParentPath", params={"path": "/"}).json() is None
+        assert c.post("/Environment/ValidatePath", json={"Path": str(media)}).status_code == 204
+        r = c.post("/Library/VirtualFolders", params={"name": "Anywhere", "collectionType": "movies",
+                                                      "paths": [str(media)], "refreshLibrary": "false"})
+        assert r.status_code == 204, r.text
+        assert c.post("/Library/VirtualFolders", params={"name": "Missing", "paths": [str(tmp_path / "nope")]}
+                      ).status_code == 404
+    with server.client() as anon:  # the folder browser stays an administrator's tool
+        assert anon.get("/Environment/DirectoryContents", params={"path": "/"}).status_code == 401
 
 
 def test_scheduled_tasks_run_and_keep_results(server):

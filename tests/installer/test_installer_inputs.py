@@ -87,3 +87,30 @@ def test_data_never_lives_in_the_install_folder(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/opt/reelroom/reelroom")
     assert not str(default_data_dir()).startswith("/opt/reelroom")
     assert "Reelroom" in default_data_dir().parts[-1]
+
+
+def test_web_dist_prepared_for_the_bundle(tmp_path):
+    """REELROOM_WEB_DIST (an archive or a folder) becomes build/web with index.html at its top; the
+    NOTICE names jellyfin-web only when it is bundled."""
+    import tarfile
+
+    sys.path.insert(0, str(ROOT))
+    from tests.web.conftest import make_dist
+
+    assert inputs.prepare_web_dist(None, tmp_path / "web") is None
+    tarball = tmp_path / "dist.tar.xz"
+    with tarfile.open(tarball, "w:xz") as tf:
+        tf.add(make_dist(tmp_path / "src"), arcname="dist")
+    out = inputs.prepare_web_dist(str(tarball), tmp_path / "build" / "web")
+    assert out == tmp_path / "build" / "web" and (out / "index.html").is_file()
+    assert not (out / ".reelroom-install.json").exists()
+    assert sorted(p.name for p in (tmp_path / "build").iterdir()) == ["web"]
+    again = inputs.prepare_web_dist(str(tmp_path / "src"), tmp_path / "build" / "web")  # a folder; replaces
+    assert (again / "libraries" / "libarchive.wasm").is_file()
+    with_web = inputs.write_notice(tmp_path / "n1.txt", True).read_text()
+    without = inputs.write_notice(tmp_path / "n2.txt", False).read_text()
+    assert "jellyfin-web" in with_web and "GPL-2.0-or-later" in with_web and "v10.10.7" in with_web
+    assert "jellyfin-web" not in without and "GPL-2.0-or-later" in without
+    spec = (ROOT / "installer" / "reelroom.spec").read_text()
+    assert "prepare_web_dist(os.environ.get(inputs.WEB_DIST_ENV)" in spec and '(str(WEB), "web")' in spec
+    assert "REELROOM_WEB_DIST" in (ROOT / ".ci" / "run").read_text()

@@ -72,6 +72,7 @@ class FakeJellyfin:
         default_factory=lambda: {
             "encoding": {"HardwareAccelerationType": "none", "EncodingThreadCount": -1},
             "network": {"InternalHttpPort": 8096, "AutoDiscovery": True, "EnableRemoteAccess": True},
+            "filesystem": {"RestrictToAllowedRoots": False, "AllowedRoots": []},
         }
     )
     manifest: list[dict[str, Any]] = field(default_factory=list)

@@ -257,7 +257,8 @@ def test_every_tray_action_against_a_real_server(
         assert controller.wizard is None
 
         controller.actions["open_browser"].trigger()
-        assert opened[-1].toString() == host.base_url + "/"
+        assert opened[-1].toString() == host.base_url + "/web/"
+        assert "Add the web app" in httpx.get(opened[-1].toString()).text  # no web app installed here
 
         controller.actions["show_address"].trigger()
         qtbot.waitUntil(lambda: controller.address_dialog is not None, timeout=10_000)
@@ -468,3 +469,41 @@ def test_library_window_manages_a_real_servers_libraries(
     qtbot.waitUntil(lambda: server_folders() == [], timeout=10_000)
     qtbot.waitUntil(lambda: window.tree.topLevelItemCount() == 0, timeout=10_000)
     assert shows.is_dir(), "removing a library leaves the files alone"
+
+
+def test_settings_edit_the_allowed_library_folders(
+    qtbot, host: ServerHost, desktop_client: ServerClient, calls: BackgroundCalls, tmp_path: Path  # noqa: ANN001
+) -> None:
+    from ui.settings import SettingsDialog
+
+    inside, outside = tmp_path / "media", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    dialog = SettingsDialog(desktop_client, calls, folder_picker=lambda: str(inside))
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.loaded, timeout=10_000)
+    assert not dialog.restrict_check.isChecked() and dialog.allowed_roots() == []  # any folder, by default
+    dialog.restrict_check.setChecked(True)
+    dialog.save()  # restricting to nothing is refused in the dialog
+    assert "at least one folder" in dialog.message.text()
+    dialog.add_root_button.click()
+    assert dialog.allowed_roots() == [str(inside)]
+    with qtbot.waitSignal(dialog.saved, timeout=10_000):
+        dialog.save()
+    assert desktop_client.named_configuration("filesystem") == {"RestrictToAllowedRoots": True,
+                                                                 "AllowedRoots": [str(inside)]}
+    assert desktop_client.folder_exists(str(inside))
+    with pytest.raises(Exception, match="outside the allowed folders"):
+        desktop_client.add_virtual_folder("Elsewhere", None, [str(outside)])
+
+    again = SettingsDialog(desktop_client, calls)  # shown as saved; untick to lift the restriction
+    qtbot.addWidget(again)
+    qtbot.waitUntil(lambda: again.loaded, timeout=10_000)
+    assert again.restrict_check.isChecked() and again.allowed_roots() == [str(inside)]
+    again.roots_list.setCurrentRow(0)
+    again.remove_root_button.click()
+    again.restrict_check.setChecked(False)
+    with qtbot.waitSignal(again.saved, timeout=10_000):
+        again.save()
+    desktop_client.add_virtual_folder("Elsewhere", None, [str(outside)])
+    assert any(f["Name"] == "Elsewhere" for f in desktop_client.virtual_folders())

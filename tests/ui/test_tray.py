@@ -45,14 +45,14 @@ def test_tray_menu_actions_call_the_server(
     controller, host = _controller(qtbot, fake_server, calls, opened, login_item=login_item)
     assert controller.uses_tray
     assert _menu_texts(controller) == [
-        "Open in browser", "Show address && QR code", "Scan all libraries", "Libraries…", "Logs…", "Settings…",
+        "Open in browser", "Show address && QR code", "Scan all libraries", "Libraries…", "Logs…", "Settings…", "Install web app…",
         "Stop server", "Restart", "Quit Reelroom",
     ]
     assert controller.tray is not None and controller.tray.toolTip() == "Reelroom is running"
     assert controller.wizard is None
 
     controller.actions["open_browser"].trigger()
-    assert opened[-1].toString() == fake_server.base_url + "/"
+    assert opened[-1].toString() == fake_server.base_url + "/web/"
 
     controller.actions["scan_all"].trigger()
     qtbot.waitUntil(lambda: state.library_refreshes == 1, timeout=5000)
