@@ -297,7 +297,12 @@ def test_cancelling_a_series_timer_stops_its_recording(server, tmp_path, source)
     timer = _wait_for(lambda: c.get("/LiveTv/Timers", params={"isActive": "true"}).json()["Items"])[0]
     series_id = timer["SeriesTimerId"]
     # Recording now: the episode sits in the series' folder of the Recordings view.
-    groups = _wait_for(lambda: c.get("/LiveTv/Recordings/Series").json()["Items"])
+    def series_groups():
+        r = c.get("/LiveTv/Recordings/Series")
+        assert r.status_code == 200, r.text
+        return r.json()["Items"]
+
+    groups = _wait_for(series_groups)
     assert [g["Name"] for g in groups] == ["Night Talk"]
     assert c.delete(f"/LiveTv/SeriesTimers/{series_id}").status_code == 204
     stopped = _wait_for(lambda: (t := c.get(f"/LiveTv/Timers/{timer['Id']}").json())["Status"] == "Cancelled" and t)
