@@ -112,6 +112,11 @@ def test_channel_plays_from_playback_info_through_live_hls(server, tmp_path, sou
         frames = [f for f in media.decode(video=0)]
     assert frames and frames[0].width == 320
 
+    # master.m3u8 of a channel leads to the same live playlist; Similar answers for a channel.
+    master = c.get(playlist_url.replace("/live.m3u8", "/master.m3u8"))
+    assert master.status_code == 200 and "live.m3u8?" in master.text
+    assert c.get(f"/Items/{news['Id']}/Similar").status_code == 200
+
     # The direct relay of the opened stream.
     with c.stream("GET", f"/LiveTv/LiveStreamFiles/{live['LiveStreamId']}/stream.ts") as relay:
         first = next(relay.iter_bytes())
