@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.artwork.service import ArtworkService
 from server.auth.service import AuthInfo, TokenService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
@@ -29,14 +30,20 @@ from server.library.virtual_folders import LibraryService
 from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
+from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
+from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
+from server.plugins.builtin import builtin_plugins
+from server.plugins.manager import PluginManager
+from server.plugins.packages import PackageService
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
+from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
@@ -104,7 +111,20 @@ class ServerContext:
         self.livetv.on_channels.append(self.livetv_items.sync)
         self.live_streams = LiveStreamManager(self.livetv, self.ffmpeg_path, self.paths.cache_dir / "livetv-hls")
         self.recordings.live_streams = self.live_streams
-        self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events)
+        self.schedules_direct = SchedulesDirectClient(lambda: provider_settings(self.config.get("schedulesdirect"),
+                                                                                "schedulesdirect"),
+                                                      self.paths.cache_dir / "schedulesdirect")
+        self.plugins = PluginManager(self.config, self.paths.data_dir,
+                                     lambda: builtin_plugins(self.config, self.schedules_direct))
+        self.plugins.load()  # a plugin that fails to load is Malfunctioned; the server starts anyway
+        self.plugins.on_change(self._plugins_changed)
+        self._plugins_changed()
+        self.packages = PackageService(self.config, self.plugins, self.events)
+        self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events,
+                                              providers=lambda: self.plugins.providers("metadata") + [
+                                                  p for p in self.plugins.providers("image")
+                                                  if "metadata" not in p.provider_kinds],
+                                              library_options=self._library_options)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
         self._last_touch: dict[str, float] = {}
@@ -120,9 +140,12 @@ class ServerContext:
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
+        self.remote_text = RemoteTextService(self.plugins.providers, self._library_options, self.items,
+                                             self.subtitles, self.lyrics, self.paths.data_dir)
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
         self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
+        self.artwork = ArtworkService(self)  # registers RefreshArtwork; runs after scans that changed something
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -145,6 +168,17 @@ class ServerContext:
 
         return find_ffmpeg(self.config.get("encoding").EncoderAppPath or None).path
 
+    def _plugins_changed(self) -> None:
+        self.livetv.listing_sources = {p.type: p for p in self.plugins.providers("listings")}
+
+    async def _library_options(self, library_id: str | None):
+        if not library_id:
+            return None
+        for info in await self.library.libraries():
+            if info.id == library_id:
+                return info.options
+        return None
+
     # -- lifecycle -----------------------------------------------------------------------
 
     def on_close(self, fn: Callable[[], object]) -> None:
@@ -154,6 +188,7 @@ class ServerContext:
         """Migrate the database and start background work; until this finishes every request
         gets a 503."""
         self.events.bind_loop(asyncio.get_running_loop())
+        self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
@@ -188,6 +223,8 @@ class ServerContext:
         await self.live_streams.close_all()
         await self.livetv_items.close()
         await self.metadata.close()
+        await self.plugins.close()
+        await self.schedules_direct.aclose()
         for fn in reversed(self._closers):
             try:
                 result = fn()

@@ -169,6 +169,11 @@ class ServerClient:
 
     # -- startup wizard ---------------------------------------------------------------------------
 
+    def set_tmdb_key(self, api_key: str) -> bool:
+        """Reelroom's own route: the server checks the key with a test call to TMDb (an ApiError
+        when TMDb refuses it), then saves it. Returns whether TMDb is now set up."""
+        return bool(self._json("POST", "/Reelroom/Metadata/TmdbKey", json={"ApiKey": api_key}).get("Enabled"))
+
     def startup_configuration(self) -> dict[str, Any]:
         return self._json("GET", "/Startup/Configuration")
 

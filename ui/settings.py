@@ -1,5 +1,5 @@
-"""Settings: server name, port, hardware acceleration, start at login, LAN discovery, and the
-opt-in list of folders libraries may use (for locked-down installs)."""
+"""Settings: server name, port, hardware acceleration, start at login, LAN discovery, the TMDb key
+and the opt-in list of folders libraries may use (for locked-down installs)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from ui.api_client import ServerClient
 from ui.libraries import MessageLabel
+from ui.tmdb_key import TmdbKeyField
 from ui.worker import BackgroundCalls
 
 HARDWARE_ACCELERATION: list[tuple[str, str]] = [
@@ -120,10 +121,21 @@ class SettingsDialog(QDialog):
         row.addStretch(1)
         folders_layout.addLayout(row)
         layout.addWidget(folders)
+        self.tmdb = TmdbKeyField()  # metadata: the TMDb key, loaded and saved on its own
+        layout.addWidget(self.tmdb)
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)
         self._set_enabled(False)
         self.load()
+        self._load_tmdb()
+
+    def _load_tmdb(self) -> None:
+        self.tmdb.setEnabled(False)
+        self._calls.submit(lambda: self._client.named_configuration("tmdb"),
+                           on_result=lambda data: (self.tmdb.set_key(str(data.get("ApiKey") or "")),
+                                                   self.tmdb.setEnabled(True)),
+                           on_error=lambda e: self.tmdb.status.setText(f"Could not read the TMDb settings. {e}"),
+                           context=self)
 
     def load(self) -> None:
         client = self._client
@@ -172,8 +184,11 @@ class SettingsDialog(QDialog):
         filesystem = dict(self._filesystem, RestrictToAllowedRoots=self.restrict_check.isChecked(), AllowedRoots=roots)
         login_item, start_at_login = self._login_item, self.login_check.isChecked()
         client = self._client
+        tmdb_key = self.tmdb.key() if self.tmdb.isEnabled() and self.tmdb.changed() else None
 
         def work() -> None:
+            if tmdb_key is not None:  # checked by the server with a test call to TMDb, before anything is saved
+                client.set_tmdb_key(tmdb_key)
             client.set_system_configuration(system)
             client.set_named_configuration("encoding", encoding)
             client.set_named_configuration("network", network)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from ui.api_client import ServerClient
 from ui.folder_picker import FolderDialogFactory, system_folder_dialog
 from ui.libraries import AddLibraryDialog, MessageLabel, content_type_label
+from ui.tmdb_key import TmdbKeyField
 from ui.worker import BackgroundCalls
 
 PAGE_LANGUAGE, PAGE_USER, PAGE_LIBRARIES, PAGE_METADATA, PAGE_REMOTE, PAGE_FINISH = range(6)
@@ -269,6 +270,8 @@ class MetadataPage(ServerStepPage):
         form.addRow("Language:", self.language_combo)
         form.addRow("Country:", self.country_combo)
         self.body.addLayout(form)
+        self.tmdb = TmdbKeyField()
+        self.body.addWidget(self.tmdb)
         self._config: dict[str, Any] = {}
 
     def initializePage(self) -> None:
@@ -298,7 +301,15 @@ class MetadataPage(ServerStepPage):
         culture = str(self._config.get("UICulture") or "")
         language = str(self.language_combo.currentData())
         country = str(self.country_combo.currentData())
-        return lambda: self.client.set_startup_configuration(culture, country, language)
+        key = self.tmdb.key()
+        client = self.client
+
+        def save() -> None:
+            client.set_startup_configuration(culture, country, language)
+            if key:  # checked by the server with a test call; a refused key keeps the wizard here
+                client.set_tmdb_key(key)
+
+        return save
 
 
 class RemoteAccessPage(ServerStepPage):

@@ -48,6 +48,8 @@ async def delete_items(ctx: ServerContext, auth: AuthInfo | None, ids: list[str]
     wanted = [i for i in (ids or []) if i and i.strip()]
     if not wanted:
         raise BadRequestError("ids is required.")
+    for item_id in wanted:  # the same library scope as routes with the item in their path
+        await ctx.items.check_path_items(auth, {"itemId": item_id})
     user = await ctx.users.get(auth.user_id) if auth is not None and auth.user_id else None
     await ctx.browse.editing.delete(wanted, user)
 

@@ -4,6 +4,7 @@ options a library may take."""
 from __future__ import annotations
 
 from server.api.base import operation
+from server.artwork.service import FRAME_TYPES, SCREEN_GRABBER
 from server.context import ServerContext
 from server.library.virtual_folders import normalize_id
 from server.wire import models as w
@@ -63,18 +64,27 @@ def _fetchers(*names: str) -> list[w.LibraryOptionInfoDto]:
 
 
 _TYPE_OPTIONS = {
-    "movies": ("Movie", ("TheMovieDb",), ("Primary", "Backdrop", "Logo", "Thumb", "Banner", "Disc", "Art")),
-    "tvshows": ("Series", ("TheMovieDb",), ("Primary", "Backdrop", "Logo", "Thumb", "Banner", "Art")),
-    "music": ("MusicAlbum", ("MusicBrainz",), ("Primary", "Disc")),
-    "musicvideos": ("MusicVideo", (), ("Primary", "Backdrop", "Thumb")),
-    "homevideos": ("Video", (), ("Primary", "Thumb")),
-    "books": ("Book", (), ("Primary",)),
-    "photos": ("Photo", (), ("Primary",)),
+    "movies": ("Movie", ("Primary", "Backdrop", "Logo", "Thumb", "Banner", "Disc", "Art")),
+    "tvshows": ("Series", ("Primary", "Backdrop", "Logo", "Thumb", "Banner", "Art")),
+    "music": ("MusicAlbum", ("Primary", "Disc")),
+    "musicvideos": ("MusicVideo", ("Primary", "Backdrop", "Thumb")),
+    "homevideos": ("Video", ("Primary", "Thumb")),
+    "books": ("Book", ("Primary",)),
+    "photos": ("Photo", ("Primary",)),
 }
-_EXTRA_TYPES = {"tvshows": [("Season", ("TheMovieDb",), ("Primary", "Backdrop", "Thumb")),
-                            ("Episode", ("TheMovieDb",), ("Primary",))],
-                "music": [("MusicArtist", ("MusicBrainz",), ("Primary", "Backdrop", "Logo")),
-                          ("Audio", (), ("Primary",))]}
+_EXTRA_TYPES = {"tvshows": [("Season", ("Primary", "Backdrop", "Thumb")), ("Episode", ("Primary",))],
+                "music": [("MusicArtist", ("Primary", "Backdrop", "Logo")), ("Audio", ("Primary",))]}
+
+
+def _metadata_fetchers(ctx: ServerContext, item_type: str) -> list[str]:
+    """The active metadata providers (plugins) that know items of ``item_type``."""
+    out = []
+    for p in ctx.metadata.providers:
+        kinds = p.metadata_kinds() if hasattr(p, "metadata_kinds") else ()
+        if "metadata" in getattr(p, "provider_kinds", ("metadata",)) and (
+                p.can_search(item_type) or item_type in kinds or p.external_ids(item_type)):
+            out.append(p.name)
+    return out
 
 
 @operation("GetLibraryOptionsInfo")
@@ -83,12 +93,15 @@ async def get_library_options_info(ctx: ServerContext, libraryContentType: str |
     kinds = [libraryContentType] if libraryContentType in _TYPE_OPTIONS else list(_TYPE_OPTIONS)
     type_options: list[w.LibraryTypeOptionsDto] = []
     for kind in kinds:
-        for item_type, fetchers, images in [_TYPE_OPTIONS[kind], *_EXTRA_TYPES.get(kind, [])]:
+        for item_type, images in [_TYPE_OPTIONS[kind], *_EXTRA_TYPES.get(kind, [])]:
+            image_fetchers = [p.name for p in ctx.metadata.providers if p.image_types(item_type)]
             type_options.append(w.LibraryTypeOptionsDto(
-                Type=item_type, MetadataFetchers=_fetchers(*fetchers), ImageFetchers=_fetchers(*fetchers),
+                Type=item_type, MetadataFetchers=_fetchers(*_metadata_fetchers(ctx, item_type)),
+                ImageFetchers=_fetchers(*image_fetchers, *((SCREEN_GRABBER,) if item_type in FRAME_TYPES else ())),
                 SupportedImageTypes=list(images), DefaultImageOptions=[]))
     return w.LibraryOptionsResultDto(
         MetadataSavers=[w.LibraryOptionInfoDto(Name="Nfo", DefaultEnabled=False)],
         MetadataReaders=_fetchers("Nfo"),
-        SubtitleFetchers=[], LyricFetchers=[],
+        SubtitleFetchers=_fetchers(*(p.name for p in ctx.plugins.providers("subtitles"))),
+        LyricFetchers=_fetchers(*(p.name for p in ctx.plugins.providers("lyrics"))),
         TypeOptions=type_options)

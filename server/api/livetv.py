@@ -8,18 +8,20 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from litestar import Request
+import msgspec
+from litestar import Response
 from litestar.response import Stream
 
 from server.api.base import operation
-from server.context import ServerContext
 from server.auth.service import AuthInfo
+from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import normalize_guid
 from server.library.query import ItemQuery
 from server.livetv import dto
 from server.livetv.guide import query_programs
 from server.livetv.items import RECORDINGS_FOLDER_ID
+from server.livetv.schedules_direct import store_password
 from server.livetv.tuners import TUNER_TYPES, Channel
 from server.wire import models as w
 
@@ -85,6 +87,10 @@ async def reset_tuner(ctx: ServerContext, tunerId: str) -> None:
 async def add_listing_provider(ctx: ServerContext, data: w.ListingsProviderInfo, pw: str | None = None,
                                validateListings: bool = False, validateLogin: bool = False
                                ) -> w.ListingsProviderInfo:
+    source = ctx.livetv.listing_sources.get((data.Type or "").lower())
+    if source is not None:  # Schedules Direct: keep the password's SHA-1 only, check the account
+        data = await source.validate(store_password(msgspec.structs.replace(data, Type=source.type), pw),
+                                     validateLogin, validateListings)
     provider = await ctx.livetv.add_listing_provider(data, validate=True)
     ctx.tasks.start("RefreshGuide")  # the guide follows its providers without waiting a day
     return provider
@@ -105,9 +111,19 @@ async def get_default_listing_provider() -> w.ListingsProviderInfo:
 
 
 @operation("GetLineups")
-async def get_lineups(id: str | None = None, type: str | None = None, location: str | None = None,
-                      country: str | None = None) -> list[w.NameIdPair]:
-    return []
+async def get_lineups(ctx: ServerContext, id: str | None = None, type: str | None = None,
+                      location: str | None = None, country: str | None = None) -> list[w.NameIdPair]:
+    info = next((p for p in ctx.livetv.options().ListingProviders or [] if id and p.Id == id), None)
+    source = ctx.livetv.listing_sources.get(((info.Type if info else None) or type or "").lower())
+    if source is None:
+        return []
+    return await source.lineups(info, country or (info.Country if info else None),
+                                location or (info.ZipCode if info else None))
+
+
+@operation("GetSchedulesDirectCountries", media_type="application/json")
+async def get_schedules_direct_countries(ctx: ServerContext) -> Response:
+    return Response(content=await ctx.schedules_direct.countries(), media_type="application/json")
 
 
 async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = None, is_favorite: bool | None = None,
@@ -269,7 +285,8 @@ async def get_channel_mapping_options(ctx: ServerContext, providerId: str | None
                                                     ProviderChannelName=mapped.name if mapped else None))
     return w.ChannelMappingOptionsDto(
         TunerChannels=tuner_channels, ProviderChannels=[w.NameIdPair(Name=p.name, Id=p.id) for p in provider_channels],
-        Mappings=[w.NameValuePair(Name=k, Value=v) for k, v in mappings.items()], ProviderName="XmlTV")
+        Mappings=[w.NameValuePair(Name=k, Value=v) for k, v in mappings.items()],
+        ProviderName="Schedules Direct" if provider.Type == "schedulesdirect" else "XmlTV")
 
 
 @operation("SetChannelMapping")

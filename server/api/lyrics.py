@@ -1,5 +1,4 @@
-"""Lyrics: LRC/TXT sidecars and embedded lyrics tags; upload and delete; remote lyrics (no
-provider is configured: empty answers)."""
+"""Lyrics: LRC/TXT sidecars and embedded lyrics tags; upload and delete; remote lyrics through the lyrics providers (LrcLib)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ from litestar import Request
 
 from server.api.base import operation
 from server.context import ServerContext
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError
 from server.wire import models as w
 
 
@@ -34,16 +33,14 @@ async def delete_lyrics(ctx: ServerContext, itemId: str) -> None:
 
 @operation("SearchRemoteLyrics")
 async def search_remote_lyrics(ctx: ServerContext, itemId: str) -> list[w.RemoteLyricInfoDto]:
-    await ctx.items.row(itemId)
-    return []  # no lyrics provider is configured in Reelroom
+    return await ctx.remote_text.search_lyrics(await ctx.items.row(itemId))
 
 
 @operation("DownloadRemoteLyrics")
 async def download_remote_lyrics(ctx: ServerContext, itemId: str, lyricId: str) -> w.LyricDto:
-    await ctx.items.row(itemId)
-    raise NotFoundError(f"No remote lyrics {lyricId}: no lyrics provider is configured.")
+    return await ctx.remote_text.download_lyrics(await ctx.items.row(itemId), lyricId)
 
 
 @operation("GetRemoteLyrics")
-async def get_remote_lyrics(lyricId: str) -> w.LyricDto:
-    raise NotFoundError(f"No remote lyrics {lyricId}: no lyrics provider is configured.")
+async def get_remote_lyrics(ctx: ServerContext, lyricId: str) -> w.LyricDto:
+    return await ctx.remote_text.remote_lyrics(lyricId)

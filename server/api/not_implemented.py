@@ -11,10 +11,7 @@ from litestar.handlers import BaseRouteHandler
 from server.api.base import operation
 from server.errors import NotImplementedYetError
 
-NOT_IMPLEMENTED: frozenset[str] = frozenset({
-    # LiveTv: Schedules Direct is an online service; Reelroom reads XMLTV listings.
-    "GetSchedulesDirectCountries",
-})
+NOT_IMPLEMENTED: frozenset[str] = frozenset()
 
 
 def _stub(operation_id: str) -> BaseRouteHandler:

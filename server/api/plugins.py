@@ -1,92 +1,116 @@
 """Plugins, Package and Channels.
 
-Reelroom does not run Jellyfin's .NET plugins and has no channels, so these answer truthfully:
-the lists are empty, an id names nothing (404), and installing a package is refused (400) with
-the reason. Plugin repositories are still kept in the configuration, as clients edit them.
+Plugins are Python packages (server/plugins/): listed with their status, enabled, disabled,
+uninstalled and configured here; packages come from the configured repositories as wheels.
+Reelroom does not run Jellyfin's .NET plugins and has no channels: those lists are empty.
 """
 
 from __future__ import annotations
 
+import msgspec
+from litestar import Request, Response
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
+from server.plugins.manager import PluginRecord
 from server.wire import models as w
-
-NO_PLUGINS = "Reelroom does not run Jellyfin plugins."
 
 
 def _empty_items(start_index: int | None = None) -> w.BaseItemDtoQueryResult:
     return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=start_index or 0)
 
 
+def _info(record: PluginRecord) -> w.PluginInfo:
+    plugin = record.plugin
+    has_image = bool(plugin is not None and getattr(plugin, "image", None))
+    config_name = (getattr(plugin, "config_section", None) or f"plugin-{record.id}") + ".json" if plugin else None
+    return w.PluginInfo(Name=record.name, Version=record.version, ConfigurationFileName=config_name,
+                        Description=record.description or "", Id=record.id, CanUninstall=record.can_uninstall,
+                        HasImage=has_image, Status=record.status)
+
+
+def _check_version(record: PluginRecord, version: str | None) -> None:
+    if version and version != record.version:
+        raise NotFoundError(f"{record.name} {version} is not installed (the installed version is {record.version}).")
+
+
 @operation("GetPlugins")
-async def get_plugins() -> list[w.PluginInfo]:
-    return []
-
-
-def _no_such_plugin(pluginId: str) -> NotFoundError:
-    return NotFoundError(f"No plugin {pluginId} is installed. {NO_PLUGINS}")
+async def get_plugins(ctx: ServerContext) -> list[w.PluginInfo]:
+    return [_info(r) for r in ctx.plugins.list()]
 
 
 @operation("UninstallPlugin")
-async def uninstall_plugin(pluginId: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def uninstall_plugin(ctx: ServerContext, pluginId: str) -> None:
+    record = ctx.plugins.uninstall(pluginId)
+    ctx.events.publish("PackageUninstalled", msgspec.to_builtins(_info(record)), admins_only=True)
 
 
 @operation("UninstallPluginByVersion")
-async def uninstall_plugin_by_version(pluginId: str, version: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def uninstall_plugin_by_version(ctx: ServerContext, pluginId: str, version: str) -> None:
+    _check_version(ctx.plugins.get(pluginId), version)
+    await uninstall_plugin(ctx, pluginId)
 
 
 @operation("DisablePlugin")
-async def disable_plugin(pluginId: str, version: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def disable_plugin(ctx: ServerContext, pluginId: str, version: str) -> None:
+    _check_version(ctx.plugins.get(pluginId), version)
+    ctx.plugins.set_enabled(pluginId, False)
 
 
 @operation("EnablePlugin")
-async def enable_plugin(pluginId: str, version: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def enable_plugin(ctx: ServerContext, pluginId: str, version: str) -> None:
+    _check_version(ctx.plugins.get(pluginId), version)
+    ctx.plugins.set_enabled(pluginId, True)
 
 
-@operation("GetPluginImage")
-async def get_plugin_image(pluginId: str, version: str) -> None:
-    raise _no_such_plugin(pluginId)
+@operation("GetPluginImage", media_type="image/*")
+async def get_plugin_image(ctx: ServerContext, pluginId: str, version: str) -> Response:
+    _check_version(ctx.plugins.get(pluginId), version)
+    content, media = ctx.plugins.image(pluginId)
+    return Response(content=content, media_type=media)
 
 
 @operation("GetPluginConfiguration")
-async def get_plugin_configuration(pluginId: str) -> w.BasePluginConfiguration:
-    raise _no_such_plugin(pluginId)
+async def get_plugin_configuration(ctx: ServerContext, pluginId: str) -> Response:
+    value = ctx.plugins.configuration(pluginId)
+    return Response(content=msgspec.json.encode(value), media_type="application/json")
 
 
 @operation("UpdatePluginConfiguration")
-async def update_plugin_configuration(pluginId: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def update_plugin_configuration(ctx: ServerContext, request: Request, pluginId: str) -> None:
+    ctx.plugins.get(pluginId)  # 404 before reading the body
+    try:
+        data = msgspec.json.decode(await request.body())
+    except msgspec.DecodeError:
+        raise BadRequestError("The plugin configuration must be a JSON object.") from None
+    ctx.plugins.save_configuration(pluginId, data)
 
 
 @operation("GetPluginManifest")
-async def get_plugin_manifest(pluginId: str) -> None:
-    raise _no_such_plugin(pluginId)
+async def get_plugin_manifest(ctx: ServerContext, pluginId: str) -> None:
+    ctx.plugins.get(pluginId)  # Reelroom keeps no separate manifest: 204 for a known plugin
 
 
 @operation("GetPackages")
-async def get_packages() -> list[w.PackageInfo]:
-    return []
+async def get_packages(ctx: ServerContext) -> list[w.PackageInfo]:
+    return await ctx.packages.packages()
 
 
 @operation("GetPackageInfo")
-async def get_package_info(name: str, assemblyGuid: str | None = None) -> w.PackageInfo:
-    raise NotFoundError(f"No package named {name!r}. {NO_PLUGINS}")
+async def get_package_info(ctx: ServerContext, name: str, assemblyGuid: str | None = None) -> w.PackageInfo:
+    return await ctx.packages.package(name, assemblyGuid)
 
 
 @operation("InstallPackage")
-async def install_package(name: str, assemblyGuid: str | None = None, version: str | None = None,
+async def install_package(ctx: ServerContext, name: str, assemblyGuid: str | None = None, version: str | None = None,
                           repositoryUrl: str | None = None) -> None:
-    raise BadRequestError(f"Cannot install {name!r}: {NO_PLUGINS}")
+    await ctx.packages.install(name, assemblyGuid, version, repositoryUrl)
 
 
 @operation("CancelPackageInstallation")
-async def cancel_package_installation(packageId: str) -> None:
-    raise NotFoundError(f"No installation {packageId} is in progress.")
+async def cancel_package_installation(ctx: ServerContext, packageId: str) -> None:
+    ctx.packages.cancel(packageId)
 
 
 @operation("GetRepositories")

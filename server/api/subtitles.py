@@ -1,5 +1,5 @@
 """Subtitle: delivery in the client's format, the HLS subtitle playlist, upload and delete,
-fallback fonts, and the remote-subtitle routes (no provider is configured: empty answers)."""
+fallback fonts, and remote subtitles (search, download, fetch) through the subtitle providers."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from litestar import Response
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import NotFoundError
 from server.playback.range_response import RangeFileResponse
 from server.subtitles.service import subtitle_stream
 from server.wire import models as w
@@ -79,16 +78,18 @@ async def get_fallback_font(ctx: ServerContext, name: str) -> Response:
 @operation("SearchRemoteSubtitles")
 async def search_remote_subtitles(ctx: ServerContext, itemId: str, language: str,
                                   isPerfectMatch: bool | None = None) -> list[w.RemoteSubtitleInfo]:
-    await ctx.items.row(itemId)
-    return []  # no subtitle provider is configured in Reelroom
+    row = await ctx.items.row(itemId)
+    return await ctx.remote_text.search_subtitles(row, language, bool(isPerfectMatch))
 
 
 @operation("DownloadRemoteSubtitles")
 async def download_remote_subtitles(ctx: ServerContext, itemId: str, subtitleId: str) -> None:
-    await ctx.items.row(itemId)
-    raise NotFoundError(f"No remote subtitle {subtitleId}: no subtitle provider is configured.")
+    row = await ctx.items.row(itemId)
+    await ctx.remote_text.download_subtitle(row, subtitleId)
 
 
 @operation("GetRemoteSubtitles")
-async def get_remote_subtitles(subtitleId: str) -> Response:
-    raise NotFoundError(f"No remote subtitle {subtitleId}: no subtitle provider is configured.")
+async def get_remote_subtitles(ctx: ServerContext, subtitleId: str) -> Response:
+    content, fmt = await ctx.remote_text.remote_subtitle(subtitleId)
+    media = {"srt": "application/x-subrip", "vtt": "text/vtt", "ass": "text/x-ssa", "ssa": "text/x-ssa"}
+    return Response(content=content, media_type=media.get(fmt, "text/plain"))

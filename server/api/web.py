@@ -12,7 +12,8 @@ from litestar import Request, Response
 from litestar.response import Redirect, Stream
 
 from server.api.base import operation, reelroom_route
-from server.errors import BadRequestError, NotFoundError
+from server.context import ServerContext
+from server.errors import BadRequestError
 from server.http.routing import template_path
 from server.wire import models as w
 
@@ -20,14 +21,22 @@ BITRATE_TEST_MAX = 100 * 1024 * 1024
 
 
 @operation("GetDashboardConfigurationPage", media_type="text/html")
-async def get_dashboard_configuration_page(name: str | None = None) -> Response:
-    # Reelroom has no plugins, so it has no plugin configuration pages.
-    raise NotFoundError(f"No configuration page named {name!r}.")
+async def get_dashboard_configuration_page(ctx: ServerContext, name: str | None = None) -> Response:
+    content, media = ctx.plugins.config_page(name)
+    return Response(content=content, media_type=media)
 
 
 @operation("GetConfigurationPages")
-async def get_configuration_pages(enableInMainMenu: bool | None = None) -> list[w.ConfigurationPageInfo]:
-    return []
+async def get_configuration_pages(ctx: ServerContext, enableInMainMenu: bool | None = None
+                                  ) -> list[w.ConfigurationPageInfo]:
+    out = []
+    for record, page in ctx.plugins.config_pages():
+        if enableInMainMenu is not None and bool(page.enable_in_main_menu) != enableInMainMenu:
+            continue
+        out.append(w.ConfigurationPageInfo(Name=page.name, EnableInMainMenu=bool(page.enable_in_main_menu),
+                                           MenuSection=page.menu_section, MenuIcon=page.menu_icon,
+                                           DisplayName=page.display_name or page.name, PluginId=record.id))
+    return out
 
 
 @operation("GetBitrateTestBytes", media_type="application/octet-stream")

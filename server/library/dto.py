@@ -308,6 +308,9 @@ def _apply_images(dto: w.BaseItemDto, images: list[dict], opts: DtoOptions) -> N
     dto.ImageBlurHashes = hashes
 
 
+apply_images = _apply_images  # ImageTags, BackdropImageTags and ImageBlurHashes from images_json entries
+
+
 def _first_of(images: list[dict], kind: str) -> dict | None:
     return next((i for i in images if i["Type"] == kind), None)
 
@@ -601,7 +604,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     return dto
 
 
-__all__ = ["DtoOptions", "FolderCounts", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
+__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 

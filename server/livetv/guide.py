@@ -153,6 +153,13 @@ class Guide:
     def load(self, tuner_channels, provider_id: str, data: bytes, mappings: dict[str, str],
              days: int, replace: bool = True) -> int:
         provider_channels, pairs = parse_xmltv(data)
+        return self.load_parsed(tuner_channels, provider_id, provider_channels, pairs, mappings, days, replace)
+
+    def load_parsed(self, tuner_channels, provider_id: str, provider_channels: list[ProviderChannel],
+                    pairs: list[tuple[str, Program]], mappings: dict[str, str], days: int,
+                    replace: bool = True) -> int:
+        """Programmes of any listing provider (XMLTV, Schedules Direct): matched to tuner
+        channels, kept for the guide window."""
         self.provider_channels[provider_id] = provider_channels
         matched = match_channels(tuner_channels, provider_channels, mappings)
         now = datetime.now(UTC)

@@ -16,7 +16,7 @@ import httpx
 import msgspec
 from defusedxml import ElementTree
 
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError, NotFoundError, ReelroomError
 from server.guid import guid_from_text
 from server.livetv.guide import MAX_XMLTV_BYTES, Guide, parse_xmltv
 from server.wire import models as w
@@ -96,6 +96,8 @@ class LiveTvService:
         self.config = config  # ConfigurationStore
         self.filesystem = filesystem  # FileSystemBrowser (path checks)
         self.guide = Guide()
+        # listing provider type -> its loader (Schedules Direct: server/livetv/schedules_direct.py)
+        self.listing_sources: dict[str, object] = {}
         self._channel_cache: dict[str, tuple[float, list[Channel]]] = {}  # tuner id -> (read at, channels)
         self.channel_cache_seconds = 30.0
         self.on_channels: list = []  # async callbacks(list[Channel]) after the channel list was read
@@ -280,6 +282,17 @@ class LiveTvService:
         first = True
         failures: list[str] = []
         for provider in self.options().ListingProviders or []:
+            source = self.listing_sources.get(provider.Type or "")
+            if source is not None:
+                try:
+                    provider_channels, pairs = await source.load(provider, days)
+                    mappings = {m.Name: m.Value for m in provider.ChannelMappings or [] if m.Name and m.Value}
+                    self.guide.load_parsed(channels, provider.Id or "", provider_channels, pairs, mappings, days, first)
+                    first = False
+                except ReelroomError as exc:
+                    log.warning("Listings from %s (%s) could not be read: %s", provider.Type, provider.Id, exc.detail)
+                    failures.append(f"{provider.Type} {provider.Id}: {exc.detail}")
+                continue
             if provider.Type != "xmltv" or not provider.Path:
                 continue
             try:

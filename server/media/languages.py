@@ -121,3 +121,12 @@ def language_display_name(code: str | None) -> str | None:
     if not code:
         return None
     return _NAMES.get(code.lower())
+
+
+_THREE_TO_TWO = {code: two for _name, two, b, t in _LANGUAGES if two for code in (b, t)}
+
+
+def to_two_letter(code: str | None) -> str | None:
+    """An ISO 639-1 code for a two- or three-letter code ("eng" -> "en"), or None."""
+    three = normalize_language(code)
+    return _THREE_TO_TWO.get(three) if three else None

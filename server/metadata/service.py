@@ -35,6 +35,7 @@ from server.metadata.providers import (
 from server.metadata.providers.http import fetch_bytes, user_agent
 from server.metadata.settings import provider_settings
 from server.paths import ServerPaths
+from server.plugins import order
 from server.system.configuration import ConfigurationStore
 from server.wire import models as w
 
@@ -56,6 +57,13 @@ TMDB_SIZES = {
 }
 
 
+class UnavailableError(ReelroomError):
+    """A remote service could not be reached to check something: try again later."""
+
+    status_code = 503
+    title = "Service Unavailable"
+
+
 class RemoteServiceError(ReelroomError):
     """A remote server could not deliver what was asked for."""
 
@@ -65,21 +73,40 @@ class RemoteServiceError(ReelroomError):
 
 class RemoteMetadataService:
     def __init__(self, config: ConfigurationStore, db: Database, paths: ServerPaths, events: EventHub,
-                 providers: list[MetadataProvider] | None = None) -> None:
+                 providers: list[MetadataProvider] | Callable[[], list[MetadataProvider]] | None = None,
+                 library_options: Callable[[str | None], Awaitable[Any]] | None = None) -> None:
         self.config = config
         self.db = db
         self.paths = paths
         self.events = events
-        self.providers: list[MetadataProvider] = providers if providers is not None else [
-            TmdbProvider(lambda: provider_settings(config.get("tmdb"), "tmdb")),
-            MusicBrainzProvider(lambda: provider_settings(config.get("musicbrainz"), "musicbrainz")),
-        ]
+        if providers is None:
+            fixed: list[MetadataProvider] = [
+                TmdbProvider(lambda: provider_settings(config.get("tmdb"), "tmdb")),
+                MusicBrainzProvider(lambda: provider_settings(config.get("musicbrainz"), "musicbrainz")),
+            ]
+            providers = fixed
+        # a list, or (from the plugin manager) a callable giving the active providers
+        self._providers = providers
+        self._library_options = library_options
         self._image_client: httpx.AsyncClient | None = None
         self._tmdb_config: tuple[float, str, w.ConfigImageTypes] | None = None
 
+    @property
+    def providers(self) -> list[MetadataProvider]:
+        return list(self._providers()) if callable(self._providers) else self._providers
+
+    async def _options(self, library_id: str | None) -> Any:
+        if self._library_options is None or not library_id:
+            return None
+        try:
+            return await self._library_options(library_id)
+        except ReelroomError:
+            return None
+
     async def close(self) -> None:
-        for provider in self.providers:
-            await provider.aclose()
+        if not callable(self._providers):  # the plugin manager closes its own
+            for provider in self._providers:
+                await provider.aclose()
         if self._image_client is not None:
             client, self._image_client = self._image_client, None
             await client.aclose()
@@ -199,7 +226,33 @@ class RemoteMetadataService:
             raise NotFoundError(f"Item {item_id} was not found.")
         target.provider_ids = {**target.provider_ids, **meta.provider_ids}
         await self._apply_images(item_id, target, provider, result.ImageUrl, replace_all_images)
+        if target.kind == "Series" and provider is not None and hasattr(provider, "series_children"):
+            await self._apply_children(item_id, target, provider, replace_all_images)
         self._library_changed(item_id)
+
+    async def _apply_children(self, series_id: str, series: LookupItem, provider: Any, replace_all: bool) -> None:
+        """A series identified by a provider that knows its episodes (TVmaze): its seasons and
+        episodes get their metadata and images too, as a refresh after Identify does."""
+        children = await self._guarded(provider, "episodes",
+                                       lambda: provider.series_children(series.provider_ids, series.language), {})
+        if not children:
+            return
+        rules = self._sort_rules()
+        for child_id, kind, index, parent_index in await self.db.read(store.series_children, series_id):
+            key = (index, None) if kind == "Season" else (parent_index, index)
+            if key not in children or index is None:
+                continue
+            meta, image_url = children[key]
+            await self.db.write(store.write_item_metadata, child_id, meta, rules)
+            if image_url:
+                existing = {img.get("Type") for img in await self.db.read(store.item_images, child_id)}
+                if replace_all or "Primary" not in existing:
+                    try:
+                        await self.download_image(child_id, "Primary", image_url, add=False,
+                                                  provider_name=provider.name, notify=False)
+                    except ReelroomError as exc:
+                        log.warning("Identify: the image of %s could not be saved: %s", child_id, exc.detail)
+            self._library_changed(child_id)
 
     async def _apply_images(self, item_id: str, target: LookupItem, provider: MetadataProvider | None,
                             search_image: str | None, replace_all: bool) -> None:
@@ -225,13 +278,15 @@ class RemoteMetadataService:
 
     # -- remote images ------------------------------------------------------------------
 
-    def _image_providers(self, kind: str) -> list[MetadataProvider]:
-        return [p for p in self.providers if p.is_enabled() and p.image_types(kind)]
+    async def _image_providers(self, target: LookupItem) -> list[MetadataProvider]:
+        """Providers with images for the item, in its library's image fetcher order."""
+        supporting = [p for p in self.providers if p.is_enabled() and p.image_types(target.kind)]
+        return order.for_type(supporting, await self._options(target.library_id), target.kind, "image")
 
     async def image_providers(self, item_id: str) -> list[w.ImageProviderInfo]:
         target = await self._target(item_id)
         return [w.ImageProviderInfo(Name=p.name, SupportedImages=list(p.image_types(target.kind)))
-                for p in self._image_providers(target.kind)]
+                for p in await self._image_providers(target)]
 
     async def remote_images(self, item_id: str, image_type: str | None = None, start_index: int | None = None,
                             limit: int | None = None, provider_name: str | None = None,
@@ -239,10 +294,11 @@ class RemoteMetadataService:
         if (start_index is not None and start_index < 0) or (limit is not None and limit < 0):
             raise BadRequestError("startIndex and limit must not be negative.")
         target = await self._target(item_id)
-        supporting = self._image_providers(target.kind)
+        supporting = await self._image_providers(target)
         chosen = [p for p in supporting if not provider_name or p.name.lower() == provider_name.strip().lower()]
         answers = await asyncio.gather(*(
             self._guarded(p, f"{target.kind} images", lambda p=p: p.get_images(target), []) for p in chosen))
+        # the library's order decides between images of the same rank: a stable sort keeps it
         images = [image for answer in answers for image in answer]
         if image_type:
             images = [i for i in images if i.Type == image_type]
@@ -288,6 +344,28 @@ class RemoteMetadataService:
         await asyncio.to_thread(remove_replaced, replaced, self.paths.metadata_dir)
         if notify:
             self._library_changed(item_id)
+
+    # -- TMDb API key ---------------------------------------------------------------------
+
+    async def set_tmdb_key(self, api_key: str | None) -> bool:
+        """Check ``api_key`` once with a test call to TMDb, then save it. An empty key clears it
+        (TMDb is then off). Returns whether a key is set."""
+        key = (api_key or "").strip()
+        settings = provider_settings(self.config.get("tmdb"), "tmdb")
+        if key:
+            probe = TmdbProvider(lambda: {**settings, "ApiKey": key})
+            try:
+                await probe.configuration()
+            except ProviderError as exc:
+                if exc.status in (401, 403):
+                    raise BadRequestError("TMDb did not accept this API key. Copy the \"API Key\" (or the API "
+                                          "read access token) from themoviedb.org > Settings > API.") from None
+                raise UnavailableError(f"The key could not be checked: {exc}") from None
+            finally:
+                await probe.aclose()
+        self.config.save("tmdb", {**settings, "ApiKey": key})
+        self._tmdb_config = None
+        return bool(key)
 
     # -- TMDb client configuration ------------------------------------------------------
 

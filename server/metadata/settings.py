@@ -1,6 +1,7 @@
-"""The named configurations of the remote metadata providers ("tmdb", "musicbrainz").
+"""The named configurations of the built-in providers ("tmdb", "musicbrainz", "tvmaze", "fanart",
+"opensubtitles", "lrclib", "schedulesdirect").
 
-Both are plain JSON objects kept by the ConfigurationStore. TMDb needs an API key of the
+All are plain JSON objects kept by the ConfigurationStore. TMDb needs an API key of the
 user's own: without one the TMDb provider stays disabled and never contacts the network.
 """
 
@@ -26,8 +27,47 @@ MUSICBRAINZ_DEFAULTS: dict[str, Any] = {
     "TimeoutSeconds": 10.0,
 }
 
-DEFAULTS: dict[str, dict[str, Any]] = {"tmdb": TMDB_DEFAULTS, "musicbrainz": MUSICBRAINZ_DEFAULTS}
+TVMAZE_DEFAULTS: dict[str, Any] = {
+    "BaseUrl": "https://api.tvmaze.com",
+    "Enabled": True,
+    "TimeoutSeconds": 10.0,
+}
+
+FANART_DEFAULTS: dict[str, Any] = {
+    "BaseUrl": "https://webservice.fanart.tv",
+    "ApiKey": "",
+    "Enabled": True,
+    "TimeoutSeconds": 10.0,
+}
+
+OPENSUBTITLES_DEFAULTS: dict[str, Any] = {
+    "BaseUrl": "https://api.opensubtitles.com",
+    "ApiKey": "",
+    "Username": "",
+    "Password": "",
+    "Enabled": True,
+    "TimeoutSeconds": 15.0,
+}
+
+LRCLIB_DEFAULTS: dict[str, Any] = {
+    "BaseUrl": "https://lrclib.net",
+    "Enabled": True,
+    "TimeoutSeconds": 10.0,
+}
+
+SCHEDULESDIRECT_DEFAULTS: dict[str, Any] = {
+    "BaseUrl": "https://json.schedulesdirect.org/20141201",
+    "Enabled": True,
+    "TimeoutSeconds": 30.0,
+}
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "tmdb": TMDB_DEFAULTS, "musicbrainz": MUSICBRAINZ_DEFAULTS, "tvmaze": TVMAZE_DEFAULTS,
+    "fanart": FANART_DEFAULTS, "opensubtitles": OPENSUBTITLES_DEFAULTS, "lrclib": LRCLIB_DEFAULTS,
+    "schedulesdirect": SCHEDULESDIRECT_DEFAULTS,
+}
 _URL_KEYS = ("BaseUrl", "ImageBaseUrl", "CoverArtBaseUrl")
+_TEXT_KEYS = ("ApiKey", "Username", "Password")
 
 
 class ProviderSettingsError(BadRequestError):
@@ -57,12 +97,12 @@ def validate_provider_settings(section: str, data: Any) -> dict[str, Any]:
             continue
         if name in _URL_KEYS:
             value = _check_url(name, value)
-        elif name == "ApiKey":
+        elif name in _TEXT_KEYS:
             if value is None:
                 value = ""
             if not isinstance(value, str):
-                raise ProviderSettingsError("ApiKey must be a string.")
-            value = value.strip()
+                raise ProviderSettingsError(f"{name} must be a string.")
+            value = value if name == "Password" else value.strip()
         elif name == "Enabled":
             if not isinstance(value, bool):
                 raise ProviderSettingsError("Enabled must be true or false.")
@@ -85,7 +125,7 @@ def provider_settings(stored: Any, section: str) -> dict[str, Any]:
     return out
 
 
-SECRET_KEYS = {"tmdb": ("ApiKey",)}
+SECRET_KEYS = {"tmdb": ("ApiKey",), "fanart": ("ApiKey",), "opensubtitles": ("ApiKey", "Password")}
 
 
 def without_secrets(section: str, value: Any) -> Any:

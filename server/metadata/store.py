@@ -66,7 +66,7 @@ def find_lookup_item(session: Session, item_id: str, language: str, country: str
         return LookupItem(kind=item.type, name=item.name, year=item.production_year,
                           provider_ids=_ids(item.provider_ids_json), index_number=item.index_number,
                           parent_index_number=item.parent_index_number, series_provider_ids=series_ids,
-                          language=language, country=country)
+                          language=language, country=country, library_id=item.library_id)
     person = session.get(Person, item_id)
     if person is not None:
         return LookupItem(kind="Person", name=person.name, provider_ids=_ids(person.provider_ids_json),
@@ -189,3 +189,10 @@ def record_item_image(session: Session, item_id: str, entry: dict[str, Any], add
     item.images_json = json.dumps([*kept, entry])
     session.add(item)
     return [str(img["Path"]) for img in replaced if img.get("Path") and img.get("Path") != entry["Path"]]
+
+
+def series_children(session: Session, series_id: str) -> list[tuple[str, str, int | None, int | None]]:
+    """(id, type, index_number, parent_index_number) of a series' seasons and episodes."""
+    rows = session.exec(select(Item.id, Item.type, Item.index_number, Item.parent_index_number)
+                        .where(Item.series_id == series_id, Item.type.in_(("Season", "Episode")))).all()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]

@@ -92,7 +92,9 @@ class ConfigurationStore:
     }
 
     # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web")
+    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web", "tvmaze", "fanart",
+                  "opensubtitles", "lrclib", "schedulesdirect")
+    PROVIDER_KEYS = ("tmdb", "musicbrainz", "tvmaze", "fanart", "opensubtitles", "lrclib", "schedulesdirect")
 
     def validate_extra(self, key: str, data: Any) -> Any:
         from server.errors import BadRequestError
@@ -116,7 +118,7 @@ class ConfigurationStore:
             if restrict and not roots:
                 raise BadRequestError("List at least one allowed folder before restricting to them.")
             return {"RestrictToAllowedRoots": restrict, "AllowedRoots": roots}
-        if key in ("tmdb", "musicbrainz"):
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import validate_provider_settings
 
             return validate_provider_settings(key, data)
@@ -152,7 +154,7 @@ class ConfigurationStore:
             return default_livetv_options()
         if key == "filesystem":  # any folder, as in Jellyfin; locked-down installs opt in
             return {"RestrictToAllowedRoots": False, "AllowedRoots": []}
-        if key in ("tmdb", "musicbrainz"):
+        if key in self.PROVIDER_KEYS:
             from server.metadata.settings import DEFAULTS
 
             return dict(DEFAULTS[key])

@@ -211,7 +211,7 @@ class StaticSite:
                 st = os.stat(candidate)
             if not stat_mod.S_ISREG(st.st_mode):
                 return None
-            if os.path.islink(candidate) or relative and self._has_link(relative):
+            if os.path.islink(candidate) or (relative and self._has_link(relative)):
                 real = os.path.realpath(candidate)
                 if os.path.commonpath([real, self.root]) != self.root:
                     return None

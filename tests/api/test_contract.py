@@ -10,11 +10,12 @@ import httpx
 from server.api.not_implemented import NOT_IMPLEMENTED
 from server.app import collect_handlers, implemented_operations
 from server.wire.operations import OPERATIONS
+from tests.metadata.fakes import closed_port
 
 # Calls that would sign the admin out or stop the server mid-sweep.
 DISRUPTIVE = {"ReportSessionEnded", "RestartApplication", "ShutdownApplication", "UpdateUserPassword",
               "UpdateUserPolicy", "UpdateUser", "DeleteDevice", "CompleteWizard"}
-SAMPLE = {"uuid": "0123456789abcdef0123456789abcdef", "int": "1", "float": "1.5", "str": "x", "enum": "Primary"}
+SAMPLE = {"uuid": "0123456789abcdef0123456789abcdef", "int32": "1", "int64": "1", "float": "1.5", "str": "x", "enum": "Primary"}
 
 
 def concrete(op) -> str:
@@ -33,6 +34,9 @@ def test_every_operation_is_implemented_or_listed_once():
 def test_every_secured_operation_needs_a_token_and_stubs_answer_501(server):
     anonymous = httpx.Client(base_url=server.url, timeout=30)
     admin = server.admin()
+    # the sweep must not reach the internet: online services point at a port where nothing listens
+    closed = f"http://127.0.0.1:{closed_port()}"
+    assert admin.post("/System/Configuration/schedulesdirect", json={"BaseUrl": closed}).status_code == 204
     problems = []
     for op in OPERATIONS:
         path = concrete(op)

@@ -38,6 +38,9 @@ def configure_providers(server, tmdb_url: str, musicbrainz_url: str, **tmdb_extr
         r = c.post("/System/Configuration/musicbrainz", json={"BaseUrl": musicbrainz_url,
                                                               "CoverArtBaseUrl": musicbrainz_url})
         assert r.status_code == 204, r.text
+        # TVmaze needs no key: keep it off the internet (the fake answers 404 to its paths)
+        r = c.post("/System/Configuration/tvmaze", json={"BaseUrl": tmdb_url})
+        assert r.status_code == 204, r.text
 
 
 @pytest.fixture(scope="module")

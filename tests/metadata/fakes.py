@@ -45,6 +45,8 @@ class Recorded:
     query: dict[str, str]
     headers: dict[str, str]
     at: float
+    method: str = "GET"
+    body: Any = None
 
 
 class FakeService:
@@ -52,6 +54,8 @@ class FakeService:
 
     def __init__(self) -> None:
         self.routes: dict[str, Callable[[str, dict[str, str]], Reply]] = {}
+        # "POST /path" -> fn(path, query, recorded request)
+        self.other_routes: dict[str, Callable[[str, dict[str, str], Recorded], Reply]] = {}
         self.prefixes: dict[str, Callable[[str, dict[str, str]], Reply]] = {}
         self.requests: list[Recorded] = []
         self.delay = 0.0
@@ -63,13 +67,31 @@ class FakeService:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
+                self._answer("GET")
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._answer("POST")
+
+            def do_PUT(self) -> None:  # noqa: N802
+                self._answer("PUT")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._answer("DELETE")
+
+            def _answer(self, method: str) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                service.requests.append(Recorded(parts.path, query, {k.lower(): v for k, v in self.headers.items()},
-                                                 time.monotonic()))
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                service.requests.append(Recorded(parts.path, query, headers, time.monotonic(), method,
+                                                 json.loads(raw) if raw.strip() else None))
                 if service.delay:
                     time.sleep(service.delay)
-                status, body, ctype = service.reply(parts.path, query)
+                if method == "GET":
+                    status, body, ctype = service.reply(parts.path, query)
+                else:
+                    status, body, ctype = service.reply_other(method, parts.path, query, service.requests[-1])
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", ctype)
@@ -96,6 +118,14 @@ class FakeService:
         if fn is None:
             return json_reply({"status_message": "not found"}, 404)
         return fn(path, query)
+
+    def reply_other(self, method: str, path: str, query: dict[str, str], request: Recorded) -> Reply:
+        if self.fail_status:
+            return json_reply({"error": "unavailable"}, self.fail_status)
+        fn = self.other_routes.get(f"{method} {path}")
+        if fn is None:
+            return json_reply({"message": "not found"}, 404)
+        return fn(path, query, request)
 
     def paths(self) -> list[str]:
         return [r.path for r in self.requests]

@@ -43,7 +43,9 @@ def test_remote_images_of_a_season_use_the_series_ids(meta_server, fake_tmdb):
         images = c.get(f"/Items/{season}/RemoteImages").json()
         providers = c.get(f"/Items/{season}/RemoteImages/Providers").json()
     assert [i["Url"] for i in images["Images"]] == [f"{fake_tmdb.url}/t/p/original/got-s1.jpg"]
-    assert providers == [{"Name": "TheMovieDb", "SupportedImages": ["Primary"]}]
+    # TVmaze offers season images too, but knows no show by a TMDb id alone
+    assert providers == [{"Name": "TheMovieDb", "SupportedImages": ["Primary"]},
+                         {"Name": "TVmaze", "SupportedImages": ["Primary"]}]
     assert "/3/tv/1399/season/1/images" in fake_tmdb.paths()
 
 

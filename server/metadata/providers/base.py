@@ -19,6 +19,8 @@ TICKS_PER_MINUTE = 60 * 10_000_000
 class ProviderError(Exception):
     """The remote service could not answer: network failure, timeout, HTTP error or bad JSON."""
 
+    status: int | None = None  # the HTTP status, when the service answered with an error
+
 
 class ProviderNotFoundError(ProviderError):
     """The remote service has no record with that id."""
@@ -49,6 +51,7 @@ class LookupItem:
     series_provider_ids: dict[str, str] = field(default_factory=dict)
     language: str = "en"
     country: str = "US"
+    library_id: str | None = None
 
 
 @dataclass

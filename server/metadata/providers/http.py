@@ -76,7 +76,9 @@ class ProviderHttp:
         if response.status_code == 404:
             raise ProviderNotFoundError(f"{self.service} has no such record ({response.url.path})")
         if response.status_code != 200:
-            raise ProviderError(f"{self.service} answered HTTP {response.status_code} for {response.url.path}")
+            error = ProviderError(f"{self.service} answered HTTP {response.status_code} for {response.url.path}")
+            error.status = response.status_code
+            raise error
         try:
             return response.json()
         except ValueError as exc:

@@ -56,6 +56,7 @@ def _quoted(text: str) -> str:
 
 class MusicBrainzProvider:
     name = NAME
+    provider_kinds = frozenset({"metadata", "image"})
 
     def __init__(self, settings: Callable[[], dict[str, Any]]) -> None:
         self._settings = settings

@@ -62,6 +62,7 @@ def language_tag(language: str, country: str) -> str:
 
 class TmdbProvider:
     name = NAME
+    provider_kinds = frozenset({"metadata", "image"})
 
     def __init__(self, settings: Callable[[], dict[str, Any]]) -> None:
         self._settings = settings
