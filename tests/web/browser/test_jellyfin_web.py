@@ -276,7 +276,7 @@ def test_play_movie_through_hls(web):
     _play_from_details(web, webkit.MOVIE_HLS)
     state = _advances(web, VIDEO_STATE)
     assert "master.m3u8" in state["src"] or any("master.m3u8" in u for u in web.watch.requests), state["src"]
-    # Seek well past what has been transcoded so far: the server restarts the transcode there.
+    # Seek far ahead (45 s of 60; a transcode not there yet restarts at the seek position).
     web.page.evaluate("() => { document.querySelector('video.htmlvideoplayer').currentTime = 45; }")
     webkit.wait_until(lambda: web.page.evaluate(VIDEO_STATE)["t"] > 46.5, timeout=45,
                       message="playback to continue after seeking to 45 s")
