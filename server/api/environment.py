@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
 from litestar import Response
 
 from server.api.base import operation
@@ -38,7 +39,7 @@ async def get_parent_path(ctx: ServerContext, path: str | None = None) -> Respon
     if parent is None:
         # A root has no parent: ASP.NET answers a null string with 204 No Content.
         return Response(content=None, status_code=204)
-    return Response(content=parent, status_code=200, media_type="application/json")
+    return Response(content=msgspec.json.encode(parent), status_code=200, media_type="application/json")
 
 
 @operation("ValidatePath")
