@@ -2,6 +2,8 @@
 # Install Reelroom from this checkout and start it. On a desktop it opens the tray app; on a
 # machine with no display it runs the server headless. Extra arguments go to `reelroom`
 # (for example --data-dir DIR --port 8096 --host 0.0.0.0).
+# REELROOM_WEB_DIST=path-or-URL of jellyfin-web's built dist (.tar.xz/.tar.gz/.zip or a folder)
+# installs the web app into the data folder first, so http://<this machine>:8096/ opens it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +22,7 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[desktop]'
+if [ -n "${REELROOM_WEB_DIST:-}" ]; then
+  .venv/bin/reelroom --install-web "$REELROOM_WEB_DIST" "$@"
+fi
 exec .venv/bin/reelroom "$@"

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from server.artwork.service import ArtworkService
 from server.auth.service import AuthInfo, TokenService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
@@ -26,6 +27,8 @@ from server.library.browse import Browse
 from server.library.items import ItemService
 from server.library.scanner import Scanner
 from server.library.virtual_folders import LibraryService
+from server.livetv.items import LiveTvItems
+from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.tuners import LiveTvService
@@ -104,6 +107,10 @@ class ServerContext:
         self.lan = LanServices(self)
         self.livetv = LiveTvService(self.config, self.filesystem)
         self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
+        self.livetv_items = LiveTvItems(self.db, self.paths.metadata_dir)  # channels/recordings as items
+        self.livetv.on_channels.append(self.livetv_items.sync)
+        self.live_streams = LiveStreamManager(self.livetv, self.ffmpeg_path, self.paths.cache_dir / "livetv-hls")
+        self.recordings.live_streams = self.live_streams
         self.schedules_direct = SchedulesDirectClient(lambda: provider_settings(self.config.get("schedulesdirect"),
                                                                                 "schedulesdirect"),
                                                       self.paths.cache_dir / "schedulesdirect")
@@ -138,6 +145,7 @@ class ServerContext:
         self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
         self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
         self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
+        self.artwork = ArtworkService(self)  # registers RefreshArtwork; runs after scans that changed something
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -180,6 +188,7 @@ class ServerContext:
         """Migrate the database and start background work; until this finishes every request
         gets a 503."""
         self.events.bind_loop(asyncio.get_running_loop())
+        self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
@@ -197,6 +206,7 @@ class ServerContext:
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
             self.recordings.start()
+            await self.livetv.channels()  # the Live TV view and channel items follow the tuners
         except Exception as exc:
             log.exception("Server start-up failed")
             self.startup.failed = f"Reelroom could not start: {exc}"
@@ -210,6 +220,8 @@ class ServerContext:
         await asyncio.to_thread(self.lan.stop)
         await self.tasks.stop()
         await self.recordings.stop()
+        await self.live_streams.close_all()
+        await self.livetv_items.close()
         await self.metadata.close()
         await self.plugins.close()
         await self.schedules_direct.aclose()

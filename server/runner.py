@@ -17,6 +17,23 @@ from server.logs import configure_logging
 
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
+MAX_HEAD_BYTES = 48 * 1024  # for h11, which counts the whole head
+
+
+def websocket_mode() -> str:
+    """uvicorn's current WebSocket implementation ("websockets" is deprecated since 0.35)."""
+    from uvicorn.config import WS_PROTOCOLS
+
+    return "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "wsproto"
+
+
+def http_protocol() -> type | str:
+    """httptools with Reelroom's request-head bounds; h11 (with its own bound) without it."""
+    try:
+        from server.http.protocol import BoundedHttpToolsProtocol
+    except ImportError:
+        return "h11"
+    return BoundedHttpToolsProtocol
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -91,7 +108,8 @@ class ServerRunner:
         self.ctx = ctx
         app = create_app(ctx)
         config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
-                                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws="websockets",
+                                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_mode(),
+                                http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                                 server_header=False, date_header=True)
         server = uvicorn.Server(config)
         self._server = server

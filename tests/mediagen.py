@@ -58,8 +58,13 @@ def make_video(
     chapters: bool = False,
     fps: int = 24,
     cover: Path | None = None,
+    black_seconds: float = 0.0,
+    keyint: int | None = None,
 ) -> Path:
     """A video with a test pattern and (optionally) a sine-tone audio track.
+
+    ``black_seconds`` makes the first seconds pure black (a fade-in, a studio card on black);
+    ``keyint`` sets the keyframe interval in frames (x264's default is 250).
 
     ``subtitles`` is a list of (language, text) pairs embedded as text subtitle streams
     (mov_text for mp4, srt for mkv). ``chapters`` adds two chapters (mkv/mp4). ``cover`` attaches
@@ -94,9 +99,13 @@ def make_video(
         args += ["-f", "ffmetadata", "-i", str(meta_file), "-map_chapters", str(inputs)]
         inputs += 1
     args += maps
+    if black_seconds > 0:
+        args += ["-vf", f"drawbox=x=0:y=0:w=iw:h=ih:color=black:t=fill:enable='lt(t,{black_seconds})'"]
     args += ["-c:v", vcodec]
     if vcodec == "libx264":
         args += ["-preset", "ultrafast", "-pix_fmt", "yuv420p"]
+    if keyint:
+        args += ["-g", str(keyint)]
     if acodec:
         args += ["-c:a", acodec]
         if audio_language:

@@ -23,6 +23,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test,postgres]'
+[ "${1:-}" = "--setup-only" ] && exit 0   # .ci/run: install, build the installer, then test
 
 export QT_QPA_PLATFORM=offscreen
 exec .venv/bin/python -m pytest -p no:cacheprovider "$@"

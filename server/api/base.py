@@ -21,12 +21,13 @@ from server.auth.header import identify
 from server.auth.policy import check_access
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import UnauthorizedError
+from server.errors import BadRequestError, UnauthorizedError
+from server.http import limits
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
 _DECORATORS = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
-_PATH_TYPES = {"int": "int", "float": "float"}
+_PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
 
 def litestar_path(op: Operation) -> str:
@@ -99,12 +100,28 @@ async def authorize(connection: ASGIConnection, handler: BaseRouteHandler) -> No
     remote = _client_ip(connection)
     check_access(requires_auth, scopes, auth, wizard_completed=ctx.wizard_completed,
                  is_local=ctx.is_local_address(remote))
+    problem = connection.scope.get(limits.SCOPE_KEY)
+    if problem:
+        # A bad parameter found before routing (server.http.limits): reported only now, after
+        # the caller has been checked, so that no token means 401 whatever the parameters.
+        raise BadRequestError(problem)
+    if op_id and isinstance(connection, Request) and _has_json_body(connection, BY_ID[op_id]):
+        # Read (and so bound and check) a JSON body now, so that every body operation refuses a
+        # malformed one with 400, even a handler that answers before it would read its body.
+        await connection.body()
     connection.state["auth"] = auth
     if auth is not None:
         await ctx.note_activity(auth, remote)
         if connection.path_params:  # an item the caller may not see is a 404, on every route
             user_id = next((v for k, v in connection.query_params.items() if k.lower() == "userid"), None)
             await ctx.items.check_path_items(auth, connection.path_params, user_id)
+
+
+def _has_json_body(connection: Request, op: Operation) -> bool:
+    if not any("json" in t for t in op.body_types):
+        return False
+    content_type = connection.headers.get("content-type", "").lower()
+    return "json" in content_type or (not content_type and connection.headers.get("content-length", "0") != "0")
 
 
 def provide_ctx(request: Request) -> ServerContext:

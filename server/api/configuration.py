@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 from litestar import Request
 
-from server.api.base import operation
+from server.api.base import operation, reelroom_route
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
@@ -60,3 +60,10 @@ async def get_default_metadata_options() -> w.MetadataOptions:
     return w.MetadataOptions(ItemType=None, DisabledMetadataSavers=[], LocalMetadataReaderOrder=[],
                              DisabledMetadataFetchers=[], MetadataFetcherOrder=[], DisabledImageFetchers=[],
                              ImageFetcherOrder=[])
+
+
+@reelroom_route("POST", "/System/MediaEncoder/Path", auth="admin", status_code=204)
+async def update_media_encoder_path(request: Request) -> None:
+    """Jellyfin 10.10 keeps this route (hidden from its spec) as a no-op, for security: the ffmpeg
+    path is not settable over HTTP. jellyfin-web's transcoding page still posts to it on save."""
+    return None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
+from litestar import Response
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.wire import models as w
@@ -31,8 +34,12 @@ async def get_network_shares() -> list[w.FileSystemEntryInfo]:
 
 
 @operation("GetParentPath")
-async def get_parent_path(ctx: ServerContext, path: str | None = None) -> str | None:
-    return await asyncio.to_thread(ctx.filesystem.parent, path)
+async def get_parent_path(ctx: ServerContext, path: str | None = None) -> Response[str | None]:
+    parent = await asyncio.to_thread(ctx.filesystem.parent, path)
+    if parent is None:
+        # A root has no parent: ASP.NET answers a null string with 204 No Content.
+        return Response(content=None, status_code=204)
+    return Response(content=msgspec.json.encode(parent), status_code=200, media_type="application/json")
 
 
 @operation("ValidatePath")

@@ -57,6 +57,12 @@ def _playlist(text: str, head: bool = False) -> Response:
 
 async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
                   head: bool) -> Response:
+    if not audio_only:
+        row = await ctx.items.row(item_id, await ctx.items.viewer(auth, None))
+        if row.type == "TvChannel":  # a channel's only variant is its live playlist
+            query = request.url.query
+            return _playlist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=8000000\n"
+                             f"live.m3u8{'?' + query if query else ''}\n", head)
     _row, _params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
     return _playlist(master_playlist(plan, query_without(raw, *_SEGMENT_ONLY)), head)
 
@@ -134,8 +140,39 @@ async def get_variant_hls_audio_playlist(ctx: ServerContext, request: Request, a
 
 @operation("GetLiveHlsStream")
 async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str) -> Response:
+    viewer = await ctx.items.viewer(auth, None)
+    row = await ctx.items.row(itemId, viewer)
+    if row.type == "TvChannel":
+        return await _live_channel_playlist(ctx, request, auth, row)
     # Library items have a known runtime, so the "live" playlist is the full VOD list.
     return await _main(ctx, request, auth, itemId, False)
+
+
+def _codec_set(value: str | None, default: tuple[str, ...]) -> set[str]:
+    found = {c.strip().lower() for c in (value or "").split(",") if c.strip()}
+    return found or set(default)
+
+
+async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row) -> Response:
+    """A channel's sliding-window playlist (server/livetv/live.py). The stream is the one the
+    LiveStreamId names; without one, the channel's running stream or a new one (released when
+    idle). Segments are served by the legacy segment route under the encoder's id."""
+    from server.livetv.playback import DEFAULT_AUDIO_CODECS, DEFAULT_VIDEO_CODECS
+
+    q, _ = _query(request, auth)
+    channel = await ctx.livetv.channel(row.id)
+    stream = ctx.live_streams.get(q.get("livestreamid"))
+    if stream is None or stream.channel.id != channel.id:
+        stream = ctx.live_streams.for_channel(channel.id)
+        if stream is None:
+            _, stream = await ctx.live_streams.open(channel)
+    await ctx.live_streams.probe(stream)
+    job = await ctx.live_streams.hls_for(stream, _codec_set(q.get("videocodec"), DEFAULT_VIDEO_CODECS),
+                                         _codec_set(q.get("audiocodec"), DEFAULT_AUDIO_CODECS))
+    text = await job.wait_playlist()
+    lines = [f"hls/{job.id}/{line.strip()}" if line.strip() and not line.startswith("#") else line
+             for line in text.splitlines()]
+    return _playlist("\n".join(lines) + "\n")
 
 
 @operation("GetHlsVideoSegment")
@@ -189,6 +226,11 @@ def _existing_job(ctx: ServerContext, item_id: str, session: str | None, audio_o
 @operation("GetHlsVideoSegmentLegacy")
 async def get_hls_video_segment_legacy(ctx: ServerContext, itemId: str, playlistId: str, segmentId: str,
                                        segmentContainer: str) -> Response:
+    live = ctx.live_streams.hls_job(playlistId)  # a live channel's segment (the encoder id is unguessable)
+    if live is not None:
+        if not segmentId.isdigit() or segmentContainer.lower() != "ts":
+            raise NotFoundError("No such live segment.")
+        return Response(content=await live.segment(int(segmentId)), media_type="video/mp2t")
     job = _existing_job(ctx, itemId, playlistId, audio_only=False)
     if job is None or not segmentId.lstrip("-").isdigit():
         raise NotFoundError("No such segment: the legacy route only serves segments of a running transcode.")

@@ -7,7 +7,7 @@ from server.api.base import operation
 from server.api.items import guids
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError
+from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.items import Viewer
 from server.wire import models as w
 
@@ -15,7 +15,32 @@ from server.wire import models as w
 @operation("DeleteItem")
 async def delete_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> None:
     user = await ctx.users.get(auth.user_id) if auth is not None and auth.user_id else None
+    if await _delete_recording(ctx, auth, user, itemId):
+        return
     await ctx.browse.editing.delete_one_checked(itemId, user)
+
+
+async def _delete_recording(ctx: ServerContext, auth: AuthInfo | None, user, item_id: str) -> bool:
+    """A Live TV recording (server/livetv/items.py) is deleted with its file and timer by whoever
+    may manage Live TV or delete content."""
+    from server.guid import normalize_guid
+    from server.livetv.items import RECORDINGS_FOLDER_ID
+
+    key = normalize_guid(item_id)
+    if key is None:
+        return False
+    viewer = await ctx.items.viewer(auth, None)
+    try:
+        row = await ctx.items.row(key, viewer)
+    except NotFoundError:
+        return False
+    if row.library_id != RECORDINGS_FOLDER_ID or row.is_folder:
+        return False
+    policy = user.policy if user is not None else None
+    if policy is not None and not (user.is_admin or policy.EnableLiveTvManagement or policy.EnableContentDeletion):
+        raise ForbiddenError("This user may not delete recordings.")
+    await ctx.recordings.delete_recording(row.id)
+    return True
 
 
 @operation("DeleteItems")
@@ -23,6 +48,8 @@ async def delete_items(ctx: ServerContext, auth: AuthInfo | None, ids: list[str]
     wanted = [i for i in (ids or []) if i and i.strip()]
     if not wanted:
         raise BadRequestError("ids is required.")
+    for item_id in wanted:  # the same library scope as routes with the item in their path
+        await ctx.items.check_path_items(auth, {"itemId": item_id})
     user = await ctx.users.get(auth.user_id) if auth is not None and auth.user_id else None
     await ctx.browse.editing.delete(wanted, user)
 

@@ -4,6 +4,7 @@ options a library may take."""
 from __future__ import annotations
 
 from server.api.base import operation
+from server.artwork.service import FRAME_TYPES, SCREEN_GRABBER
 from server.context import ServerContext
 from server.library.virtual_folders import normalize_id
 from server.wire import models as w
@@ -96,7 +97,8 @@ async def get_library_options_info(ctx: ServerContext, libraryContentType: str |
             image_fetchers = [p.name for p in ctx.metadata.providers if p.image_types(item_type)]
             type_options.append(w.LibraryTypeOptionsDto(
                 Type=item_type, MetadataFetchers=_fetchers(*_metadata_fetchers(ctx, item_type)),
-                ImageFetchers=_fetchers(*image_fetchers), SupportedImageTypes=list(images), DefaultImageOptions=[]))
+                ImageFetchers=_fetchers(*image_fetchers, *((SCREEN_GRABBER,) if item_type in FRAME_TYPES else ())),
+                SupportedImageTypes=list(images), DefaultImageOptions=[]))
     return w.LibraryOptionsResultDto(
         MetadataSavers=[w.LibraryOptionInfoDto(Name="Nfo", DefaultEnabled=False)],
         MetadataReaders=_fetchers("Nfo"),

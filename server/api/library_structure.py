@@ -14,7 +14,9 @@ def _refresh(ctx: ServerContext, library_id: str, refresh: bool | None) -> None:
 
 @operation("GetVirtualFolders")
 async def get_virtual_folders(ctx: ServerContext) -> list[w.VirtualFolderInfo]:
-    return [ctx.library.wire(info, ctx.scanner.progress.get(info.id)) for info in await ctx.library.libraries()]
+    with_image = await ctx.library.with_primary_image()
+    return [ctx.library.wire(info, ctx.scanner.progress.get(info.id), info.id in with_image)
+            for info in await ctx.library.libraries()]
 
 
 @operation("AddVirtualFolder")

@@ -9,17 +9,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import msgspec
-from litestar import Request, Response
+from litestar import Response
 from litestar.response import Stream
 
 from server.api.base import operation
+from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError, ForbiddenError, NotFoundError
+from server.guid import normalize_guid
+from server.library.query import ItemQuery
 from server.livetv import dto
 from server.livetv.guide import query_programs
+from server.livetv.items import RECORDINGS_FOLDER_ID
 from server.livetv.schedules_direct import store_password
 from server.livetv.tuners import TUNER_TYPES, Channel
-from server.media import spawn
 from server.wire import models as w
 
 
@@ -48,12 +51,15 @@ async def get_live_tv_info(ctx: ServerContext) -> w.LiveTvInfo:
 
 @operation("AddTunerHost")
 async def add_tuner_host(ctx: ServerContext, data: w.TunerHostInfo) -> w.TunerHostInfo:
-    return await ctx.livetv.add_tuner(data)
+    tuner = await ctx.livetv.add_tuner(data)
+    await ctx.livetv.channels()  # its channels (and the Live TV view) become items now
+    return tuner
 
 
 @operation("DeleteTunerHost")
 async def delete_tuner_host(ctx: ServerContext, id: str | None = None) -> None:
     ctx.livetv.delete_tuner(id)
+    await ctx.livetv.channels()
 
 
 @operation("GetTunerHostTypes")
@@ -85,7 +91,7 @@ async def add_listing_provider(ctx: ServerContext, data: w.ListingsProviderInfo,
     if source is not None:  # Schedules Direct: keep the password's SHA-1 only, check the account
         data = await source.validate(store_password(msgspec.structs.replace(data, Type=source.type), pw),
                                      validateLogin, validateListings)
-    provider = ctx.livetv.add_listing_provider(data)
+    provider = await ctx.livetv.add_listing_provider(data, validate=True)
     ctx.tasks.start("RefreshGuide")  # the guide follows its providers without waiting a day
     return provider
 
@@ -120,24 +126,56 @@ async def get_schedules_direct_countries(ctx: ServerContext) -> Response:
     return Response(content=await ctx.schedules_direct.countries(), media_type="application/json")
 
 
+async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = None, is_favorite: bool | None = None,
+                        start: int = 0, limit: int | None = None, fields: list[str] | None = None,
+                        enable_images: bool | None = None, enable_user_data: bool | None = None,
+                        with_program: bool = True) -> w.BaseItemDtoQueryResult:
+    """Channels as items (server/livetv/items.py): user data, favourites and logos come from the
+    item store; the programme on air from the guide."""
+    await ctx.livetv.channels()  # the item rows follow the tuners' playlists
+    q = ctx.items.scoped(ItemQuery(recursive=True, include_types=["TvChannel"], ids=list(ids or []),
+                                   is_favorite=is_favorite, sort_by=["SortName"], sort_order=["Ascending"],
+                                   start_index=max(start, 0), limit=limit), viewer)
+    opts = ctx.items.options(viewer, fields, enable_images=enable_images, enable_user_data=enable_user_data)
+    result = await ctx.items.query(q, opts)
+    if with_program:
+        channels = {c.id: c for c in await ctx.livetv.channels()}
+        categories = ctx.livetv.categories()
+        for item in result.Items or []:
+            program = ctx.livetv.guide.airing(item.Id)
+            if program is not None:
+                item.CurrentProgram = dto.program_dto(ctx.system_id, program, channels, categories)
+    return result
+
+
 @operation("GetLiveTvChannels")
-async def get_live_tv_channels(ctx: ServerContext, startIndex: int | None = None, limit: int | None = None,
-                               isFavorite: bool | None = None, addCurrentProgram: bool = True
-                               ) -> w.BaseItemDtoQueryResult:
-    channels = await ctx.livetv.channels()
-    start = max(startIndex or 0, 0)
-    page = channels[start: start + limit if limit is not None else None]
-    return w.BaseItemDtoQueryResult(Items=[_channel_dto(ctx, c, addCurrentProgram) for c in page], TotalRecordCount=len(channels),
-                                    StartIndex=start)
+async def get_live_tv_channels(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
+                               startIndex: int | None = None, limit: int | None = None,
+                               isFavorite: bool | None = None, addCurrentProgram: bool = True,
+                               enableImages: bool | None = None, enableUserData: bool | None = None,
+                               fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    viewer = await _viewer(ctx, auth, userId)
+    return await _channel_page(ctx, viewer, is_favorite=isFavorite, start=startIndex or 0, limit=limit,
+                               fields=fields, enable_images=enableImages, enable_user_data=enableUserData,
+                               with_program=addCurrentProgram)
 
 
 @operation("GetChannel")
-async def get_channel(ctx: ServerContext, channelId: str) -> w.BaseItemDto:
-    for ch in await ctx.livetv.channels():
-        if ch.id == channelId:
-            return _channel_dto(ctx, ch, True)
-    raise NotFoundError(f"No channel {channelId}.")
+async def get_channel(ctx: ServerContext, auth: AuthInfo | None, channelId: str, userId: str | None = None
+                      ) -> w.BaseItemDto:
+    key = normalize_guid(channelId)
+    viewer = await _viewer(ctx, auth, userId)
+    found = await _channel_page(ctx, viewer, ids=[key], fields=["Overview", "Genres"]) if key else None
+    if found is None or not found.Items:
+        raise NotFoundError(f"No channel {channelId}.")
+    return found.Items[0]
 
+
+async def _viewer(ctx: ServerContext, auth: AuthInfo | None, user_id: str | None):
+    viewer = await ctx.items.viewer(auth, user_id)
+    if not viewer.may_watch_livetv:
+        raise ForbiddenError("This user may not use Live TV (EnableLiveTvAccess).")
+    return viewer
 
 
 # -- the guide ----------------------------------------------------------------------------
@@ -234,7 +272,7 @@ async def get_channel_mapping_options(ctx: ServerContext, providerId: str | None
                                       ) -> w.ChannelMappingOptionsDto:
     provider = ctx.livetv.provider(providerId)
     if not ctx.livetv.guide.provider_channels.get(provider.Id or ""):
-        await ctx.livetv.refresh_guide()
+        await ctx.livetv.refresh_guide_quietly()
     provider_channels = ctx.livetv.guide.provider_channels.get(provider.Id or "", [])
     mappings = {m.Name: m.Value for m in provider.ChannelMappings or []}
     by_id = {p.id: p for p in provider_channels}
@@ -355,22 +393,60 @@ async def cancel_series_timer(ctx: ServerContext, timerId: str) -> None:
     await ctx.recordings.cancel_series_timer(timerId)
 
 
-@operation("GetRecordings")
-async def get_recordings(ctx: ServerContext, channelId: str | None = None, startIndex: int | None = None,
-                         limit: int | None = None, isInProgress: bool | None = None,
-                         seriesTimerId: str | None = None) -> w.BaseItemDtoQueryResult:
-    recordings = await ctx.recordings.recordings(channelId, isInProgress, seriesTimerId)
-    start = max(startIndex or 0, 0)
-    page = recordings[start: start + limit if limit is not None else None]
+async def _recording_dtos(ctx: ServerContext, viewer, timers, fields: list[str] | None = None) -> list[w.BaseItemDto]:
+    """Recordings as items (server/livetv/items.py) with the timer's facts on top."""
     channels = await _channels(ctx)
-    return w.BaseItemDtoQueryResult(Items=[dto.recording_dto(ctx.system_id, t, channels) for t in page],
-                                    TotalRecordCount=len(recordings), StartIndex=start)
+    ids = [t.id for t in timers]
+    rows, _ = await ctx.items.rows(ctx.items.scoped(ItemQuery(recursive=True, ids=ids), viewer)) if ids else ([], 0)
+    by_id = {r.id: r for r in rows}
+    built = {d.Id: d for d in await ctx.items.dtos(list(by_id.values()), ctx.items.options(viewer, all_fields=True))}
+    out = []
+    for t in timers:
+        base = dto.recording_dto(ctx.system_id, t, channels)
+        item = built.get(t.id)
+        if item is None:
+            if viewer.may_watch_livetv:
+                out.append(base)  # recorded before recordings were items
+            continue
+        program = ctx.livetv.guide.by_id.get(t.program_id or "")
+        flags = program.flags(ctx.livetv.categories()) if program is not None else {}
+        for name in ("ChannelId", "ChannelName", "StartDate", "EndDate", "Status", "TimerId", "SeriesTimerId",
+                     "CompletionPercentage"):
+            setattr(item, name, getattr(base, name))
+        for name, value in flags.items():
+            setattr(item, name, value)
+        if program is not None and program.episode_title:
+            item.EpisodeTitle = program.episode_title
+        item.IsFolder = False
+        out.append(item)
+    return out
+
+
+@operation("GetRecordings")
+async def get_recordings(ctx: ServerContext, auth: AuthInfo | None, channelId: str | None = None,
+                         userId: str | None = None, startIndex: int | None = None, limit: int | None = None,
+                         isInProgress: bool | None = None, seriesTimerId: str | None = None,
+                         isMovie: bool | None = None, isSeries: bool | None = None, isKids: bool | None = None,
+                         isSports: bool | None = None, isNews: bool | None = None) -> w.BaseItemDtoQueryResult:
+    viewer = await _viewer(ctx, auth, userId)
+    recordings = await ctx.recordings.recordings(channelId, isInProgress, seriesTimerId)
+    items = await _recording_dtos(ctx, viewer, recordings)
+    wanted = _flags(isMovie, isSeries, isNews, isKids, isSports)
+    items = [i for i in items if all(v is None or bool(getattr(i, k, None)) == v for k, v in wanted.items())]
+    start = max(startIndex or 0, 0)
+    page = items[start: start + limit if limit is not None else None]
+    return w.BaseItemDtoQueryResult(Items=page, TotalRecordCount=len(items), StartIndex=start)
 
 
 @operation("GetRecording")
-async def get_recording(ctx: ServerContext, recordingId: str) -> w.BaseItemDto:
+async def get_recording(ctx: ServerContext, auth: AuthInfo | None, recordingId: str, userId: str | None = None
+                        ) -> w.BaseItemDto:
+    viewer = await _viewer(ctx, auth, userId)
     recording = await ctx.recordings.recording(recordingId)
-    return dto.recording_dto(ctx.system_id, recording, await _channels(ctx))
+    found = await _recording_dtos(ctx, viewer, [recording])
+    if not found:
+        raise NotFoundError(f"No recording {recordingId}.")
+    return found[0]
 
 
 @operation("DeleteRecording")
@@ -378,24 +454,56 @@ async def delete_recording(ctx: ServerContext, recordingId: str) -> None:
     await ctx.recordings.delete_recording(recordingId)
 
 
+async def _recording_folder_rows(ctx: ServerContext, viewer, parent_id: str, kinds: list[str]):
+    q = ctx.items.scoped(ItemQuery(parent_id=parent_id, include_types=kinds, sort_by=["SortName"]), viewer)
+    rows, _ = await ctx.items.rows(q)
+    return rows
+
+
 @operation("GetRecordingFolders")
-async def get_recording_folders() -> w.BaseItemDtoQueryResult:
-    return _empty()  # recordings are listed flat (GetRecordings); no folder items
+async def get_recording_folders(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None
+                                ) -> w.BaseItemDtoQueryResult:
+    viewer = await _viewer(ctx, auth, userId)
+    try:
+        row = await ctx.items.row(RECORDINGS_FOLDER_ID, viewer)
+    except NotFoundError:
+        return _empty()
+    found = await ctx.items.dtos([row], ctx.items.options(viewer, ["ChildCount", "RecursiveItemCount"]))
+    return w.BaseItemDtoQueryResult(Items=found, TotalRecordCount=len(found), StartIndex=0)
 
 
 @operation("GetRecordingGroups")
-async def get_recording_groups() -> w.BaseItemDtoQueryResult:
-    return _empty()
+async def get_recording_groups(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None
+                               ) -> w.BaseItemDtoQueryResult:
+    return await _recording_series(ctx, auth, userId, None, None)
 
 
 @operation("GetRecordingGroup")
-async def get_recording_group(groupId: str) -> w.BaseItemDto:
-    raise NotFoundError(f"No recording group {groupId}.")  # Reelroom makes no recording groups
+async def get_recording_group(ctx: ServerContext, auth: AuthInfo | None, groupId: str) -> w.BaseItemDto:
+    viewer = await _viewer(ctx, auth, None)
+    key = normalize_guid(groupId)
+    row = await ctx.items.row(key or groupId, viewer)
+    if row.type != "Folder" or row.parent_id != RECORDINGS_FOLDER_ID:
+        raise NotFoundError(f"No recording group {groupId}.")
+    return (await ctx.items.dtos([row], ctx.items.options(viewer, ["ChildCount"])))[0]
 
 
 @operation("GetRecordingsSeries")
-async def get_recordings_series(startIndex: int | None = None) -> w.BaseItemDtoQueryResult:
-    return _empty(startIndex)
+async def get_recordings_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
+                                startIndex: int | None = None, limit: int | None = None
+                                ) -> w.BaseItemDtoQueryResult:
+    return await _recording_series(ctx, auth, userId, startIndex, limit)
+
+
+async def _recording_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None, startIndex: int | None,
+                            limit: int | None) -> w.BaseItemDtoQueryResult:
+    """Recordings of a series are grouped in a folder per series (server/livetv/items.py)."""
+    viewer = await _viewer(ctx, auth, userId)
+    rows = await _recording_folder_rows(ctx, viewer, RECORDINGS_FOLDER_ID, ["Folder"])
+    start = max(startIndex or 0, 0)
+    page = rows[start: start + limit if limit is not None else None]
+    found = await ctx.items.dtos(page, ctx.items.options(viewer, ["ChildCount", "RecursiveItemCount"]))
+    return w.BaseItemDtoQueryResult(Items=found, TotalRecordCount=len(rows), StartIndex=start)
 
 
 # -- streams: a recording as it is written, and a channel's live stream ------------------------
@@ -425,24 +533,34 @@ async def get_live_recording_file(ctx: ServerContext, recordingId: str) -> Strea
 
 
 @operation("GetLiveStreamFile")
-async def get_live_stream_file(ctx: ServerContext, request: Request, streamId: str, container: str) -> Stream:
+async def get_live_stream_file(ctx: ServerContext, streamId: str, container: str) -> Stream:
+    """An opened live stream (its LiveStreamId), or a channel by id, relayed from the shared tuner
+    stream as MPEG-TS (server/livetv/live.py)."""
     if container.lower() not in ("ts", "mpegts"):
         raise BadRequestError("Live streams are offered as ts.")
-    channel = next((c for c in await ctx.livetv.channels() if c.id == streamId), None)
-    if channel is None:
-        raise NotFoundError(f"No live stream {streamId}.")
-    ffmpeg = await asyncio.to_thread(ctx.recordings.ffmpeg_path)
-    proc = await spawn.exec_async(
-        ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", channel.url,
-        "-map", "0", "-c", "copy", "-f", "mpegts", "pipe:1", stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    stream = ctx.live_streams.get(streamId)
+    own_open = None
+    if stream is None:
+        key = normalize_guid(streamId)
+        channel = next((c for c in await ctx.livetv.channels() if c.id == key), None)
+        if channel is None:
+            raise NotFoundError(f"No live stream {streamId}.")
+        own_open, stream = await ctx.live_streams.open(channel)
+    try:
+        await ctx.live_streams.wait_for_data(stream)
+    except Exception:
+        if own_open:
+            await ctx.live_streams.close(own_open)
+        raise
+    queue = stream.subscribe()
 
     async def relay():
         try:
-            while chunk := await proc.stdout.read(CHUNK):
+            while (chunk := await queue.get()) is not None:
                 yield chunk
         finally:
-            spawn.kill(proc)
-            await proc.wait()
+            stream.unsubscribe(queue)
+            if own_open:
+                await ctx.live_streams.close(own_open)
 
     return Stream(relay(), media_type="video/mp2t")

@@ -11,6 +11,8 @@ from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
+from server.guid import normalize_guid
+from server.livetv.playback import open_channel
 from server.playback.service import playback_info
 from server.wire import models as w
 
@@ -53,24 +55,23 @@ async def get_posted_playback_info(
 async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: Request, openToken: str | None = None,
                            userId: str | None = None, playSessionId: str | None = None, itemId: str | None = None,
                            data: w.OpenLiveStreamDto | None = None) -> w.LiveStreamResponse:
-    """Library items need no opening: the answer is the item's (decided) media source with a
-    live stream id, as Jellyfin gives for sources that do not require opening. Live TV
-    channels open as an MPEG-TS relay (GET /LiveTv/LiveStreamFiles/{id}/stream.ts)."""
+    """A Live TV channel (its OpenToken, in the body or the query, as jellyfin-web sends it) opens
+    on its tuner: the answer carries the LiveStreamId, the probed MediaStreams and the live HLS
+    TranscodingUrl (server/livetv/playback.py). Library items need no opening: the answer is
+    the item's decided media source with a live stream id."""
     auth = require_user(auth)
     dto = data or w.OpenLiveStreamDto()
-    item_id = dto.ItemId or itemId or openToken
+    token = dto.OpenToken or openToken
+    item_id = dto.ItemId or itemId or token
     if not item_id:
-        raise BadRequestError("ItemId or openToken is required.")
-    channel = next((c for c in await ctx.livetv.channels() if c.id == item_id), None)
-    live_id = uuid.uuid4().hex
-    if channel is not None:
-        return w.LiveStreamResponse(MediaSource=w.MediaSourceInfo(
-            Id=channel.id, Protocol="Http", Path=f"/LiveTv/LiveStreamFiles/{channel.id}/stream.ts", Type="Default",
-            Container="ts", IsRemote=False, IsInfiniteStream=True, RequiresOpening=True, RequiresClosing=True,
-            LiveStreamId=live_id, SupportsDirectPlay=False, SupportsDirectStream=True, SupportsTranscoding=False,
-            SupportsProbing=False, MediaStreams=[], MediaAttachments=[], Formats=[], RequiredHttpHeaders={},
-            TranscodingSubProtocol="http", TranscodingUrl=f"/LiveTv/LiveStreamFiles/{channel.id}/stream.ts",
-            TranscodingContainer="ts", Name=channel.name))
+        raise BadRequestError("OpenToken or ItemId is required.")
+    viewer = await ctx.items.viewer(auth, dto.UserId or userId)
+    key = normalize_guid(token or item_id)
+    row = await ctx.items.row(key, viewer) if key else None
+    if row is not None and row.type == "TvChannel":
+        channel = await ctx.livetv.channel(row.id)
+        source = await open_channel(ctx, channel, auth, dto.DeviceProfile, dto.PlaySessionId or playSessionId)
+        return w.LiveStreamResponse(MediaSource=source)
     info = await playback_info(ctx, auth, item_id, dto.UserId or userId, w.PlaybackInfoDto(
         DeviceProfile=dto.DeviceProfile, MaxStreamingBitrate=dto.MaxStreamingBitrate,
         StartTimeTicks=dto.StartTimeTicks, AudioStreamIndex=dto.AudioStreamIndex,
@@ -78,9 +79,10 @@ async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: R
         EnableDirectPlay=dto.EnableDirectPlay, EnableDirectStream=dto.EnableDirectStream), _remote(request))
     if not info.MediaSources:
         raise NotFoundError(f"Item {item_id} has nothing to play.")
-    return w.LiveStreamResponse(MediaSource=msgspec.structs.replace(info.MediaSources[0], LiveStreamId=live_id))
+    return w.LiveStreamResponse(MediaSource=msgspec.structs.replace(info.MediaSources[0], LiveStreamId=uuid.uuid4().hex))
 
 
 @operation("CloseLiveStream")
-async def close_live_stream(auth: AuthInfo | None, liveStreamId: str) -> None:
-    require_user(auth)  # relays end with their client; there is nothing held open to release
+async def close_live_stream(ctx: ServerContext, auth: AuthInfo | None, liveStreamId: str) -> None:
+    require_user(auth)
+    await ctx.live_streams.close(liveStreamId)  # a channel's tuner is released with its last viewer

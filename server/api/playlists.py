@@ -77,7 +77,7 @@ async def get_playlist_items(
     opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
                              enable_image_types=enableImageTypes, enable_user_data=enableUserData)
     return await ctx.browse.playlists.items(parse_guid(playlistId, "playlistId"), _caller(auth) or viewer.user_id,
-                                            opts, start, limit)
+                                            opts, start, limit, viewer.allowed_library_ids, viewer.parental)
 
 
 @operation("MoveItem")

@@ -6,8 +6,9 @@ from __future__ import annotations
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError
+from server.errors import BadRequestError, NotFoundError
 from server.guid import normalize_guid, parse_guid
+from server.library.items import Viewer
 from server.syncplay.groups import Participant
 from server.wire import models as w
 from server.wire.models import ENUMS
@@ -26,10 +27,28 @@ def _device(auth: AuthInfo | None) -> str:
     return require_user(auth).device_id
 
 
+async def _may_see(ctx: ServerContext, user_ids: set[str], item_ids: list[str]) -> bool:
+    """Whether every one of the users may see every item (their library access, Jellyfin's
+    LibraryAccessDenied rule); an unknown item counts as not visible."""
+    for user_id in user_ids:
+        viewer = Viewer(await ctx.users.get(user_id))
+        for item_id in dict.fromkeys(item_ids):
+            try:
+                await ctx.items.row(item_id, viewer)
+            except NotFoundError:
+                return False
+    return True
+
+
+def _queue_ids(group) -> list[str]:
+    return [q.item_id for q in group.queue]
+
+
 @operation("SyncPlayGetGroups")
 async def get_groups(ctx: ServerContext, auth: AuthInfo | None) -> list[w.GroupInfoDto]:
-    require_user(auth)
-    return [w.GroupInfoDto(**info) for info in ctx.syncplay.list_groups()]
+    me = _me(ctx, auth)
+    return [w.GroupInfoDto(**group.info()) for group in ctx.syncplay.all_groups()
+            if await _may_see(ctx, {me.user_id}, _queue_ids(group))]
 
 
 @operation("SyncPlayCreateGroup")
@@ -39,7 +58,24 @@ async def create_group(ctx: ServerContext, auth: AuthInfo | None, data: w.NewGro
 
 @operation("SyncPlayJoinGroup")
 async def join_group(ctx: ServerContext, auth: AuthInfo | None, data: w.JoinGroupRequestDto) -> None:
-    ctx.syncplay.join(_me(ctx, auth), parse_guid(data.GroupId, "GroupId"))
+    me = _me(ctx, auth)
+    group_id = parse_guid(data.GroupId, "GroupId")
+    group = ctx.syncplay.groups.get(group_id)
+    if group is not None and not await _may_see(ctx, {me.user_id}, _queue_ids(group)):
+        ctx.syncplay.deny(me.device_id, group_id)
+        return
+    ctx.syncplay.join(me, group_id)
+
+
+async def _queue_allowed(ctx: ServerContext, device_id: str, item_ids: list[str]) -> bool:
+    """A queue change names only items every member may see; else the requester is told
+    LibraryAccessDenied and nothing changes."""
+    group = ctx.syncplay.require_group(device_id)
+    users = {p.user_id for p in group.participants.values()}
+    if await _may_see(ctx, users, item_ids):
+        return True
+    ctx.syncplay.deny(device_id, group.id)
+    return False
 
 
 @operation("SyncPlayLeaveGroup")
@@ -52,6 +88,8 @@ async def leave_group(ctx: ServerContext, auth: AuthInfo | None) -> None:
 @operation("SyncPlaySetNewQueue")
 async def set_new_queue(ctx: ServerContext, auth: AuthInfo | None, data: w.PlayRequestDto) -> None:
     ids = [parse_guid(i, "PlayingQueue") for i in data.PlayingQueue or []]
+    if not await _queue_allowed(ctx, _device(auth), ids):
+        return
     ctx.syncplay.set_new_queue(_device(auth), ids, data.PlayingItemPosition or 0, data.StartPositionTicks or 0)
 
 
@@ -79,6 +117,8 @@ async def queue(ctx: ServerContext, auth: AuthInfo | None, data: w.QueueRequestD
     ids = [parse_guid(i, "ItemIds") for i in data.ItemIds or []]
     if data.Mode is not None and data.Mode not in ENUMS["GroupQueueMode"]:
         raise BadRequestError("Mode must be Queue or QueueNext.")
+    if not await _queue_allowed(ctx, _device(auth), ids):
+        return
     ctx.syncplay.queue_items(_device(auth), ids, data.Mode or "Queue")
 
 
@@ -131,12 +171,13 @@ async def seek(ctx: ServerContext, auth: AuthInfo | None, data: w.SeekRequestDto
 @operation("SyncPlayBuffering")
 async def buffering(ctx: ServerContext, auth: AuthInfo | None, data: w.BufferRequestDto) -> None:
     ctx.syncplay.buffering(_device(auth), _playlist_item(data.PlaylistItemId), data.PositionTicks,
-                           bool(data.IsPlaying))
+                           bool(data.IsPlaying), data.When)
 
 
 @operation("SyncPlayReady")
 async def ready(ctx: ServerContext, auth: AuthInfo | None, data: w.ReadyRequestDto) -> None:
-    ctx.syncplay.ready(_device(auth), _playlist_item(data.PlaylistItemId), data.PositionTicks, bool(data.IsPlaying))
+    ctx.syncplay.ready(_device(auth), _playlist_item(data.PlaylistItemId), data.PositionTicks, bool(data.IsPlaying),
+                       data.When)
 
 
 @operation("SyncPlayPing")

@@ -66,8 +66,17 @@ def identify(headers: dict[str, str], query: dict[str, str]) -> ClientIdentity:
              or query.get("apikey") or query.get("api_key") or None)
     return ClientIdentity(
         token=token or None,
-        client=params.get("Client"),
-        device=params.get("Device"),
-        device_id=params.get("DeviceId"),
-        version=params.get("Version"),
+        client=_clip(params.get("Client")),
+        device=_clip(params.get("Device")),
+        device_id=_clip(params.get("DeviceId")),
+        version=_clip(params.get("Version")),
     )
+
+
+MAX_IDENTITY_CHARS = 256  # client, device name, device id and version are stored with each token
+
+
+def _clip(value: str | None) -> str | None:
+    """The client's own description of itself is kept to a sane length (the request head is
+    bounded at 32 KiB, but these are stored with every device)."""
+    return value[:MAX_IDENTITY_CHARS] if value and len(value) > MAX_IDENTITY_CHARS else value

@@ -405,3 +405,20 @@ class TrickplayInfo(SQLModel, table=True):
     interval: int = 10000  # milliseconds between thumbnails
     bandwidth: int = 0  # bits per second a player needs to fetch the sheets in time
     signature: str = ""  # the file's size and mtime when the tiles were made
+
+
+# ---------------------------------------------------------------- generated artwork
+
+
+class ByNameArtwork(SQLModel, table=True):
+    """Images of genres, music genres and artists that have no ``items`` row of their own: a
+    collage or an album cover made by the artwork task (see server/artwork), or the by-name
+    folder's own Primary when an administrator put one there. Keyed by the by-name id."""
+
+    __tablename__ = "byname_artwork"
+
+    id: str = Field(primary_key=True, max_length=32)
+    kind: str = ""  # Genre, MusicGenre, MusicArtist
+    name: str = ""
+    images_json: str = "[]"  # images_json-style entries ({Type, Path, Tag, Width, Height, BlurHash})
+    key: str = ""  # what the image was made from (unchanged key = nothing to redo)

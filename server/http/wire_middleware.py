@@ -9,7 +9,12 @@ Before Litestar sees a request it:
 - renames query keys to the operation's spelling and tidies values by the parameter's kind:
   booleans, GUIDs, arrays (comma- or pipe-separated, or repeated keys; blanks and unknown enum
   members dropped), blank values of typed parameters dropped;
-- renames JSON body properties to the schema's spelling;
+- checks bounds (:mod:`server.http.limits`): integer parameters against their int32/int64
+  format, single enum parameters, list sizes, name and search-term lengths; a problem is left on
+  the scope for the authorization guard, which answers 401 first when the caller has no token
+  and 400 otherwise;
+- bounds, checks and renames JSON bodies: size (413), nesting depth, enum members and integer
+  ranges (400 naming the property), properties renamed to the schema's spelling;
 - picks PascalCase or camelCase for the reply, and labels JSON replies ``charset=utf-8``.
 """
 
@@ -23,8 +28,9 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 import msgspec
 
+from server.errors import BadRequestError, PayloadTooLargeError
 from server.guid import normalize_guid
-from server.http import legacy_routes
+from server.http import legacy_routes, limits
 from server.http.routing import RouteIndex, internal_path
 from server.wire import models
 from server.wire.body import canonical_keys
@@ -55,6 +61,7 @@ class RouteInfo:
     query: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # lower -> (name, kind, enum)
     path_kinds: dict[str, str] = field(default_factory=dict)
     body_struct: type | None = None
+    json_body: bool = False
 
 
 def _route_info(op: Operation | None) -> RouteInfo:
@@ -66,10 +73,8 @@ def _route_info(op: Operation | None) -> RouteInfo:
             info.query[name.lower()] = (name, kind, enum)
         elif where == "path":
             info.path_kinds[name] = kind
-    if op.body_schema:
-        candidate = getattr(models, op.body_schema, None)
-        if isinstance(candidate, type) and issubclass(candidate, msgspec.Struct):
-            info.body_struct = candidate
+    info.body_struct = limits.body_struct(op.body_schema)
+    info.json_body = any("json" in t for t in op.body_types)
     return info
 
 
@@ -100,8 +105,12 @@ def _tidy_scalar(kind: str, enum: str | None, value: str) -> str | None:
     return value
 
 
-def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> list[tuple[str, str]]:
+def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> tuple[list[tuple[str, str]], str | None]:
+    """The query with keys and values tidied, and the first problem with a value (or None)."""
     out: list[tuple[str, str]] = []
+    problem: str | None = None
+    op_id = info.op.operation_id if info.op else ""
+    counts: dict[str, int] = {}
     for key, value in pairs:
         hit = info.query.get(key.lower())
         if hit is None:
@@ -116,12 +125,40 @@ def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> list[tuple[str
                     continue
                 if item_kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()):
                     continue  # Jellyfin ignores unknown enum members in lists
+                if item_kind in ("int32", "int64"):
+                    bad = limits.check_int(name, item_kind, tidy)
+                    if bad:
+                        problem = problem or bad
+                        continue
+                if len(tidy) > limits.MAX_LIST_ITEM_CHARS:
+                    problem = problem or f"An element of {name} is longer than {limits.MAX_LIST_ITEM_CHARS} characters."
+                    continue
+                counts[name] = counts.get(name, 0) + 1
+                if counts[name] > limits.MAX_LIST_ITEMS:
+                    problem = problem or f"{name} may hold at most {limits.MAX_LIST_ITEMS} values."
+                    continue
                 out.append((name, tidy))
-        else:
-            tidy = _tidy_scalar(kind, enum, value)
-            if tidy is not None:
-                out.append((name, tidy))
-    return out
+            continue
+        tidy = _tidy_scalar(kind, enum, value)
+        if tidy is None:
+            continue
+        if kind in ("int32", "int64"):
+            bad = limits.check_int(name, kind, tidy)
+            if bad:
+                problem = problem or bad
+                continue
+        elif kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()):
+            problem = problem or f"'{tidy[:64]}' is not a valid {enum} value for {name}."
+            continue
+        elif kind == "str":
+            cap = limits.name_limit(op_id, name)
+            if cap is None:
+                cap = limits.MAX_SEARCH_TERM_CHARS if name.lower() == "searchterm" else limits.MAX_STRING_PARAM_CHARS
+            if len(tidy) > cap:
+                problem = problem or f"{name} may be at most {cap} characters long."
+                continue
+        out.append((name, tidy))
+    return out, problem
 
 
 async def _send_plain_problem(send: Callable, status: int, title: str, detail: str,
@@ -167,9 +204,10 @@ class WireMiddleware:
         if query and "=" not in query and "%3d" in query.lower():
             query = unquote(query)
         pairs = parse_qsl(query, keep_blank_values=True)
-        path, pairs = legacy_routes.rewrite(path, pairs)
+        path, pairs = legacy_routes.rewrite(path, pairs, scope.get("method"))
 
         new_scope = dict(scope)
+        new_scope.pop(limits.SCOPE_KEY, None)
         if kind == "websocket":
             # Jellyfin takes a socket on any path; ours lives at /socket.
             path = self.websocket_path
@@ -183,16 +221,32 @@ class WireMiddleware:
                     info = self.routes.get((match.template, "GET"))
                 if info is not None:
                     values = dict(match.path_params)
+                    problem: str | None = None
                     for name, pkind in info.path_kinds.items():
-                        if pkind == "uuid" and name in values:
+                        if name not in values:
+                            continue
+                        if pkind == "uuid":
                             values[name] = normalize_guid(values[name]) or values[name]
+                        elif pkind in ("int32", "int64"):
+                            bad = limits.check_int(name, pkind, unquote(values[name]))
+                            if bad:
+                                # Route it anyway: the guard answers 401 (no token) or 400.
+                                problem = problem or bad
+                                values[name] = "0"
+                        else:
+                            cap = limits.name_limit(info.op.operation_id if info.op else "", name)
+                            if cap is not None and len(unquote(values[name])) > cap:
+                                problem = problem or f"{name} may be at most {cap} characters long."
                     concrete = internal_path(match.template)
                     for name, value in values.items():
                         concrete = concrete.replace("{" + name + "}", value, 1)
                     path = concrete
-                    pairs = _tidy_query(pairs, info)
-            if info is not None and info.body_struct is not None and kind == "http":
-                receive = _canonical_body_receiver(receive, info.body_struct, scope)
+                    pairs, query_problem = _tidy_query(pairs, info)
+                    problem = problem or query_problem
+                    if problem:
+                        new_scope[limits.SCOPE_KEY] = problem
+            if info is not None and info.json_body and kind == "http":
+                receive = _json_body_receiver(receive, info, scope)
         new_scope["path"] = path
         new_scope["raw_path"] = path.encode("utf-8")
         new_scope["query_string"] = urlencode(pairs).encode("latin-1")
@@ -223,36 +277,62 @@ def _json_charset_sender(send: Callable) -> Callable:
     return wrapped
 
 
-def _canonical_body_receiver(receive: Callable, struct_type: type, scope: Scope) -> Callable:
-    """Buffer a JSON body and rename its properties to the schema's spelling."""
+def _json_body_receiver(receive: Callable, info: RouteInfo, scope: Scope) -> Callable:
+    """Bound a JSON body (size, depth), check its enum members and integers, and rename its
+    properties to the schema's spelling. Problems are raised when the handler reads the body,
+    that is after the guard has checked the caller."""
     content_type = b""
+    length: int | None = None
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
             content_type = value.lower()
-    if b"json" not in content_type:
-        return receive
+        elif name == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                length = None
+    if content_type and b"json" not in content_type:
+        return receive  # e.g. text/plain or image uploads on operations that also take JSON
+    op_id = info.op.operation_id if info.op else ""
+    cap = limits.body_limit(op_id)
     done = False
 
     async def wrapped() -> dict:
         nonlocal done
         if done:
             return await receive()
+        if length is not None and length > cap:
+            raise PayloadTooLargeError(f"The request body may be at most {cap} bytes.")
         chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
                 return message
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > cap:
+                raise PayloadTooLargeError(f"The request body may be at most {cap} bytes.")
+            chunks.append(chunk)
             if not message.get("more_body"):
                 break
         done = True
         raw = b"".join(chunks)
+        if limits.json_too_deep(raw):
+            raise BadRequestError(f"The request body nests deeper than {limits.MAX_JSON_DEPTH} levels.")
         try:
             data = msgspec.json.decode(raw) if raw.strip() else None
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             data = None
-        if isinstance(data, dict):
-            raw = msgspec.json.encode(canonical_keys(data, struct_type))
+        if data is not None:
+            if info.body_struct is not None:
+                if isinstance(data, dict):
+                    data = canonical_keys(data, info.body_struct)
+                elif isinstance(data, list):
+                    data = [canonical_keys(x, info.body_struct) for x in data]
+            data = limits.validate_body(data, info.body_struct)
+            limits.check_body_names(op_id, data)
+            raw = msgspec.json.encode(data)
         return {"type": "http.request", "body": raw, "more_body": False}
 
     return wrapped

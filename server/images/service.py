@@ -144,6 +144,11 @@ class ImageService:
 
         target = await self.ctx.db.read(read)
         if target is None:
+            art = await self.ctx.db.read(store.byname_artwork_row, item_id)
+            if art is not None:
+                target = Target("byname", item_id, store.parse_images(art.images_json), name=art.name,
+                                by_name_kind=art.kind)
+        if target is None:
             found = await asyncio.to_thread(self.by_name_index.lookup, item_id)
             if found is None:
                 raise NotFoundError(f"Item {item_id} not found.")
@@ -167,13 +172,23 @@ class ImageService:
                 Target("byname", item_id, [], name=name, by_name_kind=kind)
         else:
             target = Target("byname", item_id, [], name=name, by_name_kind=kind)
+        if target.kind == "byname":  # a collage or cover made by server/artwork
+            art = await self.ctx.db.read(store.byname_artwork_row, item_id)
+            if art is not None:
+                target.images = store.parse_images(art.images_json)
         return await self._with_folder(target)
 
     async def _with_folder(self, target: Target) -> Target:
+        """Add the by-name folder's images for types the target lacks; a picture in the folder
+        wins over a generated one (server/artwork), which only fills what is left."""
         if target.by_name_kind and target.name:
             folder = await asyncio.to_thread(self.by_name_index.images, target.by_name_kind, target.name)
-            have = {img["Type"] for img in target.images}
-            target.images = [*target.images, *({**img, "Folder": True} for img in folder if img["Type"] not in have)]
+            own = [img for img in target.images if not img.get("Generated") and not img.get("Folder")]
+            have = {img["Type"] for img in own}
+            merged = [*own, *({**img, "Folder": True} for img in folder if img["Type"] not in have)]
+            covered = {img["Type"] for img in merged}
+            target.images = [*merged, *(img for img in target.images
+                                        if img.get("Generated") and img["Type"] not in covered)]
         return target
 
     async def user_target(self, user_id: str) -> Target:
@@ -254,6 +269,8 @@ class ImageService:
     # -- item uploads, deletes, reorder ----------------------------------------------------
 
     async def set_item_image(self, item_id: str, image_type: str, index: int | None, body: bytes) -> None:
+        if index is not None and index < 0:
+            raise BadRequestError(f"The image index must be 0 or more, not {index}.")
         content = decode_upload(body)
         target = await self.item_target_for_change(item_id)
         if target.kind == "item":
@@ -323,6 +340,9 @@ class ImageService:
             old = await self.ctx.db.write(store.set_person_image, item_id, None, None)
             if old:
                 await asyncio.to_thread(remove_replaced, [old], self.metadata_dir)
+        elif image.get("Generated") and target.kind == "byname":
+            removed = await self.ctx.db.write(store.delete_byname_artwork, item_id)
+            await asyncio.to_thread(remove_replaced, removed, self.metadata_dir)
         elif image.get("Folder"):
             typed = store.of_type(target.images, image_type)
             doomed = typed if index is None else [image]
@@ -342,6 +362,9 @@ class ImageService:
         self._changed(item_id)
 
     def _changed(self, item_id: str) -> None:
+        artwork = getattr(self.ctx, "artwork", None)
+        if artwork is not None:  # a deleted upload leaves room for generated art; a folder picture wins
+            artwork.request()
         self.ctx.events.publish("LibraryChanged", w.LibraryUpdateInfo(
             FoldersAddedTo=[], FoldersRemovedFrom=[], ItemsAdded=[], ItemsRemoved=[], ItemsUpdated=[item_id],
             CollectionFolders=[], IsEmpty=False))

@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from server.db.tables import Item, ItemValue, Person
-from server.errors import NotFoundError
+from server.db.tables import ByNameArtwork, Item, ItemValue, Person
+from server.errors import BadRequestError, NotFoundError
 from server.library.ids import by_name_id
 
 MULTIPLE_TYPES = frozenset({"Backdrop", "Screenshot", "Chapter"})
@@ -76,6 +76,8 @@ def store_item_image(session: Session, item_id: str, entry: dict[str, Any], inde
     item = session.get(Item, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} not found.")
+    if index is not None and index < 0:
+        raise BadRequestError(f"The image index must be 0 or more, not {index}.")
     images = parse_images(item.images_json)
     image_type = entry["Type"]
     typed = of_type(images, image_type)
@@ -138,3 +140,19 @@ def set_person_image(session: Session, person_id: str, path: str | None, tag: st
     person.image_path, person.image_tag = path, tag
     session.add(person)
     return old
+
+
+def byname_artwork_row(session: Session, item_id: str) -> ByNameArtwork | None:
+    """The generated (or folder) image record of a genre, music genre or row-less artist."""
+    return session.get(ByNameArtwork, item_id)
+
+
+def delete_byname_artwork(session: Session, item_id: str) -> list[str]:
+    """Forget a by-name item's generated image; returns its generated files (the artwork task
+    makes a new one on its next run, as Jellyfin's dynamic images come back)."""
+    row = session.get(ByNameArtwork, item_id)
+    if row is None:
+        return []
+    paths = [str(img["Path"]) for img in parse_images(row.images_json) if img.get("Generated")]
+    session.delete(row)
+    return paths

@@ -68,6 +68,7 @@ class CollectionService:
             _add(s, collection_id, item_ids)
 
         await self.ctx.db.write(write)
+        self._artwork_changed()
         return collection_id
 
     async def _check(self, collection_id: str) -> None:
@@ -78,8 +79,16 @@ class CollectionService:
     async def add(self, collection_id: str, item_ids: list[str]) -> None:
         await self._check(collection_id)
         await self.ctx.db.write(lambda s: _add(s, collection_id, item_ids))
+        self._artwork_changed()
 
     async def remove(self, collection_id: str, item_ids: list[str]) -> None:
         await self._check(collection_id)
         await self.ctx.db.write(lambda s: s.execute(delete(members).where(
             members.c.collection_id == collection_id, members.c.item_id.in_(item_ids))))
+        self._artwork_changed()
+
+    def _artwork_changed(self) -> None:
+        """A collection's poster is a collage of its members (server/artwork): remake it soon."""
+        artwork = getattr(self.ctx, "artwork", None)
+        if artwork is not None:
+            artwork.request()

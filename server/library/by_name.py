@@ -15,8 +15,9 @@ from sqlalchemy import case, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
+from server.db.tables import ByNameArtwork
 from server.library import ids
-from server.library.dto import DtoOptions, build_dtos
+from server.library.dto import DtoOptions, apply_images, build_dtos, decode_json
 from server.library.query import (
     ItemQuery,
     item_people,
@@ -244,6 +245,15 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
     if opts.enable_user_data and opts.user_id:
         uds = {r.item_id: r for r in s.execute(select(user_data).where(
             user_data.c.user_id == opts.user_id, user_data.c.item_id.in_([e.id for e in entries]))).all()}
+    art: dict[str, list[dict]] = {}
+    if opts.enable_images or opts.has("PrimaryImageAspectRatio"):
+        wanted = [e.id for e in entries if e.id not in rows and e.kind in ("Genre", "MusicGenre", "MusicArtist")]
+        if wanted:  # collages and covers made by server/artwork (or the by-name folder's own picture)
+            for art_id, text in s.execute(select(ByNameArtwork.id, ByNameArtwork.images_json)
+                                          .where(ByNameArtwork.id.in_(wanted))).all():
+                found = decode_json(text, [])
+                art[art_id] = [i for i in found if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
+                    if isinstance(found, list) else []
     out = []
     want_counts = opts.has("ItemCounts") or opts.has("ChildCount") or opts.has("RecursiveItemCount")
     for e in entries:
@@ -252,13 +262,18 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
             dto = w.BaseItemDto(Name=e.name, ServerId=server_id, Id=e.id, Type=e.kind,
                                 IsFolder=e.kind != "Person", LocationType="FileSystem", MediaType="Unknown",
                                 ChannelId=None)
-            if opts.enable_images:
+            images = art.get(e.id, [])
+            if opts.enable_images and images:
+                apply_images(dto, images, opts)
+            elif opts.enable_images:
                 dto.ImageTags = {"Primary": e.image_tag} if e.image_tag else {}
                 dto.BackdropImageTags = []
                 dto.ImageBlurHashes = {}
             if e.kind == "Year":
                 dto.ProductionYear = int(e.name)
-            if opts.has("PrimaryImageAspectRatio") and e.image_tag:
+            if opts.has("PrimaryImageAspectRatio") and images and images[0].get("Width") and images[0].get("Height"):
+                dto.PrimaryImageAspectRatio = images[0]["Width"] / images[0]["Height"]
+            elif opts.has("PrimaryImageAspectRatio") and e.image_tag:
                 dto.PrimaryImageAspectRatio = 2 / 3
             if opts.has("SortName"):
                 dto.SortName = e.name.lower()

@@ -259,11 +259,12 @@ def parent_rows(s: Session, rows: Sequence[Any]) -> dict[str, Any]:
 
 # Views that are not libraries: the Collections folder and the Playlists folder (server/library/
 # boxsets.py, playlists.py).
-_VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_text("folder", "playlists"): "playlists"}
+_VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_text("folder", "playlists"): "playlists",
+               guid_from_text("folder", "livetv"): "livetv"}  # server/livetv/items.py
 
 
 def collection_types(s: Session, rows: Sequence[Any]) -> dict[str, str | None]:
-    wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder")]
+    wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder", "UserView")]
     if not wanted:
         return {}
     found: dict[str, str | None] = {k: v for k, v in _VIEW_TYPES.items() if k in wanted}
@@ -305,6 +306,9 @@ def _apply_images(dto: w.BaseItemDto, images: list[dict], opts: DtoOptions) -> N
     if screenshots or opts.has("ScreenshotImageTags"):
         dto.ScreenshotImageTags = screenshots
     dto.ImageBlurHashes = hashes
+
+
+apply_images = _apply_images  # ImageTags, BackdropImageTags and ImageBlurHashes from images_json entries
 
 
 def _first_of(images: list[dict], kind: str) -> dict | None:
@@ -459,9 +463,14 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     )
     if r.container and not is_folder:
         dto.Container = r.container
-    if r.type in ("CollectionFolder", "ManualPlaylistsFolder"):
+    if r.type in ("CollectionFolder", "ManualPlaylistsFolder", "UserView"):
         dto.CollectionType = ctypes.get(r.id)
         dto.ParentId = None
+    if r.type == "TvChannel":  # server/livetv/items.py: the number is kept in original_title
+        dto.ChannelNumber = dto.Number = r.original_title
+        dto.ChannelType = "TV"
+        dto.ChannelName = r.name
+        dto.LocationType = "Remote"
     if is_folder:
         dto.DisplayPreferencesId = r.id
     # shows
@@ -508,7 +517,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
         dto.SortName = r.sort_name
     if "SortName" in f and r.forced_sort_name:
         dto.ForcedSortName = r.forced_sort_name
-    if "OriginalTitle" in f and r.original_title:
+    if "OriginalTitle" in f and r.original_title and r.type != "TvChannel":
         dto.OriginalTitle = r.original_title
     if "Overview" in f:
         dto.Overview = r.overview
@@ -595,7 +604,7 @@ def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: Folder
     return dto
 
 
-__all__ = ["DtoOptions", "FolderCounts", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
+__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 

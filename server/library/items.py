@@ -45,6 +45,7 @@ from server.library.query import (
     run_query,
 )
 from server.library.search import SearchRequest, search_hints
+from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
 
@@ -85,7 +86,15 @@ class Viewer:
         if policy.EnableAllFolders is not False:
             return None
         allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        if self.may_watch_livetv:
+            allowed |= LIVETV_LIBRARY_IDS
         return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
+
+    @property
+    def may_watch_livetv(self) -> bool:
+        """Channels and recordings (server/livetv/items.py) follow EnableLiveTvAccess, not the
+        library folders."""
+        return self.user is None or self.user.policy.EnableLiveTvAccess is not False
 
     @property
     def parental(self) -> ParentalRules | None:
@@ -101,7 +110,7 @@ class Viewer:
 
     @property
     def restricted(self) -> bool:
-        return self.allowed_library_ids is not None or self.parental is not None
+        return self.allowed_library_ids is not None or self.parental is not None or not self.may_watch_livetv
 
     @property
     def can_delete(self) -> bool:
@@ -210,6 +219,8 @@ class ItemService:
     def scoped(self, q: ItemQuery, viewer: Viewer) -> ItemQuery:
         q.user_id = viewer.user_id
         q.allowed_library_ids = viewer.allowed_library_ids
+        if not viewer.may_watch_livetv:
+            q.exclude_library_ids = set(q.exclude_library_ids) | LIVETV_LIBRARY_IDS
         q.parental = viewer.parental
         return q
 
@@ -242,6 +253,8 @@ class ItemService:
         return await self.db.read(lambda s: build_dtos(s, rows, opts, self.server_id))
 
     def visible(self, row: Any, viewer: Viewer) -> bool:
+        if row.library_id in LIVETV_LIBRARY_IDS and not viewer.may_watch_livetv:
+            return False
         allowed = viewer.allowed_library_ids
         return allowed is None or row.library_id in allowed or row.type == "UserRootFolder"
 
@@ -334,7 +347,8 @@ class ItemService:
     async def library_rows(self, viewer: Viewer) -> list[Any]:
         """The CollectionFolder rows the viewer may see, in name order."""
         def read(s: Session) -> list[Any]:
-            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder")))  # + Playlists view
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
+                                                      "UserView")))  # + Live TV (server/livetv/items.py)
             q = q.order_by(items.c.sort_name, items.c.name)
             return [r for r in s.execute(q).all()]
 

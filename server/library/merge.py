@@ -6,6 +6,9 @@
   and "~column" entries for single columns edited in the metadata editor).
 - Images that were downloaded from a provider (entries carrying "Provider") always stay; images
   found next to the media fill the types they do not cover.
+- Generated images (entries carrying "Generated", made by server/artwork) stay only while
+  nothing else covers their type; a frame grabbed from a video also goes when the file changed
+  (its "Source", the file's size and mtime, no longer matches), so the artwork task grabs anew.
 
 The scanner calls ``merge_scanned_fields`` for every item it finds again, and asks
 ``people_locked`` before replacing an item's cast.
@@ -80,12 +83,19 @@ def people_locked(row: Item) -> bool:
     return row.is_locked or "Cast" in locked_fields(row)
 
 
-def merge_images(existing_json: str, scanned_json: str) -> str:
+def file_source(row: Any) -> str:
+    """The media file's identity for generated frames: size and mtime (a row or a fields dict)."""
+    get = row.get if isinstance(row, dict) else (lambda key: getattr(row, key, None))
+    return f"{get('file_size') or get('size') or 0}:{get('file_mtime') or 0}"
+
+
+def merge_images(existing_json: str, scanned_json: str, source: str | None = None) -> str:
     """Downloaded images first (kept as they are), then scanned images of types they do not
-    cover (backdrops: all of them, after the downloaded ones), backdrops re-indexed."""
+    cover (backdrops: all of them, after the downloaded ones), backdrops re-indexed; generated
+    images last, for types still uncovered (a frame only while its Source equals ``source``)."""
     existing = _image_list(existing_json)
     scanned = _image_list(scanned_json)
-    kept = [img for img in existing if img.get("Provider")]
+    kept = [img for img in existing if img.get("Provider") and not img.get("Generated")]
     kept_types = {img.get("Type") for img in kept}
     kept_paths = {img.get("Path") for img in kept}
     merged = list(kept)
@@ -95,6 +105,14 @@ def merge_images(existing_json: str, scanned_json: str) -> str:
         if img.get("Type") in kept_types and img.get("Type") != "Backdrop":
             continue
         merged.append(img)
+    covered = {img.get("Type") for img in merged}
+    for img in existing:
+        if not img.get("Generated") or img.get("Type") in covered:
+            continue
+        if img.get("Source") is not None and source is not None and img["Source"] != source:
+            continue
+        merged.append(img)
+        covered.add(img.get("Type"))
     backdrop = 0
     for img in merged:
         if img.get("Type") == "Backdrop":
@@ -124,6 +142,7 @@ def merge_scanned_fields(existing_row: Item | None, scanned_fields: dict[str, An
         if field in _NEVER_SCANNED or field in protected:
             continue
         if field == "images_json":
-            value = merge_images(existing_row.images_json, value)
+            value = merge_images(existing_row.images_json, value, file_source({**existing_row.model_dump(
+                include={"file_size", "size", "file_mtime"}), **scanned_fields}))
         setattr(existing_row, field, value)
     return existing_row

@@ -23,7 +23,14 @@ from server.db.tables import Item, Playlist, PlaylistEntry, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.dto import DtoOptions, build_dtos
 from server.library.playstate import playable_descendants
-from server.library.query import PLAYLISTS_FOLDER_ID, get_row, get_rows, items
+from server.library.query import (
+    PLAYLISTS_FOLDER_ID,
+    ParentalRules,
+    get_row,
+    get_rows,
+    items,
+    parental_conditions,
+)
 from server.library.sorting import sort_name
 from server.wire import models as w
 
@@ -54,6 +61,13 @@ class PlaylistAccess:
 
     def owns(self, user_id: str | None) -> bool:
         return user_id is None or self.playlist.owner_user_id == user_id
+
+
+def _artwork_changed(ctx: ServerContext) -> None:
+    """Playlist covers are collages of their items (server/artwork): remake them soon."""
+    artwork = getattr(ctx, "artwork", None)
+    if artwork is not None:
+        artwork.request()
 
 
 def ensure_folder(s: Session) -> None:
@@ -154,6 +168,7 @@ class PlaylistService:
             _append(s, playlist_id, wanted)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
         return playlist_id
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
@@ -183,6 +198,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def get(self, playlist_id: str, caller: str | None) -> w.PlaylistDto:
         found = await self._access(playlist_id, caller)
@@ -201,6 +217,7 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def remove(self, playlist_id: str, caller: str | None, entry_ids: list[str]) -> None:
         found = await self._access(playlist_id, caller)
@@ -220,6 +237,7 @@ class PlaylistService:
                 _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def move(self, playlist_id: str, caller: str | None, entry_id: str, new_index: int) -> None:
         if new_index < 0:
@@ -243,22 +261,31 @@ class PlaylistService:
             _touch(s, playlist_id)
 
         await self.ctx.db.write(write)
+        _artwork_changed(self.ctx)
 
     async def items(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
-                    limit: int | None) -> w.BaseItemDtoQueryResult:
+                    limit: int | None, allowed_library_ids: frozenset[str] | None = None,
+                    parental: ParentalRules | None = None) -> w.BaseItemDtoQueryResult:
+        """The playlist's entries the viewer may see (entries from libraries outside their policy,
+        or hidden by their parental controls, are left out)."""
         found = await self._access(playlist_id, caller, view=False)
         if not found.can_view(caller):
             raise ForbiddenError("You may not see this playlist.")
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
+            conds = [entries.c.playlist_id == playlist_id]
+            if allowed_library_ids is not None:
+                conds.append(items.c.library_id.in_(sorted(allowed_library_ids)))
+            if parental is not None:
+                conds += parental_conditions(s, parental)
             base = select(items, entries.c.id.label("playlist_entry_id")).select_from(
-                entries.join(items, items.c.id == entries.c.item_id)).where(entries.c.playlist_id == playlist_id)
+                entries.join(items, items.c.id == entries.c.item_id)).where(*conds)
             q = base.order_by(entries.c.sort_order, entries.c.id).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
             rows = list(s.execute(q).all())
             total = s.execute(select(func.count()).select_from(entries.join(items, items.c.id == entries.c.item_id))
-                              .where(entries.c.playlist_id == playlist_id)).scalar() or 0
+                              .where(*conds)).scalar() or 0
             dtos = build_dtos(s, rows, opts, self.ctx.system_id)
             for dto, row in zip(dtos, rows, strict=True):
                 dto.PlaylistItemId = row.playlist_entry_id
@@ -282,6 +309,10 @@ class PlaylistService:
         found = await self._access(playlist_id, caller, view=False)
         if not (found.owns(caller) or caller == user_id):
             raise ForbiddenError("You may not see this playlist's users.")
+        if user_id == found.playlist.owner_user_id:
+            # The owner is not one of the shares but may always edit; jellyfin-web asks this to
+            # decide whether to offer editing the playlist.
+            return w.PlaylistUserPermissions(UserId=user_id, CanEdit=True)
         if user_id not in found.shares:
             raise NotFoundError("User permissions not found.")
         return w.PlaylistUserPermissions(UserId=user_id, CanEdit=found.shares[user_id])

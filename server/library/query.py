@@ -72,7 +72,8 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder")
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+               "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
 
 
 #: Item types and the UnratedItem kind that blocks them when they have no known rating
@@ -128,10 +129,22 @@ def _rating_level(rating: str, country: str | None) -> int | None:
     return _rating_levels[key]
 
 
+_ratings_cache: dict[int, tuple[float, list[str]]] = {}
+_RATINGS_TTL = 5.0
+
+
 def _distinct_ratings(s: Session) -> list[str]:
-    """The rating strings in the library (a few dozen; from the index that holds them)."""
-    return [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
-                                    .distinct()).all() if r]
+    """The rating strings in the library (a few dozen), read at most every few seconds. A
+    string newer than that is hidden from a user with MaxParentalRating until it is read
+    (the condition lists what may be shown), never shown by mistake."""
+    key, now = id(s.get_bind()), time.monotonic()
+    cached = _ratings_cache.get(key)
+    if cached is not None and now - cached[0] < _RATINGS_TTL:
+        return cached[1]
+    found = [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
+                                     .distinct()).all() if r]
+    _ratings_cache[key] = (now, found)
+    return found
 
 
 def parental_conditions(s: Session, rules: ParentalRules) -> list:
@@ -146,9 +159,8 @@ def parental_conditions(s: Session, rules: ParentalRules) -> list:
         ratings = _distinct_ratings(s)
         levels = {r: _rating_level(r, rules.country) for r in ratings}
         if rules.max_rating is not None:
-            too_high = sorted(r for r, level in levels.items() if level is not None and level > rules.max_rating)
-            if too_high:
-                conds.append(or_(exempt, rating.is_(None), rating.not_in(too_high)))
+            shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
+            conds.append(or_(exempt, rating.is_(None), rating.in_(shown)) if shown else or_(exempt, rating.is_(None)))
         blocked_types = sorted(t for t, kind in UNRATED_KIND.items() if kind in rules.block_unrated)
         if blocked_types:
             unrated_strings = sorted(r for r, level in levels.items() if level is None)
@@ -594,10 +606,12 @@ def _conditions(s: Session, c: _Ctx) -> list:
     if is_folder is not None:
         conds.append(items.c.is_folder == (true() if is_folder else false()))
     fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
-    if fts_term is not None and search_index.ready(s.get_bind()):
+    use_index = fts_term is not None and search_index.ready(s.get_bind())
+    if use_index:
         conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
                                     .columns(sql_column("item_id"))))
-    elif q.search_term and q.search_term.strip():
+    if q.search_term and q.search_term.strip() and (
+            not use_index or search_index.phrase_is_partial(q.search_term)):
         term = q.search_term.strip().lower()
         pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),

@@ -148,13 +148,24 @@ def ready(engine: Any) -> bool:
     return _READY.get(engine, False)
 
 
+# The index is asked for at most this many characters of a term (a phrase of 30 trigrams), so
+# a search costs the same whatever the length of its term; the caller checks the whole term
+# against the few rows that match the phrase (see ``phrase_is_partial``).
+MAX_PHRASE_CHARS = 32
+
+
 def match_expression(term: str) -> str | None:
-    """An FTS5 query matching ``term`` as a substring, or None when the index cannot answer it
-    (the trigram tokenizer needs three characters)."""
+    """An FTS5 query matching (the start of) ``term`` as a substring, or None when the index
+    cannot answer it (the trigram tokenizer needs three characters)."""
     term = term.strip()
     if len(term) < 3:
         return None
-    return '"' + term.replace('"', '""') + '"'
+    return '"' + term[:MAX_PHRASE_CHARS].replace('"', '""') + '"'
+
+
+def phrase_is_partial(term: str) -> bool:
+    """Whether :func:`match_expression` used only the start of ``term``."""
+    return len(term.strip()) > MAX_PHRASE_CHARS
 
 
 def matching_ids_sql() -> Any:

@@ -9,6 +9,7 @@ the filesystem configuration (the same roots the folder picker browses).
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,12 +123,31 @@ class LibraryService:
                 return info
         raise NotFoundError(f"There is no library named {name!r}.")
 
+    async def with_primary_image(self) -> set[str]:
+        """Ids of the libraries whose CollectionFolder has a Primary image (its own, uploaded or a
+        generated collage): only those get a PrimaryImageItemId, so clients never show a broken
+        image."""
+        def read(s: Session) -> set[str]:
+            rows = s.execute(select(Item.id, Item.images_json).where(
+                Item.type == "CollectionFolder", Item.id.in_(select(Library.id)))).all()
+            out: set[str] = set()
+            for item_id, text in rows:
+                try:
+                    images = json.loads(text or "[]")
+                except ValueError:
+                    continue
+                if any(isinstance(i, dict) and i.get("Type") == "Primary" and i.get("Tag") for i in images):
+                    out.add(item_id)
+            return out
+
+        return await self.db.read(read)
+
     @staticmethod
-    def wire(info: LibraryInfo, progress: float | None = None) -> w.VirtualFolderInfo:
+    def wire(info: LibraryInfo, progress: float | None = None, has_image: bool = True) -> w.VirtualFolderInfo:
         options = msgspec.structs.replace(info.options, PathInfos=[w.MediaPathInfo(Path=p) for p in info.paths])
         return w.VirtualFolderInfo(
             Name=info.name, Locations=list(info.paths), CollectionType=info.collection_type or "mixed",
-            LibraryOptions=options, ItemId=info.id, PrimaryImageItemId=info.id,
+            LibraryOptions=options, ItemId=info.id, PrimaryImageItemId=info.id if has_image else None,
             RefreshProgress=progress, RefreshStatus="Active" if progress is not None else "Idle")
 
     async def physical_paths(self) -> list[str]:

@@ -29,8 +29,10 @@ from sqlmodel import Session, select
 
 from server.db.database import Database
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
-from server.errors import BadRequestError, NotFoundError
+from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
+from server.livetv.items import delete_recording_row, probe_recording, upsert_recording
+from server.livetv.live import feed_server
 from server.media import spawn
 from server.wire import models as w
 
@@ -64,6 +66,9 @@ class RecordingService:
         self._loop_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
         self.poll_seconds = 2.0
+        self.live_streams = None  # LiveStreamManager (set by the context)
+        self._live: dict[str, tuple[str, object]] = {}  # timer id -> (LiveStreamId, its feed_server)
+        self._busy: dict[str, str] = {}  # timer id -> why no tuner was free
 
     # -- folders ----------------------------------------------------------------------
 
@@ -136,7 +141,11 @@ class RecordingService:
         proc = self._procs.get(timer_id)
         await self._set_status(timer_id, "Cancelled")
         if proc is not None and proc.returncode is None:
-            proc.terminate()
+            proc.terminate()  # ffmpeg finishes the file it has written
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
         self.events.publish("TimerCancelled", {"Id": timer_id})
 
     async def get_timer(self, timer_id: str) -> LiveTvTimer:
@@ -222,6 +231,8 @@ class RecordingService:
         for timer in await self.timers(series_timer_id=timer_id):
             if timer.status == "New":
                 await self._set_status(timer.id, "Cancelled")
+            elif timer.status == "InProgress":  # its episode being recorded now stops too
+                await self.cancel_timer(timer.id)
 
         def write(s: Session) -> None:
             series = s.get(LiveTvSeriesTimer, timer_id)
@@ -310,6 +321,7 @@ class RecordingService:
             if row is not None:
                 s.delete(row)
                 s.commit()
+            delete_recording_row(s, recording_id)
 
         await self.db.write(write)
         self.events.publish("RecordingDeleted", {"Id": recording_id})
@@ -359,7 +371,9 @@ class RecordingService:
             start = _aware(timer.start_date) - timedelta(seconds=timer.pre_padding_seconds)
             end = _aware(timer.end_date) + timedelta(seconds=timer.post_padding_seconds)
             if end <= now:
-                await self._set_status(timer.id, "Error", "The timer's time passed before it could record.")
+                busy = self._busy.pop(timer.id, None)
+                await self._set_status(timer.id, "Error", f"No tuner was free to record: {busy}" if busy
+                                       else "The timer's time passed before it could record.")
             elif start <= now and timer.id not in self._procs:
                 await self._begin(timer, (end - now).total_seconds())
 
@@ -377,36 +391,74 @@ class RecordingService:
         except Exception as exc:  # FfmpegNotFoundError and friends
             await self._set_status(timer.id, "Error", f"No ffmpeg to record with: {exc}")
             return
-        args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", channel.url,
+        # The recording reads the channel's shared tuner stream (server/livetv/live.py), so it
+        # takes a tuner slot like a viewer and shares it with anyone watching the channel.
+        live_id = stream = None
+        if self.live_streams is not None:
+            try:
+                live_id, stream = await self.live_streams.open(channel)
+            except ServiceUnavailableError as exc:
+                self._busy[timer.id] = exc.detail  # tried again on the next tick while the timer lasts
+                log.warning("Recording %r waits for a tuner: %s", timer.name, exc.detail)
+                return
+            self._busy.pop(timer.id, None)
+        source = ["-i", channel.url]
+        if stream is not None:
+            feeder, feed_url = await feed_server(stream, from_start=True)
+            source = ["-f", "mpegts", "-i", feed_url]
+        args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *source,
                 "-map", "0", "-c", "copy", "-t", f"{max(seconds, 1):.3f}", "-f", "mpegts", str(path)]
         try:
-            proc = await spawn.exec_async(*args, stdin=asyncio.subprocess.DEVNULL,
-                                                        stdout=asyncio.subprocess.DEVNULL,
-                                                        stderr=asyncio.subprocess.PIPE)
+            proc = await spawn.exec_async(*args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                                          stderr=asyncio.subprocess.PIPE)
         except OSError as exc:
+            if live_id is not None:
+                feeder.close()
+                await self.live_streams.close(live_id)
             await self._set_status(timer.id, "Error", f"ffmpeg could not start: {exc}")
             return
+        if stream is not None:
+            self._live[timer.id] = (live_id, feeder)
         self._procs[timer.id] = proc
         await self._set_status(timer.id, "InProgress", path=str(path))
+        await self._store_item(timer.id)
         log.info("Recording %r from %s into %s", timer.name, channel.name, path)
         self.events.publish("RecordingStarted", {"Id": timer.id})
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
 
     async def _finish(self, timer_id: str, proc: asyncio.subprocess.Process, path: Path) -> None:
-        _, stderr = await proc.communicate()
+        stderr = await proc.stderr.read()
+        await proc.wait()
         self._procs.pop(timer_id, None)
+        live = self._live.pop(timer_id, None)
+        if live is not None:
+            live[1].close()
+            await self.live_streams.close(live[0])  # the tuner is free unless someone watches
         current = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if current is None or current.status != "InProgress":
+            if current is not None and current.status == "Cancelled" and path.exists():
+                await self._store_item(timer_id, probe=True)  # what was recorded stays playable
             return  # cancelled or deleted meanwhile
         size = path.stat().st_size if path.exists() else 0
         if proc.returncode == 0 and size > 0:
             await self._set_status(timer_id, "Completed")
+            await self._store_item(timer_id, probe=True)
             log.info("Recording %s finished (%d bytes)", path.name, size)
         else:
             reason = (stderr or b"").decode("utf-8", "replace").strip().splitlines()[-1:] or ["no data"]
             await self._set_status(timer_id, "Error", f"ffmpeg exited with {proc.returncode}: {reason[0]}")
             log.warning("Recording %s failed: %s", path.name, reason[0])
         self.events.publish("RecordingEnded", {"Id": timer_id})
+
+    async def _store_item(self, timer_id: str, probe: bool = False) -> None:
+        """The recording's item row (server/livetv/items.py); probed when the file is complete."""
+        timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
+        if timer is None or not timer.recording_path:
+            return
+        facts = await asyncio.to_thread(probe_recording, timer.recording_path) if probe else None
+        program = self.livetv.guide.by_id.get(timer.program_id or "")
+        folder = str(self.recording_dir())
+        await self.db.write(lambda s: upsert_recording(s, timer, folder, program, facts))
 
     async def _set_status(self, timer_id: str, status: str, error: str | None = None, path: str | None = None) -> None:
         def write(s: Session) -> None:

@@ -60,6 +60,10 @@ async def playback_info(ctx, auth, item_id: str, user_id: str | None, dto: w.Pla
                         remote_address: str | None = None) -> w.PlaybackInfoResponse:
     viewer = await ctx.items.viewer(auth, user_id)
     row = await ctx.items.row(item_id, viewer)
+    if row.type == "TvChannel":
+        from server.livetv.playback import channel_playback_info
+
+        return await channel_playback_info(ctx, auth, row, dto)
     if row.is_folder or not row.path:
         raise BadRequestError(f"Item {item_id} has no media to play.")
     versions = await item_versions(ctx.db, row)
@@ -305,7 +309,7 @@ class PlaybackReports:
     async def stop(self, auth, info: w.PlaybackStopInfo) -> w.UserItemDataDto | None:
         row = await self._row(info.ItemId)
         result = None
-        if auth.user is not None and not info.Failed:
+        if auth.user is not None and not info.Failed and row.type != "TvChannel":  # live: nothing to resume
             server = self.ctx.config.server()
             position = info.PositionTicks
 
@@ -322,6 +326,8 @@ class PlaybackReports:
         self.ctx.events.publish("SessionsChanged", None, admins_only=True)
         if info.PlaySessionId:
             self.ctx.transcodes.on_playback_stopped(info.PlaySessionId)  # its HLS job ends with it
+        if info.LiveStreamId:
+            await self.ctx.live_streams.close(info.LiveStreamId)  # the tuner is free when its last viewer left
         return result
 
     def ping(self, play_session_id: str | None) -> None:

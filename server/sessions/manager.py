@@ -108,7 +108,7 @@ class SessionManager:
             out = [s for s in out if s.user_id == user_id]
         if device_id:
             out = [s for s in out if s.device_id == device_id]
-        if active_within_seconds is not None:
+        if active_within_seconds is not None and active_within_seconds < 100 * 365 * 86400:  # else: everyone
             cutoff = _now() - timedelta(seconds=active_within_seconds)
             out = [s for s in out if s.last_activity >= cutoff]
         return sorted(out, key=lambda s: s.last_activity, reverse=True)

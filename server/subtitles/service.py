@@ -17,6 +17,7 @@ import base64
 import binascii
 import contextlib
 import hashlib
+import html
 import json
 import logging
 import os
@@ -43,6 +44,9 @@ FORMATS = {
     "webvtt": ("vtt", "text/vtt; charset=utf-8"),
     "ass": ("ass", "text/x-ssa; charset=utf-8"),
     "ssa": ("ssa", "text/x-ssa; charset=utf-8"),
+    # Jellyfin's JSON track events; jellyfin-web renders subtitles itself from these.
+    "js": ("json", "application/json; charset=utf-8"),
+    "json": ("json", "application/json; charset=utf-8"),
 }
 TEXT_CODECS = {"srt": "srt", "subrip": "srt", "ass": "ass", "ssa": "ass", "webvtt": "vtt", "vtt": "vtt",
                "mov_text": "srt", "text": "srt"}
@@ -124,7 +128,7 @@ class SubtitleService:
         """(text, content type) of the stream converted to ``fmt``."""
         target = FORMATS.get((fmt or "").lower())
         if target is None:
-            raise BadRequestError(f"Subtitles cannot be delivered as {fmt!r} (srt, vtt, ass, ssa).")
+            raise BadRequestError(f"Subtitles cannot be delivered as {fmt!r} (srt, vtt, ass, ssa, js).")
         if (start_ticks or 0) < 0 or (end_ticks is not None and end_ticks < 0):
             raise BadRequestError("Subtitle positions must not be negative.")
         source = await self.source_file(row, index)
@@ -274,8 +278,8 @@ def convert_file(source: Path, fmt: str, start_ticks: int, end_ticks: int | None
 
 def convert_text(text: str, fmt: str, start_ticks: int = 0, end_ticks: int | None = None,
                  copy_timestamps: bool = False, add_vtt_time_map: bool = False) -> str:
-    """Subtitle text converted to ``fmt`` (srt, vtt, ass, ssa), limited to the window and, unless
-    ``copy_timestamps``, shifted so the window starts at 0."""
+    """Subtitle text converted to ``fmt`` (srt, vtt, ass, ssa, or json: Jellyfin's track events),
+    limited to the window and, unless ``copy_timestamps``, shifted so the window starts at 0."""
     try:
         subs = pysubs2.SSAFile.from_string(text)
     except (pysubs2.exceptions.Pysubs2Error, ValueError) as exc:
@@ -288,9 +292,23 @@ def convert_text(text: str, fmt: str, start_ticks: int = 0, end_ticks: int | Non
         subs.shift(ms=-start_ms)
         for event in subs.events:
             event.start = max(0, event.start)
+    if fmt == "json":
+        return track_events_json(subs)
     out = subs.to_string(fmt)
     if fmt == "vtt" and add_vtt_time_map:
         head, _, rest = out.partition("\n")
         out = f"{head}\nX-TIMESTAMP-MAP=MPEGTS:900000,LOCAL:00:00:00.000\n{rest}"
     return out
 
+
+
+def track_events_json(subs: pysubs2.SSAFile) -> str:
+    """Jellyfin's ``Stream.js`` body: ``{"TrackEvents": [{Id, Text, StartPositionTicks,
+    EndPositionTicks}]}``. The text is plain (style tags dropped), HTML-escaped because
+    jellyfin-web puts it into the page as HTML, with line breaks as ``\\n``."""
+    events = []
+    for n, event in enumerate(e for e in subs.events if not e.is_comment):
+        text = html.escape(event.plaintext, quote=False)
+        events.append({"Id": str(n + 1), "Text": text, "StartPositionTicks": event.start * TICKS_PER_MS,
+                       "EndPositionTicks": event.end * TICKS_PER_MS})
+    return json.dumps({"TrackEvents": events}, ensure_ascii=False)

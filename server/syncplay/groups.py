@@ -36,6 +36,9 @@ from server.events.hub import EventHub
 TICKS_PER_SECOND = 10_000_000
 MIN_DELAY_MS = 400  # the floor of how far ahead a synchronised command is scheduled
 MAX_DELAY_MS = 5000
+DEFAULT_PING_MS = 500  # the least time a resuming group is given to start together
+MAX_PLAYBACK_OFFSET_MS = 500  # a Ready client further off than this is sent a corrective Seek
+TIME_SYNC_OFFSET_MS = 2000  # a client clock further off than this: its When is ignored
 
 
 def _now() -> datetime:
@@ -80,6 +83,7 @@ class Group:
     repeat_mode: str = "RepeatNone"
     waiting_for: set[str] = field(default_factory=set)  # device ids that must report Ready
     resume_playing: bool = False  # what Waiting leads to
+    ignore_buffering: bool = False  # an Unpause forced playback: buffering reports are ignored until next change
     last_updated: datetime = field(default_factory=_now)
 
     # -- facts ----------------------------------------------------------------------------
@@ -93,8 +97,8 @@ class Group:
     def current_ticks(self, at: datetime | None = None) -> int:
         if self.state != "Playing":
             return self.position_ticks
-        elapsed = ((at or _now()) - self.position_at).total_seconds()
-        return max(0, self.position_ticks + int(elapsed * TICKS_PER_SECOND))
+        elapsed = max(0.0, ((at or _now()) - self.position_at).total_seconds())  # not before the start
+        return self.position_ticks + int(elapsed * TICKS_PER_SECOND)
 
     def info(self) -> dict[str, Any]:
         return {"GroupId": self.id, "GroupName": self.name, "State": self.state,
@@ -116,8 +120,11 @@ class SyncPlayManager:
 
     # -- membership -----------------------------------------------------------------------
 
+    def all_groups(self) -> list[Group]:
+        return sorted(self.groups.values(), key=lambda g: g.name.casefold())
+
     def list_groups(self) -> list[dict[str, Any]]:
-        return [g.info() for g in sorted(self.groups.values(), key=lambda g: g.name.casefold())]
+        return [g.info() for g in self.all_groups()]
 
     def group_of(self, device_id: str) -> Group | None:
         group_id = self._by_device.get(device_id)
@@ -136,27 +143,48 @@ class SyncPlayManager:
         self.groups[group.id] = group
         self._add(group, who)
         self._update(who.device_id, group.id, "GroupJoined", group.info())
-        self._state_update(group, "NewGroup", to=[who.device_id])
+        self._command(group, "Stop", to=[who.device_id])  # an idle group: the creator stops what it plays
         return group
 
     def join(self, who: Participant, group_id: str) -> Group | None:
+        """Join a group. An idle group tells the newcomer to stop; a playing or paused one saves
+        its position, pauses the members that are already loaded at that moment, sends the
+        newcomer the queue at that position and waits for it to be Ready (then resumes if it
+        was playing). Library access is checked by the caller (server/api/syncplay.py)."""
         group = self.groups.get(group_id)
         if group is None:
             self._update(who.device_id, group_id, "GroupDoesNotExist", group_id)
             return None
         if self._by_device.get(who.device_id) == group.id:
             group.participants[who.device_id].ping_ms = who.ping_ms
-        else:
-            self.leave(who.device_id, quiet=True)
-            self._add(group, who)
-            self._broadcast_update(group, "UserJoined", who.user_name, exclude=who.device_id)
+            self._update(who.device_id, group.id, "GroupJoined", group.info())
+            return group
+        self.leave(who.device_id, quiet=True)
+        self._add(group, who)
         self._update(who.device_id, group.id, "GroupJoined", group.info())
+        self._broadcast_update(group, "UserJoined", who.user_name, exclude=who.device_id)
+        if group.state == "Idle" or group.playing_item is None:
+            self._command(group, "Stop", to=[who.device_id])
+            return group
+        if group.state == "Playing":
+            group.resume_playing = True
+            self._set_position(group, group.current_ticks())  # where the group is now
+        elif group.state == "Paused":
+            group.resume_playing = False
+        group.state = "Waiting"
+        group.last_updated = _now()
         self._update(who.device_id, group.id, "PlayQueue", group.queue_update("NewPlaylist"))
-        self._state_update(group, "Join", to=[who.device_id])
-        if group.playing_item is not None and group.state in ("Playing", "Paused"):
-            # The newcomer must load the item before the group goes on.
-            self._wait_for(group, [who.device_id], resume_playing=group.state == "Playing", reason="Join")
+        if not who.ignore_wait:
+            group.waiting_for.add(who.device_id)
+        ready = [d for d in group.participants if d not in group.waiting_for]
+        self._command(group, "Pause", to=ready)
+        if not group.waiting_for:
+            self._go(group, "Ready")
         return group
+
+    def deny(self, device_id: str, group_id: str) -> None:
+        """The user may not see an item of the group's queue (or of a queue change)."""
+        self._update(device_id, group_id, "LibraryAccessDenied", "")
 
     def leave(self, device_id: str, quiet: bool = False) -> None:
         group = self.group_of(device_id)
@@ -288,7 +316,24 @@ class SyncPlayManager:
         group = self.require_group(device_id)
         if group.playing_item is None:
             return
-        if group.state == "Playing":
+        if group.state == "Playing":  # already playing: make sure this client is too
+            self._command(group, "Unpause", when=group.position_at, to=[device_id])
+            return
+        if group.state == "Waiting":
+            if group.resume_playing:
+                # An unpause while the group waits to resume forces the start: those still
+                # loading catch up, and buffering reports are ignored until the next change.
+                group.waiting_for.clear()
+                group.ignore_buffering = True
+                self._go(group, "Unpause")
+            else:
+                group.resume_playing = True  # it was heading for Paused; now for Playing
+                self._state_update(group, "Unpause")
+            return
+        if group.state == "Idle":  # start the current item again, once everyone has loaded it
+            self._set_position(group, 0)
+            self._queue_changed(group, "NewPlaylist")
+            self._wait_for(group, list(group.participants), resume_playing=True, reason="Unpause")
             return
         self._wait_or_go(group, resume_playing=True, reason="Unpause")
 
@@ -317,26 +362,108 @@ class SyncPlayManager:
         self._wait_for(group, list(group.participants), resume_playing=resume, reason="Seek")
 
     def buffering(self, device_id: str, playlist_item_id: str | None, position_ticks: int | None,
-                  is_playing: bool) -> None:
+                  is_playing: bool, when: datetime | None = None) -> None:
+        """A participant is loading or stalled. Playing: the group's position is saved and the
+        others (the ready ones) pause until it is Ready; Paused: only it is told to stay paused."""
         group = self.require_group(device_id)
+        if group.state == "Idle" or group.playing_item is None:
+            self._command(group, "Stop", to=[device_id])
+            return
+        if group.state == "Playing" and group.ignore_buffering:
+            return
         if not self._about_current(group, playlist_item_id):
+            self._update(device_id, group.id, "PlayQueue", group.queue_update("SetCurrentItem"))
+            group.waiting_for.add(device_id)
             return
         if group.state == "Playing":
-            self._set_position(group, group.current_ticks())
-            self._wait_for(group, [device_id], resume_playing=True, reason="Buffer")
-            self._command(group, "Pause")
-        elif group.state == "Waiting":
+            group.resume_playing = True
             group.waiting_for.add(device_id)
+            self._set_position(group, group.current_ticks())
+            group.state = "Waiting"
+            self._command(group, "Pause", to=[d for d in group.participants if d not in group.waiting_for])
+        elif group.state == "Paused":
+            group.resume_playing = False
+            group.waiting_for.add(device_id)
+            group.state = "Waiting"
+            self._command(group, "Pause", to=[device_id])
+        else:  # Waiting: one more is loading
+            group.waiting_for.add(device_id)
+            if not group.resume_playing:
+                self._command(group, "Pause", to=[device_id])
+        group.last_updated = _now()
+        self._state_update(group, "Buffer")
 
     def ready(self, device_id: str, playlist_item_id: str | None, position_ticks: int | None,
-              is_playing: bool) -> None:
+              is_playing: bool, when: datetime | None = None) -> None:
+        """A participant has loaded (or recovered). Its reported position, the moment it
+        reported it and whether it plays are checked against the group's: more than
+        MAX_PLAYBACK_OFFSET_MS off and it is sent a corrective Seek (and still waited for); when
+        everyone is ready the group resumes or stays paused, as it was heading."""
         group = self.require_group(device_id)
+        if group.state == "Idle" or group.playing_item is None:
+            return
         if not self._about_current(group, playlist_item_id):
             # Ready for an item the group has left behind: tell it what is playing now.
             self._update(device_id, group.id, "PlayQueue", group.queue_update("SetCurrentItem"))
+            if group.state == "Waiting" and not group.participants[device_id].ignore_wait:
+                group.waiting_for.add(device_id)
             return
-        group.waiting_for.discard(device_id)
-        self._maybe_release(group)
+        if group.state == "Playing":  # not waiting: make sure it has the latest state
+            self._command(group, "Unpause", when=group.position_at, to=[device_id])
+            return
+        if group.state == "Paused":
+            self._command(group, "Pause", to=[device_id])
+            return
+        now = _now()
+        elapsed = 0.0
+        if when is not None and is_playing:
+            elapsed = (now - (when if when.tzinfo else when.replace(tzinfo=UTC))).total_seconds()
+            if abs(elapsed) * 1000 > TIME_SYNC_OFFSET_MS:
+                elapsed = 0.0  # its clock is off: do not trust its When
+        reported = max(0, position_ticks or 0)
+        client_ticks = reported + int(elapsed * TICKS_PER_SECOND)
+        delay_ticks = group.position_ticks - client_ticks
+        max_offset = MAX_PLAYBACK_OFFSET_MS * TICKS_PER_SECOND // 1000
+        if group.resume_playing:
+            if not is_playing and abs(delay_ticks) > max_offset:
+                self._correct(group, device_id)
+                return
+            group.waiting_for.discard(device_id)
+            if group.waiting_for:  # others are still loading: pause there when it gets there
+                self._command(group, "Pause", when=now + timedelta(seconds=delay_ticks / TICKS_PER_SECOND),
+                              to=[device_id])
+                return
+            highest = 2 * max((p.ping_ms for p in group.participants.values()), default=0)
+            if delay_ticks > highest * TICKS_PER_SECOND // 1000:
+                # It is behind: the others resume when it gets to where they paused.
+                start = now + timedelta(seconds=delay_ticks / TICKS_PER_SECOND)
+                targets = [d for d in group.participants if is_playing is False or d != device_id]
+            else:
+                start = now + timedelta(milliseconds=min(max(highest, DEFAULT_PING_MS), MAX_DELAY_MS))
+                targets = list(group.participants)
+            group.position_at = start
+            group.state = "Playing"
+            group.ignore_buffering = False
+            group.last_updated = now
+            self._command(group, "Unpause", when=start, to=targets)
+            self._state_update(group, "Ready")
+        else:
+            if abs(group.position_ticks - reported) > max_offset:
+                self._correct(group, device_id)
+                return
+            group.waiting_for.discard(device_id)
+            if not group.waiting_for:
+                group.state = "Paused"
+                group.last_updated = now
+                self._command(group, "Pause")
+                self._state_update(group, "Ready")
+
+    def _correct(self, group: Group, device_id: str) -> None:
+        """A Ready participant is not where the group is: seek it there and wait for it again."""
+        if not group.participants[device_id].ignore_wait:
+            group.waiting_for.add(device_id)
+        self._command(group, "Seek", when=_now(), to=[device_id])
+        self._state_update(group, "Ready")
 
     def ping(self, device_id: str, ping_ms: int) -> None:
         group = self.group_of(device_id)
@@ -396,6 +523,7 @@ class SyncPlayManager:
         group.waiting_for |= {d for d in devices if d in group.participants
                               and not group.participants[d].ignore_wait}
         group.resume_playing = resume_playing
+        group.ignore_buffering = False
         if group.waiting_for:
             self._set_state(group, "Waiting", reason)
         else:
@@ -440,17 +568,18 @@ class SyncPlayManager:
         self._broadcast_update(group, "PlayQueue", group.queue_update(reason))
 
     def _state_update(self, group: Group, reason: str, to: list[str] | None = None) -> None:
-        data = {"State": group.state, "Reason": reason if reason in _REQUEST_TYPES else "Play"}
+        data = {"State": group.state, "Reason": reason if reason in _REQUEST_TYPES else "Ready"}
         for device_id in to if to is not None else list(group.participants):
             self._update(device_id, group.id, "StateUpdate", data)
 
-    def _command(self, group: Group, command: str, when: datetime | None = None) -> None:
+    def _command(self, group: Group, command: str, when: datetime | None = None,
+                 to: list[str] | None = None) -> None:
         playing = group.playing_item
         now = _now()
         data = {"GroupId": group.id, "PlaylistItemId": playing.playlist_item_id if playing else "0" * 32,
                 "When": _iso(when or now), "PositionTicks": group.position_ticks if command != "Stop" else 0,
                 "Command": command, "EmittedAt": _iso(now)}
-        for device_id in group.participants:
+        for device_id in group.participants if to is None else to:
             self.events.send_to_device(device_id, "SyncPlayCommand", data)
 
     def _broadcast_update(self, group: Group, kind: str, data: Any, exclude: str | None = None) -> None:

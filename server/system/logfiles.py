@@ -25,6 +25,8 @@ def log_file_path(log_dir: Path, name: str | None) -> Path:
     """The file called ``name`` directly inside the log folder; anything else is refused."""
     if not name or not name.strip():
         raise BadRequestError("A log file name is required.")
+    if len(name) > 255:
+        raise BadRequestError("A log file name is at most 255 characters long.")
     if "/" in name or "\\" in name or name in (".", "..") or "\x00" in name:
         raise BadRequestError("A log file name may not contain a path.")
     path = (log_dir / name).resolve()

@@ -109,7 +109,13 @@ class RefreshGuideTask:
     default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(24)])
 
     async def run(self, progress: Progress) -> None:
-        await self.ctx.livetv.refresh_guide()
+        from server.livetv.tuners import GuideRefreshError
+
+        try:
+            await self.ctx.livetv.refresh_guide()
+        except GuideRefreshError:
+            await self.ctx.recordings.apply_series_timers()  # from what the other providers gave
+            raise  # the task ends Failed with the reason
         progress(80)
         await self.ctx.recordings.apply_series_timers()
         progress(100)

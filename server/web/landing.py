@@ -63,9 +63,14 @@ def _logo() -> str:
 
 @lru_cache(maxsize=64)
 def qr_svg(text: str) -> str:
-    """An inline SVG QR code of ``text``."""
-    return segno.make(text, error="m").svg_inline(scale=5, border=2, dark="#11132e", light="#ffffff",
-                                                  title=f"QR code: {text}")
+    """An inline SVG QR code of ``text`` ("" when it cannot be one, e.g. an absurdly long Host)."""
+    if len(text) > 512:
+        return ""
+    try:
+        return segno.make(text, error="m").svg_inline(scale=5, border=2, dark="#11132e", light="#ffffff",
+                                                      title=f"QR code: {text}")
+    except (segno.DataOverflowError, ValueError):
+        return ""
 
 
 def _host_header(scope: dict) -> str | None:

@@ -65,9 +65,22 @@ class _TypeMapper:
             return f"dict[str, {self.py_type(ap) if isinstance(ap, dict) else 'Any'}]"
         return "Any"
 
+    def enum_of(self, sch: dict) -> tuple[str, bool] | None:
+        """(enum schema name, is a list) when a property holds enum members, else None."""
+        if "allOf" in sch and len(sch["allOf"]) == 1:
+            sch = sch["allOf"][0]
+        if "$ref" in sch:
+            name = _ref_name(sch["$ref"])
+            return (name, False) if self.is_enum(name) else None
+        if sch.get("type") == "array":
+            inner = self.enum_of(sch.get("items", {}))
+            if inner is not None and not inner[1]:
+                return inner[0], True
+        return None
+
     def param_kind(self, sch: dict) -> tuple[str, str | None]:
-        """(kind, enum schema name) for a parameter: str, uuid, int, float, bool, datetime,
-        enum, or array-of-<kind>."""
+        """(kind, enum schema name) for a parameter: str, uuid, int32, int64, float, bool,
+        datetime, enum, or array-of-<kind>."""
         if "$ref" in sch or ("allOf" in sch and len(sch["allOf"]) == 1):
             ref = sch.get("$ref") or sch["allOf"][0].get("$ref")
             if ref:
@@ -83,7 +96,7 @@ class _TypeMapper:
         if t == "string":
             return {"uuid": "uuid", "date-time": "datetime"}.get(fmt or "", "str"), None
         if t == "integer":
-            return "int", None
+            return ("int32" if fmt == "int32" else "int64"), None
         if t == "number":
             return "float", None
         if t == "boolean":
@@ -118,6 +131,30 @@ def generate_models(spec: dict) -> str:
     for name in sorted(n for n, s in schemas.items() if "enum" in s):
         members = ", ".join(repr(m) for m in schemas[name]["enum"])
         out.append(f"    {name!r}: ({members},),")
+    out.append("}")
+    out.append("")
+    out.append("# struct -> {wire property: (enum schema, is a list)}: the properties that hold enum members.")
+    out.append("ENUM_FIELDS: dict[str, dict[str, tuple[str, bool]]] = {")
+    for name in _struct_order(schemas):
+        fields = {}
+        for prop, psch in schemas[name].get("properties", {}).items():
+            hit = tm.enum_of(psch)
+            if hit is not None:
+                fields[prop] = hit
+        if fields:
+            out.append(f"    {name!r}: {fields!r},")
+    out.append("}")
+    out.append("")
+    out.append("# struct -> the properties that hold 32-bit integers (or lists of them).")
+    out.append("INT32_FIELDS: dict[str, frozenset[str]] = {")
+    for name in _struct_order(schemas):
+        props = []
+        for prop, psch in schemas[name].get("properties", {}).items():
+            item = psch.get("items", {}) if psch.get("type") == "array" else psch
+            if item.get("type") == "integer" and item.get("format") == "int32":
+                props.append(prop)
+        if props:
+            out.append(f"    {name!r}: frozenset({sorted(props)!r}),")
     out.append("}")
     out.append("")
     for name in _struct_order(schemas):
@@ -192,8 +229,8 @@ class Operation(NamedTuple):
     tag: str
     requires_auth: bool
     scopes: tuple[str, ...]
-    # (name, location, kind, enum schema or None, required); kind is str, uuid, int, float,
-    # bool, datetime, enum, object, or "array:<kind>".
+    # (name, location, kind, enum schema or None, required); kind is str, uuid, int32, int64,
+    # float, bool, datetime, enum, object, or "array:<kind>".
     params: tuple[tuple[str, str, str, str | None, bool], ...]
     body_schema: str | None
     body_types: tuple[str, ...]

@@ -15,7 +15,7 @@ from tests.metadata.fakes import closed_port
 # Calls that would sign the admin out or stop the server mid-sweep.
 DISRUPTIVE = {"ReportSessionEnded", "RestartApplication", "ShutdownApplication", "UpdateUserPassword",
               "UpdateUserPolicy", "UpdateUser", "DeleteDevice", "CompleteWizard"}
-SAMPLE = {"uuid": "0123456789abcdef0123456789abcdef", "int": "1", "float": "1.5", "str": "x", "enum": "Primary"}
+SAMPLE = {"uuid": "0123456789abcdef0123456789abcdef", "int32": "1", "int64": "1", "float": "1.5", "str": "x", "enum": "Primary"}
 
 
 def concrete(op) -> str:

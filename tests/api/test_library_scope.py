@@ -113,6 +113,28 @@ def test_every_item_route_hides_a_movie_from_a_music_only_user(scoped, who):
         assert c.get(f"/Items/{movie}").status_code == 200
 
 
+def test_a_shared_playlist_shows_only_what_the_user_may_see(scoped):
+    _, fan_id = scoped.extra["musicfan"]
+    with scoped.admin() as c:
+        r = c.post("/Playlists", json={"Name": "Mixed", "Ids": [scoped.extra["movie"], scoped.extra["song"]],
+                                       "UserId": scoped.admin_id, "IsPublic": True})
+        assert r.status_code == 200, r.text
+        playlist = r.json()["Id"]
+        assert len(c.get(f"/Playlists/{playlist}/Items").json()["Items"]) == 2
+    token, _ = scoped.extra["musicfan"]
+    with httpx.Client(base_url=scoped.url, headers=auth_header(token, "musicfan"), timeout=60) as c:
+        found = c.get(f"/Playlists/{playlist}/Items", params={"userId": fan_id}).json()
+    assert [i["Id"] for i in found["Items"]] == [scoped.extra["song"]] and found["TotalRecordCount"] == 1
+
+
+def test_delete_items_by_ids_is_scoped(scoped):
+    token, _ = scoped.extra["musicadmin"]
+    with httpx.Client(base_url=scoped.url, headers=auth_header(token, "musicadmin"), timeout=60) as c:
+        assert c.delete("/Items", params={"ids": scoped.extra["movie"]}).status_code == 404
+    with scoped.admin() as c:
+        assert c.get(f"/Items/{scoped.extra['movie']}").status_code == 200
+
+
 def test_api_key_in_the_query_is_scoped_too(scoped):
     token, uid = scoped.extra["musicfan"]
     movie, song = scoped.extra["movie"], scoped.extra["song"]

@@ -23,7 +23,7 @@ def test_tuner_hosts_and_channels(server, tmp_path):
         assert r.status_code == 200
         tuner = r.json()
         assert tuner["Type"] == "m3u" and tuner["Url"] == str(m3u) and tuner["Id"]
-        assert c.post("/LiveTv/TunerHosts", json={"Type": "notatuner", "Url": str(m3u)}).status_code == 404
+        assert c.post("/LiveTv/TunerHosts", json={"Type": "notatuner", "Url": str(m3u)}).status_code == 400
         assert c.post("/LiveTv/TunerHosts", json={"Type": "m3u", "Url": str(tmp_path / "none.m3u")}).status_code == 404
         info = c.get("/LiveTv/Info").json()
         assert info["IsEnabled"] is True

@@ -144,7 +144,7 @@ def test_timer_records_the_channel(server, tmp_path, stream_host):
     recordings = c.get("/LiveTv/Recordings").json()
     assert recordings["TotalRecordCount"] == 1
     recording = recordings["Items"][0]
-    assert recording["Type"] == "Recording" and recording["Status"] == "Completed"
+    assert recording["Type"] == "Video" and recording["Status"] == "Completed"
     path = Path(recording["Path"])
     assert path.is_file() and path.parent == server.data_dir / "recordings"
     with av.open(str(path)) as media:

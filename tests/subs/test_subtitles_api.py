@@ -139,6 +139,23 @@ def test_sidecar_window_and_shift(live):
         assert [e.plaintext for e in window.events] == ["Hello from a sidecar"]
 
 
+def test_track_events_json_for_jellyfin_web(live):
+    """jellyfin-web fetches ``Stream.js`` (Jellyfin's JSON track events) and draws the cues itself."""
+    item = _item(live, "Quiet")
+    stream = next(s for s in _subs(item) if s.get("IsExternal"))
+    base = f"/Videos/{item['Id']}/{item['Id']}/Subtitles/{stream['Index']}"
+    with live.client() as anonymous:
+        r = anonymous.get(f"{base}/0/Stream.js")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+        assert r.json() == {"TrackEvents": [
+            {"Id": "1", "Text": "Hello from a sidecar", "StartPositionTicks": 5_000_000, "EndPositionTicks": 15_000_000},
+            {"Id": "2", "Text": "Second line", "StartPositionTicks": 20_000_000, "EndPositionTicks": 35_000_000}]}
+        shifted = anonymous.get(f"{base}/{2 * TICKS}/Stream.js").json()["TrackEvents"]
+        assert [(e["Text"], e["StartPositionTicks"]) for e in shifted] == [("Second line", 0)]
+    styled = convert_text("1\n00:00:01,000 --> 00:00:02,000\n<i>a < b</i>\nnext\n\n", "json")
+    assert '"Text": "a &lt; b\\nnext"' in styled
+
+
 def test_ass_track_and_font_attachment(live, media):
     item = _item(live, "Styled")
     ass = next(s for s in _subs(item) if (s.get("Codec") or "").lower() in ("ass", "ssa"))

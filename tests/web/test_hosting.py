@@ -124,6 +124,8 @@ def test_page_without_a_web_client(fresh_server) -> None:
     assert 'class="url">http://media.local:8096<' in r.text
     r = httpx.get(fresh_server.url + "/web/", headers={"Host": "<b>x"})
     assert "<b>x" not in r.text and "&lt;b&gt;x" in r.text
+    r = httpx.get(fresh_server.url + "/web/", headers={"Host": "h" * 3000})  # too long for a QR code
+    assert r.status_code == 200 and "Add the web app" in r.text
     assert httpx.get(fresh_server.url + "/web/index.html").text.count("Add the web app") == 1
     assert httpx.get(fresh_server.url + "/web/main.js").status_code == 404
 

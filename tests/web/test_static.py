@@ -193,8 +193,11 @@ def test_symlinks_out_of_the_folder_are_404(web_server, dist: Path) -> None:
     os.symlink(secret, dist / "link.txt")
     os.symlink(outside, dist / "linked-dir")
     os.symlink(dist / "config.json", dist / "inside.json")  # a link that stays inside is fine
+    (outside / "index.html").write_text("secret")
+    os.symlink(outside / "index.html", dist / "libraries" / "index.html")  # a folder's index.html
     assert httpx.get(web_server.url + "/web/link.txt").status_code == 404
     assert httpx.get(web_server.url + "/web/linked-dir/x.js").status_code == 404
+    assert httpx.get(web_server.url + "/web/libraries/").status_code == 404
     r = httpx.get(web_server.url + "/web/inside.json")
     assert r.status_code == 200 and r.json()["multiserver"] is False
 

@@ -89,6 +89,8 @@ def test_playlist_permissions(browse_server):
     with live.client(owner, "plowner-device") as c:
         pid = c.post("/Playlists", params={"name": "Mine", "ids": songs["Tune 1"], "userId": owner_id}).json()["Id"]
         assert c.get(f"/Playlists/{pid}/Users").json() == []
+        # The owner is no share, yet may edit (jellyfin-web asks before offering to edit).
+        assert c.get(f"/Playlists/{pid}/Users/{owner_id}").json() == {"UserId": owner_id, "CanEdit": True}
         assert listed(c)  # a user restricted to no library still has their playlists
         assert "playlists" in [v.get("CollectionType") for v in c.get("/UserViews").json()["Items"]]
     with live.client(stranger, "plstranger-device") as s:

@@ -1,0 +1,715 @@
+"""Artwork that needs no internet: what Jellyfin's screen grabber and dynamic image providers do.
+
+``ctx.artwork`` registers the "RefreshArtwork" task (Library category). It runs at start-up,
+after every scan that changed something, after playlist, collection and image changes
+(debounced), daily, and on demand; one run at a time. A run, in order:
+
+1. **Artists**: a MusicArtist row without a Primary gets a copy of one of its album covers
+   (its newest album with a cover); an artist met only in tags (no row) gets one in
+   ``byname_artwork``.
+2. **Collages** (``collage.py``): libraries (CollectionFolder: a 16:9 strip with the name), the
+   Collections and Playlists views, playlists (square), collections (poster), genres and music
+   genres (square), from up to four of their items' Primary images, newest first. The entry keeps
+   a key made of the chosen images' tags (and the name): an unchanged key is not redone, so a run
+   over an unchanged library makes nothing.
+3. **Frames** (``frames.py``): a video (Movie, Episode, Video, MusicVideo, Trailer) without a
+   Primary gets one grabbed by ffmpeg (10% of the runtime, black frames skipped) unless its
+   library's TypeOptions leave the "Screen Grabber" out. The entry keeps the file's size and
+   mtime ("Source"): a changed file drops it at the next scan (``merge.py``) and it is grabbed
+   again. Items the user locked (LockData) are left alone.
+4. Collages again, so that new frames show up in the library tiles.
+
+Generated entries live in ``items.images_json`` like any other image (so item DTOs carry
+ImageTags and ImageBlurHashes and the image routes and cache serve them) with
+``"Generated": "Frame" | "Collage" | "AlbumCover"``. Files go to the item's metadata folder
+(``<data>/metadata/items/<id[:2]>/<id>/``) or, for by-name items, to
+``<data>/metadata/generated/<Kind>/<id[:2]>/<id>/``. A generated image never replaces another
+one: an upload, sidecar art or a downloaded image of the same type wins (``merge.py``,
+``store_item_image``), and the task only fills types nothing covers.
+
+Why a task after the scan and not in it: grabbing a frame costs ffmpeg a seek and a decode
+(tens of milliseconds to seconds per file), which would cut a first scan's files/s by an order of
+magnitude; after the scan the library is browsable at once and the art follows at low priority.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from sqlalchemy import delete, func, select
+from sqlmodel import Session
+
+from server.artwork import collage
+from server.artwork.frames import grab_frame
+from server.db.tables import ByNameArtwork, CollectionEntry, Item, ItemValue, Library, Playlist, PlaylistEntry
+from server.library import ids
+from server.library.merge import file_source
+from server.media.images import ImageError, blurhash_of, image_info, image_tag
+from server.metadata.image_files import image_folder, remove_replaced
+from server.tasks.scheduler import Progress, daily, startup
+from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
+
+log = logging.getLogger("reelroom.artwork")
+
+SCREEN_GRABBER = "Screen Grabber"  # Jellyfin's name for the frame grabber (LibraryOptions.TypeOptions)
+FRAME_TYPES = ("Movie", "Episode", "Video", "MusicVideo", "Trailer")
+_NO_FRAME_VIDEO_TYPES = ("Dvd", "BluRay", "Iso")
+# What a library tile shows, by collection type (Jellyfin's choice, albums for music).
+_LIBRARY_TYPES = {"movies": ("Movie",), "tvshows": ("Series",), "music": ("MusicAlbum",),
+                  "musicvideos": ("MusicVideo",), "books": ("Book", "AudioBook"), "boxsets": ("BoxSet",),
+                  "homevideos": ("Video", "Photo"), "photos": ("Photo", "Video")}
+_ANY_TYPES = ("Movie", "Series", "MusicAlbum", "MusicVideo", "Video", "Episode", "Photo", "Book", "AudioBook",
+              "BoxSet", "Playlist", "Audio")
+_GENRE_TYPES = ("Movie", "Series")
+_MUSIC_GENRE_TYPES = ("MusicAlbum",)
+_PAGE = 200
+_CANDIDATES = 24  # rows looked at per source query (only rows mentioning a Primary are read)
+
+
+def _images(text: str | None) -> list[dict[str, Any]]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [dict(v) for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _primary(images: list[dict[str, Any]], generated: bool | None = None) -> dict[str, Any] | None:
+    for img in images:
+        if img.get("Type") != "Primary" or not img.get("Path"):
+            continue
+        if generated is None or bool(img.get("Generated")) == generated:
+            return img
+    return None
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha1("\x00".join(str(p) for p in parts).encode("utf-8", "surrogateescape"),
+                        usedforsecurity=False).hexdigest()
+
+
+def _entry(path: Path, generated: str, **extra: Any) -> dict[str, Any]:
+    """An images_json entry for a file just written (size, BlurHash and tag measured once)."""
+    stat = path.stat()
+    width, height, _fmt = image_info(path)
+    return {"Type": "Primary", "Path": str(path), "Tag": image_tag(path, stat.st_mtime, stat.st_size),
+            "Width": width, "Height": height, "BlurHash": blurhash_of(path), "Generated": generated, **extra}
+
+
+def store_generated(s: Session, item_id: str, entry: dict[str, Any], source: str | None = None) -> list[str] | None:
+    """Put a generated Primary on an item unless something else covers Primary (then None: the
+    caller drops its file). With ``source`` the row's file must still be that one. Returns the
+    paths of the generated files it replaced."""
+    row = s.get(Item, item_id)
+    if row is None or (source is not None and file_source(row) != source):
+        return None
+    images = _images(row.images_json)
+    if _primary(images, generated=False) is not None:
+        return None
+    old = [img for img in images if img.get("Type") == "Primary" and img.get("Generated")]
+    kept = [img for img in images if not (img.get("Type") == "Primary" and img.get("Generated"))]
+    row.images_json = json.dumps([*kept, {**entry, "Index": 0}])
+    s.add(row)
+    return [str(img["Path"]) for img in old if img.get("Path") != entry["Path"]]
+
+
+def drop_generated(s: Session, item_id: str) -> list[str]:
+    """Remove an item's generated Primary (nothing to make it from any more); returns its paths."""
+    row = s.get(Item, item_id)
+    if row is None:
+        return []
+    images = _images(row.images_json)
+    old = [img for img in images if img.get("Type") == "Primary" and img.get("Generated")]
+    if old:
+        row.images_json = json.dumps([img for img in images if img not in old])
+        s.add(row)
+    return [str(img["Path"]) for img in old]
+
+
+@dataclass
+class RunStats:
+    """What the last run did (tests and the bench read it)."""
+
+    frames: int = 0
+    frame_seconds: float = 0.0
+    frame_attempts: int = 0
+    frames_failed: int = 0
+    collages: int = 0
+    collage_seconds: float = 0.0
+    collages_unchanged: int = 0
+    covers: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Video:
+    """A video to grab a frame from (no streams or images kept: a first run may list 100k)."""
+
+    id: str
+    path: str
+    file_size: int | None
+    size: int | None
+    file_mtime: float | None
+    run_time_ticks: int | None
+
+
+@dataclass
+class _Source:
+    path: str
+    tag: str
+
+
+class ArtworkService:
+    DEBOUNCE = 2.0
+
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+        self.metadata_dir = ctx.paths.metadata_dir
+        self.generated_dir = ctx.paths.metadata_dir / "generated"
+        self.task = ArtworkTask(self)
+        ctx.tasks.register(self.task)
+        ctx.scanner.add_listener(self._scanned)
+        self.failures: dict[str, str] = {}  # item id -> file source ffmpeg could not grab from
+        self.last = RunStats()
+        self.runs = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._again = False
+        self._running = False
+
+    # -- triggering ---------------------------------------------------------------------------------
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def _scanned(self, _library_id: str, _changes: dict[str, list[str]]) -> None:
+        if self._loop is not None:  # called from the scan's worker thread
+            self._loop.call_soon_threadsafe(self.request)
+
+    def request(self, delay: float | None = None) -> None:
+        """Run soon (debounced): after scans, playlist, collection and image changes. On the loop."""
+        if self._running:
+            self._again = True
+            return
+        if self._timer is not None:
+            return
+        loop = self._loop or asyncio.get_running_loop()
+        self._timer = loop.call_later(self.DEBOUNCE if delay is None else delay, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._running:
+            self._again = True
+            return
+        self.ctx.tasks.start(self.ctx.tasks.find(ArtworkTask.key).id)
+
+    # -- a run ---------------------------------------------------------------------------------------
+
+    async def run(self, progress: Progress) -> RunStats:
+        self._running = True
+        self._again = False
+        stats = RunStats()
+        t0 = time.monotonic()
+        try:
+            changed: list[str] = []
+            changed += await self.artist_covers(stats)
+            progress(3)
+            changed += await self.collages(stats, progress)
+            progress(8)
+            self._announce(changed)
+            changed = await self.frames(stats, progress, 8, 95)
+            if changed and not progress.cancelled:
+                changed += await self.collages(stats, progress)
+            self._announce(changed)
+            progress(100)
+        finally:
+            stats.seconds = time.monotonic() - t0
+            self.last = stats
+            self.runs += 1
+            self._running = False
+            if self._again and not progress.cancelled:
+                self._again = False
+                self.request()
+        log.info("Artwork: %d frames, %d collages (%d unchanged), %d covers in %.1f s", stats.frames,
+                 stats.collages, stats.collages_unchanged, stats.covers, stats.seconds)
+        return stats
+
+    def _announce(self, item_ids: list[str]) -> None:
+        wanted = list(dict.fromkeys(i for i in item_ids if i))
+        if wanted:
+            self.ctx.events.publish("LibraryChanged", w.LibraryUpdateInfo(
+                FoldersAddedTo=[], FoldersRemovedFrom=[], ItemsAdded=[], ItemsRemoved=[],
+                ItemsUpdated=wanted[:2000], CollectionFolders=[], IsEmpty=False))
+
+    async def _save(self, item_id: str, entry: dict[str, Any], source: str | None = None) -> bool:
+        replaced = await self.ctx.db.write(store_generated, item_id, entry, source)
+        if replaced is None:
+            await asyncio.to_thread(remove_replaced, [entry["Path"]], self.metadata_dir)
+            return False
+        await asyncio.to_thread(remove_replaced, replaced, self.metadata_dir)
+        return True
+
+    # -- frames --------------------------------------------------------------------------------------
+
+    def _frame_libraries(self, s: Session) -> dict[str, frozenset[str]]:
+        """Library id -> the video types whose TypeOptions leave the Screen Grabber out."""
+        out: dict[str, frozenset[str]] = {}
+        for lib_id, text in s.execute(select(Library.id, Library.options_json)):
+            try:
+                options = msgspec.json.decode(text or "{}", type=w.LibraryOptions, strict=False)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+            off = {t.Type for t in options.TypeOptions or [] if t.Type and t.ImageFetchers is not None
+                   and SCREEN_GRABBER not in t.ImageFetchers}
+            if off:
+                out[lib_id] = frozenset(off)
+        return out
+
+    async def frames(self, stats: RunStats, progress: Progress, start: float, end: float) -> list[str]:
+        ffmpeg = await asyncio.to_thread(self.ctx.ffmpeg_path)
+        disabled = await self.ctx.db.read(self._frame_libraries)
+        todo = await self.ctx.db.read(self._frame_candidates, disabled)
+        changed: list[str] = []
+        for n, row in enumerate(todo):
+            if progress.cancelled:
+                break
+            source = file_source(row)
+            if self.failures.get(row.id) == source:
+                continue
+            out = image_folder(self.metadata_dir, row.id) / f"frame-{_key(row.path, source)[:16]}.jpg"
+            t0 = time.monotonic()
+            try:
+                grab = await grab_frame(ffmpeg, row.path, (row.run_time_ticks or 0) / 10_000_000 or None, out)
+                entry = await asyncio.to_thread(_entry, grab.path, "Frame", Source=source)
+            except (ImageError, OSError) as exc:
+                log.warning("No frame for %s: %s", row.path, exc)
+                self.failures[row.id] = source
+                stats.frames_failed += 1
+                await asyncio.to_thread(remove_replaced, [str(out)], self.metadata_dir)
+                continue
+            stats.frame_seconds += time.monotonic() - t0
+            stats.frame_attempts += grab.attempts
+            if await self._save(row.id, entry, source):
+                stats.frames += 1
+                changed.append(row.id)
+                # a frame of an earlier version of the file (its entry went at the rescan)
+                await asyncio.to_thread(_remove_others, out.parent, "frame-", out.name)
+            progress(start + (end - start) * (n + 1) / max(1, len(todo)))
+        return changed
+
+    @staticmethod
+    def _frame_candidates(s: Session, disabled: dict[str, frozenset[str]]) -> list[_Video]:
+        """Videos with no Primary, or a generated one of another file version. Pages by id and
+        reads streams only for rows without a Primary of their own."""
+        t = Item.__table__.c
+        found: list[_Video] = []
+        last = ""
+        while True:
+            rows = s.execute(
+                select(t.id, t.path, t.file_size, t.size, t.file_mtime, t.run_time_ticks, t.images_json,
+                       t.media_streams_json, t.library_id, t.type)
+                .where(t.id > last, t.type.in_(FRAME_TYPES), t.media_type == "Video", t.path.is_not(None),
+                       t.is_virtual.is_(False), t.is_locked.is_(False),
+                       func.coalesce(t.video_type, "VideoFile").not_in(_NO_FRAME_VIDEO_TYPES),
+                       (~t.images_json.like('%"Primary"%')) | t.images_json.like('%"Generated"%'))
+                .order_by(t.id).limit(_PAGE)).all()
+            if not rows:
+                return found
+            last = rows[-1].id
+            for r in rows:
+                if r.type in disabled.get(r.library_id or "", ()):
+                    continue
+                images = _images(r.images_json)
+                if _primary(images, generated=False) is not None:
+                    continue
+                generated = _primary(images, generated=True)
+                if generated is not None and generated.get("Source") == file_source(r) \
+                        and os.path.isfile(generated["Path"]):
+                    continue
+                if '"Video"' not in (r.media_streams_json or ""):
+                    continue  # no video stream to grab from (Jellyfin skips these too)
+                found.append(_Video(r.id, r.path, r.file_size, r.size, r.file_mtime, r.run_time_ticks))
+
+    # -- artists -------------------------------------------------------------------------------------
+
+    async def artist_covers(self, stats: RunStats) -> list[str]:
+        todo = await self.ctx.db.read(self._artists_without_art)
+        changed: list[str] = []
+        for artist_id, name, cover in todo:
+            folder = await asyncio.to_thread(self.ctx.images.folder_images, "MusicArtist", name)
+            if any(img["Type"] == "Primary" for img in folder):
+                continue  # the by-name folder's picture is served for this artist
+            out = image_folder(self.metadata_dir, artist_id) / f"cover-{cover.tag[:16]}{Path(cover.path).suffix.lower()}"
+            try:
+                entry = await asyncio.to_thread(self._copy_cover, cover.path, out, cover.tag)
+            except (ImageError, OSError) as exc:
+                log.warning("No cover for artist %s from %s: %s", artist_id, cover.path, exc)
+                continue
+            if await self._save(artist_id, entry):
+                stats.covers += 1
+                changed.append(artist_id)
+        return changed
+
+    @staticmethod
+    def _copy_cover(source: str, out: Path, key: str) -> dict[str, Any]:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.part")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, out)
+        return _entry(out, "AlbumCover", Key=key)
+
+    @staticmethod
+    def _artists_without_art(s: Session) -> list[tuple[str, str, _Source]]:
+        t = Item.__table__.c
+        artists = s.execute(select(t.id, t.name, t.images_json).where(
+            t.type == "MusicArtist", ~t.images_json.like('%"Primary"%') | t.images_json.like('%"Generated"%'))).all()
+        out: list[tuple[str, str, _Source]] = []
+        for a in artists:
+            images = _images(a.images_json)
+            if _primary(images, generated=False) is not None:
+                continue
+            cover = _album_cover(s, a.id, a.name)
+            current = _primary(images, generated=True)
+            if cover is None or (current is not None and current.get("Key") == cover.tag
+                                 and os.path.isfile(current["Path"])):
+                continue
+            out.append((a.id, a.name, cover))
+        return out
+
+    # -- collages ------------------------------------------------------------------------------------
+
+    async def collages(self, stats: RunStats, progress: Progress) -> list[str]:
+        changed: list[str] = []
+        # playlists and collections first: the views' collages are made of theirs
+        for types in (("Playlist", "BoxSet"), ("CollectionFolder", "ManualPlaylistsFolder")):
+            for plan in await self.ctx.db.read(self._collage_plans, types):
+                if progress.cancelled:
+                    return changed
+                if await self._make_item_collage(plan, stats):
+                    changed.append(plan.item_id)
+        await self.by_name(stats, progress)
+        return changed
+
+    async def _make_item_collage(self, plan: _Plan, stats: RunStats) -> bool:
+        if not plan.sources:
+            if plan.current is not None:
+                removed = await self.ctx.db.write(drop_generated, plan.item_id)
+                await asyncio.to_thread(remove_replaced, removed, self.metadata_dir)
+                stats.removed += 1
+                return True
+            return False
+        key = plan.key()
+        if plan.current is not None and plan.current.get("Key") == key and os.path.isfile(plan.current["Path"]):
+            stats.collages_unchanged += 1
+            return False
+        out = image_folder(self.metadata_dir, plan.item_id) / f"collage-{key[:16]}.jpg"
+        t0 = time.monotonic()
+        try:
+            entry = await asyncio.to_thread(_write_collage, plan, out, key)
+        except (ImageError, OSError) as exc:
+            log.warning("No collage for %s: %s", plan.item_id, exc)
+            return False
+        stats.collage_seconds += time.monotonic() - t0
+        if await self._save(plan.item_id, entry):
+            stats.collages += 1
+            return True
+        return False
+
+    def _collage_plans(self, s: Session, types: tuple[str, ...]) -> list[_Plan]:
+        t = Item.__table__.c
+        rows = s.execute(select(t.id, t.type, t.name, t.images_json, t.library_id).where(t.type.in_(types))).all()
+        ctypes = dict(s.execute(select(Library.id, Library.collection_type)).all())
+        plans: list[_Plan] = []
+        for r in rows:
+            images = _images(r.images_json)
+            if _primary(images, generated=False) is not None:
+                continue
+            current = _primary(images, generated=True)
+            if r.type == "CollectionFolder":
+                if r.id in ctypes:
+                    sources = _library_sources(s, r.id, ctypes[r.id])
+                else:  # the Collections view: its collections
+                    sources = _typed_sources(s, t.library_id == r.id, ("BoxSet",))
+                plans.append(_Plan(r.id, collage.THUMB, sources, current, r.name))
+            elif r.type == "ManualPlaylistsFolder":
+                public = select(Playlist.id).where(Playlist.is_public.is_(True))
+                sources = _typed_sources(s, t.id.in_(public), ("Playlist",))
+                plans.append(_Plan(r.id, collage.THUMB, sources, current, r.name))
+            elif r.type == "Playlist":
+                entries = select(PlaylistEntry.item_id).where(PlaylistEntry.playlist_id == r.id) \
+                    .order_by(PlaylistEntry.sort_order)
+                members = [i for (i,) in s.execute(entries.limit(200))]
+                plans.append(_Plan(r.id, collage.SQUARE, _member_sources(s, members), current))
+            else:
+                entries = select(CollectionEntry.item_id).where(CollectionEntry.collection_id == r.id) \
+                    .order_by(CollectionEntry.sort_order)
+                members = [i for (i,) in s.execute(entries.limit(200))]
+                plans.append(_Plan(r.id, collage.POSTER, _member_sources(s, members), current))
+        return plans
+
+    # -- by-name items (genres, music genres, artists without a row) ---------------------------------
+
+    async def by_name(self, stats: RunStats, progress: Progress) -> None:
+        plans, stale = await self.ctx.db.read(self._by_name_plans)
+        for plan in plans:
+            if progress.cancelled:
+                return
+            await self._make_by_name(plan, stats)
+        if stale:
+            paths = await self.ctx.db.write(_delete_by_name, stale)
+            await asyncio.to_thread(remove_replaced, paths, self.metadata_dir)
+            stats.removed += len(stale)
+
+    def _by_name_plans(self, s: Session) -> tuple[list[_Plan], list[str]]:
+        existing = {r.id: r for r in s.execute(select(ByNameArtwork)).scalars()}
+        plans: list[_Plan] = []
+        v = ItemValue.__table__.c
+        t = Item.__table__.c
+        genres: dict[tuple[str, str], str] = {}
+        for clean, name, item_type in s.execute(
+                select(v.clean_value, func.min(v.value), t.type).select_from(ItemValue.__table__.join(Item.__table__, t.id == v.item_id))
+                .where(v.kind == "Genre", t.type.in_(_GENRE_TYPES + _MUSIC_GENRE_TYPES + ("Audio",)))
+                .group_by(v.clean_value, t.type)):
+            kind = "Genre" if item_type in _GENRE_TYPES else "MusicGenre"
+            genres.setdefault((kind, clean), name)
+        for (kind, clean), name in genres.items():
+            types = _GENRE_TYPES if kind == "Genre" else _MUSIC_GENRE_TYPES
+            members = select(v.item_id).where(v.kind == "Genre", v.clean_value == clean)
+            sources = _typed_sources(s, t.id.in_(members), types)
+            if not sources and kind == "MusicGenre":  # genres only on the tracks: their albums
+                albums = select(t.album_id).where(t.id.in_(members), t.type == "Audio", t.album_id.is_not(None))
+                sources = _typed_sources(s, t.id.in_(albums), _MUSIC_GENRE_TYPES)
+            plans.append(_Plan(ids.by_name_id(kind, name), collage.SQUARE, sources, None, None, kind, name))
+        rows = {r[0] for r in s.execute(select(t.id).where(t.type == "MusicArtist"))}
+        artist_names = {clean: name for clean, name in s.execute(
+            select(v.clean_value, func.min(v.value)).where(v.kind.in_(("Artist", "AlbumArtist")))
+            .group_by(v.clean_value))}
+        for name in artist_names.values():
+            artist_id = ids.by_name_id("MusicArtist", name)
+            if artist_id in rows:
+                continue
+            cover = _album_cover(s, None, name)
+            plans.append(_Plan(artist_id, collage.SQUARE, [cover] if cover else [], None, None, "MusicArtist", name))
+        for plan in plans:
+            row = existing.get(plan.item_id)
+            plan.current = _primary(_images(row.images_json)) if row is not None else None
+            plan.stored_key = row.key if row is not None else None
+        wanted = {p.item_id for p in plans}
+        return plans, [i for i in existing if i not in wanted]
+
+    async def _make_by_name(self, plan: _Plan, stats: RunStats) -> None:
+        folder = await asyncio.to_thread(self.ctx.images.folder_images, plan.kind, plan.name)
+        own = next((img for img in folder if img["Type"] == "Primary"), None)
+        if own is not None:  # an administrator's picture in the by-name folder wins
+            key = "folder:" + own["Tag"]
+            if plan.stored_key != key:
+                entry = await asyncio.to_thread(_measured, own)
+                old = await self.ctx.db.write(_store_by_name, plan, [entry], key)
+                await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
+            return
+        if not plan.sources:
+            if plan.current is not None:
+                old = await self.ctx.db.write(_store_by_name, plan, [], "")
+                await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
+            return
+        key = plan.key()
+        if plan.stored_key == key and plan.current is not None and os.path.isfile(plan.current["Path"]):
+            stats.collages_unchanged += 1
+            return
+        base = self.generated_dir / plan.kind / plan.item_id[:2] / plan.item_id
+        t0 = time.monotonic()
+        try:
+            if plan.kind == "MusicArtist":
+                src = plan.sources[0]
+                entry = await asyncio.to_thread(self._copy_cover, src.path,
+                                                base / f"cover-{src.tag[:16]}{Path(src.path).suffix.lower()}", src.tag)
+            else:
+                entry = await asyncio.to_thread(_write_collage, plan, base / f"collage-{key[:16]}.jpg", key)
+        except (ImageError, OSError) as exc:
+            log.warning("No image for %s %s: %s", plan.kind, plan.name, exc)
+            return
+        old = await self.ctx.db.write(_store_by_name, plan, [entry], key)
+        await asyncio.to_thread(remove_replaced, [p for p in old if p != entry["Path"]], self.metadata_dir)
+        if plan.kind == "MusicArtist":
+            stats.covers += 1
+        else:
+            stats.collages += 1
+            stats.collage_seconds += time.monotonic() - t0
+
+
+@dataclass
+class _Plan:
+    item_id: str
+    layout: collage.Layout
+    sources: list[_Source]
+    current: dict[str, Any] | None
+    title: str | None = None
+    kind: str | None = None  # by-name kind
+    name: str | None = None
+    stored_key: str | None = None
+
+    def key(self) -> str:
+        return _key(self.layout.name, self.title or "", *(src.tag for src in self.sources))
+
+
+def _write_collage(plan: _Plan, out: Path, key: str) -> dict[str, Any]:
+    collage.make_collage([src.path for src in plan.sources], plan.layout, out, plan.title)
+    return _entry(out, "Collage", Key=key)
+
+
+def _remove_others(folder: Path, prefix: str, keep: str) -> None:
+    for path in folder.glob(f"{prefix}*"):
+        if path.name != keep:
+            path.unlink(missing_ok=True)
+
+
+def _measured(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {k: entry[k] for k in ("Type", "Path", "Tag") if k in entry}
+    try:
+        out["Width"], out["Height"], _fmt = image_info(entry["Path"])
+        out["BlurHash"] = blurhash_of(entry["Path"])
+    except ImageError:
+        pass
+    return {**out, "Folder": True}
+
+
+def _store_by_name(s: Session, plan: _Plan, images: list[dict[str, Any]], key: str) -> list[str]:
+    row = s.get(ByNameArtwork, plan.item_id)
+    old = [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")] if row is not None else []
+    if not images:
+        if row is not None:
+            s.delete(row)
+        return old
+    if row is None:
+        row = ByNameArtwork(id=plan.item_id)
+    row.kind, row.name, row.key = plan.kind or "", plan.name or "", key
+    row.images_json = json.dumps([{**img, "Index": 0} for img in images])
+    s.add(row)
+    return old
+
+
+def _delete_by_name(s: Session, stale: list[str]) -> list[str]:
+    paths: list[str] = []
+    for row in s.execute(select(ByNameArtwork).where(ByNameArtwork.id.in_(stale))).scalars():
+        paths += [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")]
+    s.execute(delete(ByNameArtwork).where(ByNameArtwork.id.in_(stale)))
+    return paths
+
+
+# -- choosing source images (SQL first: only rows that mention a Primary are read) ------------------
+
+
+def _sources_of(rows: Iterable[Any], limit: int = collage.MAX_SOURCES) -> list[_Source]:
+    found: list[_Source] = []
+    seen: set[str] = set()
+    for r in rows:
+        img = _primary(_images(r.images_json))
+        if img is None or not img.get("Tag") or img["Tag"] in seen:
+            continue
+        seen.add(img["Tag"])
+        found.append(_Source(str(img["Path"]), str(img["Tag"])))
+        if len(found) >= limit:
+            break
+    return found
+
+
+def _typed_sources(s: Session, scope: Any, types: tuple[str, ...]) -> list[_Source]:
+    t = Item.__table__.c
+    rows = s.execute(select(t.images_json).where(scope, t.type.in_(types), t.images_json.like('%"Primary"%'))
+                     .order_by(t.date_created.desc(), t.id).limit(_CANDIDATES)).all()
+    return _sources_of(rows)
+
+
+def _library_sources(s: Session, library_id: str, collection_type: str | None) -> list[_Source]:
+    t = Item.__table__.c
+    scope = t.library_id == library_id
+    found = _typed_sources(s, scope, _LIBRARY_TYPES.get(collection_type or "", _ANY_TYPES))
+    if not found:  # e.g. shows without series art: their episodes' frames
+        found = _typed_sources(s, scope, _ANY_TYPES)
+    return found
+
+
+def _member_sources(s: Session, members: list[str]) -> list[_Source]:
+    """Playlist or collection members in order: each one's Primary, else its album's or series'."""
+    if not members:
+        return []
+    t = Item.__table__.c
+    rows = {r.id: r for r in s.execute(select(t.id, t.images_json, t.album_id, t.series_id)
+                                       .where(t.id.in_(members)))}
+    parents_wanted = {p for r in rows.values() for p in (r.album_id, r.series_id) if p}
+    parents = {r.id: r for r in s.execute(select(t.id, t.images_json).where(t.id.in_(list(parents_wanted))))} \
+        if parents_wanted else {}
+    ordered: list[Any] = []
+    for item_id in members:
+        r = rows.get(item_id)
+        if r is None:
+            continue
+        if _primary(_images(r.images_json)) is not None:
+            ordered.append(r)
+            continue
+        parent = parents.get(r.album_id or "") or parents.get(r.series_id or "")
+        if parent is not None:
+            ordered.append(parent)
+    return _sources_of(ordered)
+
+
+def _album_cover(s: Session, artist_id: str | None, name: str) -> _Source | None:
+    """An artist's newest album with a cover: the albums under its row, else albums whose
+    (album) artist is that name, else the albums of its tracks."""
+    t = Item.__table__.c
+    v = ItemValue.__table__.c
+    newest = (t.production_year.desc().nulls_last(), t.date_created.desc(), t.id)
+    has_primary = t.images_json.like('%"Primary"%')
+    if artist_id is not None:
+        rows = s.execute(select(t.images_json).where(t.parent_id == artist_id, t.type == "MusicAlbum", has_primary)
+                         .order_by(*newest).limit(_CANDIDATES)).all()
+        found = _sources_of(rows, 1)
+        if found:
+            return found[0]
+    clean = name.strip().lower()
+    by_name = select(v.item_id).where(v.kind.in_(("AlbumArtist", "Artist")), v.clean_value == clean)
+    rows = s.execute(select(t.images_json).where(t.id.in_(by_name), t.type == "MusicAlbum", has_primary)
+                     .order_by(*newest).limit(_CANDIDATES)).all()
+    found = _sources_of(rows, 1)
+    if found:
+        return found[0]
+    albums = select(t.album_id).where(t.id.in_(by_name), t.type == "Audio", t.album_id.is_not(None))
+    rows = s.execute(select(t.images_json).where(t.id.in_(albums), has_primary)
+                     .order_by(*newest).limit(_CANDIDATES)).all()
+    found = _sources_of(rows, 1)
+    return found[0] if found else None
+
+
+@dataclass
+class ArtworkTask:
+    service: ArtworkService
+    key: str = "RefreshArtwork"
+    name: str = "Generate Missing Artwork"
+    description: str = ("Grabs a frame from videos without a picture, makes collages for libraries, playlists, "
+                        "collections and genres, and gives artists one of their album covers.")
+    category: str = "Library"
+    is_hidden: bool = False
+    # At start-up (a library scanned before this existed, or a run cut short by a restart), and
+    # daily; scans that changed something and playlist/collection/image changes also start it.
+    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), daily(2)])
+
+    async def run(self, progress: Progress) -> None:
+        await self.service.run(progress)
+
+
+__all__ = ["FRAME_TYPES", "SCREEN_GRABBER", "ArtworkService", "ArtworkTask", "RunStats", "store_generated"]

@@ -1,0 +1,319 @@
+"""Artwork made offline against a real server and real media (tests/mediagen.py): frames grabbed
+from videos (black openings skipped), collages for libraries, views, playlists, collections and
+genres, album covers for artists, PrimaryImageItemId on VirtualFolders only when the image
+exists; the images are decoded with Pillow, and the DTOs carry the tags and BlurHashes."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import time
+
+import pytest
+from PIL import Image, ImageStat
+
+from server.artwork.frames import dark_share
+from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
+from tests.library_helpers import add_library_and_scan, refresh_and_wait
+from tests.mediagen import make_audio, make_image, make_video, write_nfo
+
+
+def run_artwork(live: LiveServer, timeout: float = 120) -> dict:
+    """Start RefreshArtwork (or join the run going on) and wait for a run that ended after now."""
+    with live.admin() as c:
+        task = next(t for t in c.get("/ScheduledTasks").json() if t["Key"] == "RefreshArtwork")
+        before = (task.get("LastExecutionResult") or {}).get("EndTimeUtc")
+        while task["State"] != "Idle":  # a run the scan asked for: let it finish first
+            time.sleep(0.1)
+            task = c.get(f"/ScheduledTasks/{task['Id']}").json()
+            before = (task.get("LastExecutionResult") or {}).get("EndTimeUtc")
+        assert c.post(f"/ScheduledTasks/Running/{task['Id']}").status_code == 204
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            task = c.get(f"/ScheduledTasks/{task['Id']}").json()
+            last = task.get("LastExecutionResult") or {}
+            if task["State"] == "Idle" and last.get("EndTimeUtc") and last["EndTimeUtc"] != before:
+                assert last["Status"] == "Completed", last.get("ErrorMessage")
+                return last
+            time.sleep(0.1)
+    raise AssertionError("the artwork task did not finish")
+
+
+def decode(content: bytes) -> Image.Image:
+    img = Image.open(io.BytesIO(content))
+    img.load()
+    return img
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    root = tmp_path_factory.mktemp("artwork")
+    movies = root / "Movies"
+    make_video(movies / "Bright (2020)" / "Bright (2020).mkv", seconds=10, width=320, height=240, acodec=None)
+    write_nfo(movies / "Bright (2020)" / "Bright (2020).nfo", "movie", title="Bright", genres=["Drama"])
+    # black for the first 3.5 s: 10% (1 s) and 25% (2.5 s) are black, 40% (4 s) is not
+    make_video(movies / "Dark Start (2021)" / "Dark Start (2021).mkv", seconds=10, width=320, height=240,
+               acodec=None, black_seconds=3.5)
+    make_video(movies / "Poster Movie (2019)" / "Poster Movie (2019).mkv", seconds=4, acodec=None)
+    make_image(movies / "Poster Movie (2019)" / "poster.jpg", 300, 450, color="red")
+    write_nfo(movies / "Poster Movie (2019)" / "Poster Movie (2019).nfo", "movie", title="Poster Movie",
+              genres=["Drama"])
+    music = root / "Music"
+    cover = make_image(root / "cover.jpg", 500, 500, color="green")
+    album = music / "Artist A" / "Album One"
+    make_audio(album / "01 - First.mp3", cover=cover, tags={
+        "title": "First", "artist": "Artist A", "album_artist": "Artist A", "album": "Album One", "track": "1",
+        "genre": "Rock", "date": "2020"})
+    make_audio(album / "02 - Second.mp3", cover=cover, tags={
+        "title": "Second", "artist": "Guest B", "album_artist": "Artist A", "album": "Album One", "track": "2",
+        "genre": "Rock", "date": "2020"})
+    (root / "Empty").mkdir()
+    server = start_server(root / "data")
+    complete_wizard(server)
+    server.extra.update(root=root, movies=movies, cover=cover)
+    server.extra["movies_id"] = add_library_and_scan(server, "Movies", "movies", [movies])
+    server.extra["music_id"] = add_library_and_scan(server, "Music", "music", [music])
+    server.extra["empty_id"] = add_library_and_scan(server, "Empty", "homevideos", [root / "Empty"])
+    server.extra["first_run"] = run_artwork(server)
+    yield server
+    stop_server(server)
+
+
+def _items(live: LiveServer, **params) -> list[dict]:
+    with live.admin() as c:
+        r = c.get("/Items", params={"recursive": "true", "userId": live.admin_id,
+                                    "fields": "PrimaryImageAspectRatio,Path", **params})
+        assert r.status_code == 200, r.text
+        return r.json()["Items"]
+
+
+def _movie(live: LiveServer, name: str) -> dict:
+    return next(m for m in _items(live, includeItemTypes="Movie") if m["Name"] == name)
+
+
+def _image(live: LiveServer, path: str, **params) -> Image.Image:
+    with live.admin() as c:
+        r = c.get(path, params=params)
+        assert r.status_code == 200, (path, r.status_code, r.text[:200])
+        return decode(r.content)
+
+
+def _luma_mean(img: Image.Image) -> float:
+    gray = img.convert("L")
+    hist = gray.histogram()
+    return sum(i * n for i, n in enumerate(hist)) / max(1, sum(hist))
+
+
+def test_videos_without_art_get_a_frame_with_blurhash(live):
+    for name in ("Bright", "Dark Start"):
+        movie = _movie(live, name)
+        tag = movie["ImageTags"]["Primary"]
+        assert movie["ImageBlurHashes"]["Primary"][tag]
+        assert movie["PrimaryImageAspectRatio"] == pytest.approx(320 / 240)
+        img = _image(live, f"/Items/{movie['Id']}/Images/Primary", tag=tag)
+        assert img.size == (320, 240)
+        assert _luma_mean(img) > 40, f"{name}: the frame is (nearly) black"
+    data = live.data_dir / "metadata" / "items"
+    frames = list(data.rglob("frame-*.jpg"))
+    assert len(frames) == 2
+    # the dark opening was skipped: the stored frame is not near-black
+    dark = _movie(live, "Dark Start")
+    stored = next(p for p in frames if dark["Id"] in str(p))
+    assert dark_share(stored)[0] < 0.98
+
+
+def test_sidecar_art_is_kept_and_no_frame_grabbed(live):
+    movie = _movie(live, "Poster Movie")
+    img = _image(live, f"/Items/{movie['Id']}/Images/Primary")
+    assert img.size == (300, 450)
+    assert not list((live.data_dir / "metadata" / "items").rglob(f"{movie['Id']}/frame-*"))
+
+
+def test_library_collage_and_virtual_folders(live):
+    with live.admin() as c:
+        folders = {f["Name"]: f for f in c.get("/Library/VirtualFolders").json()}
+    assert folders["Movies"]["PrimaryImageItemId"] == live.extra["movies_id"]
+    assert folders["Music"]["PrimaryImageItemId"] == live.extra["music_id"]
+    assert "PrimaryImageItemId" not in folders["Empty"]  # nothing to show: no broken image
+    img = _image(live, f"/Items/{live.extra['movies_id']}/Images/Primary")
+    assert img.size == (960, 540)
+    with live.admin() as c:
+        views = c.get(f"/Users/{live.admin_id}/Views").json()["Items"]
+    movies = next(v for v in views if v["Name"] == "Movies")
+    tag = movies["ImageTags"]["Primary"]
+    assert movies["ImageBlurHashes"]["Primary"][tag]
+    assert "Primary" not in next(v for v in views if v["Name"] == "Empty").get("ImageTags", {})
+    with live.admin() as c:
+        assert c.get(f"/Items/{live.extra['empty_id']}/Images/Primary").status_code == 404
+
+
+def test_artists_get_an_album_cover(live):
+    artist = next(a for a in _items(live, includeItemTypes="MusicArtist") if a["Name"] == "Artist A")
+    assert artist["ImageTags"]["Primary"] and artist["ImageBlurHashes"]["Primary"]
+    img = _image(live, f"/Items/{artist['Id']}/Images/Primary")
+    assert img.size == (500, 500)
+    # an artist met only in a track's tags (no row of its own): by name
+    with live.admin() as c:
+        guest = c.get("/Artists/Guest B", params={"userId": live.admin_id})
+        assert guest.status_code == 200, guest.text
+        guest = guest.json()
+    tag = guest["ImageTags"]["Primary"]
+    assert guest["ImageBlurHashes"]["Primary"][tag]
+    assert _image(live, "/Artists/Guest B/Images/Primary/0").size == (500, 500)
+    assert _image(live, f"/Items/{guest['Id']}/Images/Primary").size == (500, 500)
+
+
+def test_genre_collages(live):
+    with live.admin() as c:
+        drama = c.get("/Genres/Drama", params={"userId": live.admin_id}).json()
+        rock = c.get("/MusicGenres/Rock", params={"userId": live.admin_id}).json()
+        listed = c.get("/Genres", params={"userId": live.admin_id, "parentId": live.extra["movies_id"]}).json()
+    assert drama["ImageTags"]["Primary"] and drama["ImageBlurHashes"]["Primary"]
+    assert next(g for g in listed["Items"] if g["Name"] == "Drama")["ImageTags"]["Primary"] == drama["ImageTags"]["Primary"]
+    assert _image(live, "/Genres/Drama/Images/Primary").size == (600, 600)
+    assert _image(live, f"/Items/{drama['Id']}/Images/Primary").size == (600, 600)
+    assert rock["ImageTags"]["Primary"]
+    assert _image(live, "/MusicGenres/Rock/Images/Primary").size == (600, 600)
+
+
+def test_playlist_and_collection_collages(live):
+    bright, poster = _movie(live, "Bright"), _movie(live, "Poster Movie")
+    with live.admin() as c:
+        r = c.post("/Playlists", json={"Name": "Evening", "Ids": [bright["Id"], poster["Id"]],
+                                       "UserId": live.admin_id, "MediaType": "Video", "IsPublic": True})
+        assert r.status_code == 200, r.text
+        playlist_id = r.json()["Id"]
+        r = c.post("/Collections", params={"name": "Pair", "ids": f"{bright['Id']},{poster['Id']}"})
+        assert r.status_code == 200, r.text
+        collection_id = r.json()["Id"]
+    run_artwork(live)
+    with live.admin() as c:
+        playlist = c.get(f"/Items/{playlist_id}", params={"userId": live.admin_id}).json()
+        collection = c.get(f"/Items/{collection_id}", params={"userId": live.admin_id}).json()
+        views = c.get(f"/Users/{live.admin_id}/Views").json()["Items"]
+    assert playlist["ImageTags"]["Primary"] and collection["ImageTags"]["Primary"]
+    square = _image(live, f"/Items/{playlist_id}/Images/Primary")
+    assert square.size == (600, 600)
+    # two sources in a 2x2 grid, repeated in turn: top-left = bottom-right != top-right = bottom-left
+    def cell(x: int, y: int) -> tuple[float, ...]:
+        return tuple(ImageStat.Stat(square.crop((x, y, x + 300, y + 300))).mean)
+
+    def close(a, b) -> bool:
+        return all(abs(p - q) < 6 for p, q in zip(a, b, strict=True))
+
+    assert close(cell(0, 0), cell(300, 300)) and close(cell(300, 0), cell(0, 300))
+    assert not close(cell(0, 0), cell(300, 0))
+    assert _image(live, f"/Items/{collection_id}/Images/Primary").size == (600, 900)
+    for view in views:
+        if view["Name"] in ("Playlists", "Collections"):
+            assert view["ImageTags"]["Primary"], view
+            assert _image(live, f"/Items/{view['Id']}/Images/Primary").size == (960, 540)
+
+
+def test_nothing_redone_when_nothing_changed(live):
+    first = live.ctx.artwork.last
+    run_artwork(live)
+    again = live.ctx.artwork.last
+    assert again.frames == 0 and again.collages == 0 and again.covers == 0
+    assert again.collages_unchanged >= 4
+    assert first is not again
+
+
+def test_frames_survive_rescans_and_are_redone_when_the_file_changes(live):
+    bright = _movie(live, "Bright")
+    tag = bright["ImageTags"]["Primary"]
+    with live.admin() as c:  # a forced refresh re-resolves and rewrites the rows
+        assert c.post(f"/Items/{live.extra['movies_id']}/Refresh").status_code == 204
+    time.sleep(1.0)
+    refresh_and_wait(live)
+    assert _movie(live, "Bright")["ImageTags"]["Primary"] == tag
+    path = live.extra["movies"] / "Bright (2020)" / "Bright (2020).mkv"
+    make_video(path, seconds=6, width=400, height=300, acodec=None)
+    refresh_and_wait(live)
+    changed = _movie(live, "Bright")
+    assert changed.get("ImageTags", {}).get("Primary") != tag  # the stale frame went with the old file
+    run_artwork(live)
+    changed = _movie(live, "Bright")
+    assert changed["ImageTags"]["Primary"] != tag
+    assert _image(live, f"/Items/{changed['Id']}/Images/Primary").size == (400, 300)
+    assert len(list((live.data_dir / "metadata" / "items").rglob(f"{changed['Id']}/frame-*.jpg"))) == 1
+
+
+def test_library_collage_redone_after_a_library_change(live):
+    library = live.extra["movies_id"]
+    with live.admin() as c:
+        before = c.get(f"/Items/{library}", params={"userId": live.admin_id}).json()["ImageTags"]["Primary"]
+    folder = live.extra["movies"] / "New Arrival (2024)"
+    make_video(folder / "New Arrival (2024).mkv", seconds=3, acodec=None)
+    make_image(folder / "poster.jpg", 300, 450, color="yellow")
+    refresh_and_wait(live)
+    run_artwork(live)
+    with live.admin() as c:
+        after = c.get(f"/Items/{library}", params={"userId": live.admin_id}).json()["ImageTags"]["Primary"]
+    assert after != before
+    assert len(list((live.data_dir / "metadata" / "items" / library[:2] / library).glob("collage-*.jpg"))) == 1
+
+
+def test_user_upload_wins_and_stays(live):
+    dark = _movie(live, "Dark Start")
+    frame_tag = dark["ImageTags"]["Primary"]
+    upload = io.BytesIO()
+    Image.new("RGB", (200, 300), (10, 20, 250)).save(upload, "JPEG")
+    with live.admin() as c:
+        r = c.post(f"/Items/{dark['Id']}/Images/Primary", content=base64.b64encode(upload.getvalue()),
+                   headers={"Content-Type": "image/jpeg"})
+        assert r.status_code == 204, r.text
+        lib = live.extra["music_id"]
+        r = c.post(f"/Items/{lib}/Images/Primary", content=base64.b64encode(upload.getvalue()),
+                   headers={"Content-Type": "image/jpeg"})
+        assert r.status_code == 204, r.text
+    run_artwork(live)
+    refresh_and_wait(live)
+    dark = _movie(live, "Dark Start")
+    assert dark["ImageTags"]["Primary"] != frame_tag
+    assert _image(live, f"/Items/{dark['Id']}/Images/Primary").size == (200, 300)
+    assert _image(live, f"/Items/{live.extra['music_id']}/Images/Primary").size == (200, 300)
+    assert not list((live.data_dir / "metadata" / "items").rglob(f"{dark['Id']}/frame-*.jpg"))
+    assert not list((live.data_dir / "metadata" / "items").rglob(f"{live.extra['music_id']}/collage-*.jpg"))
+
+
+def test_screen_grabber_can_be_turned_off(live, tmp_path):
+    folder = tmp_path / "Clips"
+    make_video(folder / "Clip One.mkv", seconds=3, acodec=None)
+    library = add_library_and_scan(live, "Clips", "homevideos", [folder])
+    with live.admin() as c:
+        options = c.get("/Library/VirtualFolders").json()
+        options = next(f for f in options if f["Name"] == "Clips")["LibraryOptions"]
+        options["TypeOptions"] = [{"Type": "Video", "ImageFetchers": [], "MetadataFetchers": []}]
+        r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": library, "LibraryOptions": options})
+        assert r.status_code == 204, r.text
+        available = c.get("/Libraries/AvailableOptions", params={"libraryContentType": "homevideos"}).json()
+    assert "Screen Grabber" in [f["Name"] for t in available["TypeOptions"] if t["Type"] == "Video"
+                                for f in t["ImageFetchers"]]
+    run_artwork(live)
+    clip = next(i for i in _items(live, parentId=library) if i["Name"] == "Clip One")
+    assert "Primary" not in (clip.get("ImageTags") or {})
+    assert os.path.isdir(folder)
+
+
+def test_a_picture_in_the_genre_folder_wins_over_the_collage(live):
+    with live.admin() as c:
+        drama = c.get("/Genres/Drama", params={"userId": live.admin_id}).json()
+    collage_tag = drama["ImageTags"]["Primary"]
+    generated = live.data_dir / "metadata" / "generated" / "Genre" / drama["Id"][:2] / drama["Id"]
+    assert list(generated.glob("collage-*.jpg"))
+    upload = io.BytesIO()
+    Image.new("RGB", (123, 77), (200, 200, 0)).save(upload, "PNG")
+    with live.admin() as c:
+        r = c.post(f"/Items/{drama['Id']}/Images/Primary", content=base64.b64encode(upload.getvalue()),
+                   headers={"Content-Type": "image/png"})
+        assert r.status_code == 204, r.text
+    assert _image(live, "/Genres/Drama/Images/Primary").size == (123, 77)  # served at once
+    run_artwork(live)
+    with live.admin() as c:
+        drama = c.get("/Genres/Drama", params={"userId": live.admin_id}).json()
+    tag = drama["ImageTags"]["Primary"]
+    assert tag != collage_tag and drama["ImageBlurHashes"]["Primary"][tag]
+    assert _image(live, f"/Items/{drama['Id']}/Images/Primary", tag=tag).size == (123, 77)
+    assert not list(generated.glob("collage-*.jpg"))  # the replaced collage is gone from disk
