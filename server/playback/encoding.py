@@ -235,7 +235,7 @@ def build_hls_command(
             cmd += ["-c:v", "copy"]
         else:
             cmd += _video_encode_args(request, options, choice)
-    cmd += _audio_args(request.audio, ffmpeg)
+    cmd += _audio_args(request.audio, ffmpeg, request.is_fmp4)
 
     cmd += ["-max_muxing_queue_size", str(options.max_muxing_queue_size)]
     if offset > 0:
@@ -316,8 +316,13 @@ def _video_encode_args(request: EncodingRequest, options: EncodingOptions, choic
     return args
 
 
-def _audio_args(audio: AudioOutput, ffmpeg: FfmpegInfo) -> list[str]:
+def _audio_args(audio: AudioOutput, ffmpeg: FfmpegInfo, fmp4: bool = False) -> list[str]:
     if audio.copy:
+        # AAC from MPEG-TS (a Live TV recording, say) is ADTS; MP4 segments need it as raw AAC with
+        # an AudioSpecificConfig, or the mp4 muxer refuses the first packet. The filter passes
+        # AAC that is already raw (from MP4 or MKV) through unchanged.
+        if fmp4 and audio.codec.lower() == "aac":
+            return ["-c:a", "copy", "-bsf:a", "aac_adtstoasc"]
         return ["-c:a", "copy"]
     encoder = _AUDIO_ENCODERS.get(audio.codec.lower())
     if encoder is None:

@@ -294,6 +294,7 @@ def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: Encoding
             and not any(r.startswith("audio") for r in reasons)
         )
         if fits:
+            audio_out = AudioOutput(copy=True, codec=codec)
             audio_rate = source_rate or 192_000
             audio_tag = _AUDIO_CODEC_TAGS.get(codec, codec)
         else:

@@ -196,6 +196,7 @@ def test_recording_is_listed_in_the_recordings_view_and_plays(server, tmp_path, 
     assert src["Path"] == recording["Path"] and any(s["Type"] == "Video" for s in src["MediaStreams"])
     assert src.get("SupportsTranscoding") and src.get("TranscodingUrl")
     ranged = c.get(f"/Videos/{recording['Id']}/stream", params={"static": "true"}, headers={"Range": "bytes=0-187"})
+    _recording_plays_as_fmp4_hls(c, recording["Id"])
     assert ranged.status_code == 206 and ranged.content[:1] == b"\x47" and len(ranged.content) == 188
 
     # Resume position: progress then stop half way through a long enough recording is kept.
@@ -207,6 +208,28 @@ def test_recording_is_listed_in_the_recordings_view_and_plays(server, tmp_path, 
     assert not path.exists()
     assert c.get(f"/Items/{recording['Id']}").status_code == 404
     assert c.get("/LiveTv/Recordings").json()["TotalRecordCount"] == 0
+
+
+def _recording_plays_as_fmp4_hls(c, item_id: str) -> None:
+    """HLS with fMP4 segments copying the recording's codecs, as jellyfin-web asks for it: its
+    ADTS AAC (from MPEG-TS) must be converted for the MP4 muxer, or ffmpeg fails at once."""
+    master = c.get(f"/videos/{item_id}/master.m3u8", params={
+        "MediaSourceId": item_id, "DeviceId": "hls-test", "PlaySessionId": "hls-test", "VideoCodec": "h264",
+        "AudioCodec": "aac", "SegmentContainer": "mp4", "TranscodeReasons": "ContainerNotSupported"})
+    assert master.status_code == 200, master.text
+    main_url = urljoin(str(master.url), next(line for line in master.text.splitlines()
+                                            if line and not line.startswith("#")))
+    main = c.get(main_url)
+    assert main.status_code == 200, main.text
+    init_uri = next(line for line in main.text.splitlines() if line.startswith("#EXT-X-MAP")).split('"')[1]
+    first_uri = next(line for line in main.text.splitlines() if line and not line.startswith("#"))
+    init, first = c.get(urljoin(main_url, init_uri)), c.get(urljoin(main_url, first_uri))
+    assert init.status_code == 200, init.text
+    assert first.status_code == 200, first.text
+    with av.open(io.BytesIO(init.content + first.content), format="mp4") as media:
+        kinds = {s.type for s in media.streams}
+        frames = [f for f in media.decode(video=0)]
+    assert kinds == {"video", "audio"} and frames and frames[0].width == 320
 
 
 def test_livetv_view_and_access(server, tmp_path, source):

@@ -134,6 +134,11 @@ def ensure_set_up(web: Web) -> None:
 
 def ensure_signed_in(web: Web) -> None:
     ensure_set_up(web)
+    browser_sign_in(web)
+
+
+def browser_sign_in(web: Web) -> None:
+    """Sign the admin in through jellyfin-web's manual sign-in form (once per page)."""
     if web.signed_in:
         return
     page = web.page
