@@ -11,7 +11,9 @@ of a signed-in client's `GET /System/Ping` and `GET /Users/Me` (a database read)
 - wrong: 8 clients loop on AuthenticateByName with wrong passwords and unknown names (no real
   account is locked, so the probe keeps working on servers that disable accounts).
 
-Each phase lasts --seconds (default 10). Loopback only; the server is stopped at the end.
+First, the time of a failed sign-in for a known and for an unknown user name (median of 4 each,
+interleaved; the known user never locks), which should be the same. Each flood phase lasts
+--seconds (default 10). Loopback only; the server is stopped at the end.
 
     python bench/signin_flood.py [--root /work/main] [--seconds 10] [--clients 8]
 """
@@ -83,7 +85,21 @@ def setup(url: str) -> str:
         token = r.json()["AccessToken"]
         c.headers["Authorization"] = AUTH.format(n=0) + f', Token="{token}"'
         c.post("/Users/New", json={"Name": "flood", "Password": "flood-pw"}).raise_for_status()
+        uid = c.post("/Users/New", json={"Name": "timing", "Password": "timing-pw"}).json()["Id"]
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        c.post(f"/Users/{uid}/Policy", json={**policy, "LoginAttemptsBeforeLockout": 0}).raise_for_status()
         return token
+
+
+def name_timing(url: str) -> dict[str, float]:
+    times: dict[str, list[float]] = {"known": [], "unknown": []}
+    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n="timing")}, timeout=60) as c:
+        for i in range(4):
+            for kind, name in (("known", "timing"), ("unknown", f"nobody-{i}")):
+                start_t = time.perf_counter()
+                c.post("/Users/AuthenticateByName", json={"Username": name, "Pw": "wrong"})
+                times[kind].append((time.perf_counter() - start_t) * 1000)
+    return {k: sorted(v)[len(v) // 2] for k, v in times.items()}
 
 
 def pct(values: list[float], p: float) -> float:
@@ -141,6 +157,8 @@ def main() -> None:
     try:
         token = setup(url)
         print(f"server: {args.root.resolve()}  ({args.clients} flooding clients, {args.seconds:g} s per phase)")
+        timing = name_timing(url)
+        print(f"failed sign-in, median ms: known user {timing['known']:.0f}, unknown user {timing['unknown']:.0f}")
         print(f"{'phase':<8}{'request':<14}{'n':>6}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}  sign-in outcomes")
         for mode in (None, "right", "wrong"):
             result = measure(url, token, args.seconds, args.clients, mode)

@@ -33,7 +33,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SHARED = ROOT.parent / "shared" / "jellyfin-web" / "jellyfin-web-10.10.7-dist.tar.xz"
+from tests.web.conftest import SHARED_DIST as SHARED  # noqa: E402  (REELROOM_WEB_DIST, else ../shared)
+
 COMPRESSED = "gzip, deflate, br"
 
 
@@ -128,6 +129,8 @@ def start_nginx(dist: Path, work: Path) -> tuple[subprocess.Popen, str] | None:
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
     if nginx is None:
         return None
+    work.chmod(0o755)  # nginx's workers run as nobody
+    work.parent.chmod(0o755)
     port = free_port()
     (work / "www").mkdir()
     os.symlink(dist, work / "www" / "web")
@@ -194,19 +197,22 @@ def unpack(source: Path, work: Path) -> Path:
 
 def report(name: str, base: str, urls: list[str], assets: list[str], n: int, compressed_twice: bool) -> None:
     reqs, plain, secs = cold_load(base, urls, "identity")
-    print(f"{name}: cold first load, {reqs} requests")
-    print(f"  identity            {plain / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
+    print(f"{name}: cold first load, {reqs} requests (load average {os.getloadavg()[0]:.1f})")
+    print(f"  {'identity':<24}{plain / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
     reqs, packed, secs = cold_load(base, urls, COMPRESSED)
-    label = "br/gzip (first, compressing)" if compressed_twice else "gzip (nginx, on the fly)"
-    print(f"  {label:<20}{packed / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
+    label = "br (first: compressing)" if compressed_twice else "gzip (on the fly)"
+    print(f"  {label:<24}{packed / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
     if compressed_twice:
         reqs, packed, secs = cold_load(base, urls, COMPRESSED)
-        print(f"  br/gzip (cached)    {packed / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
+        print(f"  {'br (cached)':<24}{packed / 1e6:8.2f} MB   {secs * 1000:7.0f} ms")
     for label, headers, reval in (("identity", {"Accept-Encoding": "identity"}, False),
                                   ("br/gzip", {"Accept-Encoding": COMPRESSED}, False),
                                   ("304", {"Accept-Encoding": COMPRESSED}, True)):
         ms = latencies(base, assets, n, headers, reval)
         print(f"  asset {label:<9} p50 {statistics.median(ms):6.2f} ms   p99 {pct(ms, 99):6.2f} ms   ({n} requests)")
+    if compressed_twice:  # the API on the same server, for scale
+        ms = latencies(base, ["/System/Ping"], n, {}, False)
+        print(f"  /System/Ping    p50 {statistics.median(ms):6.2f} ms   p99 {pct(ms, 99):6.2f} ms   (the API, for scale)")
 
 
 def main() -> None:
@@ -230,7 +236,8 @@ def main() -> None:
         proc, url = start_reelroom(dist, work / "data")
         procs.append(proc)
         report("Reelroom", url, urls, assets, args.requests, compressed_twice=True)
-        started = start_nginx(dist, work / "nginx" if (work / "nginx").mkdir() is None else work)
+        (work / "nginx").mkdir()
+        started = start_nginx(dist, work / "nginx")
         if started:
             procs.append(started[0])
             report("nginx (baseline, same folder)", started[1], urls, assets, args.requests, compressed_twice=False)

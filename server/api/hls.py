@@ -57,6 +57,12 @@ def _playlist(text: str, head: bool = False) -> Response:
 
 async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
                   head: bool) -> Response:
+    if not audio_only:
+        row = await ctx.items.row(item_id, await ctx.items.viewer(auth, None))
+        if row.type == "TvChannel":  # a channel's only variant is its live playlist
+            query = request.url.query
+            return _playlist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=8000000\n"
+                             f"live.m3u8{'?' + query if query else ''}\n", head)
     _row, _params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
     return _playlist(master_playlist(plan, query_without(raw, *_SEGMENT_ONLY)), head)
 

@@ -140,15 +140,6 @@ def drop_generated(s: Session, item_id: str) -> list[str]:
     return [str(img["Path"]) for img in old]
 
 
-def byname_images(s: Session, item_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The ``byname_artwork`` images of by-name ids (for DTOs of genres and artists)."""
-    if not item_ids:
-        return {}
-    rows = s.execute(select(ByNameArtwork.id, ByNameArtwork.images_json)
-                     .where(ByNameArtwork.id.in_(item_ids))).all()
-    return {r.id: [i for i in _images(r.images_json) if i.get("Tag")] for r in rows}
-
-
 @dataclass
 class RunStats:
     """What the last run did (tests and the bench read it)."""
@@ -721,5 +712,4 @@ class ArtworkTask:
         await self.service.run(progress)
 
 
-__all__ = ["FRAME_TYPES", "SCREEN_GRABBER", "ArtworkService", "ArtworkTask", "RunStats", "byname_images",
-           "store_generated"]
+__all__ = ["FRAME_TYPES", "SCREEN_GRABBER", "ArtworkService", "ArtworkTask", "RunStats", "store_generated"]

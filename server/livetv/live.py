@@ -48,9 +48,10 @@ SEGMENT_SECONDS = 2
 FIRST_SEGMENT_SECONDS = 1
 
 
-def ts_start(data: bytes) -> int:
+def ts_start(data: bytes, keyframe: bool = True) -> int:
     """Where a new viewer should start in ``data`` (recent MPEG-TS bytes): the last packet that
-    begins a random access point (a keyframe) if one is found, else the first packet boundary."""
+    begins a random access point (a keyframe) if one is found (and ``keyframe``), else the first
+    packet boundary."""
     first = -1
     for i in range(min(len(data), TS_PACKET * 4)):
         if data[i] == 0x47 and all(data[j] == 0x47 for j in range(i + TS_PACKET, min(len(data), i + TS_PACKET * 3),
@@ -59,6 +60,8 @@ def ts_start(data: bytes) -> int:
             break
     if first < 0:
         return 0
+    if not keyframe:
+        return first
     best = -1
     for i in range(first, len(data) - TS_PACKET + 1, TS_PACKET):
         if data[i] != 0x47:
@@ -107,11 +110,14 @@ class TunerStream:
                 q.put_nowait(chunk)
         self.got_data.set()
 
-    def subscribe(self) -> asyncio.Queue:
+    def subscribe(self, from_start: bool = False) -> asyncio.Queue:
+        """A queue of the stream's bytes, starting at the latest keyframe kept; ``from_start``:
+        at the stream's first byte when all of it is still kept (a recording that opened it)."""
         q: asyncio.Queue = asyncio.Queue()
         if self.recent:
             data = b"".join(self.recent)
-            q.put_nowait(data[ts_start(data):])
+            whole = from_start and self.total_bytes == self.recent_bytes
+            q.put_nowait(data[ts_start(data, keyframe=not whole):])
         if self.ended:
             q.put_nowait(None)
         else:
@@ -230,7 +236,7 @@ class LiveHls:
             await asyncio.sleep(0.05)
 
 
-async def feed_server(stream: TunerStream) -> tuple[asyncio.AbstractServer, str]:
+async def feed_server(stream: TunerStream, from_start: bool = False) -> tuple[asyncio.AbstractServer, str]:
     """A loopback TCP listener that hands the tuner stream to the first process that connects
     (an ffmpeg started with ``-i tcp://...``) and then stops listening. Helper processes never
     take stdin (server/media/spawn.py), so this is how they read a shared stream."""
@@ -243,7 +249,7 @@ async def feed_server(stream: TunerStream) -> tuple[asyncio.AbstractServer, str]
             return
         served = True
         server.close()
-        queue = stream.subscribe()
+        queue = stream.subscribe(from_start)
         try:
             while (chunk := await queue.get()) is not None:
                 writer.write(chunk)
@@ -443,6 +449,8 @@ class LiveStreamManager:
             job = stream.hls.get(key)
             if job is not None and not job.closed and (job.proc is None or job.proc.returncode is None):
                 return job
+            if job is not None:
+                await job.stop()  # its encoder ended: start a new one
             job = LiveHls(stream, self.temp_dir, copy_video, copy_audio)
             stream.hls[key] = job
             await job.start(await asyncio.to_thread(self.ffmpeg_path))

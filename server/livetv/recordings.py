@@ -404,7 +404,7 @@ class RecordingService:
             self._busy.pop(timer.id, None)
         source = ["-i", channel.url]
         if stream is not None:
-            feeder, feed_url = await feed_server(stream)
+            feeder, feed_url = await feed_server(stream, from_start=True)
             source = ["-f", "mpegts", "-i", feed_url]
         args = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *source,
                 "-map", "0", "-c", "copy", "-t", f"{max(seconds, 1):.3f}", "-f", "mpegts", str(path)]

@@ -51,7 +51,7 @@ MODE = "pdeathsig" if sys.platform.startswith("linux") else "job" if sys.platfor
 # the command's status. POSIX sh, so it also runs (and is tested) on Linux.
 WATCHDOG_SCRIPT = "\n".join((
     'exec 3<&0',
-    '"$@" </dev/null & c=$!',
+    '"$@" </dev/null 3<&- & c=$!',
     """trap 'kill -TERM "$c" 2>/dev/null' TERM""",
     """trap 'kill -INT "$c" 2>/dev/null' INT""",
     '{ while read -r _; do :; done <&3; kill -9 "$c" 2>/dev/null; } >/dev/null 2>&1 & w=$!',

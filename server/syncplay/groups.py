@@ -316,7 +316,24 @@ class SyncPlayManager:
         group = self.require_group(device_id)
         if group.playing_item is None:
             return
-        if group.state == "Playing":
+        if group.state == "Playing":  # already playing: make sure this client is too
+            self._command(group, "Unpause", when=group.position_at, to=[device_id])
+            return
+        if group.state == "Waiting":
+            if group.resume_playing:
+                # An unpause while the group waits to resume forces the start: those still
+                # loading catch up, and buffering reports are ignored until the next change.
+                group.waiting_for.clear()
+                group.ignore_buffering = True
+                self._go(group, "Unpause")
+            else:
+                group.resume_playing = True  # it was heading for Paused; now for Playing
+                self._state_update(group, "Unpause")
+            return
+        if group.state == "Idle":  # start the current item again, once everyone has loaded it
+            self._set_position(group, 0)
+            self._queue_changed(group, "NewPlaylist")
+            self._wait_for(group, list(group.participants), resume_playing=True, reason="Unpause")
             return
         self._wait_or_go(group, resume_playing=True, reason="Unpause")
 
@@ -506,6 +523,7 @@ class SyncPlayManager:
         group.waiting_for |= {d for d in devices if d in group.participants
                               and not group.participants[d].ignore_wait}
         group.resume_playing = resume_playing
+        group.ignore_buffering = False
         if group.waiting_for:
             self._set_state(group, "Waiting", reason)
         else:

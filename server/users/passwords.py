@@ -2,7 +2,7 @@
 
 argon2 (64 MiB, t=3, p=4) costs a few hundred milliseconds of CPU and 64 MiB of memory per
 call. Every hash and verification runs on a small pool of its own (``PASSWORD_WORKERS``
-threads; argon2-cffi releases the GIL), never on the event loop and never on the database's
+threads, 1 or 2 by core count; argon2-cffi releases the GIL), never on the event loop and never on the database's
 reader pool, and at most ``MAX_PENDING`` calls wait for it: past that a caller gets 429 with
 ``Retry-After`` at once, so a sign-in flood costs a bounded amount of CPU and memory.
 """
@@ -10,6 +10,7 @@ reader pool, and at most ``MAX_PENDING`` calls wait for it: past that a caller g
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,9 @@ from server.errors import TooManyRequestsError
 
 _hasher = PasswordHasher()
 
-PASSWORD_WORKERS = 2
+# argon2 runs 4 lanes in parallel (p=4): one check already keeps 4 cores busy, so a second worker
+# only pays on a machine with 8 cores or more; fewer workers leave the event loop its share.
+PASSWORD_WORKERS = max(1, min(2, (os.cpu_count() or 1) // 4))
 MAX_PENDING = 8  # running + waiting
 
 _pool = ThreadPoolExecutor(max_workers=PASSWORD_WORKERS, thread_name_prefix="reelroom-password")

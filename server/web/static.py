@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from server.web.compress import CompressionCache
@@ -69,10 +70,12 @@ MEMORY_FILE_LIMIT = 2 * 1024 * 1024
 CHUNK = 256 * 1024
 
 
+@lru_cache(maxsize=4096)
 def content_type(name: str) -> str:
     return CONTENT_TYPES.get(os.path.splitext(name)[1].lower(), DEFAULT_TYPE)
 
 
+@lru_cache(maxsize=4096)
 def cache_control(name: str, query: str) -> str:
     base = name.rsplit("/", 1)[-1].lower()
     if base in NEVER_IMMUTABLE or base.endswith(".html"):
@@ -97,7 +100,8 @@ def safe_relative(path: str) -> str | None:
     return "/".join(parts)
 
 
-def parse_accept_encoding(value: str) -> set[str]:
+@lru_cache(maxsize=256)
+def parse_accept_encoding(value: str) -> frozenset[str]:
     accepted: set[str] = set()
     refused: set[str] = set()
     for item in value.split(","):
@@ -114,7 +118,7 @@ def parse_accept_encoding(value: str) -> set[str]:
         (accepted if q > 0 else refused).add(token)
     if "*" in accepted:
         accepted |= {"br", "gzip"} - refused
-    return accepted
+    return frozenset(accepted)
 
 
 @dataclass(frozen=True, slots=True)

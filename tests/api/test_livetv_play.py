@@ -112,6 +112,11 @@ def test_channel_plays_from_playback_info_through_live_hls(server, tmp_path, sou
         frames = [f for f in media.decode(video=0)]
     assert frames and frames[0].width == 320
 
+    # master.m3u8 of a channel leads to the same live playlist; Similar answers for a channel.
+    master = c.get(playlist_url.replace("/live.m3u8", "/master.m3u8"))
+    assert master.status_code == 200 and "live.m3u8?" in master.text
+    assert c.get(f"/Items/{news['Id']}/Similar").status_code == 200
+
     # The direct relay of the opened stream.
     with c.stream("GET", f"/LiveTv/LiveStreamFiles/{live['LiveStreamId']}/stream.ts") as relay:
         first = next(relay.iter_bytes())
@@ -297,7 +302,12 @@ def test_cancelling_a_series_timer_stops_its_recording(server, tmp_path, source)
     timer = _wait_for(lambda: c.get("/LiveTv/Timers", params={"isActive": "true"}).json()["Items"])[0]
     series_id = timer["SeriesTimerId"]
     # Recording now: the episode sits in the series' folder of the Recordings view.
-    groups = _wait_for(lambda: c.get("/LiveTv/Recordings/Series").json()["Items"])
+    def series_groups():
+        r = c.get("/LiveTv/Recordings/Series")
+        assert r.status_code == 200, r.text
+        return r.json()["Items"]
+
+    groups = _wait_for(series_groups)
     assert [g["Name"] for g in groups] == ["Night Talk"]
     assert c.delete(f"/LiveTv/SeriesTimers/{series_id}").status_code == 204
     stopped = _wait_for(lambda: (t := c.get(f"/LiveTv/Timers/{timer['Id']}").json())["Status"] == "Cancelled" and t)

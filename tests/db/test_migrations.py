@@ -14,7 +14,7 @@ from sqlmodel import SQLModel
 
 import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from server.db import migrate
-from server.db.dialect import normalize_url
+from server.db.dialect import normalize_url, warn_about_collation
 from server.library import search_index
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 
@@ -94,6 +94,7 @@ def test_postgres_holds_64_bit_ticks_and_has_the_trigram_indexes():
         with engine.connect() as conn:
             names = {r[0] for r in conn.exec_driver_sql("SELECT indexname FROM pg_indexes WHERE tablename = 'items'")}
         assert set(search_index.POSTGRES_INDEXES) <= names
+        assert warn_about_collation(engine) == "C.UTF-8"  # what tests/with_postgres.sh's initdb chose
     finally:
         engine.dispose()
         drop_test_database(url)

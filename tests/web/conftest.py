@@ -12,7 +12,21 @@ import pytest
 from tests.conftest import LiveServer, start_server, stop_server
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_DIST = REPO.parent / "shared" / "jellyfin-web" / "jellyfin-web-10.10.7-dist.tar.xz"
+_DIST_NAME = Path("shared") / "jellyfin-web" / "jellyfin-web-10.10.7-dist.tar.xz"
+
+
+def _shared_dist() -> Path:
+    """REELROOM_WEB_DIST if set, else ../shared beside the checkout (or beside a worktree's parent)."""
+    given = os.environ.get("REELROOM_WEB_DIST")
+    if given:
+        return Path(given)
+    for base in (REPO.parent, REPO.parent.parent):
+        if (base / _DIST_NAME).is_file():
+            return base / _DIST_NAME
+    return REPO.parent / _DIST_NAME
+
+
+SHARED_DIST = _shared_dist()
 SHARED_DIST_SHA256 = "9dbf14a6a21c214fcf7679ad84550ef0fa9848007e2f8dc74a8bf578d5a8692c"
 
 INDEX = ("<!doctype html><html><head><meta charset='utf-8'><title>Test web client</title>"

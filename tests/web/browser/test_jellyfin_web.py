@@ -225,7 +225,7 @@ def test_home_shows_libraries_with_images(web):
             || (c.querySelector('.cardImageContainer') || {getAttribute: () => null}).getAttribute('data-src') }))""")
     assert {"Movies", "Music", "Shows"} <= {t["name"] for t in tiles}, tiles
     # Latest items: their posters load.
-    page.wait_for_function("""() => [...document.querySelectorAll('.homePage:not(.hide) .section1 .cardImageContainer')]
+    page.wait_for_function("""() => [...document.querySelectorAll('.homePage:not(.hide) .cardImageContainer')]
         .some(e => (e.style.backgroundImage || '').includes('/Images/Primary'))""")
     posters = page.evaluate("""() => [...document.querySelectorAll('.homePage:not(.hide) .cardImageContainer')]
         .map(e => e.style.backgroundImage).filter(Boolean)""")
