@@ -49,6 +49,14 @@ def old_relay_first_bytes(url: str) -> float:
         proc.wait()
 
 
+def source_first_bytes(url: str) -> float:
+    """The source alone (ffmpeg -re starting its encoder): the floor of any channel start."""
+    start = time.perf_counter()
+    with httpx.stream("GET", url, timeout=30) as reply:
+        next(reply.iter_raw())
+    return time.perf_counter() - start
+
+
 def open_stream(c: httpx.Client, channel_id: str) -> dict:
     r = c.post("/LiveStreams/Open", json={"OpenToken": channel_id, "DeviceProfile": PROFILE})
     r.raise_for_status()
@@ -109,7 +117,10 @@ def main() -> None:
                 c.post("/LiveTv/TunerHosts", json={"Type": "m3u", "Url": str(m3u)}).raise_for_status()
                 channel = c.get("/LiveTv/Channels").json()["Items"][0]["Id"]
                 before, cold_bytes, cold_open, cold_segment, shared_bytes, shared_segment = [], [], [], [], [], []
+                alone = []
                 for _ in range(args.runs):
+                    alone.append(source_first_bytes(f"{source.url}/bench.ts"))
+                    time.sleep(0.3)
                     before.append(old_relay_first_bytes(f"{source.url}/bench.ts"))
                     time.sleep(0.3)
                     total, opened, live_id = first_bytes(c, channel)
@@ -126,6 +137,7 @@ def main() -> None:
                 for live_id in list(server.ctx.live_streams.by_live_id):
                     c.post("/LiveStreams/Close", params={"liveStreamId": live_id})
             print(f"Live TV channel start, {args.runs} runs, paced real-time H.264/AAC TS source (1 s GOP)")
+            summary("the source alone, first bytes", alone)
             summary("before: old ffmpeg relay, first bytes", before)
             summary("after, cold: Open alone (probe included)", cold_open)
             summary("after, cold: Open -> first bytes", cold_bytes)

@@ -112,7 +112,8 @@ def run(max_examples: int, spec: Path, phases: str, workers: int, seed: int, max
         for op_id in EXCLUDED:
             cmd += ["--exclude-operation-id", op_id]
         started = time.monotonic()
-        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+        # Run in the work folder: st keeps a crash cache (.schemathesis/) in its current folder.
+        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, cwd=work)
         elapsed = time.monotonic() - started
         result = summarize(report, done.stdout)
         result["seconds"] = round(elapsed, 1)

@@ -93,10 +93,30 @@ class LiveServer:
         return self.client(self.admin_token, "admin-device")
 
 
+OFFLINE_URL = "http://127.0.0.1:9"  # nothing listens there: online providers fail fast
+
+
+def keep_providers_offline(data_dir: Path) -> None:
+    """A new test server's online providers (TMDb, TVmaze, MusicBrainz, LrcLib, ...) point at
+    127.0.0.1 until a test points them at its fake: no test reaches the internet."""
+    import json
+
+    from server.metadata.settings import DEFAULTS, validate_provider_settings
+
+    config = data_dir / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    for section, defaults in DEFAULTS.items():
+        path = config / f"{section}.json"
+        if not path.exists():
+            urls = {k: OFFLINE_URL + ("/t/p/" if k == "ImageBaseUrl" else "") for k in defaults if k.endswith("Url")}
+            path.write_text(json.dumps(validate_provider_settings(section, urls)), encoding="utf-8")
+
+
 def start_server(data_dir: Path, **options) -> LiveServer:
     from server.context import ServerOptions
     from server.runner import ServerRunner
 
+    keep_providers_offline(data_dir)
     if ON_POSTGRES and options.get("database_url") is None:
         # one database per data folder, so a server restarted on the same folder finds its data
         key = str(Path(data_dir).resolve())

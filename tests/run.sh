@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 SYSTEM_PACKAGES=(python3-venv ffmpeg xvfb xauth trayer libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0
   libxkbcommon-x11-0 libxkbcommon0 libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0 iproute2 util-linux
-  nginx-light postgresql)
+  nginx-light postgresql chromium)
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
   for p in "${SYSTEM_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -39,6 +39,7 @@ async def get_parent_path(ctx: ServerContext, path: str | None = None) -> Respon
     if parent is None:
         # A root has no parent: ASP.NET answers a null string with 204 No Content.
         return Response(content=None, status_code=204)
+    # A JSON string, as Jellyfin's JSON formatter writes it (jellyfin-web parses it).
     return Response(content=msgspec.json.encode(parent), status_code=200, media_type="application/json")
 
 

@@ -456,7 +456,10 @@ async def delete_recording(ctx: ServerContext, recordingId: str) -> None:
 
 async def _recording_folder_rows(ctx: ServerContext, viewer, parent_id: str, kinds: list[str]):
     q = ctx.items.scoped(ItemQuery(parent_id=parent_id, include_types=kinds, sort_by=["SortName"]), viewer)
-    rows, _ = await ctx.items.rows(q)
+    try:
+        rows, _ = await ctx.items.rows(q)
+    except NotFoundError:  # no recording yet, so no Recordings folder
+        return []
     return rows
 
 

@@ -1,5 +1,5 @@
 """Reelroom's own routes for the hosted web client (not in the Jellyfin spec): its status, and
-installing it from a path on this machine or a URL (the tray's "Install web app…")."""
+installing it from a path or URL, asked from this machine only (the tray's "Install web app…")."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ async def install_web_client(ctx: ServerContext, request: Request, data: WebInst
         raise BadRequestError("Give either Path (a tarball or folder on the server) or Url.")
     if data.Url and not data.Url.lower().startswith(("http://", "https://")):
         raise BadRequestError("Url must be an http or https address.")
-    if data.Path:
-        # A path names a file on the server itself: only a client on this machine (the tray)
-        # may choose one, so a remote admin session cannot publish server files at /web/.
-        if not from_this_machine(request.scope):
-            raise ForbiddenError("Installing from a path is allowed only from this machine.")
+    # The server installs what it is pointed at and then serves it to everyone at /web/: only a
+    # client on this machine (the tray, or an admin's shell) may ask, so a remote admin session
+    # cannot publish server files or fetch internal URLs through it.
+    if not from_this_machine(request.scope):
+        raise ForbiddenError("The web app can be installed only from the server's own machine.")
     return await ctx.web.install(data.Path or data.Url or "", data.Sha256)

@@ -181,3 +181,19 @@ def warn_about_collation(engine: Engine) -> str | None:
             "The database's collation is %s: names sort by it. A database created with "
             "--locale=C sorts them as SQLite does.", collation)
     return collation
+
+
+def optimize_statements(dialect_name: str) -> tuple[str, ...]:
+    """The daily "Optimize database" task's SQL: refresh the planner's statistics (and, on
+    SQLite, fold the WAL back into the database file)."""
+    if dialect_name == "sqlite":
+        return ("PRAGMA optimize", "PRAGMA wal_checkpoint(TRUNCATE)")
+    return ("ANALYZE",)
+
+
+def quick_statistics_statements(dialect_name: str) -> tuple[str, ...]:
+    """A cheap ANALYZE after library changes (SQLite: sampled; PostgreSQL's autovacuum does this
+    on its own, so nothing)."""
+    if dialect_name == "sqlite":
+        return ("PRAGMA analysis_limit=1000", "ANALYZE")
+    return ()

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
 
+from server.db.dialect import quick_statistics_statements
+
 if TYPE_CHECKING:
     from server.context import ServerContext
 
@@ -56,8 +58,8 @@ class PlannerStats:
             return
 
         def analyze(s) -> None:
-            s.execute(text("PRAGMA analysis_limit=1000"))
-            s.execute(text("ANALYZE"))
+            for statement in quick_statistics_statements(self.ctx.db.dialect):
+                s.execute(text(statement))
 
         t0 = time.perf_counter()
         try:

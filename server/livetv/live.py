@@ -44,6 +44,7 @@ KEEP_BYTES = 4 * 1024 * 1024  # recent bytes kept for the next viewer to start f
 QUEUE_CHUNKS = 2048  # a viewer further behind than this is dropped
 PROBE_BYTES = 400_000
 PROBE_SECONDS = 0.6
+PROBE_STEP = 0.12
 SEGMENT_SECONDS = 2
 FIRST_SEGMENT_SECONDS = 1
 
@@ -428,12 +429,20 @@ class LiveStreamManager:
             if stream.media_streams is not None:
                 return stream.media_streams
             await self.wait_for_data(stream)
+            # Probe what has come so far every PROBE_STEP s; done as soon as the video's size and
+            # an audio stream are known, at the latest after PROBE_SECONDS or PROBE_BYTES.
             deadline = time.monotonic() + PROBE_SECONDS
-            while stream.recent_bytes < PROBE_BYTES and not stream.ended and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            data = b"".join(stream.recent)
-            data = data[ts_start(data) if len(data) > PROBE_BYTES else 0:] or data
-            stream.media_streams = await asyncio.to_thread(_probe_bytes, data)
+            media: list[dict] = []
+            while True:
+                await asyncio.sleep(PROBE_STEP)
+                data = b"".join(stream.recent)
+                media = await asyncio.to_thread(_probe_bytes, data[:PROBE_BYTES * 2])
+                video = next((m for m in media if m.get("Type") == "Video"), None)
+                audio = next((m for m in media if m.get("Type") == "Audio"), None)
+                if (video is not None and video.get("Width") and audio is not None) or stream.ended \
+                        or stream.recent_bytes >= PROBE_BYTES or time.monotonic() >= deadline:
+                    break
+            stream.media_streams = media
             return stream.media_streams
 
     # -- live HLS ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
+from server.db.dialect import optimize_statements
 from server.tasks.scheduler import Progress, daily, interval, startup
 from server.wire import models as w
 
@@ -88,11 +89,8 @@ class OptimizeDatabaseTask:
         db = self.ctx.db
 
         def optimize(session) -> None:
-            if db.is_sqlite:
-                session.exec(text("PRAGMA optimize"))
-                session.exec(text("PRAGMA wal_checkpoint(TRUNCATE)"))
-            else:
-                session.exec(text("ANALYZE"))
+            for statement in optimize_statements(db.dialect):
+                session.exec(text(statement))
 
         await db.write(optimize)
         progress(100)

@@ -211,6 +211,9 @@ def test_recording_is_listed_in_the_recordings_view_and_plays(server, tmp_path, 
 
 def test_livetv_view_and_access(server, tmp_path, source):
     c = server.admin()
+    # No recording yet: empty lists, not errors.
+    assert c.get("/LiveTv/Recordings/Series").json()["Items"] == []
+    assert c.get("/LiveTv/Recordings/Folders").json()["Items"] == []
     assert not [v for v in c.get("/UserViews").json()["Items"] if v.get("CollectionType") == "livetv"]
     _, tuner, channels = _setup(server, tmp_path, source)
     views = c.get("/UserViews", params={"userId": server.admin_id}).json()["Items"]

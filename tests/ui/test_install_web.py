@@ -96,3 +96,32 @@ def test_chooser_archive_and_folder(qtbot, monkeypatch, tmp_path: Path) -> None:
         monkeypatch.setattr(QMessageBox, "exec", click(label))
         picks[label] = choose_web_source(None)
     assert picks == {"Archive…": str(tmp_path / "w.tar.xz"), "Folder…": str(tmp_path)}
+
+
+def test_desktop_app_takes_the_web_flags(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    """`reelroom --web-dir DIR` hosts DIR at /web/ (the same flag as reelroom-server), end to end."""
+    from app.desktop_main import build_desktop, parse_args
+
+    dist = make_dist(tmp_path / "dist", marker="desktop-flag")
+    args = parse_args(["--data-dir", str(tmp_path / "data"), "--port", "0", "--host", "127.0.0.1",
+                       "--web-dir", str(dist)])
+    seen: dict = {}
+
+    def factory(data_dir: Path, port: int | None, host: str, **options) -> ServerHost:  # noqa: ANN003
+        seen.update(options)
+        return ServerHost(data_dir, port, host, enable_lan=False, **options)  # no LAN traffic in tests
+
+    desktop = build_desktop(args, [], factory, tray_available=False, login_item=None)
+    assert desktop is not None
+    controller = desktop.controller
+    try:
+        qtbot.waitUntil(lambda: controller.display_state == "running", timeout=60_000)
+        host = controller.host
+        assert seen == {"web_dir": dist.resolve()}  # options left at their defaults are not passed
+        assert host.options.web_dir == dist.resolve() and host.options.host_web is True
+        assert "desktop-flag" in httpx.get(host.base_url + "/web/").text
+    finally:
+        with qtbot.waitSignal(controller.quitRequested, timeout=30_000):
+            controller.quit()
+        desktop.instance.release()
+        qtbot.waitUntil(lambda: desktop.calls.pending == 0, timeout=10_000)

@@ -238,7 +238,7 @@ def test_install_route_and_live_swap(tmp_path: Path) -> None:
 
 
 def test_install_path_only_from_this_machine() -> None:
-    """A Path install is refused (403) unless the client is on loopback (the tray)."""
+    """An install is refused (403) unless the client is on loopback (the tray)."""
     from server.api.web_client import from_this_machine
 
     assert from_this_machine({"client": ("127.0.0.1", 5000)})

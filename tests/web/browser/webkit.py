@@ -16,13 +16,14 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.mediagen import make_audio, make_image, make_srt, make_video, write_nfo
+from tests.mediagen import ffmpeg_binary, make_audio, make_image, make_srt, make_video, write_nfo
 
 REPO = Path(__file__).resolve().parents[3]
 TARBALL_NAME = "jellyfin-web-10.10.7-dist.tar.xz"
@@ -123,7 +124,9 @@ def make_web_media(root: Path) -> dict[str, Path]:
               mpaa="PG")
 
     hls = movies / f"{MOVIE_HLS} (2019)"
-    make_video(hls / f"{MOVIE_HLS} (2019).mkv", seconds=60, vcodec="libx265", acodec="ac3", **small)
+    one_track = make_video(hls / ".one-audio.mkv", seconds=60, vcodec="libx265", acodec="ac3", **small)
+    _add_audio_track(one_track, hls / f"{MOVIE_HLS} (2019).mkv", language="fre", frequency=880)
+    one_track.unlink()
     make_image(hls / "poster.jpg", 200, 300, color="blue")
     write_nfo(hls / "movie.nfo", "movie", title=MOVIE_HLS, year=2019, plot="HEVC and AC-3: the browser needs HLS.",
               genres=["Drama"], actors=[("Ada Actor", "Villain")])
@@ -142,6 +145,14 @@ def make_web_media(root: Path) -> dict[str, Path]:
                          "album": "Test Album", "track": f"{track}/3", "date": "2003", "genre": "Rock"})
     shutil.copy(cover, album / "folder.jpg")
     return {"movies": movies, "shows": shows, "music": music}
+
+
+def _add_audio_track(source: Path, target: Path, language: str, frequency: int) -> None:
+    """``source`` with a second (AC-3) audio track in ``language``: for switching audio tracks."""
+    subprocess.run([ffmpeg_binary(), "-hide_banner", "-loglevel", "error", "-y", "-i", str(source), "-f", "lavfi",
+                    "-i", f"sine=frequency={frequency}:sample_rate=48000:duration=60", "-map", "0", "-map", "1:a",
+                    "-c", "copy", "-c:a:1", "ac3", "-metadata:s:a:1", f"language={language}", "-shortest",
+                    str(target)], check=True, capture_output=True, timeout=300)
 
 
 def allow_media_root(data_dir: Path, root: Path) -> None:
