@@ -40,16 +40,20 @@ async def get_plugins(ctx: ServerContext) -> list[w.PluginInfo]:
     return [_info(r) for r in ctx.plugins.list()]
 
 
+def _uninstall(ctx: ServerContext, plugin_id: str) -> None:
+    record = ctx.plugins.uninstall(plugin_id)
+    ctx.events.publish("PackageUninstalled", msgspec.to_builtins(_info(record)), admins_only=True)
+
+
 @operation("UninstallPlugin")
 async def uninstall_plugin(ctx: ServerContext, pluginId: str) -> None:
-    record = ctx.plugins.uninstall(pluginId)
-    ctx.events.publish("PackageUninstalled", msgspec.to_builtins(_info(record)), admins_only=True)
+    _uninstall(ctx, pluginId)
 
 
 @operation("UninstallPluginByVersion")
 async def uninstall_plugin_by_version(ctx: ServerContext, pluginId: str, version: str) -> None:
     _check_version(ctx.plugins.get(pluginId), version)
-    await uninstall_plugin(ctx, pluginId)
+    _uninstall(ctx, pluginId)
 
 
 @operation("DisablePlugin")

@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 
 from server.errors import BadRequestError
+from server.guid import normalize_guid
 from server.wire import models
 from server.wire.body import _field_map, _struct_in
 
@@ -191,6 +192,26 @@ def _walk_unknown(value: Any, where: str) -> None:
         _check_number(value, where or "The request body", False)
 
 
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?\s*(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?")
+
+
+def _check_format(value: Any, fmt: str, where: str) -> Any:
+    """A GUID or date-time property must hold one (Jellyfin's JSON binding refuses anything
+    else with 400); an empty string counts as absent."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequestError(f"{where} must be a string ({fmt}).")
+    text = value.strip()
+    if not text:
+        return None
+    if fmt == "uuid" and normalize_guid(text) is None:
+        raise BadRequestError(f"{where}: '{text[:64]}' is not a valid GUID.")
+    if fmt == "date-time" and (len(text) > 64 or not _DATE_TIME.fullmatch(text)):
+        raise BadRequestError(f"{where}: '{text[:64]}' is not a valid date and time.")
+    return value
+
+
 def validate_body(value: Any, struct_type: type | None, where: str = "") -> Any:
     """Check (and canonicalize) enum members and integer ranges in a decoded JSON body whose
     keys already have the schema's spelling. Returns the value with enum members in their own
@@ -206,6 +227,7 @@ def validate_body(value: Any, struct_type: type | None, where: str = "") -> Any:
     name = struct_type.__name__
     enums = models.ENUM_FIELDS.get(name, {})
     int32 = models.INT32_FIELDS.get(name, frozenset())
+    formats = models.STRING_FORMAT_FIELDS.get(name, {})
     nested = _nested(struct_type)
     out: dict[str, Any] = {}
     for key, v in value.items():
@@ -219,6 +241,14 @@ def validate_body(value: Any, struct_type: type | None, where: str = "") -> Any:
                 v = [_enum_member(v, enum_name, here)]
             else:
                 v = _enum_member(v, enum_name, here)
+        elif key in formats and v is not None:
+            fmt = formats[key]
+            if isinstance(v, list):
+                v = [x for x in (_check_format(x, fmt, f"{here}[{i}]") for i, x in enumerate(v)) if x is not None]
+            else:
+                v = _check_format(v, fmt, here)
+                if v is None:
+                    continue
         elif key in nested and v is not None:
             v = validate_body(v, nested[key], here)
         elif isinstance(v, list):

@@ -64,6 +64,12 @@ class RouteInfo:
     json_body: bool = False
 
 
+
+# Values Reelroom accepts beyond the spec's enum: photo libraries (CollectionType "photos", which
+# 10.10's CollectionTypeOptions left out but Reelroom still scans as photo albums).
+EXTRA_ENUM_MEMBERS: dict[str, tuple[str, ...]] = {"CollectionTypeOptions": ("photos",)}
+
+
 def _route_info(op: Operation | None) -> RouteInfo:
     info = RouteInfo(op=op)
     if op is None:
@@ -147,7 +153,8 @@ def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> tuple[list[tup
             if bad:
                 problem = problem or bad
                 continue
-        elif kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()):
+        elif kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()) \
+                and tidy not in EXTRA_ENUM_MEMBERS.get(enum, ()):
             problem = problem or f"'{tidy[:64]}' is not a valid {enum} value for {name}."
             continue
         elif kind == "str":

@@ -157,6 +157,18 @@ def generate_models(spec: dict) -> str:
             out.append(f"    {name!r}: frozenset({sorted(props)!r}),")
     out.append("}")
     out.append("")
+    out.append("# struct -> {property: format} for string properties that hold a GUID or a date-time (or lists).")
+    out.append("STRING_FORMAT_FIELDS: dict[str, dict[str, str]] = {")
+    for name in _struct_order(schemas):
+        fields = {}
+        for prop, psch in schemas[name].get("properties", {}).items():
+            item = psch.get("items", {}) if psch.get("type") == "array" else psch
+            if item.get("type") == "string" and item.get("format") in ("uuid", "date-time"):
+                fields[prop] = item["format"]
+        if fields:
+            out.append(f"    {name!r}: {fields!r},")
+    out.append("}")
+    out.append("")
     for name in _struct_order(schemas):
         sch = schemas[name]
         out += ["", f"class {name}(WireStruct):"]

@@ -300,3 +300,13 @@ def test_uvicorn_is_configured_without_deprecated_parts() -> None:
         config.load()
     assert websocket_mode() in ("websockets-sansio", "wsproto")
     assert not [w for w in caught if "uvicorn" in str(w.filename) or "Uvicorn" in type(w.message).__name__]
+
+
+def test_uninstalling_a_plugin_by_version_is_not_a_server_error(live: LiveServer) -> None:
+    # Found by the schemathesis run: the by-version route called the other route's handler object.
+    admin = live.admin()
+    plugins = admin.get("/Plugins").json()
+    assert admin.delete(f"/Plugins/{GUID}/0.1.0").status_code == 404
+    for plugin in plugins:
+        r = admin.delete(f"/Plugins/{plugin['Id']}/{plugin['Version']}")
+        assert r.status_code < 500, r.text

@@ -164,9 +164,13 @@ def test_startup_wizard(web):
     page.wait_for_url("**/web/#/wizardstart.html")
     page.click(".wizardStartForm .button-submit")
     page.wait_for_selector("#txtUsername", state="visible")
+    # The page fills the form from GET /Startup/User when that answers: wait, or it overwrites ours.
+    web.watch.settle(page)
     page.fill("#txtUsername", ADMIN)
     page.fill("#txtManualPassword", PASSWORD)
     page.fill("#txtPasswordConfirm", PASSWORD)
+    web.watch.settle(page)
+    assert page.input_value("#txtUsername") == ADMIN and page.input_value("#txtManualPassword") == PASSWORD
     page.click(".wizardUserForm .button-submit")
     page.wait_for_url("**/wizardlibrary.html")
     web.check("wizard: language and user")
