@@ -307,7 +307,8 @@ def _video_encode_args(request: EncodingRequest, options: EncodingOptions, choic
     if hw == HardwareAccelerationType.NVENC:
         args += ["-forced-idr", "1"]
     if video.bitrate:
-        args += ["-b:v", str(video.bitrate), "-maxrate", str(video.bitrate), "-bufsize", str(video.bitrate * 2)]
+        # Per stream: a bare -maxrate/-bufsize would reach the audio encoder too.
+        args += ["-b:v", str(video.bitrate), "-maxrate:v", str(video.bitrate), "-bufsize:v", str(video.bitrate * 2)]
     elif choice.encoder in ("libx264", "libx265"):
         args += ["-crf", "23"]
     args += ["-force_key_frames:0", f"expr:gte(t,n_forced*{request.segment_seconds})"]

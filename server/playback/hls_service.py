@@ -224,6 +224,19 @@ def _video_tag(codec: str, profile: str | None, level: Any) -> str:
     return {"av1": "av01.0.08M.08", "vp9": "vp09.00.40.08"}.get(codec, codec)
 
 
+MAX_VIDEO_BITRATE = 200_000_000  # an encoder target above this helps no client
+
+
+def capped_video_bitrate(requested: int | None, source_rate: int | None) -> int | None:
+    """The bitrate to encode at. Clients ask for their whole link (jellyfin-web measures loopback at
+    over 1 Gbit/s); more than twice the source's own rate buys nothing, and ffmpeg refuses a
+    rate-control buffer beyond 2^31 bits."""
+    if not requested:
+        return None
+    cap = MAX_VIDEO_BITRATE if not source_rate else min(MAX_VIDEO_BITRATE, max(2 * source_rate, 2_000_000))
+    return min(requested, cap)
+
+
 def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: EncodingOptions,
              ffmpeg: FfmpegInfo) -> HlsPlan:
     """Decide copy vs encode for each stream and build the EncodingRequest."""
@@ -270,11 +283,12 @@ def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: Encoding
                     HardwareAccelerationType.NONE:
                 target = "h264"
             preset = options.encoder_preset
-            video_out = VideoOutput(copy=False, codec=target, bitrate=params.video_bitrate,
+            bitrate = capped_video_bitrate(params.video_bitrate, source_rate)
+            video_out = VideoOutput(copy=False, codec=target, bitrate=bitrate,
                                     max_width=params.max_width, max_height=params.max_height, preset=preset)
             if width and height:
                 resolution = _scaled(width, height, params.max_width, params.max_height)
-            video_rate = params.video_bitrate or min(source_rate or 8_000_000, 20_000_000)
+            video_rate = bitrate or min(source_rate or 8_000_000, 20_000_000)
             video_tag = _video_tag(target, params.codec_options.get(f"{target}-profile", "high").split(",")[0],
                                    params.codec_options.get(f"{target}-level", "41").split(",")[0])
 

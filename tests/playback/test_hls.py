@@ -428,3 +428,18 @@ def test_legacy_playlist_and_anonymous_legacy_segments(live):
         assert codec == "h264" and abs(duration - SEGMENT) <= 0.5
         assert c.get(bare.replace("legacysession", "nosuchsession")).status_code == 404
         assert c.get(f"{live.url}/Audio/{item}/hls/0/stream.aac").status_code == 404
+
+
+def test_a_whole_link_video_bitrate_is_capped_and_kept_off_the_audio_encoder(live):
+    """jellyfin-web asks for what it measured on loopback (over 1 Gbit/s): the encoder gets a sane
+    target and a rate-control buffer for the video only, and the segment decodes (ffmpeg refused
+    to open the AAC encoder with a 2.2 Gbit buffer before)."""
+    url = _with(_transcoding_url(live, "Old Clip", restrictive_tv_profile()), PlaySessionId="linksession",
+                VideoBitRate="1112454781")
+    _master, _main, segments, _ = _open(live, url)
+    data = _fetch(segments[0])
+    assert _media(data, "mpegts")[2] == "h264" and _media(data, "mpegts", "audio")[2] == "aac"
+    command = _job(live, _session(url)).runs[0].command
+    rate = int(command[command.index("-b:v") + 1])
+    assert rate <= 200_000_000 and "-bufsize" not in command and "-maxrate" not in command
+    assert int(command[command.index("-bufsize:v") + 1]) == 2 * rate

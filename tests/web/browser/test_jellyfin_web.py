@@ -222,9 +222,27 @@ def test_sign_in(web):
     web.check("sign-in and home")
 
 
+def _wait_for_library_art(web: Web, timeout: float = 90) -> None:
+    """Library tiles get their collage from the artwork task that follows a scan: wait until every
+    library view has its Primary image, as a user who opens the app a little later sees it."""
+    deadline = time.monotonic() + timeout
+    with web.api() as c:
+        while True:
+            views = c.get("/UserViews", params={"userId": web.live.admin_id}).json()["Items"]
+            bare = [v["Name"] for v in views if v.get("CollectionType") in ("movies", "music", "tvshows")
+                    and "Primary" not in (v.get("ImageTags") or {})]
+            if not bare:
+                return
+            assert time.monotonic() < deadline, f"no artwork for {bare} after {timeout} s"
+            time.sleep(0.5)
+
+
 def test_home_shows_libraries_with_images(web):
     ensure_signed_in(web)
+    _wait_for_library_art(web)
     page = web.page
+    page.reload()  # the home page shown at sign-in holds the views as they were then
+    web.watch.settle(page)
     web.goto_hash("#/home.html")
     page.wait_for_selector(".homePage:not(.hide) .section0 .card", state="visible")
     tiles = page.evaluate("""() => [...document.querySelectorAll('.homePage:not(.hide) .section0 .card')].map(c => ({
