@@ -20,9 +20,7 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -48,10 +49,6 @@ WORDS = ["the", "last", "night", "dark", "star", "river", "city", "dream", "blue
          "secret", "road", "fire", "winter", "ghost", "island", "glass", "iron"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def streams(i: int) -> str:
@@ -169,32 +166,8 @@ def add_user_data(data_dir: Path, user_id: str, movie_ids: list[str]) -> None:
     db.close()
 
 
-def start(data_dir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data_dir), "--port",
-                             str(port), "--host", "127.0.0.1", "--no-lan"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("the server did not start")
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def sign_in(url: str) -> tuple[str, str]:
@@ -286,11 +259,11 @@ def main() -> None:
             t0 = time.perf_counter()
             info = build(data, size)
             built = time.perf_counter() - t0
-            proc, url = start(data)
+            proc, url = start_server(data)
             token, user_id = sign_in(url)
-            stop(proc)
+            stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
-            proc, url = start(data)
+            proc, url = start_server(data)
             try:
                 token, user_id = sign_in(url)
                 cpu0 = cpu_seconds(proc.pid)
@@ -299,7 +272,7 @@ def main() -> None:
                 many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
                                                    args.clients, args.first_page))
             finally:
-                stop(proc)
+                stop_server(proc)
             print(f"{info['items']:>7} items (built in {built:.1f} s): 1 client p50 {statistics.median(one):.1f} ms, "
                   f"p99 {pct(one, 99):.1f} ms | {args.clients} clients p50 {statistics.median(many):.1f} ms, "
                   f"p99 {pct(many, 99):.1f} ms, {rps:.0f} req/s | server CPU {cpu_per_request:.1f} ms/request, "

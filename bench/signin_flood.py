@@ -22,11 +22,8 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import random
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,42 +32,17 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import start_server, stop_server  # noqa: E402
+
 HERE = Path(__file__).resolve().parent.parent
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-{n}", Version="1.0"'
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def start(root: Path, data_dir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data_dir), "--port",
-                             str(port), "--host", "127.0.0.1", "--no-lan"], cwd=root,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(root)})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the server did not start")
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def setup(url: str) -> str:
@@ -153,7 +125,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="reelroom-signin-bench-"))
-    proc, url = start(args.root.resolve(), tmp / "data")
+    proc, url = start_server(tmp / "data", root=args.root.resolve())
     try:
         token = setup(url)
         print(f"server: {args.root.resolve()}  ({args.clients} flooding clients, {args.seconds:g} s per phase)")
@@ -167,7 +139,7 @@ def main() -> None:
                 print(f"{mode or 'idle':<8}{path:<14}{len(values):>6}{pct(values, 50):>10.1f}{pct(values, 99):>10.1f}"
                       f"{max(values):>10.1f}  {outcomes if i == 0 else ''}")
     finally:
-        stop(proc)
+        stop_server(proc)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -31,6 +31,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import free_port, start_server, stop_server  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.web.conftest import SHARED_DIST as SHARED  # noqa: E402  (REELROOM_WEB_DIST, else ../shared)
@@ -38,10 +41,6 @@ from tests.web.conftest import SHARED_DIST as SHARED  # noqa: E402  (REELROOM_WE
 COMPRESSED = "gzip, deflate, br"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _Refs(html.parser.HTMLParser):
@@ -106,23 +105,6 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
-def start_reelroom(dist: Path, data: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data), "--port", str(port),
-                             "--host", "127.0.0.1", "--no-lan", "--web-dir", str(dist), "--log-level", "WARNING"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("reelroom-server did not start")
 
 
 def start_nginx(dist: Path, work: Path) -> tuple[subprocess.Popen, str] | None:
@@ -174,13 +156,6 @@ http {{
     return None
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def unpack(source: Path, work: Path) -> Path:
@@ -233,7 +208,7 @@ def main() -> None:
             print(f"dist: {args.dist} is not here; using a small generated one (figures not comparable)")
         urls = first_load_urls((dist / "index.html").read_text(encoding="utf-8"))
         assets = [u for u in urls if u != "/web/"]
-        proc, url = start_reelroom(dist, work / "data")
+        proc, url = start_server(work / "data", "--web-dir", str(dist), "--log-level", "WARNING")
         procs.append(proc)
         report("Reelroom", url, urls, assets, args.requests, compressed_twice=True)
         (work / "nginx").mkdir()
@@ -245,7 +220,7 @@ def main() -> None:
             print("nginx is not installed: no baseline")
     finally:
         for proc in procs:
-            stop(proc)
+            stop_server(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 
