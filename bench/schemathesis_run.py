@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,9 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,30 +58,8 @@ AUTH = 'MediaBrowser Client="Schemathesis", Device="fuzz", DeviceId="fuzz-1", Ve
 # Operations whose replies cannot match the 10.10.7 document because the document is wrong
 # (docs/spec-deviations.md says why for each). Their mismatches are counted apart.
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    exe = Path(sys.executable).with_name("reelroom-server")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.server_main"]
-    proc = subprocess.Popen([*cmd, "--data-dir", str(data_dir), "--port", str(port), "--host", "127.0.0.1",
-                             "--no-lan", "--log-level", "WARNING"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("the server did not start")
 
 
 def sign_in(url: str) -> str:
@@ -96,7 +76,7 @@ def sign_in(url: str) -> str:
 
 def run(max_examples: int, spec: Path, phases: str, workers: int, seed: int, max_time: int | None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="reelroom-st-"))
-    proc, url = start_server(work / "data")
+    proc, url = start_server(work / "data", "--log-level", "WARNING")
     try:
         token = sign_in(url)
         report = work / "report.ndjson"
@@ -123,11 +103,7 @@ def run(max_examples: int, spec: Path, phases: str, workers: int, seed: int, max
         result["stdout_tail"] = done.stdout[-6000:]
         return result
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
 
 
 def summarize(report: Path, stdout: str) -> dict:
