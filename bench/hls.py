@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import threading
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
