@@ -12,8 +12,8 @@ Generates a 30 s 1080p H.264 + AAC MKV (testsrc2) and scans it into a fresh serv
    thread pool while a request is served (``ThreadPoolExecutor.submit``, which
    ``asyncio.to_thread``, ``run_in_executor`` and the database's reader/writer pools all go
    through, and anyio's worker threads), counted per request; also database reads
-   (``Database.read``) and configuration reads (``ConfigurationStore.get``). The baselines are
-   counted the same way.
+   (``Database.read``) and configuration reads (``ConfigurationStore.get``, on any thread: the
+   guard reads the server configuration too). The baselines are counted the same way.
 3. **First segment** (``--runs``, 0 to skip): for a remux (VideoCodec=h264, AudioCodec=aac:
    ``-c:v copy``) and a 1080p x264 transcode (allowVideoStreamCopy=false), master.m3u8 ->
    main.m3u8 -> segment 0 bytes received (a new play session each run), against ffmpeg alone
@@ -104,8 +104,8 @@ def first_segment_ffmpeg_alone(command: list[str], job_dir: Path) -> float:
 
 
 class HopCounter:
-    """Counts hand-offs from one thread (the server's event loop) to worker threads, plus
-    database and configuration reads made on it."""
+    """Counts hand-offs from one thread (the server's event loop) to worker threads and the
+    database reads made on it, plus configuration reads made on any thread."""
 
     def __init__(self, thread: threading.Thread) -> None:
         self.thread = thread
@@ -115,13 +115,13 @@ class HopCounter:
     def _on_loop(self) -> bool:
         return threading.current_thread() is self.thread
 
-    def _wrap(self, owner, name: str, counter: str) -> None:
+    def _wrap(self, owner, name: str, counter: str, any_thread: bool = False) -> None:
         original = owner.__dict__[name]
         func = original.__func__ if isinstance(original, classmethod) else original
         counts, on_loop = self.counts, self._on_loop
 
         def counted(*a, **kw):
-            if on_loop():
+            if any_thread or on_loop():
                 counts[counter] += 1
             return func(*a, **kw)
 
@@ -138,7 +138,7 @@ class HopCounter:
         self._wrap(concurrent.futures.ThreadPoolExecutor, "submit", "hops")
         self._wrap(AsyncIOBackend, "run_sync_in_worker_thread", "hops")
         self._wrap(Database, "read", "db_reads")
-        self._wrap(ConfigurationStore, "get", "config_reads")
+        self._wrap(ConfigurationStore, "get", "config_reads", any_thread=True)  # also in worker threads
 
     def uninstall(self) -> None:
         for owner, name, original in reversed(self._undo):
