@@ -48,6 +48,7 @@ log = logging.getLogger("reelroom.hls")
 DEFAULT_SEGMENT_SECONDS = 6
 SEGMENT_TIMEOUT = 60.0
 POLL_SECONDS = 0.02
+MAX_PLAN_KEYS = 64  # request keys remembered per job (see TranscodeService.running_job)
 TRANSCODING_DEFAULTS: dict[str, Any] = {
     "MaxConcurrentTranscodes": 8,  # 0: no limit
     "IdleTimeoutSeconds": 60,
@@ -551,18 +552,12 @@ class TranscodeService:
     def _session(params: HlsParams, source_id: str | None) -> str:
         return params.play_session_id or f"{params.device_id or 'anonymous'}:{source_id}"
 
-    def _request_key(self, item_id: str, params: HlsParams, audio_only: bool) -> tuple:
+    @staticmethod
+    def _request_key(item_id: str, params: HlsParams, audio_only: bool, settings: TranscoderSettings) -> tuple:
         """What makes two segment requests plan the same: the item in the path, the query
         (HlsParams plus its codec options), audio or video, and the settings generation."""
         return (normalize_guid(item_id) or item_id, audio_only, params, frozenset(params.codec_options.items()),
-                self.settings.generation)
-
-    async def plan(self, row: Any, params: HlsParams, *, audio_only: bool) -> HlsPlan:
-        def build() -> HlsPlan:
-            manager = self.manager()
-            return plan_hls(row, params, audio_only=audio_only, options=self.settings.options, ffmpeg=manager.ffmpeg)
-
-        return await asyncio.to_thread(build)
+                settings.generation)
 
     def _start(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
         """The play session's job (blocking), started if needed; errors as ProblemDetails."""
@@ -576,24 +571,27 @@ class TranscodeService:
         except TranscodeFailedError as exc:
             raise ServiceUnavailableError(f"The transcode could not start: {exc}") from exc
 
-    async def job_for(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
-        """The job of the play session (shared by every request of it), started if needed."""
-        return await asyncio.to_thread(self._start, row, params, plan)
-
     async def open(self, item_id: str, params: HlsParams, *, audio_only: bool, start: bool,
                    check: Callable[[HlsPlan], None] | None = None) -> tuple[Any, HlsPlan, TranscodeJob | None]:
         """Plan a stream and, with ``start``, start or join its job, in one thread hop after the
-        source row is read. ``check`` may refuse the plan before any job starts."""
+        source row is read. ``check`` may refuse the plan before any job starts. A started job
+        remembers the request's key (with the generation of the settings the plan used), so the
+        same request finds it next time (``running_job``)."""
         row = await self._source_row(item_id, params.media_source_id)
+        settings = self.settings
 
         def build() -> tuple[HlsPlan, TranscodeJob | None]:
             manager = self.manager()
-            plan = plan_hls(row, params, audio_only=audio_only, options=self.settings.options, ffmpeg=manager.ffmpeg)
+            plan = plan_hls(row, params, audio_only=audio_only, options=settings.options, ffmpeg=manager.ffmpeg)
             if check is not None:
                 check(plan)
             return plan, (self._start(row, params, plan) if start else None)
 
         plan, job = await asyncio.to_thread(build)
+        if job is not None:
+            if len(job.plan_keys) >= MAX_PLAN_KEYS:  # a session that keeps changing its query
+                job.plan_keys.clear()
+            job.plan_keys.add(self._request_key(item_id, params, audio_only, settings))
         return row, plan, job
 
     # -- playlists ----------------------------------------------------------------------
@@ -605,9 +603,7 @@ class TranscodeService:
     async def main_playlist(self, item_id: str, params: HlsParams, query: str, *, audio_only: bool) -> str:
         """The VOD playlist; ffmpeg is started now, as the first segment request follows within
         milliseconds."""
-        _row, plan, job = await self.open(item_id, params, audio_only=audio_only, start=True)
-        if job is not None:
-            job.plan_keys.add(self._request_key(item_id, params, audio_only))
+        _row, plan, _job = await self.open(item_id, params, audio_only=audio_only, start=True)
         return main_playlist(plan, query)
 
     async def legacy_playlist(self, item_id: str, params: HlsParams) -> str:
@@ -627,7 +623,7 @@ class TranscodeService:
         job = manager.peek_job(self._session(params, source_id))
         if job is None or job.closed or job.failure is not None:
             return None
-        return job if self._request_key(item_id, params, audio_only) in job.plan_keys else None
+        return job if self._request_key(item_id, params, audio_only, self.settings) in job.plan_keys else None
 
     async def segment_for(self, item_id: str, params: HlsParams, index: int, container: str, *,
                           audio_only: bool) -> Segment:
@@ -658,7 +654,6 @@ class TranscodeService:
         _row, _plan, job = await self.open(item_id, params, audio_only=audio_only, start=True,
                                            check=lambda plan: check(plan.request))
         assert job is not None
-        job.plan_keys.add(self._request_key(item_id, params, audio_only))
         return Segment(await self.segment(job, index), media_type)
 
     def find_job(self, item_id: str, session: str | None, audio_only: bool | None = None) -> TranscodeJob | None:
