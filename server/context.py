@@ -142,7 +142,8 @@ class ServerContext:
         self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
-        self.streams = StreamService(self.items.row, self.db, self.ffmpeg_path)  # progressive streams
+        # progressive streams; ffmpeg as the transcoder found it (no ffmpeg: 503 ProblemDetails)
+        self.streams = StreamService(self.items.row, self.db, lambda: self.transcodes.ffmpeg().path)
         # HLS requests and their ffmpeg jobs (settings applied by a configuration listener)
         self.transcodes = TranscodeService(self.config, self.paths, self.streams.source_row)
         self.on_close(self.transcodes.close)  # kills every transcode
