@@ -7,7 +7,10 @@ Generates a 30 s 1080p H.264 + AAC MKV (testsrc2) and scans it into a fresh serv
    the same bytes as a static file under ``/web/`` (the server's static site, no auth), and the
    same number of bytes from the item's file through the authorized static stream route
    (``/Videos/{id}/stream?static=true`` with a Range; the job-free baseline: same guard, item
-   lookup and file read, no HLS). Prints medians and the overhead over each baseline.
+   lookup and file read, no HLS). "HLS segment, planned" is the same segment right after a
+   configuration save, which makes a server that looks up the running job plan the request
+   again (the path of a miss that joins the running job). Prints medians and the overhead over
+   each baseline.
 2. **Thread hops per segment request**: every hand-off from the server's event-loop thread to a
    thread pool while a request is served (``ThreadPoolExecutor.submit``, which
    ``asyncio.to_thread``, ``run_in_executor`` and the database's reader/writer pools all go
@@ -208,16 +211,24 @@ def segment_path_bench(live, item_id: str, token: str, web_dir: Path, requests: 
         for url, headers in ((seg_url, None), (static_url, None), (stream_url, stream_headers), (ping_url, None)):
             for _ in range(5):
                 c.get(url, headers=headers).raise_for_status()
-        paths = (("HLS segment (on disk)", seg_url, None, len(data)),
-                 ("static file /web/", static_url, None, len(data)),
-                 ("static stream (Range)", stream_url, stream_headers, len(data)),
-                 ("/System/Ping", ping_url, None, None))
+        config = live.ctx.config
+
+        def settings_saved() -> None:  # a configuration save: the next segment request plans again
+            config.save("transcoding", config.get("transcoding"))
+
+        paths = (("HLS segment (on disk)", seg_url, None, len(data), None),
+                 ("HLS segment, planned", seg_url, None, len(data), settings_saved),
+                 ("static file /web/", static_url, None, len(data), None),
+                 ("static stream (Range)", stream_url, stream_headers, len(data), None),
+                 ("/System/Ping", ping_url, None, None, None))
         rows: dict[str, tuple[list[float], dict[str, list[int]]]] = {
             name: ([], {k: [] for k in counter.counts}) for name, *_ in paths}
         counter.install()
         try:
             for _ in range(requests):  # interleaved, so a busy moment of the machine hits every path alike
-                for name, url, headers, expect in paths:
+                for name, url, headers, expect, prepare in paths:
+                    if prepare is not None:
+                        prepare()
                     elapsed, hops = timed_request(c, counter, url, headers, expect)
                     rows[name][0].append(elapsed)
                     for k, v in hops.items():
