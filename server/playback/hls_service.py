@@ -29,6 +29,7 @@ from server.playback.encoding import (
     VideoOutput,
 )
 from server.playback.hls_playlists import HlsVariant, build_master_playlist, build_media_playlist
+from server.playback.settings import TRANSCODING_DEFAULTS, validate_transcoding_settings
 from server.playback.transcode_jobs import (
     SegmentNotFoundError,
     TranscodeFailedError,
@@ -45,11 +46,6 @@ log = logging.getLogger("reelroom.hls")
 DEFAULT_SEGMENT_SECONDS = 6
 SEGMENT_TIMEOUT = 60.0
 POLL_SECONDS = 0.02
-TRANSCODING_DEFAULTS: dict[str, Any] = {
-    "MaxConcurrentTranscodes": 8,  # 0: no limit
-    "IdleTimeoutSeconds": 60,
-    "ThrottleAheadSegments": 30,  # 0: never throttle
-}
 _ENCODABLE_VIDEO = ("h264", "hevc")
 _TS_VIDEO = ("h264", "hevc")
 _MP4_VIDEO = ("h264", "hevc", "av1", "vp9")
@@ -57,21 +53,6 @@ _AUDIO_CODEC_TAGS = {"aac": "mp4a.40.2", "mp3": "mp4a.40.34", "ac3": "ac-3", "ea
                      "flac": "fLaC", "alac": "alac"}
 _H264_PROFILE_IDC = {"baseline": 66, "constrained baseline": 66, "main": 77, "extended": 88, "high": 100,
                      "high 10": 110, "high 4:2:2": 122, "high 4:4:4 predictive": 244}
-
-
-def validate_transcoding_settings(data: dict[str, Any]) -> dict[str, Any]:
-    """The ``transcoding`` configuration section with its defaults; BadRequestError when wrong."""
-    merged = dict(TRANSCODING_DEFAULTS)
-    for key, default in TRANSCODING_DEFAULTS.items():
-        if key not in data:
-            continue
-        value = data[key]
-        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-            raise BadRequestError(f"{key} must be a non-negative number.")
-        merged[key] = type(default)(value)
-    if merged["IdleTimeoutSeconds"] <= 0:
-        raise BadRequestError("IdleTimeoutSeconds must be positive.")
-    return merged
 
 
 # -- what the client asks for -------------------------------------------------------------------
