@@ -109,7 +109,8 @@ class ConfigurationStore:
 
     def __init__(self, paths: ServerPaths) -> None:
         self.paths = paths
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the cache and the registries
+        self._save_lock = threading.RLock()  # one save (write, then listeners) at a time; a listener may save
         self._cache: dict[str, Any] = {}
         self._sections: dict[str, ConfigSection] = {}
         self._listeners: list[Listener] = []
@@ -236,20 +237,22 @@ class ConfigurationStore:
 
     def save(self, key: str, value: Any) -> None:
         """Write ``key`` atomically (blocking: call it from a worker thread on a request path),
-        then call its listeners."""
+        then call its listeners. Saves are serialized, so listeners hear them in the order they
+        were written and the last value a listener got is the stored one."""
         key = key.lower()
-        tp = self._type(key)
-        if tp is not None and isinstance(value, msgspec.Struct):
-            value = _merge(self.get(key), value)
-        data = msgspec.json.encode(value)
-        path = self._file(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        with self._lock:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-            self._cache[key] = value
-        self._notify(key, value)
+        with self._save_lock:
+            tp = self._type(key)
+            if tp is not None and isinstance(value, msgspec.Struct):
+                value = _merge(self.get(key), value)
+            data = msgspec.json.encode(value)
+            path = self._file(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".json.tmp")
+            with self._lock:
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+                self._cache[key] = value
+            self._notify(key, value)
 
     def update_server(self, **changes: Any) -> w.ServerConfiguration:
         cfg = msgspec.structs.replace(self.server(), **changes)

@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,26 @@ def test_listeners_are_called_once_per_save_and_a_failing_one_loses_nothing(
     remove()
     store.save("levels", {"Level": 6, "Secret": ""})
     assert len(seen) == 1 and len(everything) == 3
+
+
+def test_listeners_hear_concurrent_saves_in_the_order_they_were_written(store: ConfigurationStore) -> None:
+    store.register(LEVEL)
+    seen: list[str] = []
+
+    def slow(value: Any) -> None:
+        time.sleep(0.002 * (value["Level"] % 3))  # uneven listeners: unserialized saves would reorder
+        seen.append(value["Secret"])
+
+    store.on_change("levels", slow)
+    threads = [threading.Thread(target=store.save, args=("levels", {"Level": n % 11, "Secret": str(n)}))
+               for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(seen) == 40
+    on_disk = json.loads((store.paths.config_dir / "levels.json").read_text(encoding="utf-8"))
+    assert seen[-1] == on_disk["Secret"] == store.get("levels")["Secret"]
 
 
 # -- through the real server ------------------------------------------------------------------------
