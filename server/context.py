@@ -38,9 +38,9 @@ from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback import settings as playback_settings
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
-from server.playback.settings import SECTIONS as PLAYBACK_SECTIONS
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
@@ -97,7 +97,7 @@ class ServerContext:
         self.system_id = read_or_create_system_id(self.paths.system_id_file)
         self.config = ConfigurationStore(self.paths)
         # Each domain declares its configuration sections (key, defaults, validator) in its own module.
-        self.config.register(*PLAYBACK_SECTIONS)  # encoding, transcoding
+        self.config.register(*playback_settings.SECTIONS)  # encoding, transcoding
         self.config.register(*LIVETV_SECTIONS)  # livetv
         self.config.register(*METADATA_SECTIONS)  # metadata, xbmcmetadata and the providers' (tmdb, ...)
         self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
