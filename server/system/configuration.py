@@ -141,6 +141,7 @@ class ConfigurationStore:
         not acceptable. An unregistered key (a plugin's section) takes any JSON object."""
         section = self.section(key)
         tp = section.wire_type if section else None
+        value: Any
         if tp is not None:
             try:
                 value = msgspec.convert(canonical_keys(data, tp), tp, strict=False)
@@ -227,13 +228,16 @@ class ConfigurationStore:
             return value
 
     def server(self) -> w.ServerConfiguration:
-        return self.get("system")
+        value: w.ServerConfiguration = self.get("system")
+        return value
 
     def encoding(self) -> w.EncodingOptions:
-        return self.get("encoding")
+        value: w.EncodingOptions = self.get("encoding")
+        return value
 
     def network(self) -> w.NetworkConfiguration:
-        return self.get("network")
+        value: w.NetworkConfiguration = self.get("network")
+        return value
 
     def save(self, key: str, value: Any) -> None:
         """Write ``key`` atomically (blocking: call it from a worker thread on a request path),
