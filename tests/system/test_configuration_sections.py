@@ -237,7 +237,7 @@ def test_domain_sections_are_registered_with_their_validators(server) -> None:
         r = c.post("/System/Configuration/transcoding", json={"IdleTimeoutSeconds": 0})
         assert r.status_code == 400 and "IdleTimeoutSeconds" in r.json()["detail"]
         assert c.post("/System/Configuration/transcoding", json={"MaxConcurrentTranscodes": 2}).status_code == 204
-        assert server.ctx.transcodes.settings()["MaxConcurrentTranscodes"] == 2
+        assert c.get("/System/Configuration/transcoding").json() == dict(transcoding, MaxConcurrentTranscodes=2)
         assert c.post("/System/Configuration/web", json={"HostWebClient": "yes"}).status_code == 400
         livetv = c.get("/System/Configuration/livetv").json()
         assert livetv["TunerHosts"] == [] and livetv["RecordingPostProcessorArguments"] == '"{path}"'
