@@ -140,7 +140,6 @@ class LyricsService:
             item.lyrics_path = path
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
 
         await self.db.write(write)
 

@@ -199,7 +199,6 @@ class SubtitleService:
             item.media_streams_json = json.dumps(streams)
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
             return stream
 
         return await self.db.write(write)
@@ -219,7 +218,6 @@ class SubtitleService:
             item.media_streams_json = json.dumps([x for x in _streams(item) if x.get("Index") != index])
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
 
         await self.db.write(write)
 
