@@ -31,6 +31,7 @@ from server.library.catalog.query import (
     ParentalRules,
     get_row,
     get_rows,
+    item_rows,
     parental_conditions,
 )
 from server.library.catalog.sorting import sort_name
@@ -282,12 +283,13 @@ class PlaylistService:
             q = base.order_by(entries.c.sort_order, entries.c.id).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
-            rows = list(s.execute(q).all())
+            result = s.execute(q).all()
+            rows = item_rows(r[:-1] for r in result)  # the items columns, then playlist_entry_id
             total = s.execute(select(func.count()).select_from(entries.join(items, items.c.id == entries.c.item_id))
                               .where(*conds)).scalar() or 0
             dtos = build_dtos(s, rows, opts, self.ctx.system_id)
-            for dto, row in zip(dtos, rows, strict=True):
-                dto.PlaylistItemId = row.playlist_entry_id
+            for dto, entry in zip(dtos, result, strict=True):
+                dto.PlaylistItemId = entry.playlist_entry_id
             return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
 
         return await self.ctx.db.read(read)
