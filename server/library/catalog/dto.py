@@ -12,7 +12,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from sqlalchemy import and_, case, false, func, literal, select, true
@@ -25,6 +25,9 @@ from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow, item_rows
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.library.catalog.items import ByNameTarget
 
 _JSON = msgspec.json.Decoder()
 _CHAPTERS = msgspec.json.Decoder(list[w.ChapterInfo])
@@ -386,7 +389,7 @@ def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], p
     dto.ImageBlurHashes = hashes
 
 
-def _user_data_dto(row: ItemRow, ud: Any, counts: FolderCounts | None) -> w.UserItemDataDto:
+def _user_data_dto(row: ItemRow | ByNameTarget, ud: Any, counts: FolderCounts | None) -> w.UserItemDataDto:
     dto = w.UserItemDataDto(
         PlaybackPositionTicks=ud.playback_position_ticks if ud else 0,
         PlayCount=ud.play_count if ud else 0,
@@ -617,9 +620,9 @@ __all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 
-def user_data_dtos(s: Session, rows: Sequence[ItemRow], user_id: str) -> dict[str, w.UserItemDataDto]:
+def user_data_dtos(s: Session, rows: Sequence[ItemRow | ByNameTarget], user_id: str) -> dict[str, w.UserItemDataDto]:
     """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
     uds = user_data_rows(s, user_id, [r.id for r in rows])
-    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=False, want_played=True) \
+    counts = folder_counts(s, [r for r in rows if isinstance(r, ItemRow)], user_id, want_children=False, want_recursive=False, want_played=True) \
         if any(r.is_folder for r in rows) else {}
     return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}
