@@ -114,6 +114,7 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     hundred are then checked against ``items`` (type, extras, libraries): a large library
     costs one grouped index scan."""
     row = seed.row
+    assert row is not None, "a similarity seed has a row (only mixes start from a genre name)"
     c = items.c
     if row.type == "MusicArtist":
         return _similar_artists(s, seed, limit, exclude, allowed)
@@ -143,17 +144,18 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
 def _similar_artists(s: Session, seed: Seed, limit: int | None, exclude: list[str],
                      allowed: frozenset[str] | None) -> list[ItemRow]:
     genres = sorted(seed.values.get("Genre", ()))
-    if not genres:
+    row = seed.row
+    if not genres or row is None:
         return []
     a, g = item_values.alias("a"), item_values.alias("g")
     shared = (select(a.c.clean_value.label("artist"), func.count(func.distinct(g.c.clean_value)).label("score"))
               .select_from(a.join(g, and_(g.c.item_id == a.c.item_id, g.c.kind == "Genre")))
               .where(a.c.kind.in_(("Artist", "AlbumArtist")), g.c.clean_value.in_(genres),
-                     a.c.clean_value != seed.row.name.strip().lower())
+                     a.c.clean_value != row.name.strip().lower())
               .group_by(a.c.clean_value).subquery("shared"))
     c = items.c
     q = (select(items).select_from(items.join(shared, shared.c.artist == func.lower(c.name)))
-         .where(c.type == "MusicArtist", c.id != seed.row.id, c.id.not_in(exclude))
+         .where(c.type == "MusicArtist", c.id != row.id, c.id.not_in(exclude))
          .order_by(shared.c.score.desc(), c.sort_name, c.id))
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
