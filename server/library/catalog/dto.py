@@ -22,7 +22,7 @@ from server.db.handles import item_people, item_values, items, libraries, people
 from server.guid import guid_from_text
 from server.library.catalog import ids
 from server.library.catalog.media_sources import media_sources_for, streams_of
-from server.library.catalog.query import ItemRow, item_rows
+from server.library.catalog.query import ItemRow
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 
@@ -223,15 +223,13 @@ def people_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[w.BaseItemP
     return out
 
 
-def versions_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[ItemRow]]:
+def versions_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[Any]]:
     """Alternate versions (owned rows without an extra type) per owner."""
-    out: dict[str, list[ItemRow]] = defaultdict(list)
+    out: dict[str, list[Any]] = defaultdict(list)
     if not item_ids:
         return out
-    for r in item_rows(s.execute(select(items).where(items.c.owner_id.in_(list(item_ids)),
-                                                     items.c.extra_type.is_(None))).all()):
-        if r.owner_id:
-            out[r.owner_id].append(r)
+    for r in s.execute(select(items).where(items.c.owner_id.in_(list(item_ids)), items.c.extra_type.is_(None))).all():
+        out[r.owner_id].append(r)
     return out
 
 
