@@ -102,7 +102,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvTimer:
             s.add(timer)
-            s.commit()
+            s.flush()
             s.refresh(timer)
             return timer
 
@@ -129,7 +129,6 @@ class RecordingService:
                     raise BadRequestError("StartDate must be before EndDate.")
                 timer.start_date, timer.end_date = start, end
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)
         self._wake.set()
@@ -195,7 +194,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvSeriesTimer:
             s.add(series)
-            s.commit()
+            s.flush()
             s.refresh(series)
             return series
 
@@ -221,7 +220,6 @@ class RecordingService:
             if dto.Days is not None:
                 series.days_json = json.dumps([d for d in dto.Days if d in DAYS])
             s.add(series)
-            s.commit()
 
         await self.db.write(write)
         await self.apply_series_timers()
@@ -238,7 +236,6 @@ class RecordingService:
             series = s.get(LiveTvSeriesTimer, timer_id)
             if series is not None:
                 s.delete(series)
-                s.commit()
 
         await self.db.write(write)
         self.events.publish("SeriesTimerCancelled", {"Id": timer_id})
@@ -320,7 +317,6 @@ class RecordingService:
             row = s.get(LiveTvTimer, recording_id)
             if row is not None:
                 s.delete(row)
-                s.commit()
             delete_recording_row(s, recording_id)
 
         await self.db.write(write)
@@ -471,6 +467,5 @@ class RecordingService:
             if path is not None:
                 timer.recording_path = path
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)
