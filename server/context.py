@@ -31,11 +31,14 @@ from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
+from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
+from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback import settings as playback_settings
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
 from server.playback.streams import StreamService
@@ -51,11 +54,13 @@ from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
+from server.system.filesystem import SECTIONS as FILESYSTEM_SECTIONS
 from server.system.filesystem import FileSystemBrowser
 from server.tasks.scheduler import TaskScheduler
 from server.trickplay.service import TrickplayService
 from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
+from server.web.settings import SECTIONS as WEB_SECTIONS
 
 log = logging.getLogger("reelroom.server")
 
@@ -94,6 +99,12 @@ class ServerContext:
         self.started_at = time.time()
         self.system_id = read_or_create_system_id(self.paths.system_id_file)
         self.config = ConfigurationStore(self.paths)
+        # Each domain declares its configuration sections (key, defaults, validator) in its own module.
+        self.config.register(*playback_settings.SECTIONS)  # encoding, transcoding
+        self.config.register(*LIVETV_SECTIONS)  # livetv
+        self.config.register(*METADATA_SECTIONS)  # metadata, xbmcmetadata and the providers' (tmdb, ...)
+        self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
+        self.config.register(*WEB_SECTIONS)  # web
         self.startup = StartupState()
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))

@@ -104,7 +104,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvTimer:
             s.add(timer)
-            s.commit()
+            s.flush()
             s.refresh(timer)
             return timer
 
@@ -131,7 +131,6 @@ class RecordingService:
                     raise BadRequestError("StartDate must be before EndDate.")
                 timer.start_date, timer.end_date = start, end
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)
         self._wake.set()
@@ -197,7 +196,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvSeriesTimer:
             s.add(series)
-            s.commit()
+            s.flush()
             s.refresh(series)
             return series
 
@@ -223,7 +222,6 @@ class RecordingService:
             if dto.Days is not None:
                 series.days_json = json.dumps([d for d in dto.Days if d in DAYS])
             s.add(series)
-            s.commit()
 
         await self.db.write(write)
         await self.apply_series_timers()
@@ -240,7 +238,6 @@ class RecordingService:
             series = s.get(LiveTvSeriesTimer, timer_id)
             if series is not None:
                 s.delete(series)
-                s.commit()
 
         await self.db.write(write)
         self.events.publish("SeriesTimerCancelled", {"Id": timer_id})
@@ -322,7 +319,6 @@ class RecordingService:
             row = s.get(LiveTvTimer, recording_id)
             if row is not None:
                 s.delete(row)
-                s.commit()
             delete_recording_row(s, recording_id)
 
         await self.db.write(write)
@@ -499,6 +495,5 @@ class RecordingService:
             if path is not None:
                 timer.recording_path = path
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)

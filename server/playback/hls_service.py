@@ -32,6 +32,7 @@ from server.playback.encoding import (
     VideoOutput,
 )
 from server.playback.hls_playlists import HlsVariant, build_master_playlist, build_media_playlist
+from server.playback.settings import TRANSCODING_DEFAULTS, validate_transcoding_settings
 from server.playback.transcode_jobs import (
     SegmentNotFoundError,
     TranscodeFailedError,
@@ -49,11 +50,6 @@ DEFAULT_SEGMENT_SECONDS = 6
 SEGMENT_TIMEOUT = 60.0
 POLL_SECONDS = 0.02
 MAX_PLAN_KEYS = 64  # request keys remembered per job (see TranscodeService.running_job)
-TRANSCODING_DEFAULTS: dict[str, Any] = {
-    "MaxConcurrentTranscodes": 8,  # 0: no limit
-    "IdleTimeoutSeconds": 60,
-    "ThrottleAheadSegments": 30,  # 0: never throttle
-}
 _ENCODABLE_VIDEO = ("h264", "hevc")
 _TS_VIDEO = ("h264", "hevc")
 _MP4_VIDEO = ("h264", "hevc", "av1", "vp9")
@@ -61,21 +57,6 @@ _AUDIO_CODEC_TAGS = {"aac": "mp4a.40.2", "mp3": "mp4a.40.34", "ac3": "ac-3", "ea
                      "flac": "fLaC", "alac": "alac"}
 _H264_PROFILE_IDC = {"baseline": 66, "constrained baseline": 66, "main": 77, "extended": 88, "high": 100,
                      "high 10": 110, "high 4:2:2": 122, "high 4:4:4 predictive": 244}
-
-
-def validate_transcoding_settings(data: dict[str, Any]) -> dict[str, Any]:
-    """The ``transcoding`` configuration section with its defaults; BadRequestError when wrong."""
-    merged = dict(TRANSCODING_DEFAULTS)
-    for key, default in TRANSCODING_DEFAULTS.items():
-        if key not in data:
-            continue
-        value = data[key]
-        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-            raise BadRequestError(f"{key} must be a non-negative number.")
-        merged[key] = type(default)(value)
-    if merged["IdleTimeoutSeconds"] <= 0:
-        raise BadRequestError("IdleTimeoutSeconds must be positive.")
-    return merged
 
 
 # -- what the client asks for -------------------------------------------------------------------
@@ -484,7 +465,8 @@ class TranscodeService:
         self._ffmpeg_path: str | None = None
         self._lock = threading.Lock()  # first use of the manager and ffmpeg discovery (worker threads)
         self.settings = self._read_settings(0)
-        config.add_listener(self._config_saved)
+        for key in _SETTINGS_SECTIONS:
+            config.on_change(key, self._section_saved)
 
     # -- settings -----------------------------------------------------------------------
 
@@ -492,10 +474,9 @@ class TranscodeService:
         return TranscoderSettings.from_config(self._config.get("encoding"), self._config.get("transcoding"),
                                               generation)
 
-    def _config_saved(self, key: str, _value: Any) -> None:
-        """The configuration listener: rebuild the settings and apply them to the running manager."""
-        if key not in _SETTINGS_SECTIONS:
-            return
+    def _section_saved(self, _value: Any) -> None:
+        """The configuration listener (``encoding`` or ``transcoding`` saved, on the saving
+        thread): rebuild the settings and apply them to the running manager."""
         settings = self._read_settings(self.settings.generation + 1)
         self.settings = settings
         manager = self._manager
