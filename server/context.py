@@ -32,6 +32,7 @@ from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.tuners import LiveTvService
+from server.memory import MemoryTrimmer, trim
 from server.metadata.service import RemoteMetadataService
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
@@ -86,6 +87,7 @@ class ServerContext:
         self.options = options
         self.port = port or options.port  # the bound port (differs when options.port is 0)
         self.init_task: asyncio.Task | None = None
+        self.memory: MemoryTrimmer | None = None  # frees memory after bursts, once started
         self.paths = ServerPaths(options.data_dir)
         self.paths.ensure()
         self.started_at = time.time()
@@ -213,11 +215,16 @@ class ServerContext:
             return
         self.startup.ready = True
         log.info("Reelroom is ready on port %s", self.port)
+        await asyncio.to_thread(trim)  # start-up's garbage goes back to the system
+        self.memory = MemoryTrimmer()  # after a burst of requests, freed memory goes back too
+        self.memory.start()
 
     async def close(self) -> None:
         if self.init_task is not None and not self.init_task.done():
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)
+        if self.memory is not None:
+            await self.memory.stop()
         await self.tasks.stop()
         await self.recordings.stop()
         await self.live_streams.close_all()

@@ -24,14 +24,15 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pysubs2
+from typing import TYPE_CHECKING, Any
 
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.media import spawn
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    import pysubs2
 
 log = logging.getLogger("reelroom.subtitles")
 
@@ -159,6 +160,7 @@ class SubtitleService:
     # -- upload and delete -------------------------------------------------------------------------
 
     async def upload(self, row: Any, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
+        import pysubs2
         fmt = (dto.Format or "").lower().lstrip(".")
         if fmt not in ("srt", "vtt", "ass", "ssa"):
             raise BadRequestError("Format must be srt, vtt, ass or ssa.")
@@ -280,6 +282,7 @@ def convert_text(text: str, fmt: str, start_ticks: int = 0, end_ticks: int | Non
                  copy_timestamps: bool = False, add_vtt_time_map: bool = False) -> str:
     """Subtitle text converted to ``fmt`` (srt, vtt, ass, ssa, or json: Jellyfin's track events),
     limited to the window and, unless ``copy_timestamps``, shifted so the window starts at 0."""
+    import pysubs2  # loaded when a subtitle is first converted, not at start-up
     try:
         subs = pysubs2.SSAFile.from_string(text)
     except (pysubs2.exceptions.Pysubs2Error, ValueError) as exc:
