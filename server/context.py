@@ -32,7 +32,7 @@ from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.tuners import LiveTvService
-from server.memory import MemoryTrimmer, trim
+from server.memory import MemoryTrimmer
 from server.metadata.service import RemoteMetadataService
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
@@ -195,15 +195,11 @@ class ServerContext:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
-            from server.users.passwords import warm_up
-
-            await warm_up()  # the dummy hash unknown names are checked against
             await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             from server.tasks.builtin import register_builtin_tasks
 
             register_builtin_tasks(self)
             await self.tasks.load()
-            self.tasks.start_background()
             await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
@@ -215,8 +211,12 @@ class ServerContext:
             return
         self.startup.ready = True
         log.info("Reelroom is ready on port %s", self.port)
-        await asyncio.to_thread(trim)  # start-up's garbage goes back to the system
-        self.memory = MemoryTrimmer()  # after a burst of requests, freed memory goes back too
+        # Start-up tasks (and the scheduler) begin once requests are served, not in their way.
+        self.tasks.start_background()
+        from server.users.passwords import warm_up_soon
+
+        warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
+        self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
         self.memory.start()
 
     async def close(self) -> None:

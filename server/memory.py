@@ -9,7 +9,8 @@
 - ``MemoryTrimmer``: after a burst of requests the freed memory stays in the arenas and RSS stays
   at its peak. Every ``interval`` seconds the trimmer looks at RSS and, when it grew by more than
   ``threshold`` since the last look, hands the free pages back to the system (``malloc_trim``,
-  off the event loop). Cheap when idle: one read of /proc/self/statm.
+  off the event loop). The first look, one interval after start, always trims (start-up's
+  garbage). Cheap when idle: one read of /proc/self/statm.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class MemoryTrimmer:
         return min(last, now) if now else last
 
     async def _run(self) -> None:
-        last = rss_bytes()
+        last = 0  # the first look trims what start-up left behind
         while True:
             await asyncio.sleep(self.interval)
             try:
