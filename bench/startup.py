@@ -325,6 +325,7 @@ def unpack(ref: str, into: Path) -> Path:
     """The tree of commit ``ref`` (git archive), without touching the repository's worktrees."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref], check=True,
                              capture_output=True).stdout
+    into.mkdir(parents=True, exist_ok=True)
     tar_path = into / "tree.tar"
     tar_path.write_bytes(archive)
     tree = into / "tree"
@@ -345,6 +346,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", default=None, help="a commit to measure side by side (e.g. 7ee0b87)")
+    parser.add_argument("--this", default=None,
+                        help="measure this commit (unpacked like the baseline) instead of the working tree")
     parser.add_argument("--sizes", default="0,100000", help="library sizes: 0 = empty only")
     parser.add_argument("--idle", type=float, default=5.0, help="seconds idle before reading RSS")
     parser.add_argument("--no-tray", dest="tray", action="store_false")
@@ -363,10 +366,12 @@ def main() -> None:
             if args.compare:
                 trees.append(Tree("source", ROOT))
             trees.append(Tree(f"bundle {args.binary}", None, args.binary.resolve()))
+        elif args.this:
+            trees.append(Tree(f"this {args.this}", unpack(args.this, work / "this")))
         else:
             trees.append(Tree("this tree", ROOT))
         if args.baseline:
-            trees.append(Tree(f"baseline {args.baseline}", unpack(args.baseline, work)))
+            trees.append(Tree(f"baseline {args.baseline}", unpack(args.baseline, work / "baseline")))
         for tree in trees:
             if tree.root is not None:
                 compile_tree(tree.root)
