@@ -261,35 +261,34 @@ def med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def measure_tree(tree: Tree, args: argparse.Namespace, library: Path | None, info: dict | None,
-                 tray_env: dict[str, str] | None) -> dict[str, float]:
-    out: dict[str, list[float]] = {}
+def measure_round(tree: Tree, args: argparse.Namespace, library: Path | None, info: dict | None,
+                  tray_env: dict[str, str] | None, out: dict[str, list[float]], browse_too: bool) -> None:
+    """One round of every measurement for one tree, appended to ``out``. Rounds alternate between
+    the trees, so a change in the machine's load falls on both alike."""
 
     def add(key: str, value: float) -> None:
         out.setdefault(key, []).append(value)
 
-    for _ in range(args.runs):
-        data = Path(tempfile.mkdtemp(prefix="reelroom-bench-"))
-        try:
-            seconds, proc, _ = start_and_wait(tree, data)
-            add("start, empty data folder (first start) [s]", seconds)
-            stop(proc)
-            seconds, proc, _ = start_and_wait(tree, data)
-            add("start, empty data folder (restart) [s]", seconds)
-            add("idle RSS server, empty [MiB]", idle_rss(proc.pid, args.idle))
-            stop(proc)
-        finally:
-            shutil.rmtree(data, ignore_errors=True)
+    data = Path(tempfile.mkdtemp(prefix="reelroom-bench-"))
+    try:
+        seconds, proc, _ = start_and_wait(tree, data)
+        add("start, empty data folder (first start) [s]", seconds)
+        stop(proc)
+        seconds, proc, _ = start_and_wait(tree, data)
+        add("start, empty data folder (restart) [s]", seconds)
+        add("idle RSS server, empty [MiB]", idle_rss(proc.pid, args.idle))
+        stop(proc)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
     if library is not None and info is not None:
         data = Path(tempfile.mkdtemp(prefix="reelroom-bench-100k-"))
         try:
             shutil.copytree(library, data, dirs_exist_ok=True)
-            for _ in range(args.runs):
-                seconds, proc, url = start_and_wait(tree, data)
-                add(f"start, {info['items']} items [s]", seconds)
-                add(f"idle RSS server, {info['items']} items [MiB]", idle_rss(proc.pid, args.idle))
-                stop(proc)
-            if args.browse:
+            seconds, proc, url = start_and_wait(tree, data)
+            add(f"start, {info['items']} items [s]", seconds)
+            add(f"idle RSS server, {info['items']} items [MiB]", idle_rss(proc.pid, args.idle))
+            stop(proc)
+            if args.browse and browse_too:
                 seconds, proc, url = start_and_wait(tree, data)
                 try:
                     token, user_id = sign_in(url)
@@ -303,21 +302,22 @@ def measure_tree(tree: Tree, args: argparse.Namespace, library: Path | None, inf
                 finally:
                     stop(proc)
             if tray_env is not None:
-                for _ in range(args.runs):
-                    running, rss = tray_rss(tree, data, args.idle, tray_env)
-                    add(f"tray app: launch -> server running, {info['items']} items [s]", running)
-                    add(f"idle RSS tray + server, {info['items']} items [MiB]", rss)
+                running, rss = tray_rss(tree, data, args.idle, tray_env)
+                add(f"tray app: launch -> server running, {info['items']} items [s]", running)
+                add(f"idle RSS tray + server, {info['items']} items [MiB]", rss)
         finally:
             shutil.rmtree(data, ignore_errors=True)
     if tray_env is not None:
-        for _ in range(args.runs):
-            data = Path(tempfile.mkdtemp(prefix="reelroom-bench-tray-"))
-            try:
-                running, rss = tray_rss(tree, data, args.idle, tray_env)
-                add("tray app: launch -> server running, empty [s]", running)
-                add("idle RSS tray + server, empty [MiB]", rss)
-            finally:
-                shutil.rmtree(data, ignore_errors=True)
+        data = Path(tempfile.mkdtemp(prefix="reelroom-bench-tray-"))
+        try:
+            running, rss = tray_rss(tree, data, args.idle, tray_env)
+            add("tray app: launch -> server running, empty [s]", running)
+            add("idle RSS tray + server, empty [MiB]", rss)
+        finally:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+def summarize(out: dict[str, list[float]]) -> dict:
     return {key: med(values) for key, values in out.items()} | {f"{key} runs": values for key, values in out.items()}
 
 
@@ -397,7 +397,11 @@ def main() -> None:
                 tray_env["QT_QPA_PLATFORM"] = "offscreen"
                 print("tray: Qt offscreen (no Xvfb)")
         try:
-            results = [(tree, measure_tree(tree, args, library, info, tray_env)) for tree in trees]
+            raw: list[dict[str, list[float]]] = [{} for _ in trees]
+            for n in range(args.runs):
+                for tree, out in zip(trees, raw, strict=True):
+                    measure_round(tree, args, library, info, tray_env, out, browse_too=n == 0)
+            results = [(tree, summarize(out)) for tree, out in zip(trees, raw, strict=True)]
         finally:
             if xvfb is not None:
                 xvfb.__exit__(None, None, None)
