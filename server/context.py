@@ -41,15 +41,18 @@ from server.paths import ServerPaths
 from server.playback import settings as playback_settings
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
+from server.playback.streams import StreamService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
+from server.resources import resources_dir
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
 from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
+from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import SECTIONS as FILESYSTEM_SECTIONS
 from server.system.filesystem import FileSystemBrowser
@@ -111,7 +114,10 @@ class ServerContext:
         self.sessions = SessionManager(self.events, self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.sessions.on_end(self.syncplay.forget_device)
-        self.activity = ActivityLog(self.db, self.events)
+        self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
+                                    lambda: bool(self.config.server().AllowClientLogUpload))
+        self.branding = BrandingService(self.config, self.paths.branding_dir,
+                                        resources_dir() / "branding" / "splashscreen.png")
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
@@ -147,7 +153,11 @@ class ServerContext:
         self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
-        self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
+        # progressive streams; ffmpeg as the transcoder found it (no ffmpeg: 503 ProblemDetails)
+        self.streams = StreamService(self.items.row, self.db, lambda: self.transcodes.ffmpeg().path)
+        # HLS requests and their ffmpeg jobs (settings applied by a configuration listener)
+        self.transcodes = TranscodeService(self.config, self.paths, self.streams.source_row)
+        self.on_close(self.transcodes.close)  # kills every transcode
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
