@@ -83,13 +83,12 @@ class StreamService:
             return _file_reply(plan)
         return await self._ffmpeg_reply(plan, head)
 
-    async def _ffmpeg_reply(self, plan: StreamPlan | None, head: bool) -> Response[Any]:
-        if plan is None or plan.args is None:
-            raise NotFoundError("This stream cannot be transcoded.")
+    async def _ffmpeg_reply(self, plan: StreamPlan, head: bool) -> Response[Any]:
         media_type = media_type_for(f"x.{plan.container}", plan.container)
         headers = {"Accept-Ranges": "none", "Cache-Control": "no-cache"}
         if head:
             return Response(content=b"", media_type=media_type, headers=headers)
+        assert plan.args is not None, "a plan that is not direct carries ffmpeg's arguments"
         pipe = await FfmpegPipe.start(await asyncio.to_thread(self._ffmpeg_path), plan.args)
         return Stream(pipe.chunks(), media_type=media_type, headers=headers)
 
@@ -108,6 +107,7 @@ class StreamService:
                                     max_bitrate=max_streaming_bitrate, transcoding_container=transcoding_container,
                                     audio_bitrate=audio_bitrate, max_channels=max_audio_channels,
                                     start_ticks=start_ticks)
+        assert plan is not None, "universal_plan always returns a plan"
         if kind == "direct":
             return _file_reply(plan)
         if (transcoding_protocol or "").lower() == "hls":
@@ -136,7 +136,5 @@ class StreamService:
         return RangeFileResponse(row.path, container=file_container(row))
 
 
-def _file_reply(plan: StreamPlan | None) -> Response[Any]:
-    if plan is None:
-        raise NotFoundError("This stream has no file to serve.")
+def _file_reply(plan: StreamPlan) -> Response[Any]:
     return RangeFileResponse(plan.path, container=plan.container)
