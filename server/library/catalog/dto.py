@@ -216,8 +216,18 @@ def versions_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = defaultdict(list)
     if not item_ids:
         return out
-    for r in s.execute(select(items).where(items.c.owner_id.in_(list(item_ids)), items.c.extra_type.is_(None))).all():
-        out[r.owner_id].append(r)
+    # Two steps. Nearly every row's owner_id is NULL, so SQLite's statistics say each owner_id
+    # value matches ~1,000 rows, and for a page of 100 ids it scans the whole table (measured at
+    # 100k items: 100+ ms per page). The first step only reads the owner_id index (covering, so
+    # it is always used); the rows are read only for the few owners that have versions.
+    owners = [o for (o,) in s.execute(select(items.c.owner_id).where(items.c.owner_id.in_(list(item_ids)))
+                                      .group_by(items.c.owner_id)).all()]
+    if not owners:
+        return out
+    for start in range(0, len(owners), 20):  # (a long IN list would tip the estimate to a scan again)
+        chunk = owners[start:start + 20]
+        for r in s.execute(select(items).where(items.c.owner_id.in_(chunk), items.c.extra_type.is_(None))).all():
+            out[r.owner_id].append(r)
     return out
 
 
