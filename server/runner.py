@@ -18,6 +18,10 @@ from server.logs import configure_logging
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
 MAX_HEAD_BYTES = 48 * 1024  # for h11, which counts the whole head
+# How long an idle keep-alive connection stays open: Kestrel's (Jellyfin's) default. uvicorn's
+# own default, 5 s, closed connections that browsers and the Jellyfin apps still meant to reuse,
+# so a request racing the close was reset under load.
+KEEP_ALIVE_SECONDS = 130
 
 
 def websocket_mode() -> str:
@@ -109,6 +113,7 @@ class ServerRunner:
         app = create_app(ctx)
         config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
                                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_mode(),
+                                timeout_keep_alive=KEEP_ALIVE_SECONDS,
                                 http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                                 server_header=False, date_header=True)
         server = uvicorn.Server(config)
