@@ -76,6 +76,10 @@ def images(i: int) -> str:
     ])
 
 
+EPISODE_IMAGES = json.dumps([{"Type": "Primary", "Path": "/media/shows/thumb.jpg", "Tag": "e" * 32, "Width": 1920,
+                              "Height": 1080}])
+
+
 def build(data_dir: Path, size: int) -> dict:
     """Migrate a database and fill it; returns ids the bench needs."""
     paths = ServerPaths(data_dir)
@@ -140,7 +144,10 @@ def build(data_dir: Path, size: int) -> dict:
                                  sort_name=f"{season:03d}-{ep:04d}-episode", index_number=ep,
                                  parent_index_number=season, series_id=sid, series_name=title, season_id=pid,
                                  season_name=f"Season {season}", container="mkv", run_time_ticks=2_400_000_000,
-                                 media_streams_json=streams(ep), width=1920, height=1080))
+                                 media_streams_json=streams(ep), width=1920, height=1080,
+                                 # a thumb of its own: without one the artwork task would spend the
+                                 # run spawning ffmpeg for frames of files that do not exist
+                                 images_json=EPISODE_IMAGES))
     admin_id = None
     with db.engine.begin() as conn:
         conn.execute(Library.__table__.insert(), [
