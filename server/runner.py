@@ -4,6 +4,7 @@ thread (the desktop app). Restart builds a fresh context and app on the same soc
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import socket
 import threading
@@ -127,6 +128,10 @@ class ServerRunner:
             if ctx.startup.failed:
                 self.on_state("error", ctx.startup.failed)
             elif ctx.startup.ready:
+                # Everything alive now (modules, the app, the context) lives as long as the server:
+                # move it out of the cyclic collector's reach. Each full collection otherwise walks
+                # the whole heap again (measured: 40% of the CPU of building an Items page).
+                gc.freeze()
                 self.ready.set()
                 self.on_state("running", None)
 
