@@ -6,7 +6,7 @@ from server.api.base import operation
 from server.api.items import guids, name_listing, split_names
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 _MUSIC = ("Audio", "MusicAlbum", "MusicVideo")

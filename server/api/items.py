@@ -9,7 +9,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
 from server.guid import normalize_guid
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 
@@ -210,7 +210,7 @@ async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, *, 
                        scope: ItemQuery | None = None, default_types: tuple[str, ...] = (),
                        excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
     """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years)."""
-    from server.library.by_name import NameQuery
+    from server.library.catalog.by_name import NameQuery
 
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = paging(startIndex, limit)

@@ -7,8 +7,8 @@ from server.api.items import guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
-from server.library.by_name import NameQuery
-from server.library.query import ItemQuery
+from server.library.catalog.by_name import NameQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 

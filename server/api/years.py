@@ -19,7 +19,7 @@ async def get_years(ctx: ServerContext, auth: AuthInfo | None, startIndex: int |
                     imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
                     userId: str | None = None, recursive: bool | None = None,
                     enableImages: bool | None = None) -> w.BaseItemDtoQueryResult:
-    from server.library.query import ItemQuery
+    from server.library.catalog.query import ItemQuery
 
     return await name_listing(
         ctx, auth, "Year", userId=userId, startIndex=startIndex, limit=limit, parentId=parentId, fields=fields,
