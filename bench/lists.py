@@ -43,7 +43,7 @@ if os.environ.get("REELROOM_BENCH_ROOT"):
 sys.path.insert(1, str(HERE))
 
 from _server import start_server, stop_server  # noqa: E402
-from items_query import AUTH, GENRES, build, pct, sign_in  # noqa: E402
+from items_query import AUTH, build, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData  # noqa: E402

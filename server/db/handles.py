@@ -9,8 +9,10 @@ from __future__ import annotations
 from server.db.tables import (
     CollectionEntry,
     Item,
+    ItemFieldCount,
     ItemPerson,
     ItemValue,
+    ItemValueCount,
     Library,
     Person,
     Playlist,
@@ -29,3 +31,5 @@ playlists = Playlist.__table__
 playlist_entries = PlaylistEntry.__table__
 playlist_shares = PlaylistShare.__table__
 collection_entries = CollectionEntry.__table__
+item_value_counts = ItemValueCount.__table__  # kept by triggers (server/library/catalog/facets.py)
+item_field_counts = ItemFieldCount.__table__

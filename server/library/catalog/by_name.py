@@ -11,15 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import case, func, literal, select
+from sqlalchemy import Integer, case, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
-from server.db.handles import item_people, item_values, items, people, user_data
+from server.db.handles import (
+    item_field_counts,
+    item_people,
+    item_value_counts,
+    item_values,
+    items,
+    people,
+    user_data,
+)
 from server.db.tables import ByNameArtwork
-from server.library.catalog import ids
+from server.library.catalog import facets, ids
 from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
-from server.library.catalog.query import ItemQuery, scope
+from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES, ItemQuery, scope
 from server.wire import models as w
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
@@ -117,13 +125,16 @@ def _page(entries: list[NameEntry], nq: NameQuery, favorites: set[str] | None) -
     return entries[nq.start_index:end], total
 
 
-def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any) -> tuple[list[NameEntry], int]:
+def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
+              make_all: Any = None) -> tuple[list[NameEntry], int]:
     """The page from SQL; the total from a lean count of the groups, and only when the page
-    does not already tell it."""
+    does not already tell it. ``make_all`` (rows -> entries) replaces ``make`` when entries
+    need a lookup over the whole page."""
     page = q.offset(nq.start_index or None)
     if nq.limit is not None:
         page = page.limit(nq.limit)
-    entries = [make(r) for r in s.execute(page).all()]
+    rows = s.execute(page).all()
+    entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
     end = nq.start_index + len(entries)
     if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
                                                                 (entries or nq.start_index == 0)):
@@ -132,11 +143,66 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any) -> t
     return entries, s.execute(select(func.count()).select_from(groups)).scalar() or 0
 
 
+def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
+    """The list from the kept counts (server/library/catalog/facets.py) when the scope is
+    one they answer (libraries and item types); None otherwise."""
+    sc = facets.simple_scope(s, nq.scope, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
+    if sc is None:
+        return None
+    t = item_field_counts if nq.kind == "Year" else item_value_counts
+    if facets.counts_playlists(s, t, sc):
+        return None
+    cols = [facets.count_sum(t).label("ChildCount")]
+    if nq.with_counts:
+        cols += [facets.count_sum(t, kind).label(label) for label, kind in COUNT_TYPES]
+    conds = facets.scope_conditions(t, sc)
+    make_all = None
+    if nq.kind == "Year":
+        year = cast(t.c.value, Integer)
+        q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
+             .order_by(year.desc() if nq.descending else year.asc()))
+        make = lambda r: NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r))  # noqa: E731
+        group_key = t.c.value
+    else:
+        value_kinds, result_kind = VALUE_KINDS[nq.kind]
+        single = len(value_kinds) == 1
+        extra = [func.min(t.c.value).label("name")] if single else []
+        q = (select(t.c.clean_value, *extra, *cols)
+             .where(t.c.kind == (value_kinds[0] if single else "AnyArtist"), *conds,
+                    *_name_filters(t.c.clean_value, nq))
+             .group_by(t.c.clean_value)
+             .order_by(t.c.clean_value.desc() if nq.descending else t.c.clean_value.asc()))
+        make = lambda r: NameEntry(result_kind, r.name, ids.by_name_id(result_kind, r.name), _counts(r))  # noqa: E731
+        group_key = t.c.clean_value
+        if not single:  # the spelling: the least one among the artist and album artist rows in scope
+            def make_all(rows: list[Any]) -> list[NameEntry]:
+                spelled: dict[str, str] = {}
+                cleans = [r.clean_value for r in rows]
+                for start in range(0, len(cleans), 500):
+                    spelled.update(s.execute(
+                        select(t.c.clean_value, func.min(t.c.value)).where(
+                            t.c.kind.in_(value_kinds), t.c.clean_value.in_(cleans[start:start + 500]), *conds)
+                        .group_by(t.c.clean_value)).all())
+                out = []
+                for r in rows:
+                    name = spelled.get(r.clean_value) or r.clean_value
+                    out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
+                return out
+    if use_sql_paging:
+        return _sql_page(s, q, nq, make, group_key, make_all)
+    rows = s.execute(q).all()
+    entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
+    return _page(entries, nq, _favorites(s, nq.scope.user_id))
+
+
 def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
     """One page of by-name entries with their item counts, and the total."""
     use_sql_paging = nq.is_favorite is None
     if nq.kind == "Person":
         return _persons(s, nq, use_sql_paging)
+    kept = _kept_listing(s, nq, use_sql_paging)
+    if kept is not None:
+        return kept
     source, conds = scope(s, nq.scope)
     single_kind = nq.kind == "Year" or len(VALUE_KINDS[nq.kind][0]) == 1
     cols = _count_columns(distinct=not single_kind, per_type=nq.with_counts)
