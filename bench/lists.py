@@ -47,7 +47,11 @@ from items_query import AUTH, build, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData  # noqa: E402
-from server.library import ids  # noqa: E402
+
+try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
+    from server.library.catalog import ids  # noqa: E402
+except ImportError:
+    from server.library import ids  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 MUSIC_GENRES = ["Rock", "Pop", "Jazz", "Blues", "Classical", "Electronic", "Hip-Hop", "Folk", "Metal", "Punk",
