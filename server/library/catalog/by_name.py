@@ -8,7 +8,7 @@ GET /Items (parent, types, the user's libraries), so the counts agree with the i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Integer, case, cast, func, literal, select
@@ -62,6 +62,8 @@ class NameQuery:
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
+    #: (cache, database generation): totals of full pages are kept while nothing was written
+    totals: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -139,8 +141,18 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
     if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
                                                                 (entries or nq.start_index == 0)):
         return entries, end
+    key = None
+    if nq.totals is not None:
+        cache, generation = nq.totals
+        key = "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
+        total = cache.get(key, generation)
+        if total is not None:
+            return entries, total
     groups = q.with_only_columns(group_key).order_by(None).subquery()
-    return entries, s.execute(select(func.count()).select_from(groups)).scalar() or 0
+    total = s.execute(select(func.count()).select_from(groups)).scalar() or 0
+    if key is not None:
+        cache.put(key, generation, total)
+    return entries, total
 
 
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
@@ -232,29 +244,40 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
 
 
 def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int]:
+    """People linked to an item in scope. The page comes first (people in name order that have
+    such a link: an indexed probe per person), then the counts of that page only, so the cost
+    does not grow with the number of links."""
     ip = item_people.alias("pip")
-    conds = list(_name_filters(people.c.name, nq))
+    link = [ip.c.person_id == people.c.id]
     if nq.person_types:
-        conds.append(ip.c.kind.in_(nq.person_types))
+        link.append(ip.c.kind.in_(nq.person_types))
     if nq.exclude_person_types:
-        conds.append(ip.c.kind.not_in(nq.exclude_person_types))
+        link.append(ip.c.kind.not_in(nq.exclude_person_types))
     if nq.appears_in_item_id:
-        conds.append(ip.c.item_id == nq.appears_in_item_id)
+        link.append(ip.c.item_id == nq.appears_in_item_id)
     allowed = nq.scope.allowed_library_ids
-    source = people.join(ip, ip.c.person_id == people.c.id).join(items, items.c.id == ip.c.item_id)
     if allowed is not None:
-        conds.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
+        link.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
+    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
     order = func.lower(people.c.name)
-    q = (select(people.c.id, people.c.name, people.c.image_tag, *_count_columns(per_type=nq.with_counts))
-         .select_from(source)
-         .where(*conds).group_by(people.c.id).order_by(order.desc() if nq.descending else order.asc()))
+    q = (select(people.c.id, people.c.name, people.c.image_tag).where(*_name_filters(people.c.name, nq), linked)
+         .order_by(order.desc() if nq.descending else order.asc()))
 
-    def make(r: Any) -> NameEntry:
-        return NameEntry("Person", r.name, r.id, _counts(r), r.image_tag)
+    def make_all(rows: list[Any]) -> list[NameEntry]:
+        counts: dict[str, Any] = {}
+        person_ids = [r.id for r in rows]
+        for start in range(0, len(person_ids), 500):
+            chunk = person_ids[start:start + 500]
+            counts.update((r.person_id, r) for r in s.execute(
+                select(ip.c.person_id, *_count_columns(per_type=nq.with_counts))
+                .select_from(ip.join(items, items.c.id == ip.c.item_id))
+                .where(ip.c.person_id.in_(chunk), *link[1:]).group_by(ip.c.person_id)).all())
+        return [NameEntry("Person", r.name, r.id, _counts(counts[r.id]) if r.id in counts else {"ChildCount": 0},
+                          r.image_tag) for r in rows]
 
     if use_sql_paging:
-        return _sql_page(s, q, nq, make, people.c.id)
-    return _page([make(r) for r in s.execute(q).all()], nq, _favorites(s, nq.scope.user_id))
+        return _sql_page(s, q, nq, None, people.c.id, make_all)
+    return _page(make_all(s.execute(q).all()), nq, _favorites(s, nq.scope.user_id))
 
 
 def find_name(s: Session, kind: str, name: str, q: ItemQuery) -> NameEntry | None:

@@ -436,6 +436,7 @@ class ItemService:
 
         nq.with_counts = opts.has("ItemCounts")
         nq.scope.names = nq.scope.names or self.by_name
+        nq.totals = (self.count_cache, self.db.generation)
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)
