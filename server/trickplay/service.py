@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
 from sqlalchemy import delete, select
 
 from server.db.tables import Item, TrickplayInfo
@@ -120,7 +119,6 @@ class TrickplayService:
 
         def write(s) -> None:
             s.execute(delete(TrickplayInfo).where(TrickplayInfo.item_id.in_(item_ids)))
-            s.commit()
 
         await self.ctx.db.write(write)
         for item_id in item_ids:
@@ -151,7 +149,6 @@ class TrickplayService:
 
             def write(s, record=record) -> None:
                 s.merge(record)
-                s.commit()
 
             await self.ctx.db.write(write)
 
@@ -184,6 +181,7 @@ class _Sheets:
 
 def _pack(frames: list[Path], folder: Path, cols: int, rows: int, quality: int) -> _Sheets:
     """Pack the frames row by row into sheets of cols x rows; returns the thumbnail height."""
+    from PIL import Image  # Pillow loads when tiles are first made
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.jpg"):
         old.unlink()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from server.db.handles import items, playlists
@@ -28,6 +28,7 @@ from server.library.browse.playstate import playable_descendants
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
+    ItemRow,
     ParentalRules,
     get_row,
     get_rows,
@@ -48,8 +49,8 @@ _MEDIA_TYPES = ("Unknown", "Video", "Audio", "Photo", "Book")
 
 @dataclass
 class PlaylistAccess:
-    playlist: Any  # playlists row
-    row: Any  # items row
+    playlist: Row[Any]  # playlists row
+    row: ItemRow  # items row
     shares: dict[str, bool]  # user id -> can edit
 
     def can_view(self, user_id: str | None) -> bool:
