@@ -285,9 +285,9 @@ class PlaylistService:
                  .order_by(entries.c.sort_order, entries.c.id).offset(start_index))
             if limit is not None:
                 q = q.limit(limit)
-            page = s.execute(q).all()
-            found = get_rows(s, [item_id for _, item_id in page])
-            page = [(entry_id, found[item_id]) for entry_id, item_id in page if item_id in found]
+            page_ids = s.execute(q).all()
+            found = get_rows(s, [item_id for _, item_id in page_ids])
+            page = [(entry_id, found[item_id]) for entry_id, item_id in page_ids if item_id in found]
             total = s.execute(select(func.count()).select_from(source).where(*conds)).scalar() or 0
             dtos = build_dtos(s, [row for _, row in page], opts, self.ctx.system_id)
             for dto, (entry_id, _) in zip(dtos, page, strict=True):

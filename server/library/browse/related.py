@@ -133,10 +133,10 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
     if exclude_artists:
-        names = [n.lower() for n in (names or ByNameIndex()).names(s, exclude_artists, ("MusicArtist",))]
-        if names:
+        excluded = [n.lower() for n in (names or ByNameIndex()).names(s, exclude_artists, ("MusicArtist",))]
+        if excluded:
             q = q.where(c.id.not_in(select(item_values.c.item_id).where(
-                item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(names))))
+                item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(excluded))))
     if limit is not None:
         q = q.limit(limit)
     return _rows_in_order(s, [r[0] for r in s.execute(q).all()])

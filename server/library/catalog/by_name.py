@@ -8,6 +8,7 @@ GET /Items (parent, types, the user's libraries), so the counts agree with the i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -128,7 +129,7 @@ def _page(entries: list[NameEntry], nq: NameQuery, favorites: set[str] | None) -
 
 
 def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
-              make_all: Any = None) -> tuple[list[NameEntry], int]:
+              make_all: Callable[[Sequence[Any]], list[NameEntry]] | None = None) -> tuple[list[NameEntry], int]:
     """The page from SQL; the total from a lean count of the groups, and only when the page
     does not already tell it. ``make_all`` (rows -> entries) replaces ``make`` when entries
     need a lookup over the whole page."""
@@ -168,7 +169,8 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     if nq.with_counts:
         cols += [facets.count_sum(t, kind).label(label) for label, kind in COUNT_TYPES]
     conds = facets.scope_conditions(t, sc)
-    make_all = None
+    make_all: Callable[[Sequence[Any]], list[NameEntry]] | None = None
+    make: Callable[[Any], NameEntry]
     if nq.kind == "Year":
         year = cast(t.c.value, Integer)
         q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
@@ -187,7 +189,7 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
         make = lambda r: NameEntry(result_kind, r.name, ids.by_name_id(result_kind, r.name), _counts(r))  # noqa: E731
         group_key = t.c.clean_value
         if not single:  # the spelling: the least one among the artist and album artist rows in scope
-            def make_all(rows: list[Any]) -> list[NameEntry]:
+            def spelled_entries(rows: Sequence[Any]) -> list[NameEntry]:
                 spelled: dict[str, str] = {}
                 cleans = [r.clean_value for r in rows]
                 for start in range(0, len(cleans), 500):
@@ -200,6 +202,8 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
                     name = spelled.get(r.clean_value) or r.clean_value
                     out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
                 return out
+
+            make_all = spelled_entries
     if use_sql_paging:
         return _sql_page(s, q, nq, make, group_key, make_all)
     rows = s.execute(q).all()
@@ -263,7 +267,7 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
     q = (select(people.c.id, people.c.name, people.c.image_tag).where(*_name_filters(people.c.name, nq), linked)
          .order_by(order.desc() if nq.descending else order.asc()))
 
-    def make_all(rows: list[Any]) -> list[NameEntry]:
+    def make_all(rows: Sequence[Any]) -> list[NameEntry]:
         counts: dict[str, Any] = {}
         person_ids = [r.id for r in rows]
         for start in range(0, len(person_ids), 500):

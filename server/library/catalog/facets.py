@@ -30,7 +30,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Engine, false, func, select, true
+from sqlalchemy import ColumnElement, Engine, case, false, func, select, true
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -227,8 +227,8 @@ def simple_scope(s: Session, q: Any, structural: tuple[str, ...], root_id: str) 
                  exclude=tuple(sorted(set(exclude_types))), hide_playlists=q.user_id is not None)
 
 
-def scope_conditions(table: Any, sc: Scope) -> list:
-    conds = [table.c.item_count > 0]
+def scope_conditions(table: Any, sc: Scope) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = [table.c.item_count > 0]
     if sc.libraries is not None:
         conds.append(table.c.library_id.in_(sc.libraries) if sc.libraries else false())
     if sc.exclude_libraries:
@@ -250,15 +250,13 @@ def counts_playlists(s: Session, table: Any, sc: Scope) -> bool:
                                                              table.c.item_count > 0).limit(1)).first() is not None
 
 
-def count_sum(table: Any, type_name: str | None = None):
+def count_sum(table: Any, type_name: str | None = None) -> ColumnElement[Any]:
     if type_name is None:
         return func.coalesce(func.sum(table.c.item_count), 0)
-    from sqlalchemy import case
-
     return func.coalesce(func.sum(case((table.c.item_type == type_name, table.c.item_count), else_=0)), 0)
 
 
-def filter_values(s: Session, q: ItemQuery) -> dict[str, list] | None:
+def filter_values(s: Session, q: ItemQuery) -> dict[str, list[Any]] | None:
     """GET /Items/Filters' genres, tags, official ratings and years from the kept counts (the
     same answer as ``query.filter_values``), or None when the scope is not a simple one."""
     from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES
@@ -266,14 +264,14 @@ def filter_values(s: Session, q: ItemQuery) -> dict[str, list] | None:
     sc = simple_scope(s, q, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None or counts_playlists(s, value_counts, sc) or counts_playlists(s, field_counts, sc):
         return None
-    out: dict[str, list] = {"Genre": [], "Tag": []}
+    out: dict[str, list[Any]] = {"Genre": [], "Tag": []}
     vc, fc = value_counts, field_counts
     for kind, value in s.execute(select(vc.c.kind, func.min(vc.c.value)).where(
             vc.c.kind.in_(("Genre", "Tag")), *scope_conditions(vc, sc))
             .group_by(vc.c.kind, vc.c.clean_value).order_by(vc.c.kind, vc.c.clean_value)).all():
         if value:
             out[kind].append(value)
-    found: dict[str, set] = {"Year": set(), "OfficialRating": set()}
+    found: dict[str, set[str]] = {"Year": set(), "OfficialRating": set()}
     for facet, value in s.execute(select(fc.c.facet, fc.c.value).where(*scope_conditions(fc, sc))
                                   .group_by(fc.c.facet, fc.c.value)).all():
         found[facet].add(value)
