@@ -42,8 +42,15 @@ sys.path.insert(0, str(ROOT))
 from server.db import migrate  # noqa: E402
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
-from server.library.catalog import ids  # noqa: E402
-from server.library.catalog.sorting import sort_name  # noqa: E402
+
+try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
+    from server.library.catalog import ids  # noqa: E402
+except ImportError:
+    from server.library import ids  # noqa: E402
+try:
+    from server.library.catalog.sorting import sort_name  # noqa: E402
+except ImportError:
+    from server.library.sorting import sort_name  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-{n}", Version="1.0"'
