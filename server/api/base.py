@@ -3,6 +3,9 @@
     @operation("GetPublicSystemInfo")
     async def get_public_system_info(ctx: ServerContext) -> w.PublicSystemInfo: ...
 
+Shared parameter lists (image options, DTO options, paging, stream options) are declared as one
+parameter typed with their group (server/api/params.py), which ``operation`` expands.
+
 ``operation`` takes the method, path, tag and success status from the spec's operation table,
 so a handler cannot drift from the contract, and ``grep -r '"GetPublicSystemInfo"' server/api``
 finds the code behind any operation. Authorization is not declared per handler: the guard
@@ -17,6 +20,7 @@ from litestar import Request, delete, get, head, patch, post, put
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
+from server.api.params import expand_groups
 from server.auth.header import identify
 from server.auth.policy import check_access
 from server.auth.service import AuthInfo
@@ -53,13 +57,15 @@ def operation(operation_id: str, **kwargs: Any):
     if op.success_media == "application/json":
         options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
-    return decorator(litestar_path(op), **options)
+    route = decorator(litestar_path(op), **options)
+    return lambda fn: route(expand_groups(fn, op.params))
 
 
 def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any):
     """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
     ``auth`` is "none", "user" or "admin"."""
-    return _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
+    route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
+    return lambda fn: route(expand_groups(fn, None))
 
 
 def _client_ip(connection: ASGIConnection) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from litestar import Request, Response
 
 from server.api.base import operation
+from server.api.params import StreamOptions
 from server.api.streams import _source_row
 from server.auth.service import AuthInfo
 from server.context import ServerContext
@@ -28,22 +29,28 @@ def _raw(request: Request) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in request.query_params.multi_items()]
 
 
-def _query(request: Request, auth: AuthInfo | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """The query as lower-cased names -> first value, and the raw pairs."""
+def _query(request: Request, auth: AuthInfo | None,
+           stream: StreamOptions | None = None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The stream parameters as lower-cased names -> value (from ``stream``, else from the query
+    string: first values), and the raw pairs."""
     raw = _raw(request)
     q: dict[str, Any] = {}
-    for key, value in raw:
-        name = key.lower()
-        if name in q:
-            continue
-        q[name] = value.lower() != "false" if name in _BOOL_KEYS else value
+    if stream is not None:
+        q = {name.lower(): value for name, value in stream.given().items()}
+    else:
+        for key, value in raw:
+            name = key.lower()
+            if name in q:
+                continue
+            q[name] = value.lower() != "false" if name in _BOOL_KEYS else value
     if not q.get("deviceid") and auth is not None:
         q["deviceid"] = auth.device_id
     return q, raw
 
 
-async def _plan(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool):
-    q, raw = _query(request, auth)
+async def _plan(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
+                stream: StreamOptions):
+    q, raw = _query(request, auth, stream)
     params = HlsParams.from_query(q, dict(raw))
     row = await _source_row(ctx, item_id, params.media_source_id)
     plan = await ctx.transcodes.plan(row, params, audio_only=audio_only)
@@ -56,20 +63,20 @@ def _playlist(text: str, head: bool = False) -> Response:
 
 
 async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
-                  head: bool) -> Response:
+                  head: bool, stream: StreamOptions) -> Response:
     if not audio_only:
         row = await ctx.items.row(item_id, await ctx.items.viewer(auth, None))
         if row.type == "TvChannel":  # a channel's only variant is its live playlist
             query = request.url.query
             return _playlist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=8000000\n"
                              f"live.m3u8{'?' + query if query else ''}\n", head)
-    _row, _params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
+    _row, _params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only, stream)
     return _playlist(master_playlist(plan, query_without(raw, *_SEGMENT_ONLY)), head)
 
 
 async def _main(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str,
-                audio_only: bool) -> Response:
-    row, params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
+                audio_only: bool, stream: StreamOptions) -> Response:
+    row, params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only, stream)
     # Start ffmpeg now: the first segment request follows within milliseconds.
     await ctx.transcodes.job_for(row, params, plan)
     return _playlist(main_playlist(plan, query_without(raw, *_SEGMENT_ONLY)))
@@ -82,11 +89,11 @@ def _segment_media_type(container: str, audio_only: bool) -> str:
 
 
 async def _segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, segment_id: int,
-                   container: str, audio_only: bool) -> Response:
+                   container: str, audio_only: bool, stream: StreamOptions) -> Response:
     container = container.lower()
     if container not in ("ts", "mp4"):
         raise BadRequestError(f"Segments are .ts or .mp4, not .{container}.")
-    row, params, plan, _raw_q = await _plan(ctx, request, auth, item_id, audio_only)
+    row, params, plan, _raw_q = await _plan(ctx, request, auth, item_id, audio_only, stream)
     if plan.request.segment_extension != container:
         raise BadRequestError(f"This stream's segments are .{plan.request.segment_extension}, not .{container}.")
     if segment_id == -1 and container != "mp4":
@@ -104,48 +111,49 @@ async def _segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, 
 
 @operation("GetMasterHlsVideoPlaylist")
 async def get_master_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                        itemId: str) -> Response:
-    return await _master(ctx, request, auth, itemId, False, head=False)
+                                        itemId: str, stream: StreamOptions) -> Response:
+    return await _master(ctx, request, auth, itemId, False, head=False, stream=stream)
 
 
 @operation("HeadMasterHlsVideoPlaylist")
 async def head_master_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response[None]:
-    return await _master(ctx, request, auth, itemId, False, head=True)
+                                         itemId: str, stream: StreamOptions) -> Response[None]:
+    return await _master(ctx, request, auth, itemId, False, head=True, stream=stream)
 
 
 @operation("GetMasterHlsAudioPlaylist")
 async def get_master_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                        itemId: str) -> Response:
-    return await _master(ctx, request, auth, itemId, True, head=False)
+                                        itemId: str, stream: StreamOptions) -> Response:
+    return await _master(ctx, request, auth, itemId, True, head=False, stream=stream)
 
 
 @operation("HeadMasterHlsAudioPlaylist")
 async def head_master_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response[None]:
-    return await _master(ctx, request, auth, itemId, True, head=True)
+                                         itemId: str, stream: StreamOptions) -> Response[None]:
+    return await _master(ctx, request, auth, itemId, True, head=True, stream=stream)
 
 
 @operation("GetVariantHlsVideoPlaylist")
 async def get_variant_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response:
-    return await _main(ctx, request, auth, itemId, False)
+                                         itemId: str, stream: StreamOptions) -> Response:
+    return await _main(ctx, request, auth, itemId, False, stream=stream)
 
 
 @operation("GetVariantHlsAudioPlaylist")
 async def get_variant_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response:
-    return await _main(ctx, request, auth, itemId, True)
+                                         itemId: str, stream: StreamOptions) -> Response:
+    return await _main(ctx, request, auth, itemId, True, stream=stream)
 
 
 @operation("GetLiveHlsStream")
-async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str) -> Response:
+async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
+                              stream: StreamOptions) -> Response:
     viewer = await ctx.items.viewer(auth, None)
     row = await ctx.items.row(itemId, viewer)
     if row.type == "TvChannel":
-        return await _live_channel_playlist(ctx, request, auth, row)
+        return await _live_channel_playlist(ctx, request, auth, row, stream)
     # Library items have a known runtime, so the "live" playlist is the full VOD list.
-    return await _main(ctx, request, auth, itemId, False)
+    return await _main(ctx, request, auth, itemId, False, stream)
 
 
 def _codec_set(value: str | None, default: tuple[str, ...]) -> set[str]:
@@ -153,13 +161,14 @@ def _codec_set(value: str | None, default: tuple[str, ...]) -> set[str]:
     return found or set(default)
 
 
-async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row) -> Response:
+async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row,
+                                 options: StreamOptions) -> Response:
     """A channel's sliding-window playlist (server/livetv/live.py). The stream is the one the
     LiveStreamId names; without one, the channel's running stream or a new one (released when
     idle). Segments are served by the legacy segment route under the encoder's id."""
     from server.livetv.playback import DEFAULT_AUDIO_CODECS, DEFAULT_VIDEO_CODECS
 
-    q, _ = _query(request, auth)
+    q, _ = _query(request, auth, options)
     channel = await ctx.livetv.channel(row.id)
     stream = ctx.live_streams.get(q.get("livestreamid"))
     if stream is None or stream.channel.id != channel.id:
@@ -177,14 +186,16 @@ async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: Aut
 
 @operation("GetHlsVideoSegment")
 async def get_hls_video_segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
-                                playlistId: str, segmentId: int, container: str) -> Response:
-    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=False)
+                                playlistId: str, segmentId: int, container: str,
+                                stream: StreamOptions) -> Response:
+    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=False, stream=stream)
 
 
 @operation("GetHlsAudioSegment")
 async def get_hls_audio_segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
-                                playlistId: str, segmentId: int, container: str) -> Response:
-    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=True)
+                                playlistId: str, segmentId: int, container: str,
+                                stream: StreamOptions) -> Response:
+    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=True, stream=stream)
 
 
 # -- HlsSegment (legacy) ----------------------------------------------------------------------------
