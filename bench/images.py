@@ -30,7 +30,7 @@ from PIL import Image, ImageDraw, ImageFilter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.library.ids import item_id_for_path  # noqa: E402
+from server.library.catalog.ids import item_id_for_path  # noqa: E402
 
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-images", Version="1.0"'
 

@@ -39,7 +39,7 @@ from server.db import migrate  # noqa: E402
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
 from server.library import ids  # noqa: E402
-from server.library.sorting import sort_name  # noqa: E402
+from server.library.catalog.sorting import sort_name  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-{n}", Version="1.0"'

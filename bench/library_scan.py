@@ -106,7 +106,7 @@ def cpu_seconds() -> float:
 
 def visible_seconds(live, lib: Path, kind: str, sources: list[Path], rounds: int = 3) -> list[float]:
     from server.db.tables import Item
-    from server.library import ids
+    from server.library.catalog import ids
 
     out = []
     for r in range(rounds):

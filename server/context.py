@@ -23,10 +23,10 @@ from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
 from server.images.service import ImageService
-from server.library.browse import Browse
-from server.library.items import ItemService
-from server.library.scanner import Scanner
-from server.library.virtual_folders import LibraryService
+from server.library.browse.service import Browse
+from server.library.catalog.items import ItemService
+from server.library.scan.scanner import Scanner
+from server.library.scan.virtual_folders import LibraryService
 from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService

@@ -7,7 +7,7 @@ from server.api.items import name_listing
 from server.api.params import DtoOptions, NameFilters, Paging, guids, split_names
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 _MUSIC = ("Audio", "MusicAlbum", "MusicVideo")

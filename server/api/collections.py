@@ -1,4 +1,4 @@
-"""Collection: BoxSets and their members (server/library/boxsets.py)."""
+"""Collection: BoxSets and their members (server/library/browse/boxsets.py)."""
 
 from __future__ import annotations
 

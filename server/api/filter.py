@@ -6,9 +6,9 @@ from server.api.base import operation
 from server.api.params import guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library import ids
-from server.library.by_name import MUSIC_TYPES
-from server.library.query import ItemQuery
+from server.library.catalog import ids
+from server.library.catalog.by_name import MUSIC_TYPES
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 

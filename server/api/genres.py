@@ -7,7 +7,7 @@ from server.api.items import name_listing
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.by_name import MUSIC_TYPES
+from server.library.catalog.by_name import MUSIC_TYPES
 from server.wire import models as w
 
 _MUSIC_DEFAULT = ("Audio", "MusicAlbum")
@@ -43,7 +43,7 @@ async def get_music_genres(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
 @operation("GetMusicGenre")
 async def get_music_genre(ctx: ServerContext, auth: AuthInfo | None, genreName: str,
                           userId: str | None = None) -> w.BaseItemDto:
-    from server.library.query import ItemQuery
+    from server.library.catalog.query import ItemQuery
 
     viewer = await ctx.items.viewer(auth, userId)
     return await ctx.items.name("MusicGenre", genreName, viewer,

@@ -1,5 +1,5 @@
 """InstantMix: tracks sharing genres or artists with a song, album, artist, genre or playlist
-(server/library/related.py)."""
+(server/library/browse/related.py)."""
 
 from __future__ import annotations
 

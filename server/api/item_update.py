@@ -1,4 +1,4 @@
-"""ItemUpdate: the metadata editor and folder content types (server/library/editing.py)."""
+"""ItemUpdate: the metadata editor and folder content types (server/library/browse/editing.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, gui
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 
@@ -157,7 +157,7 @@ async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, dto
                        excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
     """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years).
     ``isFavorite`` overrides the one in ``names`` when given."""
-    from server.library.by_name import NameQuery
+    from server.library.catalog.by_name import NameQuery
 
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()

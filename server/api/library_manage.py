@@ -1,5 +1,5 @@
 """Library: deleting items, similar items, theme media and critic reviews
-(server/library/editing.py, related.py)."""
+(server/library/browse/editing.py, related.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from server.api.params import DtoOptions, Paging, guids
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
-from server.library.items import Viewer
+from server.library.catalog.items import Viewer
 from server.wire import models as w
 
 

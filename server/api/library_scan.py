@@ -6,7 +6,7 @@ from __future__ import annotations
 from server.api.base import operation
 from server.artwork.service import FRAME_TYPES, SCREEN_GRABBER
 from server.context import ServerContext
-from server.library.virtual_folders import normalize_id
+from server.library.scan.virtual_folders import normalize_id
 from server.wire import models as w
 
 

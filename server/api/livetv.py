@@ -18,7 +18,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import normalize_guid
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.livetv import dto
 from server.livetv.guide import query_programs
 from server.livetv.items import RECORDINGS_FOLDER_ID

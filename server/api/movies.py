@@ -1,4 +1,4 @@
-"""Movies: recommendations ("Because you watched ...", server/library/related.py)."""
+"""Movies: recommendations ("Because you watched ...", server/library/browse/related.py)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.by_name import NameQuery
-from server.library.query import ItemQuery
+from server.library.catalog.by_name import NameQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 

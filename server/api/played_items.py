@@ -1,4 +1,4 @@
-"""Playstate: marking items played and unplayed (server/library/playstate.py)."""
+"""Playstate: marking items played and unplayed (server/library/browse/playstate.py)."""
 
 from __future__ import annotations
 

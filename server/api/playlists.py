@@ -1,4 +1,4 @@
-"""Playlists: all 11 operations (server/library/playlists.py)."""
+"""Playlists: all 11 operations (server/library/browse/playlists.py)."""
 
 from __future__ import annotations
 

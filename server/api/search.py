@@ -7,8 +7,8 @@ from server.api.params import Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
-from server.library.query import ItemQuery
-from server.library.search import SearchRequest
+from server.library.catalog.query import ItemQuery
+from server.library.catalog.search import SearchRequest
 from server.wire import models as w
 
 

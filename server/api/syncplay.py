@@ -8,7 +8,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
 from server.guid import normalize_guid, parse_guid
-from server.library.items import Viewer
+from server.library.catalog.items import Viewer
 from server.syncplay.groups import Participant
 from server.wire import models as w
 from server.wire.models import ENUMS

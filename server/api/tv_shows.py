@@ -1,4 +1,4 @@
-"""TvShows: seasons, episodes, Next Up and upcoming episodes (server/library/tv.py)."""
+"""TvShows: seasons, episodes, Next Up and upcoming episodes (server/library/browse/tv.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.tv import NextUpQuery
+from server.library.browse.tv import NextUpQuery
 from server.wire import models as w
 
 

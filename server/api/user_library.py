@@ -7,7 +7,7 @@ from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.query import ItemQuery
+from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 _SPECIAL_EXCLUDED = ("Trailer", "ThemeSong", "ThemeVideo")

@@ -15,7 +15,7 @@ from server.wire import models as w
 async def get_years(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, names: NameFilters,
                     mediaTypes: list[str] | None = None, sortBy: list[str] | None = None, userId: str | None = None,
                     recursive: bool | None = None) -> w.BaseItemDtoQueryResult:
-    from server.library.query import ItemQuery
+    from server.library.catalog.query import ItemQuery
 
     return await name_listing(ctx, auth, "Year", dto, page, names, userId=userId,
                               scope=ItemQuery(media_types=list(mediaTypes or ())))

@@ -53,8 +53,8 @@ from sqlmodel import Session
 from server.artwork import collage
 from server.artwork.frames import grab_frame
 from server.db.tables import ByNameArtwork, CollectionEntry, Item, ItemValue, Library, Playlist, PlaylistEntry
-from server.library import ids
-from server.library.merge import file_source
+from server.library.catalog import ids
+from server.library.scan.merge import file_source
 from server.media.images import ImageError, blurhash_of, image_info, image_tag
 from server.metadata.image_files import image_folder, remove_replaced
 from server.tasks.scheduler import Progress, daily, startup

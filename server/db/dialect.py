@@ -12,7 +12,7 @@ lives here:
   (``DatabaseUnavailable``) instead of a traceback.
 - ``binary(expr)``: a string compared byte by byte (SQLite's only collation; ``COLLATE "C"`` on
   PostgreSQL, whose database collation may be a locale's).
-- Full-text search (SQLite FTS5, PostgreSQL pg_trgm) is in ``server/library/search_index.py``.
+- Full-text search (SQLite FTS5, PostgreSQL pg_trgm) is in ``server/library/catalog/search_index.py``.
 """
 
 from __future__ import annotations

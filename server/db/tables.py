@@ -205,7 +205,7 @@ class Item(SQLModel, table=True):
     locked_fields_json: str = "[]"
     is_virtual: bool = False
     status: str | None = None  # SeriesStatus spelling (Continuing, Ended, Unreleased) for series
-    # Scanner bookkeeping (server/library/scanner.py): a hash of everything the scan read to
+    # Scanner bookkeeping (server/library/scan/scanner.py): a hash of everything the scan read to
     # build this row (unchanged = the row is not rewritten) and a cheap content fingerprint of
     # the media file (size + head/tail hash) that recognises a renamed or moved file.
     scan_signature: str | None = None

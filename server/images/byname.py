@@ -5,7 +5,7 @@ characters that are not allowed in file names replaced by ``_``; a ``.name`` fil
 exact name when the folder name differs from it. Files in it are named like sidecar artwork
 (``folder.jpg`` or ``poster.jpg`` = Primary, ``backdrop.jpg``, ``backdrop1.jpg``, ...,
 ``logo.png``, ``banner.jpg``, ``thumb.jpg``, ``clearart.png``, ``disc.png``); the naming rules in
-``server.library.naming.images`` decide the type. An administrator may drop files there, and
+``server.library.scan.naming.images`` decide the type. An administrator may drop files there, and
 uploads for genres, music genres and studios are written there.
 
 Everything here blocks (stat, listdir): call it from a worker thread.
@@ -19,8 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from server.library.ids import by_name_id
-from server.library.naming.images import classify_sidecar_image
+from server.library.catalog.ids import by_name_id
+from server.library.scan.naming.images import classify_sidecar_image
 from server.media.images import blurhash_of, image_info, image_tag
 
 KINDS = ("Person", "Genre", "MusicGenre", "Studio", "MusicArtist")

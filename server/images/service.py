@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from server.errors import BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError
 from server.images import byname, store
 from server.images.cache import ImageCache, Prepared, RenderOptions
-from server.library.ids import by_name_id
+from server.library.catalog.ids import by_name_id
 from server.media.images import ImageDecodeError, ImageError, ImageRequestError, image_info, image_tag
 from server.metadata.image_files import NotAnImageError, image_folder, remove_replaced, save_image
 from server.tasks.scheduler import Progress, interval
@@ -38,7 +38,7 @@ log = logging.getLogger("reelroom.images")
 IMAGE_TYPES = {name.lower(): name for name in w.ENUMS["ImageType"]}
 OUTPUT_FORMATS = {"jpg": "jpg", "jpeg": "jpg", "png": "png", "webp": "webp"}
 MAX_UPLOAD_BYTES = 30 * 1024 * 1024
-UPLOAD_PROVIDER = "Upload"  # entries with a Provider survive rescans (server/library/merge.py)
+UPLOAD_PROVIDER = "Upload"  # entries with a Provider survive rescans (server/library/scan/merge.py)
 LONG_CACHE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, no-cache"
 CACHE_MAX_AGE_DAYS = 30

@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 
 from server.db.tables import ByNameArtwork, Item, ItemValue, Person
 from server.errors import BadRequestError, NotFoundError
-from server.library.ids import by_name_id
+from server.library.catalog.ids import by_name_id
 
 MULTIPLE_TYPES = frozenset({"Backdrop", "Screenshot", "Chapter"})
 

@@ -11,7 +11,7 @@ ordinary item routes (/Items/{id}, images, favourites, user data, PlaybackInfo, 
   "Recordings" CollectionFolder (``library_id`` = its own id, so no library scan owns it);
   recordings of a series sit in a ``Folder`` per series. Probed when the recording ends, so they
   play through PlaybackInfo and byte ranges like any video.
-- Access: both views are gated on the user's EnableLiveTvAccess (server/library/items.py).
+- Access: both views are gated on the user's EnableLiveTvAccess (server/library/catalog/items.py).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import httpx
 from sqlalchemy import delete, select
 from sqlmodel import Session
 
+from server.db.handles import items
 from server.db.tables import Item
 from server.guid import guid_from_text
-from server.library.query import items
-from server.library.sorting import sort_name
+from server.library.catalog.sorting import sort_name
 
 log = logging.getLogger("reelroom.livetv")
 

@@ -14,7 +14,7 @@ from sqlmodel import Session, delete, select
 
 from server.db.tables import Item, ItemPerson, ItemValue, Person
 from server.guid import guid_from_text
-from server.library.merge import LOCKABLE_FIELDS, locked_fields
+from server.library.scan.merge import LOCKABLE_FIELDS, locked_fields
 from server.metadata.providers.base import ItemMetadata, LookupItem
 
 

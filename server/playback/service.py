@@ -1,6 +1,6 @@
 """Playback for handlers: PlaybackInfo, what a stream request serves, and play-state reports.
 
-- ``playback_info`` builds the item's media sources (server/library/media_sources.py, alternate
+- ``playback_info`` builds the item's media sources (server/library/catalog/media_sources.py, alternate
   versions included), runs the decision engine (decision.py) against the client's DeviceProfile
   and fills in TranscodingUrl, TranscodeReasons and the default streams.
 - ``stream_plan`` says whether a stream request is served from the file as it is (byte ranges)
@@ -21,10 +21,10 @@ from typing import Any
 
 from sqlalchemy import select
 
+from server.db.handles import items
 from server.db.tables import UserData
 from server.errors import BadRequestError, NotFoundError
-from server.library.media_sources import media_sources_for
-from server.library.query import items
+from server.library.catalog.media_sources import media_sources_for
 from server.playback.decision import apply_decision, decide_playback
 from server.playback.errors import PlaybackRequestError
 from server.playback.options import PlaybackOptions

@@ -11,7 +11,7 @@ import re
 import httpx
 import pytest
 
-from server.library.items import ITEM_PATH_PARAMS
+from server.library.catalog.items import ITEM_PATH_PARAMS
 from server.wire.operations import BY_ID
 from tests.conftest import LiveServer, auth_header, complete_wizard, start_server, stop_server
 from tests.library_helpers import add_library_and_scan

@@ -15,7 +15,7 @@ from sqlmodel import SQLModel
 import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from server.db import migrate
 from server.db.dialect import normalize_url, warn_about_collation
-from server.library import search_index
+from server.library.catalog import search_index
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
@@ -40,7 +40,7 @@ def _upgraded(url):
 
 def _is_search_index(d) -> bool:
     # Built by the migrations outside SQLModel on purpose: SQLite's FTS5 mirror tables and
-    # PostgreSQL's trigram expression indexes (server/library/search_index.py).
+    # PostgreSQL's trigram expression indexes (server/library/catalog/search_index.py).
     if d[0] == "remove_table" and d[1].name.startswith("item_search"):
         return True
     return d[0] == "remove_index" and d[1].name in search_index.POSTGRES_INDEXES

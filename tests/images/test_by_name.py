@@ -10,7 +10,7 @@ import time
 from PIL import Image, ImageStat
 
 from server.db.tables import ItemValue, Person
-from server.library.ids import by_name_id
+from server.library.catalog.ids import by_name_id
 from tests.images.conftest import add_item, decode, entry_for, make_picture, picture_bytes
 from tests.library_helpers import add_library_and_scan, refresh_and_wait
 from tests.mediagen import make_audio, make_image

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from server.db.tables import Item, ItemPerson, ItemValue, Person
-from server.library.merge import merge_scanned_fields
+from server.library.scan.merge import merge_scanned_fields
 from server.metadata.store import person_id
 from tests.metadata.conftest import add_item, configure_providers, get_item
 from tests.metadata.fakes import RELEASE, RELEASE_GROUP, closed_port

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData
-from server.library import ids
-from server.library.sorting import sort_name
+from server.library.catalog import ids
+from server.library.catalog.sorting import sort_name
 from tests.conftest import LiveServer
 
 BASE_TIME = datetime(2024, 1, 1, tzinfo=UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.library import ids
+from server.library.catalog import ids
 from tests.conftest import LiveServer
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from server.library import ids
+from server.library.catalog import ids
 from tests.conftest import complete_wizard, start_server, stop_server
 from tests.library.query.factory import BASE_TIME, Factory, video_streams
 

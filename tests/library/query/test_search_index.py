@@ -14,8 +14,8 @@ from sqlalchemy import delete, event, insert, update
 from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.db.tables import Item
-from server.library import search_index
-from server.library.query import ItemQuery, run_query
+from server.library.catalog import search_index
+from server.library.catalog.query import ItemQuery, run_query
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 
 needs_postgres = pytest.mark.skipif(not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a "

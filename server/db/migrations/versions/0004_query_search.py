@@ -1,4 +1,4 @@
-"""query: full-text index of item names (SQLite FTS5 trigram; see server/library/search_index.py)
+"""query: full-text index of item names (SQLite FTS5 trigram; see server/library/catalog/search_index.py)
 
 Revision ID: 0004_query_search
 Revises: 0003_query
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from server.library import search_index
+from server.library.catalog import search_index
 
 revision = "0004_query_search"
 down_revision = "0003_query"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from server.library import search_index
+from server.library.catalog import search_index
 
 revision = "0008_postgres"
 down_revision = "0007_merge"

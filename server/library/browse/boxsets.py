@@ -1,0 +1,95 @@
+"""Collections (BoxSets): an ``items`` row of type BoxSet under the "Collections" folder (a
+CollectionFolder with collection type "boxsets", created with the first collection) and its
+members in ``collection_items``. The query engine lists a BoxSet's members as its children."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from server.db.handles import collection_entries as members
+from server.db.handles import items
+from server.db.tables import Item
+from server.errors import BadRequestError, NotFoundError
+from server.guid import guid_from_text
+from server.library.catalog.query import get_row, get_rows
+from server.library.catalog.sorting import sort_name
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
+
+#: The "Collections" view: a CollectionFolder that no library scan owns.
+COLLECTIONS_FOLDER_ID = guid_from_text("folder", "collections")
+
+
+
+def ensure_folder(s: Session) -> None:
+    if s.get(Item, COLLECTIONS_FOLDER_ID) is None:
+        s.add(Item(id=COLLECTIONS_FOLDER_ID, type="CollectionFolder", is_folder=True, name="Collections",
+                   sort_name="collections", library_id=COLLECTIONS_FOLDER_ID))
+        s.flush()
+
+
+def _add(s: Session, collection_id: str, item_ids: list[str]) -> None:
+    known = get_rows(s, item_ids)
+    present = {r[0] for r in s.execute(select(members.c.item_id).where(members.c.collection_id == collection_id))}
+    last = s.execute(select(func.max(members.c.sort_order)).where(members.c.collection_id == collection_id)).scalar()
+    order = -1 if last is None else last
+    rows = []
+    for item_id in dict.fromkeys(item_ids):
+        if item_id in known and item_id not in present and item_id != collection_id:
+            order += 1
+            rows.append({"collection_id": collection_id, "item_id": item_id, "sort_order": order,
+                         "date_added": datetime.now(UTC)})
+    if rows:
+        s.execute(insert(members), rows)
+    s.execute(update(items).where(items.c.id == collection_id).values(date_modified=datetime.now(UTC)))
+
+
+class CollectionService:
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+
+    async def create(self, name: str | None, item_ids: list[str], is_locked: bool | None) -> str:
+        name = (name or "").strip()
+        if not name:
+            raise BadRequestError("A collection needs a name.")
+        collection_id = uuid.uuid4().hex
+
+        def write(s: Session) -> None:
+            ensure_folder(s)
+            s.add(Item(id=collection_id, type="BoxSet", media_type="Unknown", is_folder=True, name=name,
+                       sort_name=sort_name(name), parent_id=COLLECTIONS_FOLDER_ID, library_id=COLLECTIONS_FOLDER_ID,
+                       is_locked=bool(is_locked), date_modified=datetime.now(UTC)))
+            s.flush()
+            _add(s, collection_id, item_ids)
+
+        await self.ctx.db.write(write)
+        self._artwork_changed()
+        return collection_id
+
+    async def _check(self, collection_id: str) -> None:
+        row = await self.ctx.db.read(lambda s: get_row(s, collection_id))
+        if row is None or row.type != "BoxSet":
+            raise NotFoundError("Collection not found.")
+
+    async def add(self, collection_id: str, item_ids: list[str]) -> None:
+        await self._check(collection_id)
+        await self.ctx.db.write(lambda s: _add(s, collection_id, item_ids))
+        self._artwork_changed()
+
+    async def remove(self, collection_id: str, item_ids: list[str]) -> None:
+        await self._check(collection_id)
+        await self.ctx.db.write(lambda s: s.execute(delete(members).where(
+            members.c.collection_id == collection_id, members.c.item_id.in_(item_ids))))
+        self._artwork_changed()
+
+    def _artwork_changed(self) -> None:
+        """A collection's poster is a collage of its members (server/artwork): remake it soon."""
+        artwork = getattr(self.ctx, "artwork", None)
+        if artwork is not None:
+            artwork.request()

@@ -1,0 +1,215 @@
+"""TV shows: seasons, episodes, Next Up and upcoming episodes.
+
+Seasons, episodes and upcoming episodes are item queries (the query engine). Next Up follows
+Jellyfin: for each series the user has watched (most recently watched first), the last
+watched episode is the played one furthest along (season, episode; specials left out) and the
+next up is the first unplayed episode after it. With ``enableRewatching`` the last watched is
+the most recently played episode and the next one may have been played before. A series named
+by ``seriesId`` that was never watched offers its first episode unless ``disableFirstEpisode``.
+All of it is one SQL query (a window over the user's played rows, then a correlated lookup per
+series over its own rows)
+(``next_up_ids``), whatever the number of series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, exists, false, func, literal, or_, select, true
+from sqlalchemy.orm import Session
+
+from server.db.handles import items, user_data
+from server.errors import NotFoundError
+from server.library.catalog.dto import DtoOptions, build_dtos
+from server.library.catalog.items import Viewer
+from server.library.catalog.query import ItemQuery, get_rows
+from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.context import ServerContext
+
+
+
+@dataclass
+class NextUpQuery:
+    series_id: str | None = None
+    parent_id: str | None = None
+    start_index: int = 0
+    limit: int | None = None
+    date_cutoff: datetime | None = None
+    disable_first_episode: bool = False
+    enable_resumable: bool = True
+    enable_rewatching: bool = False
+    enable_total_record_count: bool = True
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Aware UTC (the database's datetime columns store aware values); naive input is UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _episodes(series_id: str):
+    c = items.c
+    # The type test is wrapped so that SQLite's planner takes the series_id index (a series'
+    # few rows) rather than the type index (every episode of the library).
+    return and_(c.series_id == series_id, func.coalesce(c.type, "") == "Episode", c.owner_id.is_(None),
+                c.is_virtual == false(), func.coalesce(c.parent_index_number, 1) != 0)
+
+
+def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> Any | None:
+    """A series nobody watched yet: its first unplayed episode (the seriesId case)."""
+    c = items.c
+    joined = items.outerjoin(user_data, and_(user_data.c.item_id == c.id, user_data.c.user_id == user_id))
+    played = func.coalesce(user_data.c.played, false()) == true()
+    q = select(items).select_from(joined).where(_episodes(series_id), ~played)
+    if not nq.enable_resumable:
+        q = q.where(func.coalesce(user_data.c.playback_position_ticks, 0) == 0)
+    season_col, number_col = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
+    return s.execute(q.order_by(season_col, number_col, c.sort_name, c.id).limit(1)).first()
+
+
+def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> list[str]:
+    """Every watched series' next episode, most recently watched series first: one query.
+
+    ``played``: the user's played episodes (driven from user_data), numbered per series from the
+    one that decides (furthest along; with rewatching, the most recently played) and carrying
+    the series' last played date. ``last``: that deciding episode per series. ``following``: the
+    episodes after it, numbered per series in play order; the first of each is Next Up."""
+    c, ud = items.c, user_data
+    season, number = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
+    decide = ([ud.c.last_played_date.desc()] if nq.enable_rewatching else []) + [season.desc(), number.desc()]
+    played = (select(c.series_id.label("series_id"), season.label("s"), number.label("n"),
+                     func.max(ud.c.last_played_date).over(partition_by=c.series_id).label("series_played"),
+                     func.row_number().over(partition_by=c.series_id, order_by=decide).label("rn"))
+              .select_from(ud.join(items, c.id == ud.c.item_id))
+              .where(ud.c.user_id == user_id, ud.c.played == true(), func.coalesce(c.type, "") == "Episode",
+                     c.series_id.is_not(None), c.owner_id.is_(None), season != 0))
+    if nq.series_id:
+        played = played.where(c.series_id == nq.series_id)
+    if nq.parent_id:
+        played = played.where(or_(c.library_id == nq.parent_id, c.series_id == nq.parent_id,
+                                  c.season_id == nq.parent_id))
+    if allowed is not None:
+        played = played.where(c.library_id.in_(sorted(allowed)))
+    played = played.subquery("played")
+    last = select(played).where(played.c.rn == 1)
+    if nq.date_cutoff is not None:
+        last = last.where(played.c.series_played >= nq.date_cutoff)
+    last = last.subquery("last")
+    e = items.alias("e")
+    ud2 = user_data.alias("ud2")
+    es, en = func.coalesce(e.c.parent_index_number, 1), func.coalesce(e.c.index_number, 0)
+    following = (select(e.c.id).where(
+        e.c.series_id == last.c.series_id, func.coalesce(e.c.type, "") == "Episode", e.c.owner_id.is_(None),
+        e.c.is_virtual == false(), es != 0, or_(es > last.c.s, and_(es == last.c.s, en > last.c.n))))
+    if not nq.enable_rewatching:
+        following = following.where(~exists(select(literal(1)).where(
+            ud2.c.user_id == user_id, ud2.c.item_id == e.c.id, ud2.c.played == true())))
+    if not nq.enable_resumable:
+        following = following.where(~exists(select(literal(1)).where(
+            ud2.c.user_id == user_id, ud2.c.item_id == e.c.id, ud2.c.playback_position_ticks > 0)))
+    # Per series (correlated): its episodes come from the series_id index, a few dozen rows.
+    next_id = following.order_by(es, en, e.c.sort_name, e.c.id).limit(1).correlate(last).scalar_subquery()
+    picked = select(next_id.label("id"), last.c.series_played, last.c.series_id).subquery("picked")
+    q = (select(picked.c.id).where(picked.c.id.is_not(None))
+         .order_by(picked.c.series_played.desc(), picked.c.series_id))
+    return [r[0] for r in s.execute(q).all()]
+
+
+def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> tuple[list[Any], int]:
+    found = next_up_ids(s, user_id, nq, allowed)
+    if nq.series_id and not found:
+        watched = s.execute(select(func.count()).select_from(user_data.join(items, items.c.id == user_data.c.item_id))
+                            .where(user_data.c.user_id == user_id, user_data.c.played == true(),
+                                   items.c.series_id == nq.series_id)).scalar()
+        if not watched and not nq.disable_first_episode:
+            first = _first_episode(s, user_id, nq.series_id, nq)
+            return ([first] if first is not None and nq.start_index == 0 and nq.limit != 0 else []), \
+                (1 if first is not None else 0)
+    end = None if nq.limit is None else nq.start_index + nq.limit
+    page = found[nq.start_index:end]
+    rows = get_rows(s, page)
+    return [rows[i] for i in page if i in rows], len(found)
+
+
+class TvService:
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+
+    async def _series(self, series_id: str, viewer: Viewer) -> Any:
+        row = await self.ctx.items.row(series_id, viewer)
+        if row.type != "Series":
+            raise NotFoundError(f"Series {series_id} not found.")
+        return row
+
+    async def seasons(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, is_special: bool | None = None,
+                      is_missing: bool | None = None, adjacent_to: str | None = None) -> w.BaseItemDtoQueryResult:
+        series = await self._series(series_id, viewer)
+        q = ItemQuery(parent_id=series.id, include_types=["Season"], sort_by=["IndexNumber", "SortName"],
+                      is_missing=is_missing, adjacent_to=adjacent_to)
+        if is_special is not None:
+            q.index_number = 0 if is_special else None
+        self.ctx.items.scoped(q, viewer)
+        result = await self.ctx.items.query(q, opts)
+        if is_special is False:
+            result.Items = [i for i in result.Items or [] if i.IndexNumber != 0]
+            result.TotalRecordCount = len(result.Items)
+        return result
+
+    async def episodes(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, season: int | None = None,
+                       season_id: str | None = None, is_missing: bool | None = None, adjacent_to: str | None = None,
+                       start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
+                       sort_by: str | None = None) -> w.BaseItemDtoQueryResult:
+        series = await self._series(series_id, viewer)
+        if season_id:
+            season_row = await self.ctx.items.row(season_id, viewer)
+            if season_row.type != "Season":
+                raise NotFoundError(f"Season {season_id} not found.")
+            q = ItemQuery(parent_id=season_row.id, recursive=True)
+        else:
+            q = ItemQuery(parent_id=series.id, recursive=True, parent_index_number=season)
+        q.include_types = ["Episode"]
+        q.is_missing = is_missing
+        q.adjacent_to = adjacent_to
+        q.sort_by = [sort_by] if sort_by and sort_by != "Default" else ["AiredEpisodeOrder", "SortName"]
+        self.ctx.items.scoped(q, viewer)
+        if not start_item_id:
+            q.start_index, q.limit = start_index, limit
+            return await self.ctx.items.query(q, opts)
+        rows, _ = await self.ctx.items.rows(q)
+        ids = [r.id for r in rows]
+        if start_item_id in ids:
+            rows = rows[ids.index(start_item_id):]
+        total = len(rows)
+        rows = rows[start_index:None if limit is None else start_index + limit]
+        return w.BaseItemDtoQueryResult(Items=await self.ctx.items.dtos(rows, opts), TotalRecordCount=total,
+                                        StartIndex=start_index)
+
+    async def next_up(self, viewer: Viewer, nq: NextUpQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        if viewer.user_id is None:
+            return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=nq.start_index)
+        if nq.series_id:
+            await self._series(nq.series_id, viewer)
+        nq.date_cutoff = _utc(nq.date_cutoff)
+        user_id, allowed = viewer.user_id, viewer.allowed_library_ids
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            rows, total = next_up_rows(s, user_id, nq, allowed)
+            return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.ctx.system_id),
+                                            TotalRecordCount=total, StartIndex=nq.start_index)
+
+        return await self.ctx.db.read(read)
+
+    async def upcoming(self, viewer: Viewer, opts: DtoOptions, *, parent_id: str | None, start_index: int,
+                       limit: int | None) -> w.BaseItemDtoQueryResult:
+        since = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+        q = ItemQuery(parent_id=parent_id, recursive=True, include_types=["Episode"], min_premiere_date=since,
+                      sort_by=["PremiereDate", "AiredEpisodeOrder", "SortName"], start_index=start_index, limit=limit)
+        self.ctx.items.scoped(q, viewer)
+        return await self.ctx.items.query(q, opts)
+
+

@@ -1,0 +1,613 @@
+"""BaseItemDto from item rows, in batches.
+
+``build_dtos(session, rows, options, server_id)`` turns a page of ``items`` rows into wire
+DTOs with a fixed number of queries whatever the page size: one each for user data, folder
+counts, people, alternate versions, extras counts, parent images and library types, and only
+those the options ask for. Rows may be ORM ``Item`` objects or Core rows (attribute access).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+from sqlalchemy import and_, case, false, func, literal, select, true
+from sqlalchemy.orm import Session
+
+from server.db.handles import item_people, item_values, items, libraries, people, user_data
+from server.guid import guid_from_text
+from server.library.catalog import ids
+from server.library.catalog.media_sources import media_sources_for, streams_of
+from server.trickplay.service import info_for as trickplay_info_for
+from server.wire import models as w
+
+_JSON = msgspec.json.Decoder()
+_CHAPTERS = msgspec.json.Decoder(list[w.ChapterInfo])
+
+# Default aspect ratios when an image's size is unknown (Jellyfin's choices per type).
+_DEFAULT_ASPECT = {"Movie": 2 / 3, "Series": 2 / 3, "Season": 2 / 3, "BoxSet": 2 / 3, "Trailer": 2 / 3,
+                   "Episode": 16 / 9, "Video": 16 / 9, "MusicVideo": 16 / 9, "Audio": 1.0, "MusicAlbum": 1.0,
+                   "MusicArtist": 1.0, "Person": 2 / 3, "Book": 2 / 3, "CollectionFolder": 16 / 9}
+_MULTI_IMAGE_TYPES = ("Backdrop", "Screenshot")
+_PLAYED_FOLDERS = ("Series", "Season")
+# "not an extra or version", spelled so SQLite does not scan the owner_id index (NULL for
+# nearly every row) instead of the selective one (series_id, parent_id, ...)
+_NOT_OWNED = func.coalesce(items.c.owner_id, "") == ""
+_EXTERNAL_URLS = {"Imdb": ("IMDb", "https://www.imdb.com/title/{}"),
+                  "Tmdb": ("TheMovieDb", "https://www.themoviedb.org/movie/{}"),
+                  "Tvdb": ("TheTVDB", "https://thetvdb.com/?tab=series&id={}"),
+                  "MusicBrainzAlbum": ("MusicBrainz", "https://musicbrainz.org/release/{}"),
+                  "MusicBrainzArtist": ("MusicBrainz", "https://musicbrainz.org/artist/{}")}
+
+
+@dataclass
+class DtoOptions:
+    fields: frozenset[str] = frozenset()
+    enable_images: bool = True
+    image_type_limit: int | None = None
+    enable_image_types: frozenset[str] | None = None  # None = all types
+    enable_user_data: bool = True
+    user_id: str | None = None
+    can_delete: bool = False
+    can_download: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        return name in self.fields
+
+
+def options_from(fields: Iterable[str] | None = None, *, enable_images: bool | None = None,
+                 image_type_limit: int | None = None, enable_image_types: Iterable[str] | None = None,
+                 enable_user_data: bool | None = None, user_id: str | None = None,
+                 can_delete: bool = False, can_download: bool = True) -> DtoOptions:
+    types = frozenset(t for t in (enable_image_types or ()) if t)
+    return DtoOptions(fields=frozenset(f for f in (fields or ()) if f),
+                      enable_images=enable_images is not False,
+                      image_type_limit=image_type_limit,
+                      enable_image_types=types or None,
+                      enable_user_data=enable_user_data is not False,
+                      user_id=user_id, can_delete=can_delete, can_download=can_download)
+
+
+def decode_json(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return _JSON.decode(text)
+    except msgspec.DecodeError:
+        return default
+
+
+def images_of(row: Any) -> list[dict]:
+    value = decode_json(getattr(row, "images_json", None), [])
+    return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
+        if isinstance(value, list) else []
+
+
+def primary_image(row: Any) -> dict | None:
+    return next((i for i in images_of(row) if i.get("Type") == "Primary"), None)
+
+
+def image_tag(row: Any, image_type: str) -> str | None:
+    found = next((i for i in images_of(row) if i.get("Type") == image_type), None)
+    return found.get("Tag") if found else None
+
+
+def etag(row: Any) -> str:
+    text = f"{row.id}|{getattr(row, 'date_modified', None)}|{getattr(row, 'file_mtime', None)}|" \
+           f"{getattr(row, 'scan_signature', None)}"
+    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+
+def location_type(row: Any) -> str:
+    return "Virtual" if getattr(row, "is_virtual", False) else "FileSystem"
+
+
+def _name_pairs(names: Sequence[str], kind: str) -> list[w.NameGuidPair]:
+    return [w.NameGuidPair(Name=n, Id=ids.by_name_id(kind, n)) for n in names if isinstance(n, str) and n]
+
+
+# ---------------------------------------------------------------- batch lookups
+
+
+def user_data_rows(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, Any]:
+    if not item_ids:
+        return {}
+    rows = s.execute(select(user_data).where(user_data.c.user_id == user_id,
+                                             user_data.c.item_id.in_(list(item_ids)))).all()
+    return {r.item_id: r for r in rows}
+
+
+@dataclass
+class FolderCounts:
+    total: int = 0  # playable descendants (RecursiveItemCount)
+    played: int = 0
+    children: int = 0
+
+
+def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_children: bool,
+                  want_recursive: bool, want_played: bool) -> dict[str, FolderCounts]:
+    """Child, recursive and played counts of folder rows: one grouped query per relation."""
+    out: dict[str, FolderCounts] = defaultdict(FolderCounts)
+    folders = [r for r in rows if r.is_folder]
+    if not folders:
+        return out
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for r in folders:
+        by_type[r.type].append(r.id)
+    if want_children:
+        ids_all = [r.id for r in folders]
+        q = (select(items.c.parent_id, func.count()).where(items.c.parent_id.in_(ids_all), _NOT_OWNED)
+             .group_by(items.c.parent_id))
+        for parent, n in s.execute(q).all():
+            out[parent].children = n
+    if not (want_recursive or want_played):
+        return out
+    relations = (("Series", items.c.series_id, ("Episode",)), ("Season", items.c.season_id, ("Episode",)),
+                 ("MusicAlbum", items.c.album_id, ("Audio",)))
+    for kind, column, types in relations:
+        wanted = by_type.get(kind)
+        if not wanted or not (want_recursive or kind in _PLAYED_FOLDERS):
+            continue
+        if want_played and user_id and kind in _PLAYED_FOLDERS:
+            played = func.sum(case((user_data.c.played == true(), 1), else_=0))
+            source = items.outerjoin(user_data, and_(user_data.c.item_id == items.c.id,
+                                                     user_data.c.user_id == user_id))
+            q = select(column, func.count(), played).select_from(source)
+        else:
+            q = select(column, func.count(), literal(0))
+        # (type spelled unindexable: the few wanted series/seasons/albums must drive the query)
+        q = q.where(column.in_(wanted), items.c.type.concat("").in_(types), _NOT_OWNED,
+                    items.c.is_virtual == false()).group_by(column)
+        for key, n, played_n in s.execute(q).all():
+            out[key].total = n
+            out[key].played = played_n or 0
+    if want_recursive:
+        libs = by_type.get("CollectionFolder")
+        if libs:
+            q = (select(items.c.library_id, func.count()).where(
+                items.c.library_id.in_(libs), items.c.is_folder == false(), _NOT_OWNED)
+                .group_by(items.c.library_id))
+            for key, n in s.execute(q).all():
+                out[key].total = n
+        artists = [r for r in folders if r.type == "MusicArtist"]
+        if artists:
+            names = {r.name.lower(): r.id for r in artists}
+            v = item_values
+            q = (select(v.c.clean_value, func.count(func.distinct(v.c.item_id)))
+                 .select_from(v.join(items, items.c.id == v.c.item_id))
+                 .where(v.c.kind.in_(("Artist", "AlbumArtist")), v.c.clean_value.in_(list(names)),
+                        items.c.type == "Audio").group_by(v.c.clean_value))
+            for value, n in s.execute(q).all():
+                out[names[value]].total = n
+        others = [r for r in folders if r.type not in ("Series", "Season", "MusicAlbum", "CollectionFolder",
+                                                       "MusicArtist") and r.path]
+        for r in others:  # plain folders: by path range (indexed), a handful per page at most
+            prefix = r.path.rstrip("/\\") + ("\\" if "\\" in r.path and "/" not in r.path else "/")
+            upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+            n = s.execute(select(func.count()).where(items.c.path >= prefix, items.c.path < upper,
+                                                     items.c.is_folder == false(),
+                                                     _NOT_OWNED)).scalar()
+            out[r.id].total = n or 0
+    return out
+
+
+def people_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[w.BaseItemPerson]]:
+    out: dict[str, list[w.BaseItemPerson]] = defaultdict(list)
+    if not item_ids:
+        return out
+    q = (select(item_people.c.item_id, item_people.c.kind, item_people.c.role, people.c.id, people.c.name,
+                people.c.image_tag)
+         .select_from(item_people.join(people, people.c.id == item_people.c.person_id))
+         .where(item_people.c.item_id.in_(list(item_ids)))
+         .order_by(item_people.c.item_id, item_people.c.sort_order))
+    for r in s.execute(q).all():
+        out[r.item_id].append(w.BaseItemPerson(Name=r.name, Id=r.id, Role=r.role or "", Type=r.kind,
+                                               PrimaryImageTag=r.image_tag))
+    return out
+
+
+def versions_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """Alternate versions (owned rows without an extra type) per owner."""
+    out: dict[str, list[Any]] = defaultdict(list)
+    if not item_ids:
+        return out
+    for r in s.execute(select(items).where(items.c.owner_id.in_(list(item_ids)), items.c.extra_type.is_(None))).all():
+        out[r.owner_id].append(r)
+    return out
+
+
+def extras_counts(s: Session, item_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(local trailers, special features) per owner."""
+    out: dict[str, tuple[int, int]] = {}
+    if not item_ids:
+        return out
+    trailers = func.sum(case((items.c.extra_type == "Trailer", 1), else_=0))
+    specials = func.sum(case((and_(items.c.extra_type.is_not(None), items.c.extra_type != "Trailer",
+                                   items.c.extra_type.not_in(("ThemeSong", "ThemeVideo"))), 1), else_=0))
+    q = (select(items.c.owner_id, trailers, specials)
+         .where(items.c.owner_id.in_(list(item_ids)), items.c.extra_type.is_not(None))
+         .group_by(items.c.owner_id))
+    for owner, t, sp in s.execute(q).all():
+        out[owner] = (t or 0, sp or 0)
+    return out
+
+
+def parent_rows(s: Session, rows: Sequence[Any]) -> dict[str, Any]:
+    """Series, seasons, albums and parents the page's rows borrow images and names from."""
+    wanted: set[str] = set()
+    for r in rows:
+        for key in ("series_id", "season_id", "album_id"):
+            value = getattr(r, key, None)
+            if value:
+                wanted.add(value)
+        if r.type in ("Episode", "Season", "Audio", "Trailer", "Video", "Photo") and r.parent_id:
+            wanted.add(r.parent_id)
+    if not wanted:
+        return {}
+    q = select(items.c.id, items.c.type, items.c.name, items.c.images_json, items.c.studios_json,
+               items.c.parent_id).where(items.c.id.in_(list(wanted)))
+    return {r.id: r for r in s.execute(q).all()}
+
+
+# Views that are not libraries: the Collections folder and the Playlists folder (server/library/
+# boxsets.py, playlists.py).
+_VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_text("folder", "playlists"): "playlists",
+               guid_from_text("folder", "livetv"): "livetv"}  # server/livetv/items.py
+
+
+def collection_types(s: Session, rows: Sequence[Any]) -> dict[str, str | None]:
+    wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder", "UserView")]
+    if not wanted:
+        return {}
+    found: dict[str, str | None] = {k: v for k, v in _VIEW_TYPES.items() if k in wanted}
+    found.update(s.execute(select(libraries.c.id, libraries.c.collection_type)
+                           .where(libraries.c.id.in_(wanted))).all())
+    return found
+
+
+# ---------------------------------------------------------------- building
+
+
+def _apply_images(dto: w.BaseItemDto, images: list[dict], opts: DtoOptions) -> None:
+    tags: dict[str, str] = {}
+    backdrops: list[str] = []
+    screenshots: list[str] = []
+    hashes: dict[str, dict[str, str]] = {}
+    limit = opts.image_type_limit
+    for image in images:
+        kind = image["Type"]
+        if opts.enable_image_types is not None and kind not in opts.enable_image_types:
+            continue
+        tag = image["Tag"]
+        if kind == "Backdrop":
+            if limit is not None and len(backdrops) >= limit:
+                continue
+            backdrops.append(tag)
+        elif kind == "Screenshot":
+            if limit is not None and len(screenshots) >= limit:
+                continue
+            screenshots.append(tag)
+        else:
+            if kind in tags or limit == 0:
+                continue
+            tags[kind] = tag
+        if image.get("BlurHash"):
+            hashes.setdefault(kind, {})[tag] = image["BlurHash"]
+    dto.ImageTags = tags
+    dto.BackdropImageTags = backdrops
+    if screenshots or opts.has("ScreenshotImageTags"):
+        dto.ScreenshotImageTags = screenshots
+    dto.ImageBlurHashes = hashes
+
+
+apply_images = _apply_images  # ImageTags, BackdropImageTags and ImageBlurHashes from images_json entries
+
+
+def _first_of(images: list[dict], kind: str) -> dict | None:
+    return next((i for i in images if i["Type"] == kind), None)
+
+
+def _apply_parent_images(dto: w.BaseItemDto, row: Any, images: list[dict], parents: dict[str, Any],
+                         opts: DtoOptions) -> None:
+    chain = [parents.get(x) for x in (getattr(row, "season_id", None), getattr(row, "series_id", None),
+                                      getattr(row, "album_id", None), row.parent_id) if x]
+    chain = [p for p in chain if p is not None and p.type not in ("CollectionFolder", "Folder")]
+    if not chain:
+        return
+    parent_images = {p.id: images_of(p) for p in chain}
+    hashes = dto.ImageBlurHashes if isinstance(dto.ImageBlurHashes, dict) else {}
+
+    def note_hash(image: dict) -> None:
+        if image.get("BlurHash"):
+            hashes.setdefault(image["Type"], {})[image["Tag"]] = image["BlurHash"]
+
+    own_types = {i["Type"] for i in images}
+    if "Backdrop" not in own_types:
+        for p in chain:
+            found = [i for i in parent_images[p.id] if i["Type"] == "Backdrop"]
+            if found:
+                dto.ParentBackdropItemId = p.id
+                dto.ParentBackdropImageTags = [i["Tag"] for i in found[: opts.image_type_limit or None]]
+                for i in found:
+                    note_hash(i)
+                break
+    for kind, id_attr, tag_attr in (("Logo", "ParentLogoItemId", "ParentLogoImageTag"),
+                                    ("Thumb", "ParentThumbItemId", "ParentThumbImageTag"),
+                                    ("Art", "ParentArtItemId", "ParentArtImageTag")):
+        if kind in own_types:
+            continue
+        for p in chain:
+            found = _first_of(parent_images[p.id], kind)
+            if found:
+                setattr(dto, id_attr, p.id)
+                setattr(dto, tag_attr, found["Tag"])
+                note_hash(found)
+                break
+    if "Primary" not in own_types:
+        for p in chain:
+            found = _first_of(parent_images[p.id], "Primary")
+            if found:
+                dto.ParentPrimaryImageItemId = p.id
+                dto.ParentPrimaryImageTag = found["Tag"]
+                note_hash(found)
+                break
+    series = parents.get(getattr(row, "series_id", None) or "")
+    if series is not None:
+        found = _first_of(parent_images.get(series.id, []), "Primary")
+        if found:
+            dto.SeriesPrimaryImageTag = found["Tag"]
+            note_hash(found)
+        thumb = _first_of(parent_images.get(series.id, []), "Thumb")
+        if thumb:
+            dto.SeriesThumbImageTag = thumb["Tag"]
+    album = parents.get(getattr(row, "album_id", None) or "")
+    if album is not None:
+        found = _first_of(parent_images.get(album.id, []), "Primary")
+        if found:
+            dto.AlbumPrimaryImageTag = found["Tag"]
+            note_hash(found)
+    dto.ImageBlurHashes = hashes
+
+
+def _user_data_dto(row: Any, ud: Any, counts: FolderCounts | None) -> w.UserItemDataDto:
+    dto = w.UserItemDataDto(
+        PlaybackPositionTicks=ud.playback_position_ticks if ud else 0,
+        PlayCount=ud.play_count if ud else 0,
+        IsFavorite=bool(ud.is_favorite) if ud else False,
+        Played=bool(ud.played) if ud else False,
+        LastPlayedDate=ud.last_played_date if ud else None,
+        Likes=ud.likes if ud else None,
+        Rating=ud.rating if ud else None,
+        Key=row.id,
+        ItemId=row.id,
+    )
+    position = dto.PlaybackPositionTicks or 0
+    runtime = getattr(row, "run_time_ticks", None)
+    if position > 0 and runtime:
+        dto.PlayedPercentage = min(100.0, position * 100.0 / runtime)
+    if counts is not None and row.type in _PLAYED_FOLDERS:
+        unplayed = max(0, counts.total - counts.played)
+        dto.UnplayedItemCount = unplayed
+        if counts.total > 0:
+            dto.PlayedPercentage = counts.played * 100.0 / counts.total
+            dto.Played = unplayed == 0
+        else:
+            dto.Played = False
+    return dto
+
+
+def _aspect_ratio(row: Any, images: list[dict]) -> float | None:
+    primary = _first_of(images, "Primary")
+    if primary is None:
+        return None
+    width, height = primary.get("Width"), primary.get("Height")
+    if width and height:
+        return width / height
+    return _DEFAULT_ASPECT.get(row.type)
+
+
+def _list(text: str | None) -> list[str]:
+    value = decode_json(text, [])
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
+    if not rows:
+        return []
+    item_ids = [r.id for r in rows]
+    has = opts.has
+    want_user_data = bool(opts.enable_user_data and opts.user_id)
+    uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data else {}
+    want_children = has("ChildCount")
+    want_recursive = has("RecursiveItemCount")  # played counts (series, seasons) come with user data
+    counts = folder_counts(s, rows, opts.user_id, want_children=want_children, want_recursive=want_recursive,
+                           want_played=want_user_data) if any(r.is_folder for r in rows) else {}
+    cast = people_of(s, item_ids) if has("People") else {}
+    media_rows = [r.id for r in rows if r.media_type in ("Video", "Audio") and not r.is_folder]
+    want_sources = has("MediaSources") or has("MediaSourceCount")
+    versions = versions_of(s, media_rows) if want_sources and media_rows else {}
+    extras = extras_counts(s, item_ids) if (has("LocalTrailerCount") or has("SpecialFeatureCount")) else {}
+    parents = parent_rows(s, rows) if opts.enable_images or any(r.type in ("Season",) for r in rows) else {}
+    ctypes = collection_types(s, rows)
+    dtos = [_build_one(r, opts, server_id, uds.get(r.id), counts.get(r.id), cast, versions, extras, parents,
+                       ctypes, want_user_data) for r in rows]
+    if has("Trickplay") and media_rows:
+        tiles = trickplay_info_for(s, media_rows)
+        for dto in dtos:
+            if dto.Id in tiles:
+                dto.Trickplay = tiles[dto.Id]
+    return dtos
+
+
+def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
+               cast: dict, versions: dict, extras: dict, parents: dict, ctypes: dict,
+               want_user_data: bool) -> w.BaseItemDto:
+    f = opts.fields
+    is_folder = bool(r.is_folder)
+    dto = w.BaseItemDto(
+        Name=r.name, ServerId=server_id, Id=r.id, Type=r.type, IsFolder=is_folder,
+        MediaType=r.media_type or "Unknown", LocationType=location_type(r),
+        RunTimeTicks=r.run_time_ticks, ProductionYear=r.production_year, PremiereDate=r.premiere_date,
+        EndDate=r.end_date, CommunityRating=r.community_rating, CriticRating=r.critic_rating,
+        OfficialRating=r.official_rating, IndexNumber=r.index_number, IndexNumberEnd=r.index_number_end,
+        ParentIndexNumber=r.parent_index_number, ParentId=r.parent_id, ExtraType=r.extra_type,
+        PlayAccess="Full", ChannelId=None,
+    )
+    if r.container and not is_folder:
+        dto.Container = r.container
+    if r.type in ("CollectionFolder", "ManualPlaylistsFolder", "UserView"):
+        dto.CollectionType = ctypes.get(r.id)
+        dto.ParentId = None
+    if r.type == "TvChannel":  # server/livetv/items.py: the number is kept in original_title
+        dto.ChannelNumber = dto.Number = r.original_title
+        dto.ChannelType = "TV"
+        dto.ChannelName = r.name
+        dto.LocationType = "Remote"
+    if is_folder:
+        dto.DisplayPreferencesId = r.id
+    # shows
+    if r.series_id:
+        dto.SeriesId = r.series_id
+        dto.SeriesName = r.series_name
+    if r.season_id:
+        dto.SeasonId = r.season_id
+        dto.SeasonName = r.season_name
+    if r.type == "Series" and getattr(r, "status", None):
+        dto.Status = r.status
+    if "SeriesStudio" in f and r.series_id and r.series_id in parents:
+        studios = _list(parents[r.series_id].studios_json)
+        dto.SeriesStudio = studios[0] if studios else None
+    # music
+    if r.media_type == "Audio" or r.type in ("MusicAlbum", "MusicVideo", "AudioBook"):
+        artists = _list(r.artists_json)
+        album_artists = _list(r.album_artists_json)
+        dto.Artists = artists
+        dto.ArtistItems = _name_pairs(artists, "MusicArtist")
+        dto.AlbumArtists = _name_pairs(album_artists, "MusicArtist")
+        if album_artists:
+            dto.AlbumArtist = album_artists[0]
+        if r.album:
+            dto.Album = r.album
+        if r.album_id:
+            dto.AlbumId = r.album_id
+        if r.lyrics_path:
+            dto.HasLyrics = True
+    # video
+    if r.media_type == "Video" and not is_folder:
+        dto.VideoType = r.video_type or "VideoFile"
+        dto.HasSubtitles = '"Subtitle"' in (r.media_streams_json or "")
+        if "IsHD" in f:
+            dto.IsHD = bool(r.width and r.width >= 1200)
+    if "Width" in f and r.width:
+        dto.Width = r.width
+    if "Height" in f and r.height:
+        dto.Height = r.height
+    # projected fields
+    if "DateCreated" in f:
+        dto.DateCreated = r.date_created
+    if "SortName" in f:
+        dto.SortName = r.sort_name
+    if "SortName" in f and r.forced_sort_name:
+        dto.ForcedSortName = r.forced_sort_name
+    if "OriginalTitle" in f and r.original_title and r.type != "TvChannel":
+        dto.OriginalTitle = r.original_title
+    if "Overview" in f:
+        dto.Overview = r.overview
+    if "Taglines" in f:
+        dto.Taglines = [r.tagline] if r.tagline else []
+    if "Path" in f:
+        dto.Path = r.path
+    if "Etag" in f:
+        dto.Etag = etag(r)
+    if "Genres" in f:
+        genres = _list(r.genres_json)
+        dto.Genres = genres
+        dto.GenreItems = _name_pairs(genres, "MusicGenre" if r.media_type == "Audio" or r.type == "MusicAlbum"
+                                     else "Genre")
+    if "Studios" in f:
+        dto.Studios = _name_pairs(_list(r.studios_json), "Studio")
+    if "Tags" in f:
+        dto.Tags = _list(r.tags_json)
+    provider_ids = None
+    if "ProviderIds" in f or "ExternalUrls" in f:
+        provider_ids = decode_json(r.provider_ids_json, {})
+        provider_ids = {k: str(v) for k, v in provider_ids.items()} if isinstance(provider_ids, dict) else {}
+        if "ProviderIds" in f:
+            dto.ProviderIds = provider_ids
+        if "ExternalUrls" in f:
+            dto.ExternalUrls = [w.ExternalUrl(Name=_EXTERNAL_URLS[k][0], Url=_EXTERNAL_URLS[k][1].format(v))
+                                for k, v in provider_ids.items() if k in _EXTERNAL_URLS]
+    if "People" in f:
+        dto.People = cast.get(r.id, [])
+    if "ProductionLocations" in f:
+        dto.ProductionLocations = []
+    if "RemoteTrailers" in f:
+        dto.RemoteTrailers = []
+    if "CanDelete" in f:
+        dto.CanDelete = bool(opts.can_delete and r.type not in ("CollectionFolder", "UserRootFolder")
+                             and r.path is not None)
+    if "CanDownload" in f:
+        dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
+    if "LockedFields" in f or "Settings" in f:
+        dto.LockedFields = [x for x in _list(r.locked_fields_json) if not x.startswith("~")]  # merge.py
+        dto.LockData = bool(r.is_locked)
+    if "Chapters" in f:
+        try:
+            dto.Chapters = _CHAPTERS.decode(r.chapters_json or "[]")
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            dto.Chapters = []
+    if "LocalTrailerCount" in f or "SpecialFeatureCount" in f:
+        trailers, specials = extras.get(r.id, (0, 0))
+        if "LocalTrailerCount" in f:
+            dto.LocalTrailerCount = trailers
+        if "SpecialFeatureCount" in f:
+            dto.SpecialFeatureCount = specials
+    # media
+    if not is_folder and r.media_type in ("Video", "Audio"):
+        want_streams = "MediaStreams" in f or "MediaSources" in f
+        streams = streams_of(r) if want_streams else None
+        if "MediaStreams" in f:
+            dto.MediaStreams = streams
+        own_versions = versions.get(r.id, [])
+        if "MediaSources" in f:
+            dto.MediaSources = media_sources_for(r, own_versions, streams)
+        if "MediaSourceCount" in f:
+            dto.MediaSourceCount = 1 + len(own_versions)
+    # counts
+    if counts is not None:
+        if "ChildCount" in f:
+            dto.ChildCount = counts.children
+        if "RecursiveItemCount" in f:
+            dto.RecursiveItemCount = counts.total
+    elif is_folder:
+        if "ChildCount" in f:
+            dto.ChildCount = 0
+        if "RecursiveItemCount" in f:
+            dto.RecursiveItemCount = 0
+    # images
+    images = images_of(r) if (opts.enable_images or "PrimaryImageAspectRatio" in f) else []
+    if opts.enable_images:
+        _apply_images(dto, images, opts)
+        _apply_parent_images(dto, r, images, parents, opts)
+    if "PrimaryImageAspectRatio" in f:
+        dto.PrimaryImageAspectRatio = _aspect_ratio(r, images)
+    if want_user_data:
+        dto.UserData = _user_data_dto(r, ud, counts)
+    return dto
+
+
+__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
+           "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
+
+
+def user_data_dtos(s: Session, rows: Sequence[Any], user_id: str) -> dict[str, w.UserItemDataDto]:
+    """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
+    uds = user_data_rows(s, user_id, [r.id for r in rows])
+    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=False, want_played=True) \
+        if any(r.is_folder for r in rows) else {}
+    return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}

@@ -1,0 +1,478 @@
+"""ItemService (``ctx.items``): the query engine and DTO builder behind the browse endpoints.
+
+Handlers resolve the caller into a ``Viewer`` (user id, the libraries they may see, policy
+flags), fill an ``ItemQuery`` and call ``query``; every read runs on the database's reader
+pool in one session (rows, count and the DTO batch lookups together).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from server.auth.service import AuthInfo
+from server.db.database import Database
+from server.db.dialect import warn_about_collation
+from server.db.handles import items
+from server.db.tables import UserData
+from server.errors import BadRequestError, ForbiddenError, NotFoundError
+from server.events.hub import EventHub
+from server.guid import normalize_guid
+from server.library.catalog import ids, search_index
+from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
+from server.library.catalog.dto import DtoOptions, build_dtos, user_data_dtos
+from server.library.catalog.home import ancestor_ids, latest_groups
+from server.library.catalog.query import (
+    BY_NAME,
+    PLAYLISTS_FOLDER_ID,
+    ROOT_FOLDER_ID,
+    CountCache,
+    ItemQuery,
+    ParentalRules,
+    count_by_type,
+    filter_values,
+    get_row,
+    get_rows,
+    item_visible,
+    playlist_visible,
+    register_by_name_index,
+    run_query,
+)
+from server.library.catalog.search import SearchRequest, search_hints
+from server.livetv.items import LIVETV_LIBRARY_IDS
+from server.users.service import UserRecord, UserService
+from server.wire import models as w
+
+ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
+                        "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
+                        "PrimaryImageAspectRatio", "ProviderIds", "RecursiveItemCount", "SortName", "Studios",
+                        "Taglines", "Tags", "CanDelete", "CanDownload", "LocalTrailerCount", "SpecialFeatureCount",
+                        "RemoteTrailers", "ProductionLocations", "Width", "Height", "IsHD", "SeriesStudio",
+                        "LockedFields"))
+
+
+def _lower_tags(values: list[str] | None) -> list[str]:
+    return [v.strip().lower() for v in values or [] if v and v.strip()]
+
+
+#: Path parameters that name an item. Any of them whose value is an item the caller may not
+#: see makes the whole request a 404 (ItemService.check_path_items, run by the guard).
+ITEM_PATH_PARAMS = ("itemId", "routeItemId", "videoId", "seriesId", "collectionId", "playlistId", "mediaSourceId",
+                    "routeMediaSourceId", "recordingId", "programId", "channelId")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose view of the library a request gets."""
+
+    user: UserRecord | None
+    country: str | None = None  # the server's MetadataCountryCode: how rating strings are read
+
+    @property
+    def user_id(self) -> str | None:
+        return self.user.id if self.user else None
+
+    @property
+    def allowed_library_ids(self) -> frozenset[str] | None:
+        if self.user is None:
+            return None
+        policy = self.user.policy
+        if policy.EnableAllFolders is not False:
+            return None
+        allowed = frozenset(i for i in (normalize_guid(f) for f in (policy.EnabledFolders or [])) if i)
+        if self.may_watch_livetv:
+            allowed |= LIVETV_LIBRARY_IDS
+        return allowed | {PLAYLISTS_FOLDER_ID}  # everyone has playlists (their own and shared ones)
+
+    @property
+    def may_watch_livetv(self) -> bool:
+        """Channels and recordings (server/livetv/items.py) follow EnableLiveTvAccess, not the
+        library folders."""
+        return self.user is None or self.user.policy.EnableLiveTvAccess is not False
+
+    @property
+    def parental(self) -> ParentalRules | None:
+        """The user's parental controls (None when they have none)."""
+        if self.user is None:
+            return None
+        p = self.user.policy
+        rules = ParentalRules(
+            max_rating=p.MaxParentalRating, block_unrated=tuple(sorted(set(p.BlockUnratedItems or []))),
+            blocked_tags=tuple(sorted(set(_lower_tags(p.BlockedTags)))),
+            allowed_tags=tuple(sorted(set(_lower_tags(p.AllowedTags)))), country=self.country)
+        return rules if rules.active else None
+
+    @property
+    def restricted(self) -> bool:
+        return self.allowed_library_ids is not None or self.parental is not None or not self.may_watch_livetv
+
+    @property
+    def can_delete(self) -> bool:
+        if self.user is None:
+            return True
+        p = self.user.policy
+        return bool(p.EnableContentDeletion) or bool(p.EnableContentDeletionFromFolders)
+
+    @property
+    def can_download(self) -> bool:
+        return self.user is None or self.user.policy.EnableContentDownloading is not False
+
+
+class ItemService:
+    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None) -> None:
+        self.db = db
+        self.users = users
+        self.server_id = server_id
+        self.events = events
+        self.count_cache = CountCache()
+        self.rating_country: Callable[[], str | None] = lambda: None  # set by the server context
+        register_by_name_index(db.engine, lambda: db.generation)
+
+    async def start(self) -> None:
+        """After the migration: check the search index (see search_index.ensure)."""
+        await asyncio.to_thread(search_index.ensure, self.db.engine)
+        if self.db.dialect == "postgresql":
+            await asyncio.to_thread(warn_about_collation, self.db.engine)
+
+    async def viewer(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
+        """The user named by ``userId`` (404 if unknown; only admins may name another user),
+        else the caller; an API key without userId sees everything."""
+        if user_id:
+            target = normalize_guid(user_id)
+            if target is None:
+                raise BadRequestError(f"userId is not a valid GUID: {user_id!r}")
+            user = await self.users.get(target)
+            if auth is not None and not auth.is_admin and auth.user_id != target:
+                raise ForbiddenError("Only an administrator may act for another user.")
+            return Viewer(user, self.rating_country())
+        if auth is not None and auth.user is not None:
+            return Viewer(await self.users.get(auth.user.id), self.rating_country())
+        return Viewer(None)
+
+    async def check_path_items(self, auth: AuthInfo | None, path_params: dict[str, Any],
+                               user_id: str | None = None) -> None:
+        """The one library-scope check of every route with an item in its path (run by the
+        guard, server/api/base.py): 404, as Jellyfin answers, when the caller may not see the
+        item: it is outside the libraries their policy allows, or their parental controls hide
+        it. An API key acts for the user named by ``userId``, else sees everything. Values that
+        are no item (a by-name id, a live TV id, a malformed id) are left to the handler."""
+        if auth is None:
+            return
+        if auth.user is not None:
+            user = await self.users.find(auth.user.id)
+        elif user_id and (target := normalize_guid(user_id)):
+            user = await self.users.find(target)
+        else:
+            return
+        if user is None:
+            return
+        viewer = Viewer(user, self.rating_country())
+        if not viewer.restricted:
+            return
+        keys = [(name, key) for name in ITEM_PATH_PARAMS
+                if isinstance(path_params.get(name), str) and (key := normalize_guid(path_params[name]))]
+        if not keys:
+            return
+
+        def read(s: Session) -> str | None:
+            for name, key in keys:
+                row = get_row(s, key)
+                if row is not None and not self._may_see(s, row, viewer):
+                    return str(path_params[name])
+            return None
+
+        hidden = await self.db.read(read)
+        if hidden is not None:
+            raise NotFoundError(f"Item {hidden} not found.")
+
+    def _may_see(self, s: Session, row: Any, viewer: Viewer) -> bool:
+        if not self.visible(row, viewer):
+            return False
+        rules = viewer.parental
+        return rules is None or item_visible(s, row.id, None, rules)
+
+    async def viewer_user(self, auth: AuthInfo | None, user_id: str | None) -> Viewer:
+        """Like ``viewer`` but a user is required (400 for an API key without userId)."""
+        viewer = await self.viewer(auth, user_id)
+        if viewer.user is None:
+            raise BadRequestError("userId is required.")
+        return viewer
+
+    def options(self, viewer: Viewer, fields: list[str] | None = None, *, enable_images: bool | None = None,
+                image_type_limit: int | None = None, enable_image_types: list[str] | None = None,
+                enable_user_data: bool | None = None, all_fields: bool = False) -> DtoOptions:
+        if image_type_limit is not None and image_type_limit < 0:
+            raise BadRequestError("imageTypeLimit must not be negative.")
+        chosen = ALL_FIELDS if all_fields else frozenset(f for f in (fields or ()) if f)
+        types = frozenset(t for t in (enable_image_types or ()) if t)
+        return DtoOptions(fields=chosen, enable_images=enable_images is not False,
+                          image_type_limit=image_type_limit, enable_image_types=types or None,
+                          enable_user_data=enable_user_data is not False, user_id=viewer.user_id,
+                          can_delete=viewer.can_delete, can_download=viewer.can_download)
+
+    def scoped(self, q: ItemQuery, viewer: Viewer) -> ItemQuery:
+        q.user_id = viewer.user_id
+        q.allowed_library_ids = viewer.allowed_library_ids
+        if not viewer.may_watch_livetv:
+            q.exclude_library_ids = set(q.exclude_library_ids) | LIVETV_LIBRARY_IDS
+        q.parental = viewer.parental
+        return q
+
+    # -- queries -------------------------------------------------------------------------
+
+    async def query(self, q: ItemQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
+                                            TotalRecordCount=total, StartIndex=q.start_index)
+
+        return await self.db.read(read)
+
+    async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
+        """Latest media: grouped rows, ChildCount = how many new items a group holds."""
+        def read(s: Session) -> list[w.BaseItemDto]:
+            groups = latest_groups(s, q, limit, group)
+            dtos = build_dtos(s, [row for row, _ in groups], opts, self.server_id)
+            for dto, (_, count) in zip(dtos, groups, strict=True):
+                if count:
+                    dto.ChildCount = count
+            return dtos
+
+        return await self.db.read(read)
+
+    async def rows(self, q: ItemQuery) -> tuple[list[Any], int]:
+        return await self.db.read(lambda s: run_query(s, q))
+
+    async def dtos(self, rows: list[Any], opts: DtoOptions) -> list[w.BaseItemDto]:
+        return await self.db.read(lambda s: build_dtos(s, rows, opts, self.server_id))
+
+    def visible(self, row: Any, viewer: Viewer) -> bool:
+        if row.library_id in LIVETV_LIBRARY_IDS and not viewer.may_watch_livetv:
+            return False
+        allowed = viewer.allowed_library_ids
+        return allowed is None or row.library_id in allowed or row.type == "UserRootFolder"
+
+    async def row(self, item_id: str, viewer: Viewer | None = None) -> Any:
+        """The item row, or 404 (also when the viewer may not see its library)."""
+        key = normalize_guid(item_id)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+        def read(s: Session) -> Any:
+            row = get_row(s, key)
+            if row is None or (viewer is not None and not self._may_see(s, row, viewer)):
+                return None
+            return row
+
+        row = await self.db.read(read)
+        if row is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+        await self._check_playlist(row, viewer, item_id)
+        return row
+
+    async def _check_playlist(self, row: Any, viewer: Viewer | None, item_id: str) -> None:
+        """Another user's private playlist does not exist for this one (server/library/browse/playlists.py)."""
+        if row.type != "Playlist" or viewer is None or viewer.user_id is None:
+            return
+        user_id, key = viewer.user_id, row.id
+
+        def may_see(s: Session) -> bool:
+            return s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first() is not None
+
+        if not await self.db.read(may_see):
+            raise NotFoundError(f"Item {item_id} not found.")
+
+    async def target(self, item_id: str, viewer: Viewer | None = None) -> Any:
+        """An item row, or a stand-in for a by-name item (genre, person, ...) with the
+        attributes user data needs; 404 when neither exists."""
+        key = normalize_guid(item_id)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
+
+        def read(s: Session) -> Any:
+            row = get_row(s, key)
+            if row is not None:
+                return row if viewer is None or self._may_see(s, row, viewer) else None
+            found = BY_NAME.lookup(s, key)
+            if found is None:
+                return None
+            return SimpleNamespace(id=key, type=found[0], name=found[1], is_folder=False, path=None,
+                                   run_time_ticks=None, library_id=None, by_name=True)
+
+        row = await self.db.read(read)
+        if row is None or (viewer is not None and not getattr(row, "by_name", False) and not self.visible(row, viewer)):
+            raise NotFoundError(f"Item {item_id} not found.")
+        await self._check_playlist(row, viewer, item_id)
+        return row
+
+    async def item(self, item_id: str, viewer: Viewer, opts: DtoOptions | None = None) -> w.BaseItemDto:
+        """GET /Items/{id}: any item, the user root folder or a by-name item, every field."""
+        key = normalize_guid(item_id)
+        if key == ROOT_FOLDER_ID:
+            return self.root_folder(viewer)
+        target = await self.target(item_id, viewer)
+        opts = opts or self.options(viewer, all_fields=True)
+        if getattr(target, "by_name", False):
+            opts.fields = opts.fields | {"ItemCounts", "ChildCount"}
+
+            def read(s: Session) -> w.BaseItemDto:
+                scope_q = self.scoped(ItemQuery(recursive=True), viewer)
+                entry = find_name(s, target.type, target.name, scope_q)
+                if entry is None:
+                    entry = NameEntry(target.type, target.name, target.id)
+                entry.id = target.id
+                return build_name_dtos(s, [entry], opts, self.server_id)[0]
+
+            return await self.db.read(read)
+        return (await self.dtos([target], opts))[0]
+
+    def root_folder(self, viewer: Viewer) -> w.BaseItemDto:
+        return w.BaseItemDto(Name="Media Folders", ServerId=self.server_id, Id=ROOT_FOLDER_ID,
+                             Type="UserRootFolder", IsFolder=True, LocationType="FileSystem", MediaType="Unknown",
+                             DisplayPreferencesId=ROOT_FOLDER_ID, ImageTags={}, BackdropImageTags=[],
+                             ImageBlurHashes={}, PlayAccess="Full",
+                             UserData=w.UserItemDataDto(PlaybackPositionTicks=0, PlayCount=0, IsFavorite=False,
+                                                        Played=False, Key=ROOT_FOLDER_ID, ItemId=ROOT_FOLDER_ID)
+                             if viewer.user else None)
+
+    def unrestricted(self, viewer: Viewer) -> Viewer:
+        """The same user without folder restrictions (admin views of every library)."""
+        return Viewer(None) if viewer.user is None or viewer.user.is_admin else viewer
+
+    async def library_rows(self, viewer: Viewer) -> list[Any]:
+        """The CollectionFolder rows the viewer may see, in name order."""
+        def read(s: Session) -> list[Any]:
+            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
+                                                      "UserView")))  # + Live TV (server/livetv/items.py)
+            q = q.order_by(items.c.sort_name, items.c.name)
+            return [r for r in s.execute(q).all()]
+
+        return [r for r in await self.db.read(read) if self.visible(r, viewer)]
+
+    # -- user data -----------------------------------------------------------------------
+
+    async def user_data(self, user_id: str, row: Any) -> w.UserItemDataDto:
+        return await self.db.read(lambda s: user_data_dtos(s, [row], user_id)[row.id])
+
+    async def update_user_data(self, user_id: str, row: Any, change: Callable[[UserData], None],
+                               reason: str = "UpdateUserRating") -> w.UserItemDataDto:
+        """Apply ``change`` to the user's data on the item (created on first use), publish
+        UserDataChanged to the user's sockets and return the new UserItemDataDto."""
+        def write(s: Session) -> None:
+            record = s.get(UserData, (user_id, row.id))
+            if record is None:
+                record = UserData(user_id=user_id, item_id=row.id)
+                s.add(record)
+            change(record)
+
+        await self.db.write(write)
+        dto = await self.user_data(user_id, row)
+        if self.events is not None:
+            self.events.publish("UserDataChanged", {"UserId": user_id, "UserDataList": [
+                dto]}, user_id=user_id)
+        return dto
+
+    async def views(self, viewer: Viewer, *, include_hidden: bool = False, preset: list[str] | None = None,
+                    fields: list[str] | None = None) -> list[w.BaseItemDto]:
+        """The viewer's libraries as CollectionFolder DTOs: the policy's folders only, without
+        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order."""
+        rows = await self.library_rows(viewer)
+        if viewer.user is not None:
+            config = viewer.user.configuration
+            if not include_hidden:
+                hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
+                rows = [r for r in rows if r.id not in hidden]
+            order = [normalize_guid(x) for x in config.OrderedViews or []]
+            rank = {item_id: i for i, item_id in enumerate(order) if item_id}
+            rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
+        return await self.dtos(rows, self.options(viewer, fields))
+
+    async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
+        """How many items of each kind the viewer sees (one grouped query)."""
+        q = self.scoped(ItemQuery(recursive=True, is_favorite=is_favorite), viewer)
+        by_type = await self.db.read(lambda s: count_by_type(s, q))
+        counts = w.ItemCounts(ItemCount=0, ProgramCount=0)
+        for field_name, kind in (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
+                                 ("ArtistCount", "MusicArtist"), ("TrailerCount", "Trailer"), ("SongCount", "Audio"),
+                                 ("AlbumCount", "MusicAlbum"), ("MusicVideoCount", "MusicVideo"),
+                                 ("BoxSetCount", "BoxSet"), ("BookCount", "Book")):
+            setattr(counts, field_name, by_type.get(kind, 0))
+        counts.ItemCount = sum(n for kind, n in by_type.items() if kind not in ("MusicArtist", "Folder",
+                                                                                "CollectionFolder", "Season"))
+        return counts
+
+    async def ancestors(self, item_id: str, viewer: Viewer) -> list[w.BaseItemDto]:
+        """The item's parents up to its library, then the user's root folder (404 if unknown)."""
+        row = await self.row(item_id, viewer)
+
+        def read(s: Session) -> list[w.BaseItemDto]:
+            chain = ancestor_ids(s, row.id)
+            found = get_rows(s, chain)
+            rows = [found[i] for i in chain if i in found]
+            return build_dtos(s, rows, self.options(viewer, ["PrimaryImageAspectRatio", "DateCreated"]),
+                              self.server_id)
+
+        dtos = await self.db.read(read)
+        return [*dtos, self.root_folder(viewer)]
+
+    # -- items by name -------------------------------------------------------------------
+
+    async def names(self, nq: NameQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        if nq.start_index < 0 or (nq.limit is not None and nq.limit < 0):
+            raise BadRequestError("startIndex and limit must not be negative.")
+
+        nq.with_counts = opts.has("ItemCounts")
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            entries, total = list_names(s, nq)
+            return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
+                                            TotalRecordCount=total, StartIndex=nq.start_index)
+
+        return await self.db.read(read)
+
+    async def name(self, kind: str, name: str, viewer: Viewer, scope: ItemQuery | None = None) -> w.BaseItemDto:
+        """One genre, studio, artist, person or year by name, with its item counts; 404 when the
+        viewer's libraries have no item with it (a year is always answered)."""
+        if not name or not name.strip():
+            raise BadRequestError("A name is required.")
+        q = self.scoped(scope or ItemQuery(recursive=True), viewer)
+        opts = self.options(viewer, ["ItemCounts", "ChildCount", "PrimaryImageAspectRatio", "SortName"])
+
+        def read(s: Session) -> w.BaseItemDto | None:
+            entry = find_name(s, kind, name, q)
+            if entry is None and kind == "Year" and name.strip().isdigit():
+                year = str(int(name))
+                entry = NameEntry("Year", year, ids.by_name_id("Year", year))
+            if entry is None:
+                return None
+            return build_name_dtos(s, [entry], opts, self.server_id)[0]
+
+        dto = await self.db.read(read)
+        if dto is None:
+            raise NotFoundError(f"{kind} {name!r} not found.")
+        return dto
+
+    async def collection_type_of(self, item_id: str) -> str | None:
+        """The collection type of the library an item belongs to (None if unknown or mixed)."""
+        from server.db.tables import Library
+
+        def read(s: Session) -> str | None:
+            lib = s.execute(select(items.c.library_id).where(items.c.id == item_id)).scalar()
+            if lib is None:
+                return None
+            return s.execute(select(Library.__table__.c.collection_type)
+                             .where(Library.__table__.c.id == lib)).scalar()
+
+        return await self.db.read(read)
+
+    async def filter_values(self, q: ItemQuery, viewer: Viewer) -> dict[str, list]:
+        q = self.scoped(q, viewer)
+        return await self.db.read(lambda s: filter_values(s, q))
+
+    async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
+        return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))

@@ -1,0 +1,1036 @@
+"""The item query engine: GET /Items parameters translated into one indexed SQL query.
+
+``ItemQuery`` holds the parameters (snake_case); ``compile_query`` turns it into a SQLAlchemy
+Core select over ``items`` (user data joined only when a filter or sort needs it), and
+``run_query`` returns the page of rows plus the total from a COUNT with the same filters.
+
+Scope rules (kept in one place so every endpoint agrees):
+- owned rows (alternate versions and extras: ``owner_id`` set) never appear unless asked by id;
+- a recursive query under a folder uses the cheapest indexed relation: ``library_id`` for a
+  CollectionFolder, ``series_id`` / ``season_id`` / ``album_id`` for shows and albums, the
+  item_values of an artist, and a recursive CTE over ``parent_id`` for other folders;
+- a by-name id as parentId (genre, studio, person, year, artist) filters by that value;
+- a user restricted to some libraries only ever sees rows of those libraries;
+- a user's parental rules (``ParentalRules``: MaxParentalRating, BlockUnratedItems,
+  BlockedTags, AllowedTags) are conditions of the same query, so lists, counts and direct item
+  access (``item_visible``) agree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Select,
+    and_,
+    case,
+    exists,
+    false,
+    func,
+    literal,
+    not_,
+    or_,
+    select,
+    true,
+)
+from sqlalchemy import column as sql_column
+from sqlalchemy.orm import Session
+
+from server.db.dialect import binary, like_ci, starts_with
+from server.db.handles import item_people, item_values, items, people, user_data
+from server.db.tables import (
+    CollectionEntry,
+    Playlist,
+    PlaylistEntry,
+    PlaylistShare,
+)
+from server.errors import BadRequestError, NotFoundError
+from server.guid import guid_from_text
+from server.library.catalog import ids, search_index
+
+#: The id of every user's root folder (Jellyfin's UserRootFolder): its children are the views.
+ROOT_FOLDER_ID = guid_from_text("folder", "root")
+
+VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
+
+# Item types whose rows are structure rather than content: left out of recursive listings
+# unless asked for by type (Jellyfin keeps them outside the library tree).
+_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+               "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
+
+
+#: Item types and the UnratedItem kind that blocks them when they have no known rating
+#: (Jellyfin's GetBlockUnratedType); types not listed (folders, libraries, playlists, people,
+#: artists) are never blocked for being unrated.
+UNRATED_KIND = {
+    "Movie": "Movie", "BoxSet": "Movie", "Trailer": "Trailer", "Series": "Series", "Season": "Series",
+    "Episode": "Series", "Audio": "Music", "MusicAlbum": "Music", "MusicVideo": "Music", "Book": "Book",
+    "AudioBook": "Book", "LiveTvChannel": "LiveTvChannel", "TvChannel": "LiveTvChannel",
+    "LiveTvProgram": "LiveTvProgram", "Program": "LiveTvProgram", "ChannelContent": "ChannelContent",
+    "Video": "Other", "Photo": "Other",
+}
+# Rows that carry no content rating of their own and are never hidden by one.
+_RATING_EXEMPT = ("CollectionFolder", "UserRootFolder", "ManualPlaylistsFolder", "Folder", "Playlist",
+                  "MusicArtist", "Person", "Genre", "MusicGenre", "Studio", "Year", "PhotoAlbum")
+
+
+@dataclass(frozen=True)
+class ParentalRules:
+    """A user's parental controls (UserPolicy), as Jellyfin applies them:
+
+    - ``max_rating``: items whose rating (an episode or season without one: its series' rating)
+      has a known level above it are hidden; unrated items and ratings of unknown level stay,
+      unless
+    - ``block_unrated``: UnratedItem kinds (Movie, Series, Music, ...) whose unrated items are hidden;
+    - ``blocked_tags``: items carrying one of these tags (or whose series does) are hidden;
+    - ``allowed_tags``: when set, only items carrying one of them (or whose series does) are
+      shown, libraries and other folders excepted.
+    """
+
+    max_rating: int | None = None
+    block_unrated: tuple[str, ...] = ()
+    blocked_tags: tuple[str, ...] = ()
+    allowed_tags: tuple[str, ...] = ()
+    country: str | None = None  # the server's MetadataCountryCode: how rating strings are read
+
+    @property
+    def active(self) -> bool:
+        return bool(self.max_rating is not None or self.block_unrated or self.blocked_tags or self.allowed_tags)
+
+
+_rating_levels: dict[tuple[str | None, str], int | None] = {}
+
+
+def _rating_level(rating: str, country: str | None) -> int | None:
+    key = (country, rating)
+    if key not in _rating_levels:
+        from server.system.localization import bundled_localization
+
+        if len(_rating_levels) > 10_000:
+            _rating_levels.clear()
+        _rating_levels[key] = bundled_localization().rating_level(rating, country)
+    return _rating_levels[key]
+
+
+_ratings_cache: dict[int, tuple[float, list[str]]] = {}
+_RATINGS_TTL = 5.0
+
+
+def _distinct_ratings(s: Session) -> list[str]:
+    """The rating strings in the library (a few dozen), read at most every few seconds. A
+    string newer than that is hidden from a user with MaxParentalRating until it is read
+    (the condition lists what may be shown), never shown by mistake."""
+    key, now = id(s.get_bind()), time.monotonic()
+    cached = _ratings_cache.get(key)
+    if cached is not None and now - cached[0] < _RATINGS_TTL:
+        return cached[1]
+    found = [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
+                                     .distinct()).all() if r]
+    _ratings_cache[key] = (now, found)
+    return found
+
+
+def parental_conditions(s: Session, rules: ParentalRules) -> list:
+    series = items.alias("parental_series")
+    series_rating = (select(series.c.official_rating).where(series.c.id == items.c.series_id)
+                     .limit(1).scalar_subquery())
+    own = func.nullif(items.c.official_rating, "")
+    rating = case((own.is_not(None), own), else_=series_rating)
+    exempt = items.c.type.in_(_RATING_EXEMPT)
+    conds: list = []
+    if rules.max_rating is not None or rules.block_unrated:
+        ratings = _distinct_ratings(s)
+        levels = {r: _rating_level(r, rules.country) for r in ratings}
+        if rules.max_rating is not None:
+            shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
+            conds.append(or_(exempt, rating.is_(None), rating.in_(shown)) if shown else or_(exempt, rating.is_(None)))
+        blocked_types = sorted(t for t, kind in UNRATED_KIND.items() if kind in rules.block_unrated)
+        if blocked_types:
+            unrated_strings = sorted(r for r, level in levels.items() if level is None)
+            unrated = or_(rating.is_(None), rating.in_(unrated_strings)) if unrated_strings else rating.is_(None)
+            conds.append(not_(and_(items.c.type.in_(blocked_types), unrated)))
+
+    def tagged(values: tuple[str, ...]):
+        v = item_values.alias("parental_tags")
+        return exists(select(literal(1)).select_from(v).where(
+            or_(v.c.item_id == items.c.id, v.c.item_id == items.c.series_id), v.c.kind == "Tag",
+            v.c.clean_value.in_(list(values))))
+
+    if rules.blocked_tags:
+        conds.append(not_(tagged(rules.blocked_tags)))
+    if rules.allowed_tags:
+        conds.append(or_(exempt, tagged(rules.allowed_tags)))
+    return conds
+
+
+def item_visible(s: Session, item_id: str, allowed_library_ids: frozenset[str] | None,
+                 rules: ParentalRules | None) -> bool:
+    """Whether a user with this scope may see the item (the same conditions as their queries)."""
+    conds = [items.c.id == item_id]
+    if allowed_library_ids is not None:
+        conds.append(or_(items.c.library_id.in_(sorted(allowed_library_ids)), items.c.type == "UserRootFolder"))
+    if rules is not None and rules.active:
+        conds += parental_conditions(s, rules)
+    return s.execute(select(items.c.id).where(*conds)).first() is not None
+
+
+@dataclass
+class ItemQuery:
+    user_id: str | None = None
+    allowed_library_ids: frozenset[str] | None = None  # None = every library
+    parental: ParentalRules | None = None  # the user's parental controls (None = none)
+    exclude_library_ids: set[str] = field(default_factory=set)
+    parent_id: str | None = None
+    recursive: bool = False
+    include_types: list[str] = field(default_factory=list)
+    exclude_types: list[str] = field(default_factory=list)
+    media_types: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    exclude_ids: list[str] = field(default_factory=list)
+    genres: list[str] = field(default_factory=list)
+    genre_ids: list[str] = field(default_factory=list)
+    studios: list[str] = field(default_factory=list)
+    studio_ids: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    artists: list[str] = field(default_factory=list)
+    artist_ids: list[str] = field(default_factory=list)
+    album_artist_ids: list[str] = field(default_factory=list)
+    contributing_artist_ids: list[str] = field(default_factory=list)
+    exclude_artist_ids: list[str] = field(default_factory=list)
+    albums: list[str] = field(default_factory=list)
+    album_ids: list[str] = field(default_factory=list)
+    person: str | None = None
+    person_ids: list[str] = field(default_factory=list)
+    person_types: list[str] = field(default_factory=list)
+    years: list[int] = field(default_factory=list)
+    official_ratings: list[str] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+    is_played: bool | None = None
+    is_favorite: bool | None = None
+    is_resumable: bool | None = None
+    is_folder: bool | None = None
+    search_term: str | None = None
+    name_starts_with: str | None = None
+    name_starts_with_or_greater: str | None = None
+    name_less_than: str | None = None
+    min_community_rating: float | None = None
+    min_critic_rating: float | None = None
+    has_subtitles: bool | None = None
+    has_overview: bool | None = None
+    has_official_rating: bool | None = None
+    has_imdb_id: bool | None = None
+    has_tmdb_id: bool | None = None
+    has_tvdb_id: bool | None = None
+    is_hd: bool | None = None
+    is_4k: bool | None = None
+    is_3d: bool | None = None
+    is_locked: bool | None = None
+    is_missing: bool | None = None
+    is_place_holder: bool | None = None
+    location_types: list[str] = field(default_factory=list)
+    exclude_location_types: list[str] = field(default_factory=list)
+    series_status: list[str] = field(default_factory=list)
+    video_types: list[str] = field(default_factory=list)
+    min_premiere_date: datetime | None = None
+    max_premiere_date: datetime | None = None
+    min_date_created: datetime | None = None
+    index_number: int | None = None
+    parent_index_number: int | None = None
+    min_width: int | None = None
+    min_height: int | None = None
+    max_width: int | None = None
+    max_height: int | None = None
+    image_types: list[str] = field(default_factory=list)
+    stable_order: bool = True  # break ties by id (stable paging); Latest does without
+    include_structural: bool = False  # recursive listings keep MusicArtist rows
+    resume_audiobooks: bool = False  # with media_types: AudioBook rows count too
+    has_trailer: bool | None = None
+    has_special_feature: bool | None = None
+    adjacent_to: str | None = None
+    extra_types: list[str] = field(default_factory=list)  # set: owned extras of these types
+    owner_id: str | None = None  # set: rows owned by this item (extras, versions)
+    sort_by: list[str] = field(default_factory=list)
+    sort_order: list[str] = field(default_factory=list)
+    start_index: int = 0
+    limit: int | None = None
+    enable_total_record_count: bool = True
+
+
+# ---------------------------------------------------------------- by-name ids
+
+
+class ByNameIndex:
+    """Maps by-name ids (genres, studios, artists, years) back to their names, for one database.
+
+    The ids are hashes of the names, so the index is built from the distinct values stored in
+    ``item_values`` (the covering (kind, clean_value) index) and ``items.production_year``. An
+    unknown id rebuilds it when the database was written since the last build (or, without a
+    generation source, at most every few seconds): that is how newly scanned values appear."""
+
+    REBUILD_INTERVAL = 2.0
+
+    def __init__(self, generation: Callable[[], int] | None = None) -> None:
+        self._map: dict[str, tuple[str, str]] = {}
+        self._generation = generation
+        self._built_generation: int | None = None
+        self._built_at = 0.0
+        self._lock = threading.Lock()
+
+    def _stale(self) -> bool:
+        if self._built_generation is None:
+            return True
+        if self._generation is not None:
+            return self._generation() != self._built_generation
+        return time.monotonic() - self._built_at > self.REBUILD_INTERVAL
+
+    def _rebuild(self, s: Session) -> None:
+        generation = self._generation() if self._generation is not None else 0
+        mapping: dict[str, tuple[str, str]] = {}
+        rows = s.execute(select(item_values.c.kind, item_values.c.clean_value, func.min(item_values.c.value))
+                         .where(item_values.c.kind.in_(("Genre", "Studio", "Artist", "AlbumArtist")))
+                         .group_by(item_values.c.kind, item_values.c.clean_value)).all()
+        for kind, _clean, value in rows:
+            if not value:
+                continue
+            if kind == "Genre":
+                mapping[ids.by_name_id("Genre", value)] = ("Genre", value)
+                mapping[ids.by_name_id("MusicGenre", value)] = ("MusicGenre", value)
+            elif kind == "Studio":
+                mapping[ids.by_name_id("Studio", value)] = ("Studio", value)
+            else:
+                mapping[ids.by_name_id("MusicArtist", value)] = ("MusicArtist", value)
+        for (year,) in s.execute(select(items.c.production_year).where(items.c.production_year.is_not(None))
+                                 .distinct()).all():
+            mapping[ids.by_name_id("Year", str(year))] = ("Year", str(year))
+        self._map = mapping
+        self._built_generation = generation
+        self._built_at = time.monotonic()
+
+    def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
+        """(kind, name) of a by-name id, or None. Persons come from the people table."""
+        found = self._map.get(item_id)
+        if found is not None:
+            return found
+        name = s.execute(select(people.c.name).where(people.c.id == item_id)).scalar()
+        if name is not None:
+            return ("Person", name)
+        with self._lock:
+            if self._stale():
+                self._rebuild(s)
+        return self._map.get(item_id)
+
+    def names(self, s: Session, id_list: list[str], kinds: tuple[str, ...]) -> list[str]:
+        out = []
+        for i in id_list:
+            found = self.lookup(s, i)
+            if found and found[0] in kinds:
+                out.append(found[1])
+        return out
+
+
+_INDEXES: weakref.WeakKeyDictionary[Any, ByNameIndex] = weakref.WeakKeyDictionary()
+
+
+def register_by_name_index(engine: Any, generation: Callable[[], int]) -> ByNameIndex:
+    """Give a database's by-name index its write generation (ItemService does this)."""
+    index = _INDEXES[engine] = ByNameIndex(generation)
+    return index
+
+
+class _ByName:
+    """``BY_NAME.lookup(s, id)``: the by-name index of the session's database."""
+
+    @staticmethod
+    def of(s: Session) -> ByNameIndex:
+        engine = s.get_bind()
+        index = _INDEXES.get(engine)
+        if index is None:
+            index = _INDEXES[engine] = ByNameIndex()
+        return index
+
+    def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
+        return self.of(s).lookup(s, item_id)
+
+    def names(self, s: Session, id_list: list[str], kinds: tuple[str, ...]) -> list[str]:
+        return self.of(s).names(s, id_list, kinds)
+
+
+BY_NAME = _ByName()
+
+
+# ---------------------------------------------------------------- compiling
+
+
+def _lower(values: list[str]) -> list[str]:
+    return [v.strip().lower() for v in values if v and v.strip()]
+
+
+def _has_value(kinds: tuple[str, ...], clean_values: list[str]):
+    v = item_values.alias("v")
+    return exists(select(literal(1)).select_from(v).where(
+        v.c.item_id == items.c.id, v.c.kind.in_(kinds) if len(kinds) > 1 else v.c.kind == kinds[0],
+        v.c.clean_value.in_(clean_values)))
+
+
+class _Ctx:
+    """What compiling one query found out: whether user data must be joined."""
+
+    def __init__(self, q: ItemQuery) -> None:
+        self.q = q
+        self.needs_user_data = False
+        self.library_scope = False  # a recursive query under a CollectionFolder
+        self.ud = user_data.alias("ud")
+
+    def ud_col(self, name: str):
+        self.needs_user_data = True
+        return getattr(self.ud.c, name)
+
+
+def _played_condition(c: _Ctx, played: bool):
+    """Played for a video/audio row; for a series or season: every episode played."""
+    if c.q.user_id is None:
+        return true() if not played else false()
+    ud2 = user_data.alias("ud2")
+    ep = items.alias("ep")
+    unplayed_episode = exists(select(literal(1)).select_from(
+        ep.outerjoin(ud2, and_(ud2.c.item_id == ep.c.id, ud2.c.user_id == c.q.user_id))).where(
+        or_(ep.c.series_id == items.c.id, ep.c.season_id == items.c.id),
+        ep.c.type == "Episode", func.coalesce(ep.c.owner_id, "") == "", ep.c.is_virtual == false(),
+        func.coalesce(ud2.c.played, false()) == false()))
+    row_played = func.coalesce(c.ud_col("played"), false()) == true()
+    folder_case = items.c.type.in_(("Series", "Season"))
+    if played:
+        return or_(and_(folder_case, not_(unplayed_episode)), and_(not_(folder_case), row_played))
+    return or_(and_(folder_case, unplayed_episode), and_(not_(folder_case), not_(row_played)))
+
+
+#: The folder playlists hang under (server/library/browse/playlists.py).
+PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
+
+
+def playlist_visible(user_id: str):
+    """Rows other than playlists, and the playlists the user owns, shares or that are public."""
+    pl, shares = Playlist.__table__, PlaylistShare.__table__
+    mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
+    shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
+    return or_(items.c.type != "Playlist", items.c.id.in_(mine), items.c.id.in_(shared))
+
+
+def _members_of(kind: str, parent_id: str):
+    """The members of a collection (BoxSet) or a playlist, as a condition on items."""
+    if kind == "BoxSet":
+        members = CollectionEntry.__table__
+        return items.c.id.in_(select(members.c.item_id).where(members.c.collection_id == parent_id))
+    entries = PlaylistEntry.__table__
+    return items.c.id.in_(select(entries.c.item_id).where(entries.c.playlist_id == parent_id))
+
+
+def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
+    q = c.q
+    parent_id = q.parent_id
+    if parent_id is None or parent_id == ROOT_FOLDER_ID:
+        if parent_id == ROOT_FOLDER_ID or not (q.recursive or q.ids or q.search_term or q.owner_id):
+            if not q.recursive:
+                conds.append(items.c.type == "CollectionFolder")
+        return
+    row = s.execute(select(items.c.id, items.c.type, items.c.name, items.c.library_id)
+                    .where(items.c.id == parent_id)).first()
+    if row is None:
+        by_name = BY_NAME.lookup(s, parent_id)
+        if by_name is None:
+            raise NotFoundError(f"Item {parent_id} not found.")
+        kind, name = by_name
+        if kind in ("Genre", "MusicGenre"):
+            conds.append(_has_value(("Genre",), [name.lower()]))
+        elif kind == "Studio":
+            conds.append(_has_value(("Studio",), [name.lower()]))
+        elif kind == "MusicArtist":
+            conds.append(_has_value(("Artist", "AlbumArtist"), [name.lower()]))
+        elif kind == "Year":
+            conds.append(items.c.production_year == int(name))
+        elif kind == "Person":
+            conds.append(exists(select(literal(1)).select_from(item_people).where(
+                item_people.c.item_id == items.c.id, item_people.c.person_id == parent_id)))
+        return
+    if row.type in ("BoxSet", "Playlist"):  # members live in their own tables (server/library/browse/boxsets.py)
+        conds.append(_members_of(row.type, parent_id))
+        return
+    if not q.recursive:
+        conds.append(items.c.parent_id == parent_id)
+        return
+    kind = row.type
+    if kind == "CollectionFolder":  # (type, not id: the covering index has the type)
+        c.library_scope = True
+        conds.append(items.c.library_id == parent_id)
+        conds.append(items.c.type != "CollectionFolder")
+        return
+    if kind == "Series":
+        conds.append(items.c.series_id == parent_id)
+    elif kind == "Season":
+        conds.append(items.c.season_id == parent_id)
+    elif kind == "MusicAlbum":
+        conds.append(items.c.album_id == parent_id)
+    elif kind == "MusicArtist":
+        conds.append(or_(_has_value(("Artist", "AlbumArtist"), [row.name.lower()]),
+                         items.c.parent_id == parent_id))
+    else:
+        tree = select(items.c.id).where(items.c.parent_id == parent_id).cte("tree", recursive=True)
+        child = items.alias("child")
+        tree = tree.union_all(select(child.c.id).where(child.c.parent_id == tree.c.id))
+        conds.append(items.c.id.in_(select(tree.c.id)))
+    if kind not in ("Series", "Season", "MusicAlbum"):  # those rows never point at themselves
+        conds.append(items.c.id != parent_id)
+
+
+def _conditions(s: Session, c: _Ctx) -> list:
+    q = c.q
+    conds: list = []
+    if q.owner_id is not None:
+        conds.append(items.c.owner_id == q.owner_id)
+        if q.extra_types:
+            conds.append(items.c.extra_type.in_(q.extra_types))
+    if q.allowed_library_ids is not None:
+        conds.append(items.c.library_id.in_(sorted(q.allowed_library_ids)) if q.allowed_library_ids else false())
+    if q.exclude_library_ids:
+        conds.append(items.c.library_id.not_in(sorted(q.exclude_library_ids)))
+    if q.parental is not None and q.parental.active:
+        conds += parental_conditions(s, q.parental)
+    if q.user_id is not None:  # other users' private playlists stay private (server/library/browse/playlists.py)
+        conds.append(playlist_visible(q.user_id))
+    _parent_scope(s, c, conds)
+    if q.owner_id is None and not q.ids:
+        # "owner_id IS NULL" holds for nearly every row: as an index lookup it only pays inside
+        # the covering (library_id, type, owner_id, sort_name, id) index of a library scope.
+        # Elsewhere the unindexable spelling keeps SQLite on the index that serves the ORDER BY
+        # (date_created for Latest) or on the few ids a full-text match found.
+        conds.append(items.c.owner_id.is_(None) if c.library_scope else func.coalesce(items.c.owner_id, "") == "")
+    include = [t for t in q.include_types if t]
+    if include:
+        conds.append(items.c.type.in_(include) if len(include) > 1 else items.c.type == include[0])
+    elif q.recursive and not q.ids and not q.include_structural:
+        conds.append(items.c.type.not_in(_STRUCTURAL))
+    if q.exclude_types:
+        conds.append(items.c.type.not_in(q.exclude_types))
+    if q.media_types:
+        media = items.c.media_type.in_(q.media_types)
+        conds.append(or_(media, items.c.type == "AudioBook") if q.resume_audiobooks else media)
+    if q.ids:
+        conds.append(items.c.id.in_(q.ids))
+    if q.exclude_ids:
+        conds.append(items.c.id.not_in(q.exclude_ids))
+    genres = _lower(q.genres) + _lower(BY_NAME.names(s, q.genre_ids, ("Genre", "MusicGenre")))
+    if q.genres or q.genre_ids:
+        conds.append(_has_value(("Genre",), genres) if genres else false())
+    studios = _lower(q.studios) + _lower(BY_NAME.names(s, q.studio_ids, ("Studio",)))
+    if q.studios or q.studio_ids:
+        conds.append(_has_value(("Studio",), studios) if studios else false())
+    if q.tags:
+        conds.append(_has_value(("Tag",), _lower(q.tags)))
+    artist_names = _lower(q.artists) + _lower(_artist_names(s, q.artist_ids))
+    if q.artists or q.artist_ids:
+        conds.append(_has_value(("Artist", "AlbumArtist"), artist_names) if artist_names else false())
+    if q.album_artist_ids:
+        names = _lower(_artist_names(s, q.album_artist_ids))
+        conds.append(_has_value(("AlbumArtist",), names) if names else false())
+    if q.contributing_artist_ids:
+        names = _lower(_artist_names(s, q.contributing_artist_ids))
+        conds.append(and_(_has_value(("Artist",), names), not_(_has_value(("AlbumArtist",), names)))
+                     if names else false())
+    if q.exclude_artist_ids:
+        names = _lower(_artist_names(s, q.exclude_artist_ids))
+        if names:
+            conds.append(not_(_has_value(("Artist", "AlbumArtist"), names)))
+    if q.albums:
+        conds.append(func.lower(items.c.album).in_(_lower(q.albums)))
+    if q.album_ids:
+        conds.append(items.c.album_id.in_(q.album_ids))
+    if q.person or q.person_ids:
+        ip = item_people.alias("ip")
+        pconds = [ip.c.item_id == items.c.id]
+        person_ids = list(q.person_ids)
+        if q.person:
+            pid = s.execute(select(people.c.id).where(func.lower(people.c.name) == q.person.strip().lower())).scalar()
+            person_ids.append(pid or "-")
+        pconds.append(ip.c.person_id.in_(person_ids))
+        if q.person_types:
+            pconds.append(ip.c.kind.in_(q.person_types))
+        conds.append(exists(select(literal(1)).select_from(ip).where(*pconds)))
+    if q.years:
+        conds.append(items.c.production_year.in_(q.years))
+    if q.official_ratings:
+        conds.append(items.c.official_rating.in_(q.official_ratings))
+    filters = set(q.filters)
+    is_played = q.is_played
+    if "IsPlayed" in filters:
+        is_played = True
+    if "IsUnplayed" in filters:
+        is_played = False
+    if is_played is not None:
+        conds.append(_played_condition(c, is_played))
+    is_favorite = True if "IsFavorite" in filters else q.is_favorite
+    if is_favorite is not None:  # the positive forms reject NULL, so SQLite can start from user_data
+        conds.append((c.ud_col("is_favorite") == true()) if is_favorite
+                     else (func.coalesce(c.ud_col("is_favorite"), false()) == false()))
+    if "IsFavoriteOrLikes" in filters:
+        conds.append(or_(c.ud_col("is_favorite") == true(), c.ud_col("likes") == true()))
+    if "Likes" in filters:
+        conds.append(c.ud_col("likes") == true())
+    if "Dislikes" in filters:
+        conds.append(c.ud_col("likes") == false())
+    is_resumable = True if "IsResumable" in filters else q.is_resumable
+    if is_resumable is not None:
+        conds.append(c.ud_col("playback_position_ticks") > 0 if is_resumable
+                     else func.coalesce(c.ud_col("playback_position_ticks"), 0) == 0)
+    is_folder = q.is_folder
+    if "IsFolder" in filters:
+        is_folder = True
+    if "IsNotFolder" in filters:
+        is_folder = False
+    if is_folder is not None:
+        conds.append(items.c.is_folder == (true() if is_folder else false()))
+    fts_term = search_index.match_expression(q.search_term or "") if q.search_term else None
+    use_index = fts_term is not None and search_index.ready(s.get_bind())
+    if use_index:
+        conds.append(items.c.id.in_(search_index.matching_ids_sql().bindparams(fts_term=fts_term)
+                                    .columns(sql_column("item_id"))))
+    if q.search_term and q.search_term.strip() and (
+            not use_index or search_index.phrase_is_partial(q.search_term)):
+        term = q.search_term.strip().lower()
+        pattern = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        conds.append(or_(func.lower(items.c.name).like(pattern, escape="\\"),
+                         func.lower(items.c.original_title).like(pattern, escape="\\")))
+    if q.name_starts_with:
+        prefix = q.name_starts_with.lower()
+        conds.append(starts_with(items.c.sort_name, prefix))
+    if q.name_starts_with_or_greater:
+        conds.append(binary(items.c.sort_name) >= q.name_starts_with_or_greater.lower())
+    if q.name_less_than:
+        conds.append(binary(items.c.sort_name) < q.name_less_than.lower())
+    if q.min_community_rating is not None:
+        conds.append(items.c.community_rating >= q.min_community_rating)
+    if q.min_critic_rating is not None:
+        conds.append(items.c.critic_rating >= q.min_critic_rating)
+    if q.has_subtitles is not None:
+        cond = like_ci(items.c.media_streams_json, '%"Subtitle"%')
+        conds.append(cond if q.has_subtitles else not_(cond))
+    if q.has_overview is not None:
+        cond = and_(items.c.overview.is_not(None), items.c.overview != "")
+        conds.append(cond if q.has_overview else not_(cond))
+    if q.has_official_rating is not None:
+        cond = and_(items.c.official_rating.is_not(None), items.c.official_rating != "")
+        conds.append(cond if q.has_official_rating else not_(cond))
+    for flag, key in ((q.has_imdb_id, "Imdb"), (q.has_tmdb_id, "Tmdb"), (q.has_tvdb_id, "Tvdb")):
+        if flag is not None:
+            cond = like_ci(items.c.provider_ids_json, f'%"{key}"%')
+            conds.append(cond if flag else not_(cond))
+    if q.is_hd is not None:
+        conds.append(items.c.width >= 1200 if q.is_hd else func.coalesce(items.c.width, 0) < 1200)
+    if q.is_4k is not None:
+        conds.append(items.c.width >= 3800 if q.is_4k else func.coalesce(items.c.width, 0) < 3800)
+    if q.is_3d is True:
+        conds.append(false())
+    if q.is_locked is not None:
+        conds.append(items.c.is_locked == (true() if q.is_locked else false()))
+    if q.is_place_holder is True:
+        conds.append(false())
+    if q.is_missing is not None or "Virtual" in q.location_types or "Virtual" in q.exclude_location_types:
+        pass
+    if q.is_missing is not None:
+        conds.append(items.c.is_virtual == (true() if q.is_missing else false()))
+    if q.location_types:
+        wanted = set(q.location_types)
+        options = []
+        if "Virtual" in wanted:
+            options.append(items.c.is_virtual == true())
+        if "FileSystem" in wanted:
+            options.append(items.c.is_virtual == false())
+        conds.append(or_(*options) if options else false())
+    if q.exclude_location_types:
+        unwanted = set(q.exclude_location_types)
+        if "Virtual" in unwanted:
+            conds.append(items.c.is_virtual == false())
+        if "FileSystem" in unwanted:
+            conds.append(items.c.is_virtual == true())
+    if q.series_status:
+        conds.append(and_(items.c.type == "Series", items.c.status.in_(q.series_status)))
+    if q.video_types:
+        conds.append(func.coalesce(items.c.video_type, "VideoFile").in_(q.video_types))
+        conds.append(items.c.media_type == "Video")
+    if q.min_premiere_date is not None:
+        conds.append(items.c.premiere_date >= q.min_premiere_date)
+    if q.max_premiere_date is not None:
+        conds.append(items.c.premiere_date <= q.max_premiere_date)
+    if q.min_date_created is not None:
+        conds.append(items.c.date_created >= q.min_date_created)
+    if q.index_number is not None:
+        conds.append(items.c.index_number == q.index_number)
+    if q.parent_index_number is not None:
+        conds.append(items.c.parent_index_number == q.parent_index_number)
+    for image_type in q.image_types:
+        conds.append(like_ci(items.c.images_json, f'%"{image_type}"%'))
+    for flag, trailer in ((q.has_trailer, True), (q.has_special_feature, False)):
+        if flag is None:
+            continue
+        extra = items.alias("extra")
+        kind = extra.c.extra_type == "Trailer" if trailer else extra.c.extra_type.not_in(("Trailer", "ThemeSong",
+                                                                                         "ThemeVideo"))
+        cond = exists(select(literal(1)).select_from(extra).where(extra.c.owner_id == items.c.id,
+                                                                 extra.c.extra_type.is_not(None), kind))
+        conds.append(cond if flag else not_(cond))
+    for value, column, op in ((q.min_width, items.c.width, ">="), (q.min_height, items.c.height, ">="),
+                              (q.max_width, items.c.width, "<="), (q.max_height, items.c.height, "<=")):
+        if value is not None:
+            conds.append(column >= value if op == ">=" else column <= value)
+    return conds
+
+
+def _artist_names(s: Session, id_list: list[str]) -> list[str]:
+    if not id_list:
+        return []
+    rows = s.execute(select(items.c.id, items.c.name).where(items.c.id.in_(id_list),
+                                                            items.c.type == "MusicArtist")).all()
+    found = {r.id: r.name for r in rows}
+    names = [found[i] for i in id_list if i in found]
+    missing = [i for i in id_list if i not in found]
+    return names + BY_NAME.names(s, missing, ("MusicArtist",))
+
+
+SORT_KEYS = ("Default", "AiredEpisodeOrder", "Album", "AlbumArtist", "Artist", "DateCreated", "OfficialRating",
+             "DatePlayed", "PremiereDate", "StartDate", "SortName", "Name", "Random", "Runtime", "CommunityRating",
+             "ProductionYear", "PlayCount", "CriticRating", "IsFolder", "IsUnplayed", "IsPlayed", "SeriesSortName",
+             "VideoBitRate", "AirTime", "Studio", "IsFavoriteOrLiked", "DateLastContentAdded", "SeriesDatePlayed",
+             "ParentIndexNumber", "IndexNumber", "SimilarityScore", "SearchScore")
+
+
+def _sort_columns(c: _Ctx, key: str) -> list:
+    col = items.c
+    match key:
+        case "SortName" | "Default" | "SimilarityScore":
+            return [col.sort_name]
+        case "Name":
+            return [func.lower(col.name)]
+        case "SearchScore":
+            term = (c.q.search_term or "").strip().lower()
+            if not term:
+                return [col.sort_name]
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            score = case((func.lower(col.name) == term, 0),
+                         (func.lower(col.name).like(escaped + "%", escape="\\"), 1), else_=2)
+            return [score, col.sort_name]
+        case "DateCreated" | "DateLastContentAdded":
+            return [col.date_created]
+        case "PremiereDate" | "StartDate" | "AirTime":
+            return [col.premiere_date]
+        case "ProductionYear":
+            return [col.production_year]
+        case "CommunityRating":
+            return [col.community_rating]
+        case "CriticRating":
+            return [col.critic_rating]
+        case "OfficialRating":
+            return [col.official_rating]
+        case "Runtime":
+            return [col.run_time_ticks]
+        case "Random":
+            return [func.random()]
+        case "IndexNumber":
+            return [col.index_number]
+        case "ParentIndexNumber":
+            return [col.parent_index_number]
+        case "AiredEpisodeOrder":
+            return [col.parent_index_number, col.index_number]
+        case "Album":
+            return [func.lower(col.album)]
+        case "AlbumArtist":
+            return [func.lower(col.album_artists_json)]
+        case "Artist":
+            return [func.lower(col.artists_json)]
+        case "Studio":
+            return [func.lower(col.studios_json)]
+        case "SeriesSortName":
+            return [func.lower(col.series_name)]
+        case "IsFolder":
+            return [col.is_folder]
+        case "VideoBitRate":
+            return [col.bitrate]
+        case "DatePlayed" | "SeriesDatePlayed":
+            return [c.ud_col("last_played_date")]
+        case "PlayCount":
+            return [func.coalesce(c.ud_col("play_count"), 0)]
+        case "IsPlayed":
+            return [func.coalesce(c.ud_col("played"), false())]
+        case "IsUnplayed":
+            return [not_(func.coalesce(c.ud_col("played"), false()))]
+        case "IsFavoriteOrLiked":
+            return [func.coalesce(c.ud_col("is_favorite"), false())]
+    return [col.sort_name]
+
+
+def _order_by(c: _Ctx) -> list:
+    q = c.q
+    keys = [k for k in q.sort_by if k] or ["SortName"]
+    order: list = []
+    for i, key in enumerate(keys):
+        direction = q.sort_order[i] if i < len(q.sort_order) else (q.sort_order[0] if q.sort_order else "Ascending")
+        for column in _sort_columns(c, key):
+            order.append(column.desc() if direction == "Descending" else column.asc())
+    if "Random" not in keys and q.stable_order:
+        order.append(items.c.id.asc())
+    return order
+
+
+def _check_paging(q: ItemQuery) -> None:
+    if q.start_index < 0:
+        raise BadRequestError("startIndex must not be negative.")
+    if q.limit is not None and q.limit < 0:
+        raise BadRequestError("limit must not be negative.")
+
+
+def source_of(c: _Ctx) -> Any:
+    if not c.needs_user_data:
+        return items
+    return items.outerjoin(c.ud, and_(c.ud.c.item_id == items.c.id, c.ud.c.user_id == (c.q.user_id or "")))
+
+
+def compile_query(s: Session, q: ItemQuery, columns: list | None = None) -> tuple[Select, Select | None]:
+    """(page select, count select or None)."""
+    _check_paging(q)
+    c = _Ctx(q)
+    conds = _conditions(s, c)
+    order = _order_by(c)
+    source = source_of(c)
+    page = select(*(columns if columns is not None else [items])).select_from(source).where(*conds).order_by(*order)
+    if q.start_index:
+        page = page.offset(q.start_index)
+    if q.limit is not None:
+        page = page.limit(q.limit)
+    count = None
+    if q.enable_total_record_count:
+        count = select(func.count()).select_from(source).where(*conds)
+    return page, count
+
+
+def scope(s: Session, q: ItemQuery) -> tuple[Any, list]:
+    """(FROM clause, WHERE conditions) of a query without ordering or paging."""
+    c = _Ctx(q)
+    conds = _conditions(s, c)
+    return source_of(c), conds
+
+
+def _adjacent(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
+    """The item before, the item itself and the item after ``adjacent_to`` in the query's order."""
+    target = q.adjacent_to
+    q.adjacent_to = None
+    start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
+    try:
+        page, _ = compile_query(s, q, [items.c.id])
+    finally:
+        q.adjacent_to, q.start_index, q.limit = target, start, limit
+    order = [r[0] for r in s.execute(page).all()]
+    if target not in order:
+        return [], 0
+    i = order.index(target)
+    wanted = order[max(0, i - 1): i + 2]
+    found = get_rows(s, wanted)
+    rows = [found[x] for x in wanted if x in found]
+    return rows, len(rows)
+
+
+class CountCache:
+    """Totals (and, for deep paging, ordered id lists) of recent queries, valid while the
+    database has not been written since (``Database.generation``): paging through a large
+    view counts once, not per page."""
+
+    def __init__(self, size: int = 256, id_lists: int = 8) -> None:
+        self._entries: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[int, list[str]]] = OrderedDict()
+        self._size = size
+        self._id_lists = id_lists
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(q: ItemQuery) -> str:
+        return repr(replace(q, start_index=0, limit=None, sort_by=[], sort_order=[]))
+
+    @staticmethod
+    def ids_key(q: ItemQuery) -> str:
+        return repr(replace(q, start_index=0, limit=None))
+
+    def get_ids(self, key: str, generation: int) -> list[str] | None:
+        with self._lock:
+            found = self._ids.get(key)
+            if found is None or found[0] != generation:
+                return None
+            self._ids.move_to_end(key)
+            return found[1]
+
+    def put_ids(self, key: str, generation: int, ordered: list[str]) -> None:
+        with self._lock:
+            self._ids[key] = (generation, ordered)
+            self._ids.move_to_end(key)
+            while len(self._ids) > self._id_lists:
+                self._ids.popitem(last=False)
+
+    def get(self, key: str, generation: int) -> int | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None or found[0] != generation:
+                return None
+            self._entries.move_to_end(key)
+            return found[1]
+
+    def put(self, key: str, generation: int, total: int) -> None:
+        with self._lock:
+            self._entries[key] = (generation, total)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+DEEP_PAGE = 1000  # from this startIndex on, the whole ordered id list is read once and cached
+
+
+def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
+              generation: int = 0) -> tuple[list[Any], int]:
+    """The page of item rows and the total (or the page's end when the count is off).
+
+    Two steps: the page's ids from the (covering) index, then those rows by primary key, so
+    skipping startIndex rows never reads the wide rows. Deep pages of a cacheable query slice
+    the query's cached ordered id list instead of skipping index entries again and again."""
+    if q.adjacent_to:
+        return _adjacent(s, q)
+    cacheable = counts is not None and "Random" not in q.sort_by
+    if cacheable and q.start_index >= DEEP_PAGE:
+        key = counts.ids_key(q)
+        ordered = counts.get_ids(key, generation)
+        if ordered is None:
+            start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
+            try:
+                page, _ = compile_query(s, q, [items.c.id])
+            finally:
+                q.start_index, q.limit = start, limit
+            ordered = [r[0] for r in s.execute(page).all()]
+            counts.put_ids(key, generation, ordered)
+            counts.put(counts.key(q), generation, len(ordered))
+        end = None if q.limit is None else q.start_index + q.limit
+        page_ids = ordered[q.start_index:end]
+        found = get_rows(s, page_ids)
+        return [found[i] for i in page_ids if i in found], len(ordered)
+    page, count = compile_query(s, q, [items.c.id])
+    page_ids = [r[0] for r in s.execute(page).all()]
+    found = get_rows(s, page_ids)
+    rows = [found[i] for i in page_ids if i in found]
+    if count is not None:
+        if q.limit is not None and len(rows) < q.limit and (rows or q.start_index == 0):
+            total = q.start_index + len(rows)
+        elif cacheable:
+            key = counts.key(q)
+            total = counts.get(key, generation)
+            if total is None:
+                total = s.execute(count).scalar() or 0
+                counts.put(key, generation, total)
+        else:
+            total = s.execute(count).scalar() or 0
+    else:
+        total = q.start_index + len(rows)
+    return rows, total
+
+
+_ITEM_COLUMNS = tuple(items.columns.keys())
+_DATE_COLUMNS = frozenset(name for name, column in items.columns.items()
+                          if getattr(column.type, "python_type", None) is datetime
+                          or column.type.__class__.__name__ == "UTCDateTime")
+_SELECT_ROWS = "SELECT " + ", ".join(f'"{c}"' for c in _ITEM_COLUMNS) + " FROM items WHERE id IN "
+
+
+def _to_datetime(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+_ItemRowBase = namedtuple("_ItemRowBase", _ITEM_COLUMNS)  # noqa: PYI024
+_DATE_INDEXES = tuple(i for i, name in enumerate(_ITEM_COLUMNS) if name in _DATE_COLUMNS)
+
+
+class ItemRow(_ItemRowBase):
+    """One ``items`` row read without SQLAlchemy's per-value result processing (the hot path of
+    every page): a named tuple with attribute access like a Row, datetimes parsed, booleans as
+    ints."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_db(cls, values: tuple) -> ItemRow:
+        values = list(values)
+        for i in _DATE_INDEXES:
+            if values[i] is not None:
+                values[i] = _to_datetime(values[i])
+        return cls._make(values)
+
+
+def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
+    """Rows by id in one query (``ItemRow`` objects)."""
+    if not id_list:
+        return {}
+    out: dict[str, Any] = {}
+    conn = s.connection()
+    marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
+    for start in range(0, len(id_list), 500):
+        chunk = list(dict.fromkeys(id_list[start:start + 500]))
+        if marker is None:  # an unusual driver: let SQLAlchemy render the statement
+            result = conn.execute(select(*items.columns).where(items.c.id.in_(chunk)))
+        else:
+            result = conn.exec_driver_sql(_SELECT_ROWS + "(" + ", ".join([marker] * len(chunk)) + ")", tuple(chunk))
+        for values in result.all():
+            row = ItemRow.from_db(values)
+            out[row.id] = row
+    return out
+
+
+def get_row(s: Session, item_id: str) -> Any | None:
+    return get_rows(s, [item_id]).get(item_id)
+
+
+def count_by_type(s: Session, q: ItemQuery) -> dict[str, int]:
+    """Rows per item type in a query's scope. MusicArtist rows are counted although recursive
+    listings leave them out (they are the artists of the user's music libraries)."""
+    q.include_types = []
+    q.include_structural = True
+    source, conds = scope(s, q)
+    conds.append(items.c.type != "CollectionFolder")
+    # grouped by (library_id, type): the order of the covering (library_id, type, owner_id, ...)
+    # index, so the count never reads the wide rows
+    rows = s.execute(select(items.c.type, func.count()).select_from(source).where(*conds)
+                     .group_by(items.c.library_id, items.c.type)).all()
+    out: dict[str, int] = {}
+    for kind, n in rows:
+        out[kind] = out.get(kind, 0) + n
+    return out
+
+
+def filter_values(s: Session, q: ItemQuery) -> dict[str, list]:
+    """Distinct genres, tags, official ratings and years of the items in a query's scope."""
+    source, conds = scope(s, q)
+    v = item_values.alias("fv")
+    out: dict[str, list] = {"Genre": [], "Tag": []}
+    rows = s.execute(select(v.c.kind, func.min(v.c.value)).select_from(source.join(v, v.c.item_id == items.c.id))
+                     .where(*conds, v.c.kind.in_(("Genre", "Tag")))
+                     .group_by(v.c.kind, v.c.clean_value).order_by(v.c.kind, v.c.clean_value)).all()
+    for kind, value in rows:
+        if value:
+            out[kind].append(value)
+    pairs = s.execute(select(items.c.official_rating, items.c.production_year).select_from(source)
+                      .where(*conds).group_by(items.c.official_rating, items.c.production_year)).all()
+    out["OfficialRating"] = sorted({r for r, _ in pairs if r})
+    out["Year"] = sorted({y for _, y in pairs if y is not None})
+    return out
+

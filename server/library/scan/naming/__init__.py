@@ -1,0 +1,99 @@
+"""What is this file? Pure functions over paths and names, following Jellyfin 10.10's naming rules.
+
+Nothing here touches the disk except ``disc_type_of_folder``. Enum values are spelled as the
+Jellyfin API spells them (ExtraType, ImageType, VideoType, MediaType).
+"""
+
+from server.library.scan.naming.cleaning import extract_provider_ids
+from server.library.scan.naming.episodes import (
+    EpisodeInfo,
+    SeriesName,
+    parse_episode,
+    parse_season_folder,
+    parse_series_folder,
+    series_folder_of,
+)
+from server.library.scan.naming.extensions import (
+    InvalidMediaPathError,
+    file_kind,
+    is_audio_file,
+    is_book_file,
+    is_photo_file,
+    is_subtitle_file,
+    is_video_file,
+    media_type_for_path,
+)
+from server.library.scan.naming.extras import classify_extra, is_extras_folder
+from server.library.scan.naming.images import SidecarImage, classify_sidecar_image
+from server.library.scan.naming.kinds import ExtraType, FileKind, ImageType, MediaType, VideoType
+from server.library.scan.naming.languages import language_code
+from server.library.scan.naming.movies import (
+    ExtraFile,
+    FileStack,
+    MovieFolder,
+    MovieName,
+    MovieVersion,
+    ResolvedMovie,
+    disc_type_from_entries,
+    disc_type_of_folder,
+    is_disc_structure_folder,
+    parse_movie_name,
+    resolve_movie_folder,
+    stack_parts,
+    video_type_for_file,
+)
+from server.library.scan.naming.music import (
+    TrackName,
+    is_multi_disc_folder,
+    parse_disc_folder,
+    parse_track_filename,
+)
+from server.library.scan.naming.subtitles import SubtitleSidecar, parse_subtitle_file, subtitle_belongs_to
+
+__all__ = [
+    "EpisodeInfo",
+    "ExtraFile",
+    "ExtraType",
+    "FileKind",
+    "FileStack",
+    "ImageType",
+    "InvalidMediaPathError",
+    "MediaType",
+    "MovieFolder",
+    "MovieName",
+    "MovieVersion",
+    "ResolvedMovie",
+    "SeriesName",
+    "SidecarImage",
+    "SubtitleSidecar",
+    "TrackName",
+    "VideoType",
+    "classify_extra",
+    "classify_sidecar_image",
+    "disc_type_from_entries",
+    "disc_type_of_folder",
+    "extract_provider_ids",
+    "file_kind",
+    "is_audio_file",
+    "is_book_file",
+    "is_disc_structure_folder",
+    "is_extras_folder",
+    "is_multi_disc_folder",
+    "is_photo_file",
+    "is_subtitle_file",
+    "is_video_file",
+    "language_code",
+    "media_type_for_path",
+    "parse_disc_folder",
+    "parse_episode",
+    "parse_movie_name",
+    "parse_season_folder",
+    "parse_series_folder",
+    "parse_subtitle_file",
+    "parse_track_filename",
+    "resolve_movie_folder",
+    "series_folder_of",
+    "stack_parts",
+    "subtitle_belongs_to",
+    "video_type_for_file",
+]
