@@ -17,6 +17,7 @@ from server.api.params import (
     ImageOptions,
     NameFilters,
     Paging,
+    StreamOptions,
     expand_groups,
     guid_or_none,
     guids,
@@ -63,6 +64,24 @@ def test_a_group_arrives_as_one_struct_parsed_from_its_fields():
     assert seen["page"].bounds() == (0, 5)
     assert seen["dto"] == DtoOptions(fields=["Path", "Genres"])
     assert seen["tag"] is None  # 'tag' is the handler's own (and not in this spec): not taken by the group
+
+
+def test_a_field_two_groups_share_is_one_parameter_that_fills_both():
+    import inspect
+
+    seen = {}
+
+    async def handler(image: ImageOptions, stream: StreamOptions) -> str:
+        seen.update(image=image, stream=stream)
+        return "ok"
+
+    wrapped = expand_groups(handler, _SPEC)
+    assert sorted(inspect.signature(wrapped).parameters) == ["imageIndex", "maxWidth", "percentPlayed", "quality"]
+    route = get("/both/{imageIndex:int}", sync_to_thread=False)(wrapped)
+    with TestClient(_app(route)) as client:
+        assert client.get("/both/0", params={"maxWidth": "640", "quality": "80"}).status_code == 200
+    assert seen["image"] == ImageOptions(maxWidth=640, quality=80, imageIndex=0)
+    assert seen["stream"] == StreamOptions(maxWidth=640)
 
 
 def test_a_bad_field_value_is_a_400_like_any_parameter():
