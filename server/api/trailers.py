@@ -10,11 +10,13 @@ from server.api import items as items_api
 from server.api.base import operation
 from server.wire.operations import BY_ID
 
-_items = items_api.get_items.fn.__declared__  # the handler as written (its groups not yet expanded)
+# the handler as written (its parameter groups not yet expanded, see server/api/params.py)
+_items = getattr(items_api.get_items.fn, "__declared__", items_api.get_items.fn)
 _signature = inspect.signature(_items)
 _spec = {name for name, *_ in BY_ID["GetTrailers"].params}
-_kept = [p for name, p in _signature.parameters.items()
-         if name != "includeItemTypes" and (name in _spec or name in ("ctx", "auth", "dto", "page"))]
+_dropped = {name for name, *_ in BY_ID["GetItems"].params} - _spec  # includeItemTypes, indexNumber
+_kept = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, p in _signature.parameters.items()
+         if name not in _dropped]
 
 
 @functools.wraps(_items)
