@@ -31,28 +31,36 @@ from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
+from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
+from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback import settings as playback_settings
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackReports
+from server.playback.streams import StreamService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
+from server.resources import resources_dir
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
 from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
+from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
+from server.system.filesystem import SECTIONS as FILESYSTEM_SECTIONS
 from server.system.filesystem import FileSystemBrowser
 from server.tasks.scheduler import TaskScheduler
 from server.trickplay.service import TrickplayService
 from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
+from server.web.settings import SECTIONS as WEB_SECTIONS
 
 log = logging.getLogger("reelroom.server")
 
@@ -91,6 +99,12 @@ class ServerContext:
         self.started_at = time.time()
         self.system_id = read_or_create_system_id(self.paths.system_id_file)
         self.config = ConfigurationStore(self.paths)
+        # Each domain declares its configuration sections (key, defaults, validator) in its own module.
+        self.config.register(*playback_settings.SECTIONS)  # encoding, transcoding
+        self.config.register(*LIVETV_SECTIONS)  # livetv
+        self.config.register(*METADATA_SECTIONS)  # metadata, xbmcmetadata and the providers' (tmdb, ...)
+        self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
+        self.config.register(*WEB_SECTIONS)  # web
         self.startup = StartupState()
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
@@ -100,7 +114,10 @@ class ServerContext:
         self.sessions = SessionManager(self.events, self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.sessions.on_end(self.syncplay.forget_device)
-        self.activity = ActivityLog(self.db, self.events)
+        self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
+                                    lambda: bool(self.config.server().AllowClientLogUpload))
+        self.branding = BrandingService(self.config, self.paths.branding_dir,
+                                        resources_dir() / "branding" / "splashscreen.png")
         self.tasks = TaskScheduler(self.db, self.events)
         self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
@@ -136,7 +153,11 @@ class ServerContext:
         self.items.rating_country = lambda: self.config.server().MetadataCountryCode
         self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
         self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
-        self.transcodes = TranscodeService(self)  # HLS ffmpeg jobs; kills them all on close
+        # progressive streams; ffmpeg as the transcoder found it (no ffmpeg: 503 ProblemDetails)
+        self.streams = StreamService(self.items.row, self.db, lambda: self.transcodes.ffmpeg().path)
+        # HLS requests and their ffmpeg jobs (settings applied by a configuration listener)
+        self.transcodes = TranscodeService(self.config, self.paths, self.streams.source_row)
+        self.on_close(self.transcodes.close)  # kills every transcode
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)

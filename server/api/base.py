@@ -14,11 +14,13 @@ below reads the operation's security scopes from the same table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, delete, get, head, patch, post, put
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
+from litestar.handlers.http_handlers import HTTPRouteHandler
 
 from server.api.params import expand_groups
 from server.auth.header import identify
@@ -30,7 +32,7 @@ from server.http import limits
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
-_DECORATORS = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
+_DECORATORS: dict[str, type[HTTPRouteHandler]] = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
 _PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
 
@@ -42,7 +44,7 @@ def litestar_path(op: Operation) -> str:
     return path
 
 
-def operation(operation_id: str, **kwargs: Any):
+def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
     """The Litestar route decorator for a spec operation."""
     op = BY_ID[operation_id]
     decorator = _DECORATORS[op.method]
@@ -58,14 +60,23 @@ def operation(operation_id: str, **kwargs: Any):
         options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
     route = decorator(litestar_path(op), **options)
-    return lambda fn: route(expand_groups(fn, op.params))
+
+    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
+        return route(expand_groups(fn, op.params))
+
+    return register
 
 
-def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any):
+def reelroom_route(method: str, path: str, *, auth: str = "none",
+                   **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
     """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
     ``auth`` is "none", "user" or "admin"."""
     route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
-    return lambda fn: route(expand_groups(fn, None))
+
+    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
+        return route(expand_groups(fn, None))
+
+    return register
 
 
 def _client_ip(connection: ASGIConnection) -> str:

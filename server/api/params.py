@@ -262,11 +262,11 @@ def expand_groups(fn: Any, params: tuple[tuple[str, str, str, Any, bool], ...] |
 
     handler = _compile(fn, signature, groups, plan, added)
     parameters = [p.replace(kind=_KW) for p in own.values()] + list(added.values())
-    handler.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    handler.__signature__ = signature.replace(parameters=parameters)
     handler.__annotations__ = {**{name: hints[name] for name in own if name in hints},
                                **{name: p.annotation for name, p in added.items()},
                                "return": hints.get("return", Any)}
-    handler.__declared__ = fn  # type: ignore[attr-defined]  # the handler as written
+    handler.__declared__ = fn  # the handler as written
     return handler
 
 

@@ -45,7 +45,6 @@ async def merge_versions(ctx, ids: list[str]) -> str:
             _lock(row, True)
             s.add(row)
         s.add(primary)
-        s.commit()
         return primary.id
 
     primary = await ctx.db.write(write)
@@ -63,7 +62,6 @@ async def split_versions(ctx, row: Any) -> list[str]:
             _lock(child, True)
             s.add(child)
             freed.append(child.id)
-        s.commit()
         return freed
 
     freed = await ctx.db.write(write)
