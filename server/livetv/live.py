@@ -32,8 +32,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.guid import normalize_guid
 from server.media import spawn
@@ -392,6 +390,7 @@ class LiveStreamManager:
             stream.finish(str(exc) or type(exc).__name__)
 
     async def _read_http(self, stream: TunerStream, url: str) -> None:
+        import httpx  # loaded when first needed, not at start-up
         timeout = httpx.Timeout(10.0, read=30.0)
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
             async with client.stream("GET", url) as reply:

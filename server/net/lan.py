@@ -9,11 +9,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from server.net.discovery import DiscoveryResponder, ServerFacts
-from server.net.zeroconf_advert import ZeroconfAdvert
 from server.version import JELLYFIN_VERSION
 
 if TYPE_CHECKING:
     from server.context import ServerContext
+    from server.net.zeroconf_advert import ZeroconfAdvert
 
 log = logging.getLogger("reelroom.lan")
 
@@ -55,6 +55,8 @@ class LanServices:
         self.responder = DiscoveryResponder(self._facts, host=host, port=self.ctx.options.discovery_port)
         await self.responder.start()
         if self.ctx.options.enable_zeroconf:
+            from server.net.zeroconf_advert import ZeroconfAdvert  # zeroconf loads only when it advertises
+
             self.advert = ZeroconfAdvert(self.ctx.system_id, self.ctx.server_name(), self.ctx.port,
                                          base_path=(self.ctx.config.network().BaseUrl or "/"),
                                          version=JELLYFIN_VERSION)
