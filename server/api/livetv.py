@@ -126,7 +126,7 @@ async def get_schedules_direct_countries(ctx: ServerContext) -> Response:
 
 
 async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = None, is_favorite: bool | None = None,
-                        start: int = 0, limit: int | None = None, dto: DtoOptions,
+                        start: int = 0, limit: int | None = None, item_options: DtoOptions,
                         with_program: bool = True) -> w.BaseItemDtoQueryResult:
     """Channels as items (server/livetv/items.py): user data, favourites and logos come from the
     item store; the programme on air from the guide."""
@@ -134,7 +134,7 @@ async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = N
     q = ctx.items.scoped(ItemQuery(recursive=True, include_types=["TvChannel"], ids=list(ids or []),
                                    is_favorite=is_favorite, sort_by=["SortName"], sort_order=["Ascending"],
                                    start_index=max(start, 0), limit=limit), viewer)
-    result = await ctx.items.query(q, dto.options(ctx.items, viewer))
+    result = await ctx.items.query(q, item_options.options(ctx.items, viewer))
     if with_program:
         channels = {c.id: c for c in await ctx.livetv.channels()}
         categories = ctx.livetv.categories()
@@ -146,12 +146,13 @@ async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = N
 
 
 @operation("GetLiveTvChannels")
-async def get_live_tv_channels(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
+async def get_live_tv_channels(ctx: ServerContext, auth: AuthInfo | None, item_options: DtoOptions, page: Paging,
                                userId: str | None = None, isFavorite: bool | None = None,
                                addCurrentProgram: bool = True) -> w.BaseItemDtoQueryResult:
     viewer = await _viewer(ctx, auth, userId)
     start, limit = page.clamped()
-    return await _channel_page(ctx, viewer, is_favorite=isFavorite, start=start, limit=limit, dto=dto,
+    return await _channel_page(ctx, viewer, is_favorite=isFavorite, start=start, limit=limit,
+                               item_options=item_options,
                                with_program=addCurrentProgram)
 
 
@@ -160,7 +161,8 @@ async def get_channel(ctx: ServerContext, auth: AuthInfo | None, channelId: str,
                       ) -> w.BaseItemDto:
     key = normalize_guid(channelId)
     viewer = await _viewer(ctx, auth, userId)
-    found = await _channel_page(ctx, viewer, ids=[key], dto=DtoOptions(fields=["Overview", "Genres"])) if key else None
+    found = (await _channel_page(ctx, viewer, ids=[key], item_options=DtoOptions(fields=["Overview", "Genres"]))
+             if key else None)
     if found is None or not found.Items:
         raise NotFoundError(f"No channel {channelId}.")
     return found.Items[0]
