@@ -72,7 +72,7 @@ class _PathIndex:
 
 class _App(Litestar):
     @property
-    def route_handler_method_map(self):  # type: ignore[override]
+    def route_handler_method_map(self) -> _PathIndex:  # type: ignore[override]
         index = self.__dict__.get("_path_index")
         if index is None:
             index = self.__dict__["_path_index"] = _PathIndex(self)

@@ -71,7 +71,7 @@ class MemoryTrimmer:
         self.interval = interval
         self.threshold = threshold
         self.trims = 0
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def available(self) -> bool:

@@ -31,12 +31,16 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.guid import normalize_guid
 from server.media import spawn
 from server.playback.hls_service import Segment
 from server.playback.pipe import FfmpegPipe
+
+if TYPE_CHECKING:
+    from server.livetv.tuners import Channel
 
 log = logging.getLogger("reelroom.livetv")
 
@@ -78,7 +82,7 @@ def ts_start(data: bytes, keyframe: bool = True) -> int:
 class TunerStream:
     """One channel's upstream connection and its viewers."""
 
-    channel: object  # tuners.Channel
+    channel: Channel
     tuner_id: str
     opens: set[str] = field(default_factory=set)
     subscribers: set[asyncio.Queue] = field(default_factory=set)
@@ -473,7 +477,7 @@ class LiveStreamManager:
                     return job
         return None
 
-    async def channel_playlist(self, channel, live_stream_id: str | None, video_codecs: str | None,
+    async def channel_playlist(self, channel: Channel, live_stream_id: str | None, video_codecs: str | None,
                                audio_codecs: str | None) -> str:
         """A channel's sliding-window playlist, its segment URLs under the encoder's id
         (``hls/{encoder}/{n}.ts``, the legacy segment route). The stream is the one

@@ -465,7 +465,8 @@ class TranscodeService:
         self._ffmpeg_path: str | None = None
         self._lock = threading.Lock()  # first use of the manager and ffmpeg discovery (worker threads)
         self.settings = self._read_settings(0)
-        config.add_listener(self._config_saved)
+        for key in _SETTINGS_SECTIONS:
+            config.on_change(key, self._section_saved)
 
     # -- settings -----------------------------------------------------------------------
 
@@ -473,10 +474,9 @@ class TranscodeService:
         return TranscoderSettings.from_config(self._config.get("encoding"), self._config.get("transcoding"),
                                               generation)
 
-    def _config_saved(self, key: str, _value: Any) -> None:
-        """The configuration listener: rebuild the settings and apply them to the running manager."""
-        if key not in _SETTINGS_SECTIONS:
-            return
+    def _section_saved(self, _value: Any) -> None:
+        """The configuration listener (``encoding`` or ``transcoding`` saved, on the saving
+        thread): rebuild the settings and apply them to the running manager."""
         settings = self._read_settings(self.settings.generation + 1)
         self.settings = settings
         manager = self._manager
