@@ -21,7 +21,6 @@ from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import normalize_guid
 from server.media import spawn
-from server.playback import versions
 from server.playback.range_response import RangeFileResponse
 from server.playback.ranges import media_type_for
 from server.playback.service import (
@@ -264,10 +263,10 @@ async def merge_versions(ctx: ServerContext, ids: list[str] | None = None) -> No
     wanted = [normalize_guid(i) for i in ids or []]
     if len(wanted) < 2 or any(i is None for i in wanted):
         raise BadRequestError("ids must name at least two items.")
-    await versions.merge_versions(ctx, wanted)
+    await ctx.versions.merge(wanted)
 
 
 @operation("DeleteAlternateSources")
 async def delete_alternate_sources(ctx: ServerContext, itemId: str) -> None:
     row = await ctx.items.row(itemId)
-    await versions.split_versions(ctx, row)
+    await ctx.versions.split(row)

@@ -10,9 +10,14 @@ codecs the client's HLS transcoding profile lists and transcodes the rest.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.livetv.live import LiveStreamManager
+    from server.livetv.tuners import LiveTvService
 
 DEFAULT_VIDEO_CODECS = ("h264",)
 DEFAULT_AUDIO_CODECS = ("aac", "mp3")
@@ -52,29 +57,35 @@ def channel_source(channel, auth, profile: w.DeviceProfile | None, play_session_
         UseMostCompatibleTranscodingProfile=False)
 
 
-async def open_channel(ctx, channel, auth, profile: w.DeviceProfile | None,
-                       play_session_id: str | None = None) -> w.MediaSourceInfo:
-    """Open the channel (sharing a running tuner stream) and describe it."""
-    live_id, stream = await ctx.live_streams.open(channel)
-    try:
-        media = await ctx.live_streams.probe(stream)
-    except Exception:
-        await ctx.live_streams.close(live_id)
-        raise
-    return channel_source(channel, auth, profile, play_session_id or uuid.uuid4().hex, live_id, media)
+class ChannelPlayback:
+    """``ctx.channel_playback``: a channel's PlaybackInfo and opening its live stream."""
 
+    def __init__(self, livetv: LiveTvService, live_streams: LiveStreamManager) -> None:
+        self.livetv = livetv
+        self.live_streams = live_streams
 
-async def channel_playback_info(ctx, auth, row, dto: w.PlaybackInfoDto) -> w.PlaybackInfoResponse:
-    channel = await ctx.livetv.channel(row.id)
-    play_session_id = uuid.uuid4().hex
-    stream = ctx.live_streams.get(dto.LiveStreamId)
-    if stream is not None and stream.channel.id == channel.id:
-        source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, dto.LiveStreamId,
-                                await ctx.live_streams.probe(stream))
-    elif dto.AutoOpenLiveStream:
-        source = await open_channel(ctx, channel, auth, dto.DeviceProfile, play_session_id)
-    else:
-        running = ctx.live_streams.for_channel(channel.id)
-        source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, None,
-                                running.media_streams if running is not None else None)
-    return w.PlaybackInfoResponse(MediaSources=[source], PlaySessionId=play_session_id)
+    async def open(self, channel, auth, profile: w.DeviceProfile | None,
+                   play_session_id: str | None = None) -> w.MediaSourceInfo:
+        """Open the channel (sharing a running tuner stream) and describe it."""
+        live_id, stream = await self.live_streams.open(channel)
+        try:
+            media = await self.live_streams.probe(stream)
+        except Exception:
+            await self.live_streams.close(live_id)
+            raise
+        return channel_source(channel, auth, profile, play_session_id or uuid.uuid4().hex, live_id, media)
+
+    async def playback_info(self, auth, row, dto: w.PlaybackInfoDto) -> w.PlaybackInfoResponse:
+        channel = await self.livetv.channel(row.id)
+        play_session_id = uuid.uuid4().hex
+        stream = self.live_streams.get(dto.LiveStreamId)
+        if stream is not None and stream.channel.id == channel.id:
+            source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, dto.LiveStreamId,
+                                    await self.live_streams.probe(stream))
+        elif dto.AutoOpenLiveStream:
+            source = await self.open(channel, auth, dto.DeviceProfile, play_session_id)
+        else:
+            running = self.live_streams.for_channel(channel.id)
+            source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, None,
+                                    running.media_streams if running is not None else None)
+        return w.PlaybackInfoResponse(MediaSources=[source], PlaySessionId=play_session_id)

@@ -13,7 +13,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
@@ -39,6 +39,10 @@ from server.playback.transcode_jobs import (
     TranscodeLimitError,
 )
 from server.playback.transcode_plan import hls_audio_codecs
+
+if TYPE_CHECKING:
+    from server.paths import ServerPaths
+    from server.system.configuration import ConfigurationStore
 
 log = logging.getLogger("reelroom.hls")
 
@@ -392,20 +396,21 @@ def encoding_options_from(config: Any) -> EncodingOptions:
 
 
 class TranscodeService:
-    """``ctx.transcodes``: HLS jobs of this server (one TranscodeJobManager, made on first use)."""
+    """``ctx.transcodes``: HLS jobs of this server (one TranscodeJobManager, made on first use). The
+    server context closes it (every job ends) at shutdown."""
 
-    def __init__(self, ctx: Any) -> None:
-        self.ctx = ctx
+    def __init__(self, config: ConfigurationStore, paths: ServerPaths) -> None:
+        self.config = config  # the encoding and transcoding sections
+        self.paths = paths  # transcode_dir (unless TranscodingTempPath), log_dir
         self._manager: TranscodeJobManager | None = None
         self._ffmpeg: FfmpegInfo | None = None
         self._ffmpeg_path: str | None = None
-        ctx.on_close(self.close)
 
     def clean_start(self) -> int:
         """At start-up (blocking): end any ffmpeg an earlier server recorded in the transcode
         folder and did not stop (it was killed), and clear the folder's job directories.
         Returns how many ffmpeg processes were ended."""
-        root = Path(self.ctx.config.get("encoding").TranscodingTempPath or self.ctx.paths.transcode_dir)
+        root = Path(self.config.get("encoding").TranscodingTempPath or self.paths.transcode_dir)
         killed = spawn.end_recorded(root)
         if root.is_dir():
             for entry in root.iterdir():
@@ -414,7 +419,7 @@ class TranscodeService:
         return killed
 
     def settings(self) -> dict[str, Any]:
-        data = self.ctx.config.get("transcoding")
+        data = self.config.get("transcoding")
         try:
             return validate_transcoding_settings(data if isinstance(data, dict) else {})
         except BadRequestError as exc:
@@ -423,7 +428,7 @@ class TranscodeService:
 
     def ffmpeg(self) -> FfmpegInfo:
         """ffmpeg as configured (blocking: call from a worker thread)."""
-        configured = self.ctx.config.get("encoding").EncoderAppPath or None
+        configured = self.config.get("encoding").EncoderAppPath or None
         if self._ffmpeg is None or self._ffmpeg_path != configured:
             try:
                 self._ffmpeg = find_ffmpeg(configured)
@@ -435,11 +440,11 @@ class TranscodeService:
     def manager(self) -> TranscodeJobManager:
         """The job manager with the current settings applied (blocking on first use)."""
         ffmpeg = self.ffmpeg()
-        encoding = self.ctx.config.get("encoding")
+        encoding = self.config.get("encoding")
         settings = self.settings()
         if self._manager is None:
-            root = Path(encoding.TranscodingTempPath or self.ctx.paths.transcode_dir)
-            self._manager = TranscodeJobManager(ffmpeg, root, log_dir=self.ctx.paths.log_dir)
+            root = Path(encoding.TranscodingTempPath or self.paths.transcode_dir)
+            self._manager = TranscodeJobManager(ffmpeg, root, log_dir=self.paths.log_dir)
             self._manager.remove_stale_job_dirs()
         m = self._manager
         m.ffmpeg = ffmpeg

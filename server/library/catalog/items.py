@@ -125,13 +125,14 @@ class Viewer:
 
 
 class ItemService:
-    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None) -> None:
+    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
+                 rating_country: Callable[[], str | None] = lambda: None) -> None:
         self.db = db
         self.users = users
         self.server_id = server_id
         self.events = events
         self.count_cache = CountCache()
-        self.rating_country: Callable[[], str | None] = lambda: None  # set by the server context
+        self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         register_by_name_index(db.engine, lambda: db.generation)
 
     async def start(self) -> None:
