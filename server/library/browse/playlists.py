@@ -127,7 +127,7 @@ class PlaylistService:
     def __init__(self, db: Database, users: UserService, server_id: str,
                  on_change: Callable[[], None] = lambda: None) -> None:
         self.db = db
-        self.users = users
+        self._users = users  # (``users`` is the method that lists a playlist's shares)
         self.server_id = server_id
         # called after a playlist's items change: covers are collages of them (the artwork service
         # remakes them soon)
@@ -147,7 +147,7 @@ class PlaylistService:
         if media_type and media_type not in _MEDIA_TYPES:
             raise BadRequestError(f"Unknown media type {media_type!r}.")
         for user_id, _ in share_with:
-            await self.users.get(user_id)
+            await self._users.get(user_id)
         playlist_id = uuid.uuid4().hex
 
         def write(s: Session) -> None:
@@ -179,7 +179,7 @@ class PlaylistService:
         if name is not None and not name.strip():
             raise BadRequestError("A playlist needs a name.")
         for user_id, _ in share_with or ():
-            await self.users.get(user_id)
+            await self._users.get(user_id)
 
         def write(s: Session) -> None:
             if name is not None:
@@ -321,7 +321,7 @@ class PlaylistService:
         found = await self._access(playlist_id, caller, view=False)
         if not found.owns(caller):
             raise ForbiddenError("Only the owner may share this playlist.")
-        await self.users.get(user_id)
+        await self._users.get(user_id)
         if user_id == found.playlist.owner_user_id:
             return
 
