@@ -48,7 +48,7 @@ class FileFacts:
     ino: int
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, int, int, int]:
         return (self.path, self.size, self.mtime_ns, self.ino)
 
     @property
