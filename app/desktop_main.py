@@ -87,7 +87,8 @@ def run_headless(argv: Sequence[str], server_main: Callable[[list[str]], int] | 
     log.warning("No display found (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); "
                 "running Reelroom headless, like reelroom-server")
     if server_main is None:
-        from app.server_main import main as server_main
+        from app.server_main import main as default_main
+        server_main = default_main
     return server_main(list(argv))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 
 def add_web_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +25,7 @@ def add_web_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --install-web: the archive's expected sha256")
 
 
-def web_options(args: argparse.Namespace) -> dict:
+def web_options(args: argparse.Namespace) -> dict[str, Any]:
     web_dir = getattr(args, "web_dir", None)
     return {"web_dir": web_dir.expanduser().resolve() if web_dir else None,
             "host_web": not getattr(args, "no_web", False)}

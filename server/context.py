@@ -40,30 +40,37 @@ from server.library.scan.hosts import CONFIG_KEY as LIBRARY_HOSTS_KEY
 from server.library.scan.hosts import configured_hosts, wake_library_hosts
 from server.library.scan.scanner import RefreshLibraryTask, Scanner
 from server.library.scan.virtual_folders import LibraryService
+from server.livetv.channel_playback import ChannelPlayback
 from server.livetv.guide_task import RefreshGuideTask
 from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
-from server.livetv.playback import ChannelPlayback
 from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
+from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
 from server.metadata.service import RemoteMetadataService
+from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.playback import settings as playback_settings
 from server.playback.hls_service import TranscodeService
 from server.playback.service import PlaybackInfoService, PlaybackReports
+from server.playback.streams import StreamService
 from server.playback.versions import VersionService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
+from server.resources import resources_dir
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
 from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
 from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
+from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
+from server.system.filesystem import SECTIONS as FILESYSTEM_SECTIONS
 from server.system.filesystem import FileSystemBrowser
 from server.system.info import SystemInfoService
 from server.tasks.builtin import CleanLogsTask, CleanTranscodeTask, OptimizeDatabaseTask
@@ -72,6 +79,7 @@ from server.trickplay.service import TrickplayService, TrickplayTask
 from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
 from server.web.host import WebClientHost
+from server.web.settings import SECTIONS as WEB_SECTIONS
 
 log = logging.getLogger("reelroom.server")
 
@@ -120,11 +128,18 @@ class ServerContext:
 
         # -- the core: configuration, events, database, tasks
         self.config = ConfigurationStore(self.paths)
+        # Each domain declares its configuration sections (key, defaults, validator) in its own module.
+        self.config.register(*playback_settings.SECTIONS)  # encoding, transcoding
+        self.config.register(*LIVETV_SECTIONS)  # livetv
+        self.config.register(*METADATA_SECTIONS)  # metadata, xbmcmetadata and the providers' (tmdb, ...)
+        self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
+        self.config.register(*WEB_SECTIONS)  # web
         self.startup = StartupState()
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.tasks = TaskScheduler(self.db, self.events)
-        self.activity = ActivityLog(self.db, self.events)
+        self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
+                                    lambda: bool(self.config.server().AllowClientLogUpload))
         server_config = self.config.server  # the ServerConfiguration, read at each use
 
         # -- accounts, sessions, system
@@ -136,6 +151,8 @@ class ServerContext:
                                     self.system_id)
         self.syncplay = SyncPlayManager(self.events)
         self.quick_connect = QuickConnect(lambda: bool(server_config().QuickConnectAvailable))
+        self.branding = BrandingService(self.config, self.paths.branding_dir,
+                                        resources_dir() / "branding" / "splashscreen.png")
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
         self.system_info = SystemInfoService(self.system_id, options.port, self.paths, self.config, self.server_name)
         self.lan = LanServices(self.system_id, self.port, self.server_name, self.config.network,
@@ -193,7 +210,10 @@ class ServerContext:
         self.scanner = Scanner(self.db, self.events, self.library, self.paths, self.tasks)
 
         # -- playback, subtitles, lyrics
-        self.transcodes = TranscodeService(self.config, self.paths)  # HLS ffmpeg jobs
+        # progressive streams; ffmpeg as the transcoder found it (no ffmpeg: 503 ProblemDetails)
+        self.streams = StreamService(self.items.row, self.db, lambda: self.transcodes.ffmpeg().path)
+        # HLS requests and their ffmpeg jobs (settings follow the configuration: see _wire)
+        self.transcodes = TranscodeService(self.config, self.paths, self.streams.source_row)
         self.playback = PlaybackInfoService(self.db, self.items, server_config, self.is_local_address,
                                             self.channel_playback.playback_info)
         self.playback_reports = PlaybackReports(self.items, self.sessions, self.events, self.transcodes,
@@ -215,6 +235,7 @@ class ServerContext:
         self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
         self.plugins.on_change(self._plugins_changed)
         self.config.add_listener(self.lan.config_saved)  # AutoDiscovery switches the LAN services live
+        self.config.add_listener(self.transcodes.config_saved)  # encoding/transcoding reach running jobs
         self.scanner.add_listener(self.artwork.after_scan)  # a scan that changed something: new art
         if self.planner_stats.enabled:
             self.events.add_listener(self.planner_stats.on_event)

@@ -130,42 +130,56 @@ class ServerClient:
         except ValueError as exc:
             raise ApiError(f"The server sent something that is not JSON for {path}") from exc
 
+    def _object(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """A JSON object reply (anything else is an ApiError)."""
+        data = self._json(method, path, **kwargs)
+        if not isinstance(data, dict):
+            raise ApiError(f"The server sent {type(data).__name__} where an object was expected for {path}")
+        return data
+
+    def _list(self, method: str, path: str, **kwargs: Any) -> list[dict[str, Any]]:
+        """A JSON array of objects reply (anything else is an ApiError)."""
+        data = self._json(method, path, **kwargs)
+        if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+            raise ApiError(f"The server sent something other than a list of objects for {path}")
+        return data
+
     # -- system -----------------------------------------------------------------------------------
 
     def public_info(self) -> dict[str, Any]:
-        return self._json("GET", "/System/Info/Public")
+        return self._object("GET", "/System/Info/Public")
 
     def system_info(self) -> dict[str, Any]:
-        return self._json("GET", "/System/Info")
+        return self._object("GET", "/System/Info")
 
     def system_configuration(self) -> dict[str, Any]:
-        return self._json("GET", "/System/Configuration")
+        return self._object("GET", "/System/Configuration")
 
     def set_system_configuration(self, configuration: dict[str, Any]) -> None:
         self._request("POST", "/System/Configuration", json=configuration)
 
     def named_configuration(self, key: str) -> dict[str, Any]:
-        return self._json("GET", f"/System/Configuration/{quote(key, safe='')}")
+        return self._object("GET", f"/System/Configuration/{quote(key, safe='')}")
 
     def set_named_configuration(self, key: str, configuration: dict[str, Any]) -> None:
         self._request("POST", f"/System/Configuration/{quote(key, safe='')}", json=configuration)
 
     def web_client_status(self) -> dict[str, Any]:
         """Reelroom's own route: whether a web app is hosted at /web/, and where from."""
-        return self._json("GET", "/Reelroom/WebClient")
+        return self._object("GET", "/Reelroom/WebClient")
 
     def install_web_client(self, path: str, sha256: str | None = None) -> dict[str, Any]:
         """Install the web app from an archive or folder on this machine (slow: minutes allowed)."""
         body: dict[str, Any] = {"Path": path}
         if sha256:
             body["Sha256"] = sha256
-        return self._json("POST", "/Reelroom/WebClient/Install", json=body, timeout=600)
+        return self._object("POST", "/Reelroom/WebClient/Install", json=body, timeout=600)
 
     def scheduled_tasks(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/ScheduledTasks", params={"isHidden": "false"})
+        return self._list("GET", "/ScheduledTasks", params={"isHidden": "false"})
 
     def item_counts(self) -> dict[str, int]:
-        return self._json("GET", "/Items/Counts")
+        return self._object("GET", "/Items/Counts")
 
     # -- startup wizard ---------------------------------------------------------------------------
 
@@ -175,7 +189,7 @@ class ServerClient:
         return bool(self._json("POST", "/Reelroom/Metadata/TmdbKey", json={"ApiKey": api_key}).get("Enabled"))
 
     def startup_configuration(self) -> dict[str, Any]:
-        return self._json("GET", "/Startup/Configuration")
+        return self._object("GET", "/Startup/Configuration")
 
     def set_startup_configuration(self, ui_culture: str, metadata_country: str, metadata_language: str) -> None:
         body = {
@@ -186,16 +200,16 @@ class ServerClient:
         self._request("POST", "/Startup/Configuration", json=body)
 
     def localization_options(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/Localization/Options")
+        return self._list("GET", "/Localization/Options")
 
     def cultures(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/Localization/Cultures")
+        return self._list("GET", "/Localization/Cultures")
 
     def countries(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/Localization/Countries")
+        return self._list("GET", "/Localization/Countries")
 
     def startup_user(self) -> dict[str, Any]:
-        return self._json("GET", "/Startup/User")
+        return self._object("GET", "/Startup/User")
 
     def set_startup_user(self, name: str, password: str) -> None:
         self._request("POST", "/Startup/User", json={"Name": name, "Password": password})
@@ -210,7 +224,7 @@ class ServerClient:
     # -- libraries --------------------------------------------------------------------------------
 
     def virtual_folders(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/Library/VirtualFolders")
+        return self._list("GET", "/Library/VirtualFolders")
 
     def add_virtual_folder(
         self, name: str, collection_type: str | None, paths: Iterable[str], refresh: bool = True
@@ -270,7 +284,7 @@ class ServerClient:
     # -- logs -------------------------------------------------------------------------------------
 
     def log_files(self) -> list[dict[str, Any]]:
-        return self._json("GET", "/System/Logs")
+        return self._list("GET", "/System/Logs")
 
     def log_bytes(self, name: str, start: int = 0) -> tuple[bytes, bool]:
         """Bytes of log ``name`` from offset ``start``.

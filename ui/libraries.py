@@ -306,7 +306,8 @@ class LibraryFoldersWindow(QWidget):
     def select_library(self, name: str) -> None:
         for index in range(self.tree.topLevelItemCount()):
             item = self.tree.topLevelItem(index)
-            item.setSelected(item.data(0, Qt.ItemDataRole.UserRole) == name)
+            if item is not None:
+                item.setSelected(item.data(0, Qt.ItemDataRole.UserRole) == name)
 
     # -- changing ---------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ and the opt-in list of folders libraries may use (for locked-down installs)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import Signal
@@ -59,7 +60,7 @@ class SettingsDialog(QDialog):
         calls: BackgroundCalls,
         login_item: LoginItemLike | None = None,
         parent: QWidget | None = None,
-        folder_picker=None,
+        folder_picker: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(parent)
         # () -> a chosen folder path or "" (a hook so tests need no native dialog)
@@ -131,9 +132,11 @@ class SettingsDialog(QDialog):
 
     def _load_tmdb(self) -> None:
         self.tmdb.setEnabled(False)
-        self._calls.submit(lambda: self._client.named_configuration("tmdb"),
-                           on_result=lambda data: (self.tmdb.set_key(str(data.get("ApiKey") or "")),
-                                                   self.tmdb.setEnabled(True)),
+        def loaded(data: dict[str, Any]) -> None:
+            self.tmdb.set_key(str(data.get("ApiKey") or ""))
+            self.tmdb.setEnabled(True)
+
+        self._calls.submit(lambda: self._client.named_configuration("tmdb"), on_result=loaded,
                            on_error=lambda e: self.tmdb.status.setText(f"Could not read the TMDb settings. {e}"),
                            context=self)
 

@@ -16,6 +16,7 @@ from typing import Any
 from litestar import Request, delete, get, head, patch, post, put
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
+from litestar.handlers.http_handlers import HTTPRouteHandler
 
 from server.auth.header import identify
 from server.auth.policy import check_access
@@ -26,7 +27,7 @@ from server.http import limits
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
-_DECORATORS = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
+_DECORATORS: dict[str, type[HTTPRouteHandler]] = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
 _PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
 
@@ -38,7 +39,7 @@ def litestar_path(op: Operation) -> str:
     return path
 
 
-def operation(operation_id: str, **kwargs: Any):
+def operation(operation_id: str, **kwargs: Any) -> HTTPRouteHandler:
     """The Litestar route decorator for a spec operation."""
     op = BY_ID[operation_id]
     decorator = _DECORATORS[op.method]
@@ -56,7 +57,7 @@ def operation(operation_id: str, **kwargs: Any):
     return decorator(litestar_path(op), **options)
 
 
-def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any):
+def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any) -> HTTPRouteHandler:
     """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
     ``auth`` is "none", "user" or "admin"."""
     return _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 from litestar import Request
 
@@ -9,9 +11,8 @@ from server.api.base import operation, reelroom_route
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
-from server.metadata.settings import without_secrets
+from server.system.configuration import ConfigSection
 from server.wire import models as w
-from server.wire.body import canonical_keys
 
 
 @operation("GetConfiguration")
@@ -21,38 +22,35 @@ async def get_configuration(ctx: ServerContext) -> w.ServerConfiguration:
 
 @operation("UpdateConfiguration")
 async def update_configuration(ctx: ServerContext, data: w.ServerConfiguration) -> None:
-    ctx.config.save("system", data)
+    await asyncio.to_thread(ctx.config.save, "system", data)  # a file write, then the listeners
+
+
+def _public_section(ctx: ServerContext, key: str) -> ConfigSection:
+    section = ctx.config.section(key)
+    if section is None or not section.public:
+        raise NotFoundError(f"No configuration named {key!r}.")
+    return section
 
 
 @operation("GetNamedConfiguration", media_type="application/json")
 async def get_named_configuration(ctx: ServerContext, auth: AuthInfo | None, key: str) -> object:
-    if key.lower() not in ctx.config.NAMED_TYPES and key.lower() not in ctx.config.EXTRA_KEYS:
-        raise NotFoundError(f"No configuration named {key!r}.")
-    value = ctx.config.get(key)
-    if auth is None or not auth.is_admin:
-        value = without_secrets(key.lower(), value)
+    section = _public_section(ctx, key)
+    value = ctx.config.get(section.key)
+    if section.redact is not None and (auth is None or not auth.is_admin):
+        value = section.redact(value)
     return value
 
 
 @operation("UpdateNamedConfiguration")
 async def update_named_configuration(ctx: ServerContext, key: str, request: Request) -> None:
     raw = await request.body()
-    name = key.lower()
-    tp = ctx.config.NAMED_TYPES.get(name)
     try:
         data = msgspec.json.decode(raw or b"{}")
     except msgspec.DecodeError as exc:
         raise BadRequestError(f"The request body is not valid JSON: {exc}") from None
-    if tp is not None:
-        try:
-            value = msgspec.convert(canonical_keys(data, tp), tp, strict=False)
-        except msgspec.ValidationError as exc:
-            raise BadRequestError(f"Invalid {key} configuration: {exc}") from None
-    elif name in ctx.config.EXTRA_KEYS:
-        value = ctx.config.validate_extra(name, data)
-    else:
-        raise NotFoundError(f"No configuration named {key!r}.")
-    ctx.config.save(name, value)
+    section = _public_section(ctx, key)
+    value = ctx.config.parse(section.key, data)  # BadRequestError (400) when the section refuses it
+    await asyncio.to_thread(ctx.config.save, section.key, value)  # a file write, then the listeners
 
 
 @operation("GetDefaultMetadataOptions")

@@ -1,5 +1,7 @@
 """DynamicHls and HlsSegment: master and main playlists, segments (ts and fMP4) cut by a shared
-ffmpeg job per play session (server/playback/hls_service.py), and DELETE /Videos/ActiveEncodings.
+ffmpeg job per play session, and DELETE /Videos/ActiveEncodings. The handlers parse the query and
+call ``ctx.transcodes`` (server/playback/hls_service.py); a channel's live playlist is
+``ctx.live_streams`` (server/livetv/live.py).
 
 Segment URLs in the playlists are relative and carry the playlist's own query (api_key
 included), so a player fetches them without headers."""
@@ -11,13 +13,10 @@ from typing import Any
 from litestar import Request, Response
 
 from server.api.base import operation
-from server.api.streams import _source_row
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError, NotFoundError
-from server.guid import normalize_guid
 from server.playback.hls_playlists import HLS_PLAYLIST_MEDIA_TYPE
-from server.playback.hls_service import HlsParams, main_playlist, master_playlist, query_without
+from server.playback.hls_service import HlsParams, Segment, query_without
 
 _BOOL_KEYS = {"allowvideostreamcopy", "allowaudiostreamcopy"}
 _SEGMENT_ONLY = ("runtimeTicks", "actualSegmentLengthTicks")
@@ -42,17 +41,18 @@ def _query(request: Request, auth: AuthInfo | None) -> tuple[dict[str, Any], lis
     return q, raw
 
 
-async def _plan(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool):
+def _params(request: Request, auth: AuthInfo | None) -> tuple[HlsParams, list[tuple[str, str]]]:
     q, raw = _query(request, auth)
-    params = HlsParams.from_query(q, dict(raw))
-    row = await _source_row(ctx, item_id, params.media_source_id)
-    plan = await ctx.transcodes.plan(row, params, audio_only=audio_only)
-    return row, params, plan, raw
+    return HlsParams.from_query(q, dict(raw)), raw
 
 
 def _playlist(text: str, head: bool = False) -> Response:
     return Response(content=b"" if head else text.encode(), media_type=HLS_PLAYLIST_MEDIA_TYPE,
                     headers=_PLAYLIST_HEADERS)
+
+
+def _segment_reply(segment: Segment, headers: dict[str, str] | None = None) -> Response:
+    return Response(content=segment.data, media_type=segment.media_type, headers=headers)
 
 
 async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
@@ -63,40 +63,25 @@ async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, i
             query = request.url.query
             return _playlist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=8000000\n"
                              f"live.m3u8{'?' + query if query else ''}\n", head)
-    _row, _params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
-    return _playlist(master_playlist(plan, query_without(raw, *_SEGMENT_ONLY)), head)
+    params, raw = _params(request, auth)
+    text = await ctx.transcodes.master_playlist(item_id, params, query_without(raw, *_SEGMENT_ONLY),
+                                                audio_only=audio_only)
+    return _playlist(text, head)
 
 
 async def _main(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str,
                 audio_only: bool) -> Response:
-    row, params, plan, raw = await _plan(ctx, request, auth, item_id, audio_only)
-    # Start ffmpeg now: the first segment request follows within milliseconds.
-    await ctx.transcodes.job_for(row, params, plan)
-    return _playlist(main_playlist(plan, query_without(raw, *_SEGMENT_ONLY)))
-
-
-def _segment_media_type(container: str, audio_only: bool) -> str:
-    if container == "mp4":
-        return "audio/mp4" if audio_only else "video/mp4"
-    return "video/mp2t"
+    params, raw = _params(request, auth)
+    text = await ctx.transcodes.main_playlist(item_id, params, query_without(raw, *_SEGMENT_ONLY),
+                                              audio_only=audio_only)
+    return _playlist(text)
 
 
 async def _segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, segment_id: int,
                    container: str, audio_only: bool) -> Response:
-    container = container.lower()
-    if container not in ("ts", "mp4"):
-        raise BadRequestError(f"Segments are .ts or .mp4, not .{container}.")
-    row, params, plan, _raw_q = await _plan(ctx, request, auth, item_id, audio_only)
-    if plan.request.segment_extension != container:
-        raise BadRequestError(f"This stream's segments are .{plan.request.segment_extension}, not .{container}.")
-    if segment_id == -1 and container != "mp4":
-        raise BadRequestError("Only fMP4 streams have an init segment (-1.mp4).")
-    if segment_id < -1:
-        raise BadRequestError("The segment number must not be negative.")
-    job = await ctx.transcodes.job_for(row, params, plan)
-    data = await ctx.transcodes.segment(job, segment_id)
-    return Response(content=data, media_type=_segment_media_type(container, audio_only),
-                    headers={"Cache-Control": "no-cache"})
+    params, _raw_q = _params(request, auth)
+    segment = await ctx.transcodes.segment_for(item_id, params, segment_id, container, audio_only=audio_only)
+    return _segment_reply(segment, {"Cache-Control": "no-cache"})
 
 
 # -- DynamicHls -----------------------------------------------------------------------------------
@@ -148,31 +133,14 @@ async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthIn
     return await _main(ctx, request, auth, itemId, False)
 
 
-def _codec_set(value: str | None, default: tuple[str, ...]) -> set[str]:
-    found = {c.strip().lower() for c in (value or "").split(",") if c.strip()}
-    return found or set(default)
-
-
 async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row) -> Response:
-    """A channel's sliding-window playlist (server/livetv/live.py). The stream is the one the
-    LiveStreamId names; without one, the channel's running stream or a new one (released when
-    idle). Segments are served by the legacy segment route under the encoder's id."""
-    from server.livetv.playback import DEFAULT_AUDIO_CODECS, DEFAULT_VIDEO_CODECS
-
+    """A channel's sliding-window playlist (server/livetv/live.py); segments are served by the
+    legacy segment route under the encoder's id."""
     q, _ = _query(request, auth)
     channel = await ctx.livetv.channel(row.id)
-    stream = ctx.live_streams.get(q.get("livestreamid"))
-    if stream is None or stream.channel.id != channel.id:
-        stream = ctx.live_streams.for_channel(channel.id)
-        if stream is None:
-            _, stream = await ctx.live_streams.open(channel)
-    await ctx.live_streams.probe(stream)
-    job = await ctx.live_streams.hls_for(stream, _codec_set(q.get("videocodec"), DEFAULT_VIDEO_CODECS),
-                                         _codec_set(q.get("audiocodec"), DEFAULT_AUDIO_CODECS))
-    text = await job.wait_playlist()
-    lines = [f"hls/{job.id}/{line.strip()}" if line.strip() and not line.startswith("#") else line
-             for line in text.splitlines()]
-    return _playlist("\n".join(lines) + "\n")
+    text = await ctx.live_streams.channel_playlist(channel, q.get("livestreamid"), q.get("videocodec"),
+                                                   q.get("audiocodec"))
+    return _playlist(text)
 
 
 @operation("GetHlsVideoSegment")
@@ -198,29 +166,7 @@ async def get_hls_playlist_legacy(ctx: ServerContext, request: Request, auth: Au
     segments of a job an authorized request started."""
     q, raw = _query(request, auth)
     q["playsessionid"] = playlistId
-    params = HlsParams.from_query(q, dict(raw))
-    row = await _source_row(ctx, itemId, params.media_source_id)
-    plan = await ctx.transcodes.plan(row, params, audio_only=False)
-    await ctx.transcodes.job_for(row, params, plan)
-    text = main_playlist(plan, "")
-    text = text.replace("hls1/main/", "")
-    return _playlist(text)
-
-
-def _existing_job(ctx: ServerContext, item_id: str, session: str | None, audio_only: bool | None = None):
-    try:
-        item_id = normalize_guid(item_id)
-    except ValueError:
-        return None
-    for job in ctx.transcodes.jobs:
-        if job.key.item_id != item_id or job.closed:
-            continue
-        if session is not None and job.key.play_session_id != session:
-            continue
-        if audio_only is not None and job.request.audio_only != audio_only:
-            continue
-        return job
-    return None
+    return _playlist(await ctx.transcodes.legacy_playlist(itemId, HlsParams.from_query(q, dict(raw))))
 
 
 @operation("GetHlsVideoSegmentLegacy")
@@ -228,39 +174,21 @@ async def get_hls_video_segment_legacy(ctx: ServerContext, itemId: str, playlist
                                        segmentContainer: str) -> Response:
     live = ctx.live_streams.hls_job(playlistId)  # a live channel's segment (the encoder id is unguessable)
     if live is not None:
-        if not segmentId.isdigit() or segmentContainer.lower() != "ts":
-            raise NotFoundError("No such live segment.")
-        return Response(content=await live.segment(int(segmentId)), media_type="video/mp2t")
-    job = _existing_job(ctx, itemId, playlistId, audio_only=False)
-    if job is None or not segmentId.lstrip("-").isdigit():
-        raise NotFoundError("No such segment: the legacy route only serves segments of a running transcode.")
-    if job.request.segment_extension != segmentContainer.lower():
-        raise NotFoundError(f"This transcode has no .{segmentContainer} segments.")
-    data = await ctx.transcodes.segment(job, int(segmentId))
-    return Response(content=data, media_type=_segment_media_type(segmentContainer.lower(), False))
-
-
-async def _legacy_audio(ctx: ServerContext, item_id: str, segment_id: str) -> Response:
-    job = _existing_job(ctx, item_id, None, audio_only=True)
-    if job is None or not segment_id.isdigit() or not job.segment_path(int(segment_id)).is_file():
-        raise NotFoundError("No such segment: the legacy route only serves segments already written.")
-    data = await ctx.transcodes.segment(job, int(segment_id))
-    return Response(content=data, media_type=_segment_media_type(job.request.segment_extension, True))
+        return _segment_reply(await ctx.live_streams.hls_segment(live, segmentId, segmentContainer))
+    return _segment_reply(await ctx.transcodes.legacy_video_segment(itemId, playlistId, segmentId, segmentContainer))
 
 
 @operation("GetHlsAudioSegmentLegacyAac")
 async def get_hls_audio_segment_legacy_aac(ctx: ServerContext, itemId: str, segmentId: str) -> Response:
-    return await _legacy_audio(ctx, itemId, segmentId)
+    return _segment_reply(await ctx.transcodes.legacy_audio_segment(itemId, segmentId))
 
 
 @operation("GetHlsAudioSegmentLegacyMp3")
 async def get_hls_audio_segment_legacy_mp3(ctx: ServerContext, itemId: str, segmentId: str) -> Response:
-    return await _legacy_audio(ctx, itemId, segmentId)
+    return _segment_reply(await ctx.transcodes.legacy_audio_segment(itemId, segmentId))
 
 
 @operation("StopEncodingProcess")
 async def stop_encoding_process(ctx: ServerContext, deviceId: str | None = None,
                                 playSessionId: str | None = None) -> None:
-    if not deviceId and not playSessionId:
-        raise BadRequestError("Give a deviceId or a playSessionId.")
     await ctx.transcodes.stop_encoding(deviceId, playSessionId)

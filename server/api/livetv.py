@@ -4,9 +4,7 @@ recordings.py (timers and the recorder); dto shapes: server/livetv/dto.py."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import msgspec
 from litestar import Response
@@ -511,59 +509,14 @@ async def _recording_series(ctx: ServerContext, auth: AuthInfo | None, userId: s
 
 # -- streams: a recording as it is written, and a channel's live stream ------------------------
 
-CHUNK = 1024 * 1024
-
 
 @operation("GetLiveRecordingFile")
 async def get_live_recording_file(ctx: ServerContext, recordingId: str) -> Stream:
-    recording = await ctx.recordings.recording(recordingId)
-    path = Path(recording.recording_path or "")
-    if not path.is_file():
-        raise NotFoundError(f"Recording {recordingId} has no file yet.")
-
-    async def follow():
-        with path.open("rb") as f:
-            while True:
-                chunk = await asyncio.to_thread(f.read, CHUNK)
-                if chunk:
-                    yield chunk
-                elif ctx.recordings.is_recording(recordingId):
-                    await asyncio.sleep(0.5)  # the file is still growing
-                else:
-                    return
-
-    return Stream(follow(), media_type="video/mp2t")
+    return Stream(await ctx.recordings.follow(recordingId), media_type="video/mp2t")
 
 
 @operation("GetLiveStreamFile")
 async def get_live_stream_file(ctx: ServerContext, streamId: str, container: str) -> Stream:
     """An opened live stream (its LiveStreamId), or a channel by id, relayed from the shared tuner
     stream as MPEG-TS (server/livetv/live.py)."""
-    if container.lower() not in ("ts", "mpegts"):
-        raise BadRequestError("Live streams are offered as ts.")
-    stream = ctx.live_streams.get(streamId)
-    own_open = None
-    if stream is None:
-        key = normalize_guid(streamId)
-        channel = next((c for c in await ctx.livetv.channels() if c.id == key), None)
-        if channel is None:
-            raise NotFoundError(f"No live stream {streamId}.")
-        own_open, stream = await ctx.live_streams.open(channel)
-    try:
-        await ctx.live_streams.wait_for_data(stream)
-    except Exception:
-        if own_open:
-            await ctx.live_streams.close(own_open)
-        raise
-    queue = stream.subscribe()
-
-    async def relay():
-        try:
-            while (chunk := await queue.get()) is not None:
-                yield chunk
-        finally:
-            stream.unsubscribe(queue)
-            if own_open:
-                await ctx.live_streams.close(own_open)
-
-    return Stream(relay(), media_type="video/mp2t")
+    return Stream(await ctx.live_streams.relay(streamId, container), media_type="video/mp2t")

@@ -1,95 +1,24 @@
 """Audio and Videos streams (GET and HEAD, with and without `.{container}`), universal audio,
-Download and File. The file as it is goes out with byte ranges (RangeFileResponse); a request
-for another container or codec is remuxed or transcoded by ffmpeg into a pipe
-(server/playback/service.py decides which)."""
+Download and File. The handlers hand the query to ``ctx.streams`` (server/playback/streams.py),
+which serves the file as it is (byte ranges) or relays an ffmpeg remux/transcode from a pipe."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import uuid
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from litestar import Request, Response
-from litestar.response import Redirect, Stream
 
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError, ForbiddenError, NotFoundError
+from server.errors import BadRequestError
 from server.guid import normalize_guid
-from server.media import spawn
-from server.playback.range_response import RangeFileResponse
-from server.playback.ranges import media_type_for
-from server.playback.service import (
-    StreamPlan,
-    file_container,
-    item_versions,
-    source_rows,
-    stream_plan,
-    universal_plan,
-)
 from server.wire import models as w
-
-PIPE_CHUNK = 256 * 1024
-
-
-async def _source_row(ctx: ServerContext, item_id: str, media_source_id: str | None) -> Any:
-    row = await ctx.items.row(item_id)
-    if media_source_id:
-        wanted = normalize_guid(media_source_id)
-        if wanted != row.id:
-            rows = source_rows(row, await item_versions(ctx.db, row))
-            if wanted not in rows:
-                raise NotFoundError(f"Item {item_id} has no media source {media_source_id}.")
-            row = rows[wanted]
-    if row.is_folder or not row.path:
-        raise NotFoundError(f"Item {item_id} has no file to stream.")
-    if not await asyncio.to_thread(os.path.isfile, row.path):
-        raise NotFoundError(f"The file of item {item_id} is missing.")
-    return row
-
-
-def _file_reply(plan: StreamPlan, extra: dict[str, str] | None = None) -> Response:
-    return RangeFileResponse(plan.path, container=plan.container, headers=extra)
-
-
-async def _ffmpeg_reply(ctx: ServerContext, plan: StreamPlan, head: bool) -> Response:
-    media_type = media_type_for(f"x.{plan.container}", plan.container)
-    headers = {"Accept-Ranges": "none", "Cache-Control": "no-cache"}
-    if head:
-        return Response(content=b"", media_type=media_type, headers=headers)
-    ffmpeg = await asyncio.to_thread(ctx.ffmpeg_path)
-    proc = await spawn.exec_async(
-        ffmpeg, *plan.args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-
-    async def relay():
-        try:
-            while chunk := await proc.stdout.read(PIPE_CHUNK):
-                yield chunk
-        finally:  # the client went away or the stream ended: never leave ffmpeg behind
-            if proc.returncode is None:
-                spawn.kill(proc)
-            await proc.wait()
-
-    return Stream(relay(), media_type=media_type, headers=headers)
 
 
 async def _stream(ctx: ServerContext, request: Request, item_id: str, audio: bool, container: str | None,
                   q: dict[str, Any], head: bool) -> Response:
-    row = await _source_row(ctx, item_id, q.get("mediaSourceId"))
-    plan = stream_plan(row, audio=audio, container=container or q.get("container"), static=q.get("static"),
-                       video_codec=q.get("videoCodec"), audio_codec=q.get("audioCodec"),
-                       start_ticks=q.get("startTimeTicks"), audio_bitrate=q.get("audioBitRate"),
-                       video_bitrate=q.get("videoBitRate"), max_width=q.get("maxWidth"),
-                       max_height=q.get("maxHeight"), audio_channels=q.get("audioChannels") or q.get(
-                           "maxAudioChannels"), audio_stream_index=q.get("audioStreamIndex"))
-    if plan.direct:
-        return _file_reply(plan)
-    return await _ffmpeg_reply(ctx, plan, head)
+    return await ctx.streams.stream(item_id, audio=audio, container=container, options=q, head=head)
 
 
 def _query_of(values: dict[str, Any]) -> dict[str, Any]:
@@ -181,23 +110,11 @@ async def _universal(ctx: ServerContext, auth: AuthInfo | None, itemId: str, hea
                      maxAudioChannels: int | None, maxStreamingBitrate: int | None, audioBitRate: int | None,
                      startTimeTicks: int | None, transcodingContainer: str | None,
                      transcodingProtocol: str | None) -> Response:
-    auth = require_user(auth)
-    row = await _source_row(ctx, itemId, mediaSourceId)
-    containers = [c for entry in container or [] for c in entry.split(",") if c]
-    kind, plan = universal_plan(row, containers=containers, audio_codec=audioCodec, max_bitrate=maxStreamingBitrate,
-                                transcoding_container=transcodingContainer, audio_bitrate=audioBitRate,
-                                max_channels=maxAudioChannels, start_ticks=startTimeTicks)
-    if kind == "direct":
-        return _file_reply(plan)
-    if (transcodingProtocol or "").lower() == "hls":
-        query = {"MediaSourceId": row.id, "DeviceId": deviceId or auth.device_id, "api_key": auth.token,
-                 "AudioCodec": (audioCodec or "aac").split(",")[0], "SegmentContainer": transcodingContainer or "ts",
-                 "AudioBitrate": audioBitRate or (min(maxStreamingBitrate, 320_000) if maxStreamingBitrate else 192_000),
-                 "TranscodingMaxAudioChannels": maxAudioChannels, "StartTimeTicks": startTimeTicks,
-                 "PlaySessionId": uuid.uuid4().hex}
-        query = {k: v for k, v in query.items() if v is not None}
-        return Redirect(f"/audio/{row.id}/main.m3u8?{urlencode(query)}", status_code=302)
-    return await _ffmpeg_reply(ctx, plan, head)
+    return await ctx.streams.universal(
+        require_user(auth), itemId, head=head, container=container, media_source_id=mediaSourceId,
+        device_id=deviceId, audio_codec=audioCodec, max_audio_channels=maxAudioChannels,
+        max_streaming_bitrate=maxStreamingBitrate, audio_bitrate=audioBitRate, start_ticks=startTimeTicks,
+        transcoding_container=transcodingContainer, transcoding_protocol=transcodingProtocol)
 
 
 @operation("GetUniversalAudioStream")
@@ -231,20 +148,13 @@ async def head_universal_audio_stream(ctx: ServerContext, auth: AuthInfo | None,
 
 @operation("GetDownload")
 async def get_download(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response:
-    auth = require_user(auth)
-    row = await _source_row(ctx, itemId, None)
-    if auth.user is not None and auth.user.policy.EnableContentDownloading is False:
-        raise ForbiddenError("This user may not download media.")
-    name = Path(row.path).name
-    disposition = f"attachment; filename*=UTF-8''{quote(name, safe='')}"
-    return RangeFileResponse(row.path, container=file_container(row), headers={"Content-Disposition": disposition})
+    return await ctx.streams.download(require_user(auth), itemId)
 
 
 @operation("GetFile")
 async def get_file(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response:
     require_user(auth)
-    row = await _source_row(ctx, itemId, None)
-    return RangeFileResponse(row.path, container=file_container(row))
+    return await ctx.streams.file(itemId)
 
 
 # -- versions ---------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ every module takes its handles from here, so a table is renamed in one place.
 
 from __future__ import annotations
 
+from sqlalchemy import Table
+
 from server.db.tables import (
     CollectionEntry,
     Item,
@@ -19,13 +21,21 @@ from server.db.tables import (
     UserData,
 )
 
-items = Item.__table__
-user_data = UserData.__table__
-item_values = ItemValue.__table__
-item_people = ItemPerson.__table__
-people = Person.__table__
-libraries = Library.__table__
-playlists = Playlist.__table__
-playlist_entries = PlaylistEntry.__table__
-playlist_shares = PlaylistShare.__table__
-collection_entries = CollectionEntry.__table__
+
+def _table(model: type) -> Table:
+    """The Core table of a SQLModel class (``__table__``, which SQLModel's types do not declare)."""
+    table = model.__dict__["__table__"]
+    assert isinstance(table, Table)
+    return table
+
+
+items = _table(Item)
+user_data = _table(UserData)
+item_values = _table(ItemValue)
+item_people = _table(ItemPerson)
+people = _table(Person)
+libraries = _table(Library)
+playlists = _table(Playlist)
+playlist_entries = _table(PlaylistEntry)
+playlist_shares = _table(PlaylistShare)
+collection_entries = _table(CollectionEntry)

@@ -21,7 +21,7 @@ Before Litestar sees a request it:
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
@@ -38,7 +38,10 @@ from server.wire.casing import camel_case_requested, wants_camel_case
 from server.wire.operations import Operation
 
 Scope = dict[str, Any]
-ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _PREFIXES = ("/emby/", "/mediabrowser/")
 
@@ -168,8 +171,8 @@ def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> tuple[list[tup
     return out, problem
 
 
-async def _send_plain_problem(send: Callable, status: int, title: str, detail: str,
-                              extra_headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _send_plain_problem(send: Send, status: int, title: str, detail: str,
+                              extra_headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = msgspec.json.encode({"type": "about:blank", "title": title, "status": status, "detail": detail})
     headers = [(b"content-type", b"application/problem+json; charset=utf-8"),
                (b"content-length", str(len(body)).encode()), *extra_headers]
@@ -189,7 +192,7 @@ class WireMiddleware:
         self.index.add(template)
         self.routes[(template, method.upper())] = _route_info(op)
 
-    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
@@ -270,8 +273,8 @@ class WireMiddleware:
             camel_case_requested.reset(token)
 
 
-def _json_charset_sender(send: Callable) -> Callable:
-    async def wrapped(message: dict) -> None:
+def _json_charset_sender(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = []
             for name, value in message.get("headers", ()):
@@ -284,7 +287,7 @@ def _json_charset_sender(send: Callable) -> Callable:
     return wrapped
 
 
-def _json_body_receiver(receive: Callable, info: RouteInfo, scope: Scope) -> Callable:
+def _json_body_receiver(receive: Receive, info: RouteInfo, scope: Scope) -> Receive:
     """Bound a JSON body (size, depth), check its enum members and integers, and rename its
     properties to the schema's spelling. Problems are raised when the handler reads the body,
     that is after the guard has checked the caller."""
@@ -304,7 +307,7 @@ def _json_body_receiver(receive: Callable, info: RouteInfo, scope: Scope) -> Cal
     cap = limits.body_limit(op_id)
     done = False
 
-    async def wrapped() -> dict:
+    async def wrapped() -> Message:
         nonlocal done
         if done:
             return await receive()

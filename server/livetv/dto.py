@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.livetv.guide import Program
@@ -28,7 +29,7 @@ def program_dto(server_id: str, p: Program, channels: dict[str, Channel], catego
                 timers: dict[str, LiveTvTimer] | None = None) -> w.BaseItemDto:
     channel = channels.get(p.channel_id)
     timer = (timers or {}).get(p.id)
-    flags = p.flags(categories)
+    flags: dict[str, Any] = p.flags(categories)  # IsMovie, IsSports, ... (all BaseItemDto booleans)
     now = datetime.now(UTC)
     return w.BaseItemDto(
         Name=p.name, ServerId=server_id, Id=p.id, Type="Program", MediaType="Video", IsFolder=False,

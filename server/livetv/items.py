@@ -57,7 +57,6 @@ def sync_channels(s: Session, channels: list) -> list[str]:
     wanted = {c.id: c for c in channels}
     if not wanted:
         s.execute(delete(items).where(items.c.library_id == LIVETV_FOLDER_ID))
-        s.commit()
         return []
     if view is None:
         s.add(Item(id=LIVETV_FOLDER_ID, type="UserView", is_folder=True, name="Live TV", sort_name="live tv",
@@ -84,7 +83,6 @@ def sync_channels(s: Session, channels: list) -> list[str]:
             need_logo.append(ch.id)
     for gone in rows.values():
         s.delete(gone)
-    s.commit()
     return need_logo
 
 
@@ -193,7 +191,6 @@ def upsert_recording(s: Session, timer, folder_path: str, program=None, probe: d
         except OSError:
             pass
     row.date_modified = datetime.now(UTC)
-    s.commit()
 
 
 def delete_recording_row(s: Session, recording_id: str) -> None:
@@ -209,7 +206,6 @@ def delete_recording_row(s: Session, recording_id: str) -> None:
             folder = s.get(Item, parent)
             if folder is not None:
                 s.delete(folder)
-    s.commit()
 
 
 def probe_recording(path: str) -> dict | None:
@@ -253,7 +249,6 @@ class LiveTvItems:
             row = s.get(Item, channel.id)
             if row is not None:
                 row.images_json = json.dumps([entry])
-                s.commit()
 
         await self.db.write(write)
 

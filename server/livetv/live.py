@@ -28,14 +28,17 @@ import tempfile
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from server.errors import NotFoundError, ServiceUnavailableError
+from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from server.guid import normalize_guid
 from server.media import spawn
+from server.playback.hls_service import Segment
+from server.playback.pipe import FfmpegPipe
 
 log = logging.getLogger("reelroom.livetv")
 
@@ -268,6 +271,11 @@ async def feed_server(stream: TunerStream, from_start: bool = False) -> tuple[as
     return server, f"tcp://127.0.0.1:{port}"
 
 
+def _codec_set(value: str | None, default: tuple[str, ...]) -> set[str]:
+    found = {c.strip().lower() for c in (value or "").split(",") if c.strip()}
+    return found or set(default)
+
+
 def _read_text(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -399,18 +407,12 @@ class LiveStreamManager:
 
     async def _read_ffmpeg(self, stream: TunerStream, url: str) -> None:
         ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
-        proc = await spawn.exec_async(
-            ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-probesize", "65536",
-            "-analyzeduration", "0", "-fflags", "+nobuffer", "-i", url, "-map", "0", "-c", "copy",
-            "-f", "mpegts", "pipe:1", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-        stream.proc = proc
-        try:
-            while chunk := await proc.stdout.read(65536):
-                stream.push(chunk)
-        finally:
-            spawn.kill(proc)
-            await proc.wait()
+        pipe = await FfmpegPipe.start(ffmpeg, [
+            "-nostdin", "-hide_banner", "-loglevel", "error", "-probesize", "65536", "-analyzeduration", "0",
+            "-fflags", "+nobuffer", "-i", url, "-map", "0", "-c", "copy", "-f", "mpegts", "pipe:1"])
+        stream.proc = pipe.proc
+        async for chunk in pipe.chunks(65536):  # ends (and kills ffmpeg) however the reading ends
+            stream.push(chunk)
 
     async def wait_for_data(self, stream: TunerStream, timeout: float = 10.0) -> None:
         try:
@@ -471,6 +473,69 @@ class LiveStreamManager:
                 if job.id == job_id and not job.closed:
                     return job
         return None
+
+    async def channel_playlist(self, channel, live_stream_id: str | None, video_codecs: str | None,
+                               audio_codecs: str | None) -> str:
+        """A channel's sliding-window playlist, its segment URLs under the encoder's id
+        (``hls/{encoder}/{n}.ts``, the legacy segment route). The stream is the one
+        ``live_stream_id`` names; without one, the channel's running stream or a new one
+        (released when idle). Codecs: comma lists the client takes (copied when the channel's
+        match, else transcoded)."""
+        from server.livetv.playback import DEFAULT_AUDIO_CODECS, DEFAULT_VIDEO_CODECS
+
+        stream = self.get(live_stream_id)
+        if stream is None or stream.channel.id != channel.id:
+            stream = self.for_channel(channel.id)
+            if stream is None:
+                _, stream = await self.open(channel)
+        await self.probe(stream)
+        job = await self.hls_for(stream, _codec_set(video_codecs, DEFAULT_VIDEO_CODECS),
+                                 _codec_set(audio_codecs, DEFAULT_AUDIO_CODECS))
+        text = await job.wait_playlist()
+        lines = [f"hls/{job.id}/{line.strip()}" if line.strip() and not line.startswith("#") else line
+                 for line in text.splitlines()]
+        return "\n".join(lines) + "\n"
+
+    async def hls_segment(self, job: LiveHls, segment_id: str, container: str) -> Segment:
+        """Segment ``segment_id`` of a live encoder, once written (404 for anything else)."""
+        if not segment_id.isdigit() or container.lower() != "ts":
+            raise NotFoundError("No such live segment.")
+        return Segment(await job.segment(int(segment_id)), "video/mp2t")
+
+    # -- the stream itself (GetLiveStreamFile) ---------------------------------------------
+
+    async def relay(self, stream_id: str, container: str) -> AsyncIterator[bytes]:
+        """An opened live stream (its LiveStreamId), or a channel by id, as MPEG-TS from the
+        shared tuner stream: returns the byte iterator once data flows (503 when the channel
+        sends nothing). A stream opened here is closed when the iteration ends."""
+        if container.lower() not in ("ts", "mpegts"):
+            raise BadRequestError("Live streams are offered as ts.")
+        stream = self.get(stream_id)
+        own_open = None
+        if stream is None:
+            key = normalize_guid(stream_id)
+            channel = next((c for c in await self.livetv.channels() if c.id == key), None)
+            if channel is None:
+                raise NotFoundError(f"No live stream {stream_id}.")
+            own_open, stream = await self.open(channel)
+        try:
+            await self.wait_for_data(stream)
+        except Exception:
+            if own_open:
+                await self.close(own_open)
+            raise
+        queue = stream.subscribe()
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                while (chunk := await queue.get()) is not None:
+                    yield chunk
+            finally:
+                stream.unsubscribe(queue)
+                if own_open:
+                    await self.close(own_open)
+
+        return chunks()
 
     # -- idle streams ----------------------------------------------------------------------
 

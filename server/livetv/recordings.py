@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -41,6 +41,8 @@ log = logging.getLogger("reelroom.livetv")
 ACTIVE = ("New", "InProgress")
 RECORDED = ("InProgress", "Completed", "Error", "Cancelled")
 TICKS_PER_SECOND = 10_000_000
+FOLLOW_CHUNK = 1024 * 1024  # a recording in progress is read this much at a time
+FOLLOW_POLL_SECONDS = 0.5
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
@@ -103,7 +105,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvTimer:
             s.add(timer)
-            s.commit()
+            s.flush()
             s.refresh(timer)
             return timer
 
@@ -130,7 +132,6 @@ class RecordingService:
                     raise BadRequestError("StartDate must be before EndDate.")
                 timer.start_date, timer.end_date = start, end
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)
         self._wake.set()
@@ -196,7 +197,7 @@ class RecordingService:
 
         def write(s: Session) -> LiveTvSeriesTimer:
             s.add(series)
-            s.commit()
+            s.flush()
             s.refresh(series)
             return series
 
@@ -222,7 +223,6 @@ class RecordingService:
             if dto.Days is not None:
                 series.days_json = json.dumps([d for d in dto.Days if d in DAYS])
             s.add(series)
-            s.commit()
 
         await self.db.write(write)
         await self.apply_series_timers()
@@ -239,7 +239,6 @@ class RecordingService:
             series = s.get(LiveTvSeriesTimer, timer_id)
             if series is not None:
                 s.delete(series)
-                s.commit()
 
         await self.db.write(write)
         self.events.publish("SeriesTimerCancelled", {"Id": timer_id})
@@ -321,7 +320,6 @@ class RecordingService:
             row = s.get(LiveTvTimer, recording_id)
             if row is not None:
                 s.delete(row)
-                s.commit()
             delete_recording_row(s, recording_id)
 
         await self.db.write(write)
@@ -330,6 +328,32 @@ class RecordingService:
     def is_recording(self, timer_id: str) -> bool:
         proc = self._procs.get(timer_id)
         return proc is not None and proc.returncode is None
+
+    async def follow(self, recording_id: str) -> AsyncIterator[bytes]:
+        """A recording's file as it is written (GetLiveRecordingFile): its bytes so far, then
+        what the recorder adds, until the recording has ended and the end is read. The file is
+        the one the recorder wrote (its path from the timer, never from a request). Returns the
+        iterator once the file is known to exist (404 before)."""
+        recording = await self.recording(recording_id)
+        path = Path(recording.recording_path or "")
+        if not await asyncio.to_thread(path.is_file):
+            raise NotFoundError(f"Recording {recording_id} has no file yet.")
+
+        async def chunks() -> AsyncIterator[bytes]:
+            f = await asyncio.to_thread(path.open, "rb")
+            try:
+                while True:
+                    chunk = await asyncio.to_thread(f.read, FOLLOW_CHUNK)
+                    if chunk:
+                        yield chunk
+                    elif self.is_recording(recording_id):
+                        await asyncio.sleep(FOLLOW_POLL_SECONDS)  # the file is still growing
+                    else:
+                        return
+            finally:
+                f.close()
+
+        return chunks()
 
     # -- the recorder ---------------------------------------------------------------------
 
@@ -472,6 +496,5 @@ class RecordingService:
             if path is not None:
                 timer.recording_path = path
             s.add(timer)
-            s.commit()
 
         await self.db.write(write)

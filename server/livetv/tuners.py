@@ -340,11 +340,3 @@ class LiveTvService:
             await self.refresh_guide()
         except GuideRefreshError as exc:
             log.warning("%s", exc)
-
-
-def default_livetv_options() -> w.LiveTvOptions:
-    return w.LiveTvOptions(GuideDays=None, RecordingPath="", MovieRecordingPath="", SeriesRecordingPath="",
-                           EnableRecordingSubfolders=False, EnableOriginalAudioWithEncodedRecordings=False,
-                           TunerHosts=[], ListingProviders=[], PrePaddingSeconds=0, PostPaddingSeconds=0,
-                           MediaLocationsCreated=[], RecordingPostProcessorArguments="\"{path}\"",
-                           SaveRecordingNFO=True, SaveRecordingImages=True)

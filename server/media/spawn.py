@@ -72,9 +72,10 @@ def _load_prctl() -> Callable[..., int] | None:
     global _libc, _prctl
     if _prctl is None and MODE == "pdeathsig":
         _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        _prctl = _libc.prctl
-        _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        _prctl.restype = ctypes.c_int
+        prctl = _libc.prctl
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        prctl.restype = ctypes.c_int
+        _prctl = prctl
     return _prctl
 
 
@@ -148,7 +149,7 @@ def release_watchdog(proc: Any) -> None:
         finalizer()
 
 
-def popen(args: Sequence[str], *, nice: int = 0, mode: str | None = None, **kwargs: Any) -> subprocess.Popen:
+def popen(args: Sequence[str], *, nice: int = 0, mode: str | None = None, **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen`` for a child that dies with the server. ``nice``: a lower priority."""
     mode = mode or MODE
     args, kwargs = _prepare(args, kwargs, nice, mode)
@@ -172,7 +173,7 @@ def popen(args: Sequence[str], *, nice: int = 0, mode: str | None = None, **kwar
 
 
 def run(args: Sequence[str], *, timeout: float | None = None, nice: int = 0, text: bool = False,
-        **kwargs: Any) -> subprocess.CompletedProcess:
+        **kwargs: Any) -> subprocess.CompletedProcess[Any]:
     """``subprocess.run(capture_output=True)`` through ``popen``: the child is killed on timeout."""
     for key in ("encoding", "errors"):
         if key in kwargs:
@@ -210,7 +211,7 @@ async def exec_async(*args: Any, nice: int = 0, mode: str | None = None, **kwarg
     return proc
 
 
-def kill(proc: subprocess.Popen | asyncio.subprocess.Process) -> None:
+def kill(proc: subprocess.Popen[Any] | asyncio.subprocess.Process) -> None:
     """SIGKILL the child, and its whole process group when it leads one (a watched child's
     wrapper, a transcode started in its own session). Never raises for a child already gone."""
     if proc.returncode is not None:
@@ -289,12 +290,12 @@ def _job() -> int | None:
             handle = kernel32.CreateJobObjectW(None, None)
             if not handle:
                 log.error("CreateJobObject failed (error %s); children may outlive the server",
-                          ctypes.get_last_error())  # type: ignore[attr-defined]
+                          ctypes.get_last_error())  # type: ignore[attr-defined,unused-ignore]  # Windows only
                 return None
             info = kill_on_close_limits()
             if not kernel32.SetInformationJobObject(handle, JobObjectExtendedLimitInformation,
                                                     ctypes.byref(info), ctypes.sizeof(info)):
-                log.error("SetInformationJobObject failed (error %s)", ctypes.get_last_error())  # type: ignore[attr-defined]
+                log.error("SetInformationJobObject failed (error %s)", ctypes.get_last_error())  # type: ignore[attr-defined,unused-ignore]  # Windows only
                 kernel32.CloseHandle(handle)
                 return None
             _job_handle = handle
@@ -315,7 +316,7 @@ def _assign_to_job(pid: int, process_handle: Any) -> None:
     try:
         if not handle or not kernel32.AssignProcessToJobObject(job, handle):
             log.warning("Could not put pid %s in the server's job (error %s)", pid,
-                        ctypes.get_last_error())  # type: ignore[attr-defined]
+                        ctypes.get_last_error())  # type: ignore[attr-defined,unused-ignore]  # Windows only
     finally:
         if opened:
             kernel32.CloseHandle(opened)

@@ -512,8 +512,8 @@ def _picture(audio: Any) -> tuple[bytes, str] | None:
     candidates = [c for c in candidates if c[1]]
     if not candidates:
         return None
-    kind, data, mime = min(candidates, key=lambda c: 0 if c[0] == _COVER_FRONT else 1)
-    return data, _image_mime(data, mime)
+    _kind, data, declared = min(candidates, key=lambda c: 0 if c[0] == _COVER_FRONT else 1)
+    return data, _image_mime(data, declared)
 
 
 def _asf_picture(raw: bytes) -> tuple[int, bytes, str | None] | None:

@@ -1,16 +1,20 @@
 """The named configurations of the built-in providers ("tmdb", "musicbrainz", "tvmaze", "fanart",
-"opensubtitles", "lrclib", "schedulesdirect").
+"opensubtitles", "lrclib", "schedulesdirect"), and the spec's ``metadata`` and ``xbmcmetadata``
+sections: ``SECTIONS``, registered on the ConfigurationStore by ``server/context.py``.
 
-All are plain JSON objects kept by the ConfigurationStore. TMDb needs an API key of the
+The provider sections are plain JSON objects kept by the ConfigurationStore. TMDb needs an API key of the
 user's own: without one the TMDb provider stays disabled and never contacts the network.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 from server.errors import BadRequestError
+from server.system.configuration import ConfigSection
+from server.wire import models as w
 
 TMDB_DEFAULTS: dict[str, Any] = {
     "BaseUrl": "https://api.themoviedb.org",
@@ -134,3 +138,19 @@ def without_secrets(section: str, value: Any) -> Any:
     if not secrets or not isinstance(value, dict):
         return value
     return {k: v for k, v in value.items() if k not in secrets}
+
+
+def _provider_section(section: str) -> ConfigSection:
+    return ConfigSection(section, lambda _paths: dict(DEFAULTS[section]),
+                         validate=partial(validate_provider_settings, section),
+                         redact=partial(without_secrets, section))
+
+
+SECTIONS: tuple[ConfigSection, ...] = (
+    *(_provider_section(section) for section in DEFAULTS),
+    ConfigSection("metadata", lambda _paths: w.MetadataConfiguration(UseFileCreationTimeForDateAdded=True),
+                  wire_type=w.MetadataConfiguration),
+    ConfigSection("xbmcmetadata", lambda _paths: w.XbmcMetadataOptions(
+        UserId=None, ReleaseDateFormat="yyyy-MM-dd", SaveImagePathsInNfo=True, EnablePathSubstitution=True,
+        EnableExtraThumbsDuplication=False), wire_type=w.XbmcMetadataOptions),
+)

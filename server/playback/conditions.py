@@ -7,7 +7,7 @@ condition is marked IsRequired. A condition on a property the engine does not tr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from server.playback.errors import InvalidDeviceProfile
@@ -90,20 +90,21 @@ def _parse_bool(text: str) -> bool | None:
 
 def _compare(kind: str, operator: str, current: Any, expected: Any) -> bool:
     if operator == "Equals":
-        return current == expected
+        return bool(current == expected)
     if operator == "NotEquals":
-        return current != expected
+        return bool(current != expected)
     if kind in ("str", "bool"):
         raise InvalidDeviceProfile(f"{operator} cannot compare a {kind} value")
     if operator == "LessThanEqual":
-        return current <= expected
-    return current >= expected  # GreaterThanEqual
+        return bool(current <= expected)
+    return bool(current >= expected)  # GreaterThanEqual
 
 
 def _holds_for(condition: ProfileCondition, current: Any) -> bool:
     prop = condition.Property or ""
     operator = condition.Condition or ""
     raw = condition.Value or ""
+    parse: Callable[[str], object]
     if prop in _INT_PROPERTIES:
         kind, parse = "int", _parse_int
     elif prop in _FLOAT_PROPERTIES:

@@ -10,13 +10,16 @@ import asyncio
 import json
 import logging
 import shutil
+import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from server.guid import normalize_guid
 from server.media import spawn
 from server.media.ffmpeg import FfmpegInfo, FfmpegNotFoundError, find_ffmpeg
 from server.playback.encoding import (
@@ -29,6 +32,7 @@ from server.playback.encoding import (
     VideoOutput,
 )
 from server.playback.hls_playlists import HlsVariant, build_master_playlist, build_media_playlist
+from server.playback.settings import TRANSCODING_DEFAULTS, validate_transcoding_settings
 from server.playback.transcode_jobs import (
     SegmentNotFoundError,
     TranscodeFailedError,
@@ -40,20 +44,12 @@ from server.playback.transcode_jobs import (
 )
 from server.playback.transcode_plan import hls_audio_codecs
 
-if TYPE_CHECKING:
-    from server.paths import ServerPaths
-    from server.system.configuration import ConfigurationStore
-
 log = logging.getLogger("reelroom.hls")
 
 DEFAULT_SEGMENT_SECONDS = 6
 SEGMENT_TIMEOUT = 60.0
 POLL_SECONDS = 0.02
-TRANSCODING_DEFAULTS: dict[str, Any] = {
-    "MaxConcurrentTranscodes": 8,  # 0: no limit
-    "IdleTimeoutSeconds": 60,
-    "ThrottleAheadSegments": 30,  # 0: never throttle
-}
+MAX_PLAN_KEYS = 64  # request keys remembered per job (see TranscodeService.running_job)
 _ENCODABLE_VIDEO = ("h264", "hevc")
 _TS_VIDEO = ("h264", "hevc")
 _MP4_VIDEO = ("h264", "hevc", "av1", "vp9")
@@ -61,21 +57,6 @@ _AUDIO_CODEC_TAGS = {"aac": "mp4a.40.2", "mp3": "mp4a.40.34", "ac3": "ac-3", "ea
                      "flac": "fLaC", "alac": "alac"}
 _H264_PROFILE_IDC = {"baseline": 66, "constrained baseline": 66, "main": 77, "extended": 88, "high": 100,
                      "high 10": 110, "high 4:2:2": 122, "high 4:4:4 predictive": 244}
-
-
-def validate_transcoding_settings(data: dict[str, Any]) -> dict[str, Any]:
-    """The ``transcoding`` configuration section with its defaults; BadRequestError when wrong."""
-    merged = dict(TRANSCODING_DEFAULTS)
-    for key, default in TRANSCODING_DEFAULTS.items():
-        if key not in data:
-            continue
-        value = data[key]
-        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-            raise BadRequestError(f"{key} must be a non-negative number.")
-        merged[key] = type(default)(value)
-    if merged["IdleTimeoutSeconds"] <= 0:
-        raise BadRequestError("IdleTimeoutSeconds must be positive.")
-    return merged
 
 
 # -- what the client asks for -------------------------------------------------------------------
@@ -395,22 +376,120 @@ def encoding_options_from(config: Any) -> EncodingOptions:
     )
 
 
-class TranscodeService:
-    """``ctx.transcodes``: HLS jobs of this server (one TranscodeJobManager, made on first use). The
-    server context closes it (every job ends) at shutdown."""
+@dataclass(frozen=True)
+class TranscoderSettings:
+    """Everything the transcoder takes from the configuration (the ``encoding`` section and
+    Reelroom's ``transcoding`` section), made when a section is saved (see
+    ``TranscodeService``), never per request. ``generation`` counts the changes: a plan made
+    under an older one is made again."""
 
-    def __init__(self, config: ConfigurationStore, paths: ServerPaths) -> None:
-        self.config = config  # the encoding and transcoding sections
-        self.paths = paths  # transcode_dir (unless TranscodingTempPath), log_dir
+    encoder_path: str | None
+    transcode_root: Path | None  # None: the data folder's transcode folder
+    options: EncodingOptions
+    max_concurrent: int | None
+    idle_timeout: float
+    throttle_ahead_segments: int | None
+    keep_segments_behind: int | None
+    generation: int = 0
+
+    @classmethod
+    def from_config(cls, encoding: Any, transcoding: Any, generation: int = 0) -> TranscoderSettings:
+        try:
+            values = validate_transcoding_settings(transcoding if isinstance(transcoding, dict) else {})
+        except BadRequestError as exc:
+            log.warning("Ignoring the transcoding configuration: %s", exc)
+            values = dict(TRANSCODING_DEFAULTS)
+        ahead = values["ThrottleAheadSegments"]
+        if encoding.EnableThrottling and encoding.ThrottleDelaySeconds:
+            ahead = max(2, encoding.ThrottleDelaySeconds // DEFAULT_SEGMENT_SECONDS)
+        keep = (max(2, (encoding.SegmentKeepSeconds or 720) // DEFAULT_SEGMENT_SECONDS)
+                if encoding.EnableSegmentDeletion else None)
+        return cls(
+            encoder_path=encoding.EncoderAppPath or None,
+            transcode_root=Path(encoding.TranscodingTempPath) if encoding.TranscodingTempPath else None,
+            options=encoding_options_from(encoding),
+            max_concurrent=values["MaxConcurrentTranscodes"] or None,
+            idle_timeout=float(values["IdleTimeoutSeconds"]),
+            throttle_ahead_segments=ahead or None,
+            keep_segments_behind=keep,
+            generation=generation,
+        )
+
+    def apply(self, manager: TranscodeJobManager) -> None:
+        manager.options = self.options
+        manager.max_concurrent = self.max_concurrent
+        manager.idle_timeout = self.idle_timeout
+        manager.throttle_ahead_segments = self.throttle_ahead_segments
+        manager.keep_segments_behind = self.keep_segments_behind
+
+
+_SETTINGS_SECTIONS = ("encoding", "transcoding")
+
+
+def _segment_media_type(container: str, audio_only: bool) -> str:
+    if container == "mp4":
+        return "audio/mp4" if audio_only else "video/mp4"
+    return "video/mp2t"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A segment's bytes and their media type."""
+
+    data: bytes
+    media_type: str
+
+
+class TranscodeService:
+    """``ctx.transcodes``: the HLS requests of this server and their ffmpeg jobs (one
+    TranscodeJobManager, made on first use).
+
+    - Settings: ``settings`` (a TranscoderSettings) is rebuilt by a configuration listener when
+      the ``encoding`` or ``transcoding`` section is saved and applied to the job manager at
+      once; a request only reads it.
+    - A segment request looks for its running job first (``running_job``: the play session's
+      job, when the very same request, by item, query and settings generation, was planned onto
+      it before) and is then served with one thread hop (poll and read together). Only a miss
+      (a new session, other parameters, a job that ended or failed, a settings change) plans:
+      the source row (database), the plan and the job start, as the playlists do.
+    - ``source_row(item_id, media_source_id)`` is StreamService.source_row (the item or one of
+      its versions, its file checked).
+    """
+
+    def __init__(self, config: Any, paths: Any, source_row: Callable[[str, str | None], Awaitable[Any]]) -> None:
+        self._config = config
+        self._paths = paths
+        self._source_row = source_row
         self._manager: TranscodeJobManager | None = None
         self._ffmpeg: FfmpegInfo | None = None
         self._ffmpeg_path: str | None = None
+        self._lock = threading.Lock()  # first use of the manager and ffmpeg discovery (worker threads)
+        self.settings = self._read_settings(0)
+
+    # -- settings -----------------------------------------------------------------------
+
+    def _read_settings(self, generation: int) -> TranscoderSettings:
+        return TranscoderSettings.from_config(self._config.get("encoding"), self._config.get("transcoding"),
+                                              generation)
+
+    def config_saved(self, key: str, _value: Any) -> None:
+        """The configuration listener: rebuild the settings and apply them to the running manager."""
+        if key not in _SETTINGS_SECTIONS:
+            return
+        settings = self._read_settings(self.settings.generation + 1)
+        self.settings = settings
+        manager = self._manager
+        if manager is not None:
+            settings.apply(manager)
+
+    def _transcode_root(self) -> Path:
+        return self.settings.transcode_root or self._paths.transcode_dir
 
     def clean_start(self) -> int:
         """At start-up (blocking): end any ffmpeg an earlier server recorded in the transcode
         folder and did not stop (it was killed), and clear the folder's job directories.
         Returns how many ffmpeg processes were ended."""
-        root = Path(self.config.get("encoding").TranscodingTempPath or self.paths.transcode_dir)
+        root = self._transcode_root()
         killed = spawn.end_recorded(root)
         if root.is_dir():
             for entry in root.iterdir():
@@ -418,67 +497,53 @@ class TranscodeService:
                     shutil.rmtree(entry, ignore_errors=True)
         return killed
 
-    def settings(self) -> dict[str, Any]:
-        data = self.config.get("transcoding")
-        try:
-            return validate_transcoding_settings(data if isinstance(data, dict) else {})
-        except BadRequestError as exc:
-            log.warning("Ignoring the transcoding configuration: %s", exc)
-            return dict(TRANSCODING_DEFAULTS)
-
     def ffmpeg(self) -> FfmpegInfo:
         """ffmpeg as configured (blocking: call from a worker thread)."""
-        configured = self.config.get("encoding").EncoderAppPath or None
-        if self._ffmpeg is None or self._ffmpeg_path != configured:
-            try:
-                self._ffmpeg = find_ffmpeg(configured)
-            except FfmpegNotFoundError as exc:
-                raise ServiceUnavailableError(f"ffmpeg is not available: {exc}") from exc
-            self._ffmpeg_path = configured
-        return self._ffmpeg
+        configured = self.settings.encoder_path
+        with self._lock:
+            if self._ffmpeg is None or self._ffmpeg_path != configured:
+                try:
+                    self._ffmpeg = find_ffmpeg(configured)
+                except FfmpegNotFoundError as exc:
+                    raise ServiceUnavailableError(f"ffmpeg is not available: {exc}") from exc
+                self._ffmpeg_path = configured
+                if self._manager is not None:
+                    self._manager.ffmpeg = self._ffmpeg
+            return self._ffmpeg
 
     def manager(self) -> TranscodeJobManager:
-        """The job manager with the current settings applied (blocking on first use)."""
+        """The job manager (blocking on first use: finds ffmpeg, clears stale job folders)."""
         ffmpeg = self.ffmpeg()
-        encoding = self.config.get("encoding")
-        settings = self.settings()
-        if self._manager is None:
-            root = Path(encoding.TranscodingTempPath or self.paths.transcode_dir)
-            self._manager = TranscodeJobManager(ffmpeg, root, log_dir=self.paths.log_dir)
-            self._manager.remove_stale_job_dirs()
-        m = self._manager
-        m.ffmpeg = ffmpeg
-        m.options = encoding_options_from(encoding)
-        m.max_concurrent = settings["MaxConcurrentTranscodes"] or None
-        m.idle_timeout = float(settings["IdleTimeoutSeconds"])
-        ahead = settings["ThrottleAheadSegments"]
-        if encoding.EnableThrottling and encoding.ThrottleDelaySeconds:
-            ahead = max(2, encoding.ThrottleDelaySeconds // DEFAULT_SEGMENT_SECONDS)
-        m.throttle_ahead_segments = ahead or None
-        m.keep_segments_behind = (max(2, (encoding.SegmentKeepSeconds or 720) // DEFAULT_SEGMENT_SECONDS)
-                                  if encoding.EnableSegmentDeletion else None)
-        return m
+        with self._lock:
+            if self._manager is None:
+                manager = TranscodeJobManager(ffmpeg, self._transcode_root(), log_dir=self._paths.log_dir)
+                manager.remove_stale_job_dirs()
+                self.settings.apply(manager)
+                self._manager = manager
+            return self._manager
 
-    # -- jobs ---------------------------------------------------------------------------
+    # -- planning (a playlist request, or a segment request that found no job) -------------
 
-    async def plan(self, row: Any, params: HlsParams, *, audio_only: bool) -> HlsPlan:
-        def build() -> HlsPlan:
-            manager = self.manager()
-            return plan_hls(row, params, audio_only=audio_only, options=manager.options, ffmpeg=manager.ffmpeg)
+    def _key(self, session: str, row: Any, params: HlsParams) -> TranscodeJobKey:
+        return TranscodeJobKey(play_session_id=session, item_id=row.id,
+                               media_source_id=params.media_source_id or row.id, device_id=params.device_id)
 
-        return await asyncio.to_thread(build)
+    @staticmethod
+    def _session(params: HlsParams, source_id: str | None) -> str:
+        return params.play_session_id or f"{params.device_id or 'anonymous'}:{source_id}"
 
-    async def job_for(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
-        """The job of the play session (shared by every request of it), started if needed."""
-        session = params.play_session_id or f"{params.device_id or 'anonymous'}:{row.id}"
-        key = TranscodeJobKey(play_session_id=session, item_id=row.id,
-                              media_source_id=params.media_source_id or row.id, device_id=params.device_id)
+    @staticmethod
+    def _request_key(item_id: str, params: HlsParams, audio_only: bool, settings: TranscoderSettings) -> tuple:
+        """What makes two segment requests plan the same: the item in the path, the query
+        (HlsParams plus its codec options), audio or video, and the settings generation."""
+        return (normalize_guid(item_id) or item_id, audio_only, params, frozenset(params.codec_options.items()),
+                settings.generation)
 
-        def start() -> TranscodeJob:
-            return self.manager().start_job(key, plan.request)
-
+    def _start(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
+        """The play session's job (blocking), started if needed; errors as ProblemDetails."""
+        key = self._key(self._session(params, row.id), row, params)
         try:
-            return await asyncio.to_thread(start)
+            return self.manager().start_job(key, plan.request)
         except TranscodeLimitError as exc:
             raise ServiceUnavailableError(f"The server is transcoding as much as it may: {exc}.") from exc
         except EncodingRequestError as exc:
@@ -486,30 +551,159 @@ class TranscodeService:
         except TranscodeFailedError as exc:
             raise ServiceUnavailableError(f"The transcode could not start: {exc}") from exc
 
-    async def segment(self, job: TranscodeJob, index: int, timeout: float = SEGMENT_TIMEOUT) -> bytes:
+    async def open(self, item_id: str, params: HlsParams, *, audio_only: bool, start: bool,
+                   check: Callable[[HlsPlan], None] | None = None) -> tuple[Any, HlsPlan, TranscodeJob | None]:
+        """Plan a stream and, with ``start``, start or join its job, in one thread hop after the
+        source row is read. ``check`` may refuse the plan before any job starts. A started job
+        remembers the request's key (with the generation of the settings the plan used), so the
+        same request finds it next time (``running_job``)."""
+        row = await self._source_row(item_id, params.media_source_id)
+        settings = self.settings
+
+        def build() -> tuple[HlsPlan, TranscodeJob | None]:
+            manager = self.manager()
+            plan = plan_hls(row, params, audio_only=audio_only, options=settings.options, ffmpeg=manager.ffmpeg)
+            if check is not None:
+                check(plan)
+            return plan, (self._start(row, params, plan) if start else None)
+
+        plan, job = await asyncio.to_thread(build)
+        if job is not None:
+            if len(job.plan_keys) >= MAX_PLAN_KEYS:  # a session that keeps changing its query
+                job.plan_keys.clear()
+            job.plan_keys.add(self._request_key(item_id, params, audio_only, settings))
+        return row, plan, job
+
+    # -- playlists ----------------------------------------------------------------------
+
+    async def master_playlist(self, item_id: str, params: HlsParams, query: str, *, audio_only: bool) -> str:
+        _row, plan, _job = await self.open(item_id, params, audio_only=audio_only, start=False)
+        return master_playlist(plan, query)
+
+    async def main_playlist(self, item_id: str, params: HlsParams, query: str, *, audio_only: bool) -> str:
+        """The VOD playlist; ffmpeg is started now, as the first segment request follows within
+        milliseconds."""
+        _row, plan, _job = await self.open(item_id, params, audio_only=audio_only, start=True)
+        return main_playlist(plan, query)
+
+    async def legacy_playlist(self, item_id: str, params: HlsParams) -> str:
+        """The old playlist route: segment URLs relative to the playlist's own folder."""
+        _row, plan, _job = await self.open(item_id, params, audio_only=False, start=True)
+        return main_playlist(plan, "").replace("hls1/main/", "")
+
+    # -- segments -----------------------------------------------------------------------
+
+    def running_job(self, item_id: str, params: HlsParams, *, audio_only: bool) -> TranscodeJob | None:
+        """The job this request was planned onto before, if it still runs (no thread, no lock:
+        a snapshot read of the manager's table)."""
+        manager = self._manager
+        if manager is None:
+            return None
+        source_id = normalize_guid(params.media_source_id) if params.media_source_id else normalize_guid(item_id)
+        job = manager.peek_job(self._session(params, source_id))
+        if job is None or job.closed or job.failure is not None:
+            return None
+        return job if self._request_key(item_id, params, audio_only, self.settings) in job.plan_keys else None
+
+    async def segment_for(self, item_id: str, params: HlsParams, index: int, container: str, *,
+                          audio_only: bool) -> Segment:
+        """A DynamicHls segment: from the running job when there is one, else planned (and the
+        job started or joined) as the main playlist does."""
+        container = container.lower()
+        if container not in ("ts", "mp4"):
+            raise BadRequestError(f"Segments are .ts or .mp4, not .{container}.")
+
+        def check(request: EncodingRequest) -> None:
+            if request.segment_extension != container:
+                raise BadRequestError(f"This stream's segments are .{request.segment_extension}, not .{container}.")
+            if index == -1 and container != "mp4":
+                raise BadRequestError("Only fMP4 streams have an init segment (-1.mp4).")
+            if index < -1:
+                raise BadRequestError("The segment number must not be negative.")
+
+        media_type = _segment_media_type(container, audio_only)
+        job = self.running_job(item_id, params, audio_only=audio_only)
+        if job is not None:
+            check(job.request)
+            try:
+                return Segment(await self.segment(job, index), media_type)
+            except NotFoundError:
+                if not job.closed:
+                    raise
+                # it ended under us (idle, stopped): plan, as a request that found no job does
+        _row, _plan, job = await self.open(item_id, params, audio_only=audio_only, start=True,
+                                           check=lambda plan: check(plan.request))
+        assert job is not None
+        return Segment(await self.segment(job, index), media_type)
+
+    def find_job(self, item_id: str, session: str | None, audio_only: bool | None = None) -> TranscodeJob | None:
+        """A running job of the item (and play session; audio or video), for the legacy routes."""
+        key = normalize_guid(item_id)
+        manager = self._manager
+        if key is None or manager is None:
+            return None
+        for job in manager.peek_jobs():
+            if job.key.item_id != key or job.closed:
+                continue
+            if session is not None and job.key.play_session_id != session:
+                continue
+            if audio_only is not None and job.request.audio_only != audio_only:
+                continue
+            return job
+        return None
+
+    async def legacy_video_segment(self, item_id: str, session: str, segment: str, container: str) -> Segment:
+        """A segment of a running video job named by its play session (the anonymous legacy route)."""
+        job = self.find_job(item_id, session, audio_only=False)
+        if job is None or not segment.lstrip("-").isdigit():
+            raise NotFoundError("No such segment: the legacy route only serves segments of a running transcode.")
+        if job.request.segment_extension != container.lower():
+            raise NotFoundError(f"This transcode has no .{container} segments.")
+        return Segment(await self.segment(job, int(segment)), _segment_media_type(container.lower(), False))
+
+    async def legacy_audio_segment(self, item_id: str, segment: str) -> Segment:
+        """A segment an audio job of the item has already written (the anonymous legacy route)."""
+        job = self.find_job(item_id, None, audio_only=True)
+        if job is None or not segment.isdigit():
+            raise NotFoundError("No such segment: the legacy route only serves segments already written.")
+        data = await self.segment(job, int(segment), written_only=True)
+        return Segment(data, _segment_media_type(job.request.segment_extension, True))
+
+    def _poll_and_read(self, manager: TranscodeJobManager, job: TranscodeJob, index: int,
+                       written_only: bool) -> bytes | None:
+        """One step of waiting for a segment (blocking): its bytes, or None while it is on its
+        way. Polling and reading share one thread hop."""
+        if written_only and (index < 0 or not job.segment_path(index).is_file()):
+            raise SegmentNotFoundError("No such segment: the legacy route only serves segments already written.")
+        path = manager.poll_init_segment(job) if index == -1 else manager.poll_segment(job, index)
+        if path is None:
+            return None
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None  # deleted under us (job stopped or cleaned up): poll again
+
+    async def segment(self, job: TranscodeJob, index: int, timeout: float = SEGMENT_TIMEOUT,
+                      written_only: bool = False) -> bytes:
         """The bytes of segment ``index`` (-1: the fMP4 init segment) once ffmpeg has written it.
 
         Waits with asyncio.sleep between non-blocking polls: no thread is held meanwhile.
+        ``written_only``: 404 unless the segment is on disk already.
         """
         manager = self._manager or await asyncio.to_thread(self.manager)
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if index == -1:
-                    path = await asyncio.to_thread(manager.poll_init_segment, job)
-                else:
-                    path = await asyncio.to_thread(manager.poll_segment, job, index)
+                data = await asyncio.to_thread(self._poll_and_read, manager, job, index, written_only)
             except SegmentNotFoundError as exc:
                 raise NotFoundError(str(exc)) from exc
             except TranscodeJobClosedError as exc:
                 raise NotFoundError(f"The transcode was stopped: {exc}") from exc
             except TranscodeFailedError as exc:
                 raise ServiceUnavailableError(f"The transcode failed: {exc}") from exc
-            if path is not None:
-                try:
-                    return await asyncio.to_thread(path.read_bytes)
-                except OSError:
-                    pass  # deleted under us (job stopped or cleaned up): poll again
+            if data is not None:
+                return data
+            written_only = False
             if time.monotonic() > deadline:
                 raise ServiceUnavailableError(f"Segment {index} was not ready within {timeout:g} seconds.")
             await asyncio.sleep(POLL_SECONDS)
@@ -532,6 +726,8 @@ class TranscodeService:
         loop.run_in_executor(None, self._manager.stop_session, play_session_id)
 
     async def stop_encoding(self, device_id: str | None, play_session_id: str | None) -> int:
+        if not device_id and not play_session_id:
+            raise BadRequestError("Give a deviceId or a playSessionId.")
         if self._manager is None:
             return 0
         return await asyncio.to_thread(self._manager.stop_matching, device_id=device_id,

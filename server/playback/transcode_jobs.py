@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +119,9 @@ class TranscodeJob:
     software_only: bool = False
     closed: bool = False
     failure: str | None = None
+    # The HTTP layer's keys of requests known to be served by this job (server/playback/hls_service.py):
+    # a segment request with one of them is served without planning the stream again.
+    plan_keys: set[Hashable] = field(default_factory=set)
 
     @property
     def current_run(self) -> FfmpegRun | None:
@@ -187,6 +191,16 @@ class TranscodeJobManager:
     def get_job(self, play_session_id: str) -> TranscodeJob | None:
         with self._lock:
             return self._jobs.get(play_session_id)
+
+    def peek_job(self, play_session_id: str) -> TranscodeJob | None:
+        """``get_job`` without the lock, for the event loop (which must not wait for a sweep or
+        an ffmpeg start holding it): a single dict read, atomic under the GIL. The job may be
+        closing meanwhile; its methods say so (TranscodeJobClosedError)."""
+        return self._jobs.get(play_session_id)
+
+    def peek_jobs(self) -> list[TranscodeJob]:
+        """``jobs`` without the lock (a snapshot copy, atomic under the GIL)."""
+        return list(self._jobs.values())
 
     def start_job(self, key: TranscodeJobKey, request: EncodingRequest) -> TranscodeJob:
         """The play session's job for this stream, starting ffmpeg if there is none.

@@ -56,7 +56,6 @@ class VersionService:
                 _lock(row, True)
                 s.add(row)
             s.add(primary)
-            s.commit()
             return primary.id
 
         primary = await self.db.write(write)
@@ -74,7 +73,6 @@ class VersionService:
                 _lock(child, True)
                 s.add(child)
                 freed.append(child.id)
-            s.commit()
             return freed
 
         freed = await self.db.write(write)

@@ -317,7 +317,7 @@ class PluginManager:
             raise NotFoundError(f"{record.name} is not loaded ({record.status}).")
         section = self._section(record)
         if getattr(plugin, "config_section", None):
-            value = self.config.validate_extra(section, data)
+            value = self.config.parse(section, data)
         else:
             value = plugin.validate_config(data)
         self.config.save(section, value)

@@ -9,7 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import av
 
@@ -17,6 +17,9 @@ from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.media import spawn
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
 
 _SEGMENT_NAMES = [
     (re.compile(r"\b(intro|opening|op)\b", re.I), "Intro"),
@@ -42,7 +45,7 @@ def _attachment_info(path: str, index: int) -> tuple[str, str | None]:
         raise NotFoundError("The video cannot be read.") from None
 
 
-async def attachment(row: Any, index: int, cache_dir: Path, ffmpeg_path) -> tuple[Path, str]:
+async def attachment(row: ItemRow, index: int, cache_dir: Path, ffmpeg_path) -> tuple[Path, str]:
     if not row.path or not await asyncio.to_thread(os.path.isfile, row.path):
         raise NotFoundError(f"Item {row.id} has no file.")
     name, mime = await asyncio.to_thread(_attachment_info, row.path, index)
@@ -64,7 +67,7 @@ async def attachment(row: Any, index: int, cache_dir: Path, ffmpeg_path) -> tupl
     return target, mime or "application/octet-stream"
 
 
-def media_segments(row: Any, include: set[str] | None) -> list[w.MediaSegmentDto]:
+def media_segments(row: ItemRow, include: set[str] | None) -> list[w.MediaSegmentDto]:
     try:
         chapters = json.loads(row.chapters_json or "[]")
     except ValueError:

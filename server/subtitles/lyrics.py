@@ -9,12 +9,15 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.media.tags import read_audio_tags
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
 
 TICKS_PER_MS = 10_000
 _TIME = re.compile(r"\[(\d{1,3}):(\d{1,2})(?:[.:](\d{1,3}))?\]")
@@ -103,17 +106,18 @@ class LyricsService:
     def __init__(self, db) -> None:
         self.db = db
 
-    async def get(self, row: Any) -> w.LyricDto:
+    async def get(self, row: ItemRow) -> w.LyricDto:
         if row.media_type != "Audio" or not row.path:
             raise NotFoundError(f"Item {row.id} has no lyrics.")
-        if row.lyrics_path and await asyncio.to_thread(os.path.isfile, row.lyrics_path):
-            return await asyncio.to_thread(_read_sidecar, row.lyrics_path)
+        sidecar = row.lyrics_path
+        if sidecar is not None and await asyncio.to_thread(os.path.isfile, sidecar):
+            return await asyncio.to_thread(_read_sidecar, sidecar)
         found = await asyncio.to_thread(_tags_or_none, row.path)
         if found is None or not found.Lyrics:
             raise NotFoundError(f"Item {row.id} has no lyrics.")
         return found
 
-    async def upload(self, row: Any, text: str, file_name: str | None, data_dir: Path) -> w.LyricDto:
+    async def upload(self, row: ItemRow, text: str, file_name: str | None, data_dir: Path) -> w.LyricDto:
         if row.media_type != "Audio" or not row.path:
             raise BadRequestError(f"Item {row.id} is not a track.")
         if not text.strip():
@@ -128,7 +132,7 @@ class LyricsService:
         await self._set_path(row.id, str(target))
         return parse_lrc(text)
 
-    async def delete(self, row: Any) -> None:
+    async def delete(self, row: ItemRow) -> None:
         if not row.lyrics_path:
             raise NotFoundError(f"Item {row.id} has no lyrics file to delete.")
         await asyncio.to_thread(Path(row.lyrics_path).unlink, True)
@@ -140,7 +144,6 @@ class LyricsService:
             item.lyrics_path = path
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
 
         await self.db.write(write)
 

@@ -12,7 +12,7 @@ import base64
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.errors import BadRequestError, NotFoundError, ReelroomError
 from server.metadata.providers.base import ProviderError, ProviderNotFoundError
@@ -21,6 +21,9 @@ from server.plugins import order
 from server.subtitles.lrclib import LyricsQuery
 from server.subtitles.opensubtitles import SubtitleQuery
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
 
 log = logging.getLogger("reelroom.subtitles")
 
@@ -51,7 +54,7 @@ class RemoteTextService:
         self.lyrics = lyrics
         self.data_dir = data_dir
 
-    async def _ordered(self, kind: str, row: Any) -> list[Any]:
+    async def _ordered(self, kind: str, row: ItemRow) -> list[Any]:
         providers = [p for p in self._providers(kind) if p.is_enabled()]
         options = await self._library_options(getattr(row, "library_id", None))
         return order.for_library(providers, options, kind)
@@ -68,7 +71,7 @@ class RemoteTextService:
 
     # -- subtitles ----------------------------------------------------------------------
 
-    async def _subtitle_query(self, row: Any, language: str, perfect: bool) -> SubtitleQuery:
+    async def _subtitle_query(self, row: ItemRow, language: str, perfect: bool) -> SubtitleQuery:
         series_ids: dict[str, str] = {}
         if row.series_id:
             series = await self.items.row(row.series_id)
@@ -79,7 +82,7 @@ class RemoteTextService:
                              season=row.parent_index_number, episode=row.index_number, path=row.path,
                              perfect_match=perfect)
 
-    async def search_subtitles(self, row: Any, language: str, perfect: bool) -> list[w.RemoteSubtitleInfo]:
+    async def search_subtitles(self, row: ItemRow, language: str, perfect: bool) -> list[w.RemoteSubtitleInfo]:
         if row.type not in ("Movie", "Episode", "Video", "MusicVideo"):
             return []
         if not language or not language.strip():
@@ -95,7 +98,7 @@ class RemoteTextService:
                 log.warning("%s: subtitle search failed on an unexpected reply", provider.name, exc_info=True)
         return out
 
-    async def download_subtitle(self, row: Any, subtitle_id: str) -> None:
+    async def download_subtitle(self, row: ItemRow, subtitle_id: str) -> None:
         provider = self._by_prefix("subtitles", subtitle_id)
         content, fmt, language = await provider.download(subtitle_id)
         dto = w.UploadSubtitleDto(Language=language, Format=fmt, IsForced=False, IsHearingImpaired=False,
@@ -109,7 +112,7 @@ class RemoteTextService:
 
     # -- lyrics -------------------------------------------------------------------------
 
-    async def search_lyrics(self, row: Any) -> list[w.RemoteLyricInfoDto]:
+    async def search_lyrics(self, row: ItemRow) -> list[w.RemoteLyricInfoDto]:
         if row.media_type != "Audio":
             raise BadRequestError(f"Item {row.id} is not a track.")
         artists = _list(row.artists_json) or _list(row.album_artists_json)
@@ -136,7 +139,7 @@ class RemoteTextService:
         except ProviderError as exc:
             raise RemoteServiceError(str(exc)) from None
 
-    async def download_lyrics(self, row: Any, lyric_id: str) -> w.LyricDto:
+    async def download_lyrics(self, row: ItemRow, lyric_id: str) -> w.LyricDto:
         text, _parsed = await self._fetch_lyrics(lyric_id)
         return await self.lyrics.upload(row, text, "lyrics.lrc", self.data_dir)
 

@@ -24,7 +24,7 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pysubs2
 
@@ -32,6 +32,9 @@ from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.media import spawn
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
 
 log = logging.getLogger("reelroom.subtitles")
 
@@ -53,7 +56,7 @@ TEXT_CODECS = {"srt": "srt", "subrip": "srt", "ass": "ass", "ssa": "ass", "webvt
 FONT_EXTENSIONS = {".ttf", ".otf", ".ttc", ".woff", ".woff2"}
 
 
-def _streams(row: Any) -> list[dict]:
+def _streams(row: ItemRow | Item) -> list[dict]:
     try:
         value = json.loads(row.media_streams_json or "[]")
     except ValueError:
@@ -61,7 +64,7 @@ def _streams(row: Any) -> list[dict]:
     return value if isinstance(value, list) else []
 
 
-def subtitle_stream(row: Any, index: int) -> dict:
+def subtitle_stream(row: ItemRow, index: int) -> dict:
     for stream in _streams(row):
         if stream.get("Index") == index and stream.get("Type") == "Subtitle":
             return stream
@@ -78,7 +81,7 @@ class SubtitleService:
 
     # -- delivery ---------------------------------------------------------------------------------
 
-    async def source_file(self, row: Any, index: int) -> Path:
+    async def source_file(self, row: ItemRow, index: int) -> Path:
         """A file holding the stream as text (the sidecar, or the cached extraction)."""
         stream = subtitle_stream(row, index)
         if stream.get("IsExternal"):
@@ -123,7 +126,7 @@ class SubtitleService:
             raise NotFoundError(f"Subtitle stream {index} could not be extracted.")
         os.replace(partial, target)
 
-    async def render(self, row: Any, index: int, fmt: str, start_ticks: int | None, end_ticks: int | None,
+    async def render(self, row: ItemRow, index: int, fmt: str, start_ticks: int | None, end_ticks: int | None,
                      copy_timestamps: bool, add_vtt_time_map: bool) -> tuple[str, str]:
         """(text, content type) of the stream converted to ``fmt``."""
         target = FORMATS.get((fmt or "").lower())
@@ -158,7 +161,7 @@ class SubtitleService:
 
     # -- upload and delete -------------------------------------------------------------------------
 
-    async def upload(self, row: Any, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
+    async def upload(self, row: ItemRow, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
         fmt = (dto.Format or "").lower().lstrip(".")
         if fmt not in ("srt", "vtt", "ass", "ssa"):
             raise BadRequestError("Format must be srt, vtt, ass or ssa.")
@@ -199,12 +202,11 @@ class SubtitleService:
             item.media_streams_json = json.dumps(streams)
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
             return stream
 
         return await self.db.write(write)
 
-    async def delete(self, row: Any, index: int, allowed_roots: list[Path]) -> None:
+    async def delete(self, row: ItemRow, index: int, allowed_roots: list[Path]) -> None:
         stream = subtitle_stream(row, index)
         if not stream.get("IsExternal"):
             raise BadRequestError("Only external subtitle files can be deleted; this stream is inside the video.")
@@ -219,7 +221,6 @@ class SubtitleService:
             item.media_streams_json = json.dumps([x for x in _streams(item) if x.get("Index") != index])
             item.date_modified = datetime.now(UTC)
             s.add(item)
-            s.commit()
 
         await self.db.write(write)
 

@@ -1,5 +1,8 @@
-"""Server configuration: the spec's ServerConfiguration plus named sections (encoding,
-network, metadata, branding), kept as JSON files under <data>/config and written atomically."""
+"""Server configuration: the spec's ServerConfiguration plus named sections, kept as JSON files
+under <data>/config and written atomically.
+
+Each section is declared (key, defaults, wire type or plain JSON, validator) by the domain that
+owns it, as a :class:`ConfigSection` it registers on the store; this module imports no domain."""
 
 from __future__ import annotations
 
@@ -8,13 +11,16 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from server.errors import BadRequestError
 from server.paths import ServerPaths
 from server.wire import models as w
+from server.wire.body import canonical_keys
 
 log = logging.getLogger("reelroom.config")
 
@@ -44,26 +50,6 @@ def default_server_configuration(paths: ServerPaths) -> w.ServerConfiguration:
     )
 
 
-def default_encoding_options(paths: ServerPaths) -> w.EncodingOptions:
-    return w.EncodingOptions(
-        EncodingThreadCount=-1, TranscodingTempPath=str(paths.transcode_dir), FallbackFontPath="",
-        EnableFallbackFont=False, EnableAudioVbr=False, DownMixAudioBoost=2.0, DownMixStereoAlgorithm="None",
-        MaxMuxingQueueSize=2048, EnableThrottling=False, ThrottleDelaySeconds=180, EnableSegmentDeletion=False,
-        SegmentKeepSeconds=720, HardwareAccelerationType="none", EncoderAppPath="", EncoderAppPathDisplay="",
-        VaapiDevice="/dev/dri/renderD128", QsvDevice="", EnableTonemapping=False, EnableVppTonemapping=False,
-        EnableVideoToolboxTonemapping=False, TonemappingAlgorithm="bt2390", TonemappingMode="auto",
-        TonemappingRange="auto", TonemappingDesat=0, TonemappingPeak=100, TonemappingParam=0,
-        VppTonemappingBrightness=16, VppTonemappingContrast=1, H264Crf=23, H265Crf=28, EncoderPreset="auto",
-        DeinterlaceDoubleRate=False, DeinterlaceMethod="yadif", EnableDecodingColorDepth10Hevc=True,
-        EnableDecodingColorDepth10Vp9=True, EnableDecodingColorDepth10HevcRext=False,
-        EnableDecodingColorDepth12HevcRext=False, EnableEnhancedNvdecDecoder=False,
-        PreferSystemNativeHwDecoder=True, EnableIntelLowPowerH264HwEncoder=False,
-        EnableIntelLowPowerHevcHwEncoder=False, EnableHardwareEncoding=True, AllowHevcEncoding=False,
-        AllowAv1Encoding=False, EnableSubtitleExtraction=True, HardwareDecodingCodecs=["h264", "vc1"],
-        AllowOnDemandMetadataBasedKeyframeExtractionForExtensions=["mkv"],
-    )
-
-
 def default_network_configuration() -> w.NetworkConfiguration:
     return w.NetworkConfiguration(
         BaseUrl="", EnableHttps=False, RequireHttps=False, InternalHttpPort=8096, InternalHttpsPort=8920,
@@ -79,100 +65,143 @@ def default_branding() -> w.BrandingOptions:
     return w.BrandingOptions(LoginDisclaimer="", CustomCss="", SplashscreenEnabled=False)
 
 
+@dataclass(frozen=True)
+class ConfigSection:
+    """A named configuration section, declared by the domain that owns it.
+
+    - ``defaults(paths)``: the value before anything is saved (a new object on every call);
+    - ``wire_type``: the spec's struct for the section (``EncodingOptions``, ...); a client's JSON
+      is converted to it (keys in any case) and a saved struct is merged over the stored one.
+      Without one the section is a plain JSON object;
+    - ``validate``: checks a client's value (the converted struct, or the JSON object) and returns
+      what is stored; raises ``BadRequestError`` (400) when it is not acceptable;
+    - ``redact``: the value as a non-administrator may read it (secrets left out);
+    - ``public``: reachable at ``/System/Configuration/{key}`` (``system`` is not: it has its own route).
+    """
+
+    key: str
+    defaults: Callable[[ServerPaths], Any]
+    wire_type: type[msgspec.Struct] | None = None
+    validate: Callable[[Any], Any] | None = None
+    redact: Callable[[Any], Any] | None = None
+    public: bool = True
+
+
+Listener = Callable[[str, Any], None]
+SectionListener = Callable[[Any], None]
+
+
+CORE_SECTIONS: tuple[ConfigSection, ...] = (
+    ConfigSection("system", default_server_configuration, wire_type=w.ServerConfiguration, public=False),
+    ConfigSection("network", lambda _paths: default_network_configuration(), wire_type=w.NetworkConfiguration),
+    ConfigSection("branding", lambda _paths: default_branding(), wire_type=w.BrandingOptions),
+    ConfigSection("desktop", lambda _paths: {}),  # the desktop app's own settings, kept as given
+)
+
+
 class ConfigurationStore:
-    """Loads and saves configuration sections; notifies listeners after a save."""
+    """Loads and saves configuration sections; notifies listeners after a save.
 
-    NAMED_TYPES: dict[str, type[msgspec.Struct]] = {
-        "encoding": w.EncodingOptions,
-        "network": w.NetworkConfiguration,
-        "metadata": w.MetadataConfiguration,
-        "xbmcmetadata": w.XbmcMetadataOptions,
-        "branding": w.BrandingOptions,
-        "livetv": w.LiveTvOptions,
-    }
-
-    # Reelroom's own sections (not in the Jellyfin spec): plain JSON objects, checked here.
-    EXTRA_KEYS = ("filesystem", "desktop", "tmdb", "musicbrainz", "transcoding", "web", "tvmaze", "fanart",
-                  "opensubtitles", "lrclib", "schedulesdirect")
-    PROVIDER_KEYS = ("tmdb", "musicbrainz", "tvmaze", "fanart", "opensubtitles", "lrclib", "schedulesdirect")
-
-    def validate_extra(self, key: str, data: Any) -> Any:
-        from server.errors import BadRequestError
-
-        if not isinstance(data, dict):
-            raise BadRequestError(f"The {key} configuration must be a JSON object.")
-        if key == "livetv":
-            from server.livetv.tuners import default_livetv_options
-
-            return default_livetv_options()
-        if key == "filesystem":
-            roots = data.get("AllowedRoots", [])
-            if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
-                raise BadRequestError("AllowedRoots must be a list of folder paths.")
-            roots = [r.strip() for r in roots]
-            if any(not os.path.isabs(os.path.expanduser(r)) for r in roots):
-                raise BadRequestError("AllowedRoots must be absolute folder paths.")
-            restrict = data.get("RestrictToAllowedRoots", False)
-            if not isinstance(restrict, bool):
-                raise BadRequestError("RestrictToAllowedRoots must be true or false.")
-            if restrict and not roots:
-                raise BadRequestError("List at least one allowed folder before restricting to them.")
-            return {"RestrictToAllowedRoots": restrict, "AllowedRoots": roots}
-        if key in self.PROVIDER_KEYS:
-            from server.metadata.settings import validate_provider_settings
-
-            return validate_provider_settings(key, data)
-        if key == "transcoding":
-            from server.playback.hls_service import validate_transcoding_settings
-
-            return validate_transcoding_settings(data)
-        if key == "web":
-            host = data.get("HostWebClient", True)
-            if not isinstance(host, bool):
-                raise BadRequestError("HostWebClient must be true or false.")
-            return {"HostWebClient": host}
-        return data
+    The store knows only its core sections (``system``, ``network``, ``branding``, ``desktop``);
+    every other domain registers its own with :meth:`register` when the server is composed
+    (``server/context.py``). A key nobody registered reads as a plain JSON object (``{}`` until
+    saved) and is not reachable over HTTP."""
 
     def __init__(self, paths: ServerPaths) -> None:
         self.paths = paths
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the cache and the registries
+        self._save_lock = threading.RLock()  # one save (write, then listeners) at a time; a listener may save
         self._cache: dict[str, Any] = {}
-        self._listeners: list[Callable[[str, Any], None]] = []
+        self._sections: dict[str, ConfigSection] = {}
+        self._listeners: list[Listener] = []
+        self._section_listeners: dict[str, list[SectionListener]] = {}
+        self.register(*CORE_SECTIONS)
+
+    # -- sections ------------------------------------------------------------------------
+
+    def register(self, *sections: ConfigSection) -> None:
+        """Declare sections. A key may be registered once."""
+        with self._lock:
+            for section in sections:
+                if section.key != section.key.lower() or not section.key:
+                    raise ValueError(f"Configuration section keys are lower case: {section.key!r}")
+                if section.key in self._sections:
+                    raise ValueError(f"The configuration section {section.key!r} is already registered")
+                self._sections[section.key] = section
+                self._cache.pop(section.key, None)  # read before registration: read again with defaults
+
+    def section(self, key: str) -> ConfigSection | None:
+        return self._sections.get(key.lower())
+
+    def keys(self) -> list[str]:
+        return sorted(self._sections)
+
+    def parse(self, key: str, data: Any) -> Any:
+        """A client's decoded JSON as the value to save in ``key``; BadRequestError when it is
+        not acceptable. An unregistered key (a plugin's section) takes any JSON object."""
+        section = self.section(key)
+        tp = section.wire_type if section else None
+        value: Any
+        if tp is not None:
+            try:
+                value = msgspec.convert(canonical_keys(data, tp), tp, strict=False)
+            except msgspec.ValidationError as exc:
+                raise BadRequestError(f"Invalid {key} configuration: {exc}") from None
+        elif not isinstance(data, dict):
+            raise BadRequestError(f"The {key} configuration must be a JSON object.")
+        else:
+            value = data
+        if section is not None and section.validate is not None:
+            value = section.validate(value)
+        return value
+
+    # -- listeners -----------------------------------------------------------------------
+
+    def on_change(self, key: str, fn: SectionListener) -> Callable[[], None]:
+        """Call ``fn(value)`` after every save of ``key``, on the thread that saved (a worker
+        thread for the HTTP API). Exceptions are logged; the save stands. Returns a function
+        that removes the listener."""
+        key = key.lower()
+        with self._lock:
+            self._section_listeners.setdefault(key, []).append(fn)
+
+        def remove() -> None:
+            with self._lock:
+                listeners = self._section_listeners.get(key, [])
+                if fn in listeners:
+                    listeners.remove(fn)
+
+        return remove
+
+    def add_listener(self, fn: Listener) -> None:
+        """Call ``fn(key, value)`` after a save of any section (same rules as on_change)."""
+        with self._lock:
+            self._listeners.append(fn)
+
+    def _notify(self, key: str, value: Any) -> None:
+        with self._lock:
+            section_listeners = list(self._section_listeners.get(key, ()))
+            listeners = list(self._listeners)
+        for fn in section_listeners:
+            try:
+                fn(value)
+            except Exception:  # a listener must not break saving
+                log.exception("A listener of the %s configuration failed", key)
+        for listener in listeners:
+            try:
+                listener(key, value)
+            except Exception:
+                log.exception("A configuration listener failed (%s)", key)
+
+    # -- reading and saving --------------------------------------------------------------
 
     def _defaults(self, key: str) -> Any:
-        if key == "system":
-            return default_server_configuration(self.paths)
-        if key == "encoding":
-            return default_encoding_options(self.paths)
-        if key == "network":
-            return default_network_configuration()
-        if key == "branding":
-            return default_branding()
-        if key == "livetv":
-            from server.livetv.tuners import default_livetv_options
+        section = self._sections.get(key)
+        return section.defaults(self.paths) if section is not None else {}
 
-            return default_livetv_options()
-        if key == "filesystem":  # any folder, as in Jellyfin; locked-down installs opt in
-            return {"RestrictToAllowedRoots": False, "AllowedRoots": []}
-        if key in self.PROVIDER_KEYS:
-            from server.metadata.settings import DEFAULTS
-
-            return dict(DEFAULTS[key])
-        if key == "transcoding":
-            from server.playback.hls_service import TRANSCODING_DEFAULTS
-
-            return dict(TRANSCODING_DEFAULTS)
-        if key == "web":
-            return {"HostWebClient": True}
-        if key == "metadata":
-            return w.MetadataConfiguration(UseFileCreationTimeForDateAdded=True)
-        if key == "xbmcmetadata":
-            return w.XbmcMetadataOptions(UserId=None, ReleaseDateFormat="yyyy-MM-dd", SaveImagePathsInNfo=True,
-                                         EnablePathSubstitution=True, EnableExtraThumbsDuplication=False)
-        return {}
-
-    def _type(self, key: str) -> type | None:
-        return w.ServerConfiguration if key == "system" else self.NAMED_TYPES.get(key)
+    def _type(self, key: str) -> type[msgspec.Struct] | None:
+        section = self._sections.get(key)
+        return section.wire_type if section is not None else None
 
     def _file(self, key: str) -> Path:
         return self.paths.config_dir / f"{key}.json"
@@ -199,40 +228,40 @@ class ConfigurationStore:
             return value
 
     def server(self) -> w.ServerConfiguration:
-        return self.get("system")
+        value: w.ServerConfiguration = self.get("system")
+        return value
 
     def encoding(self) -> w.EncodingOptions:
-        return self.get("encoding")
+        value: w.EncodingOptions = self.get("encoding")
+        return value
 
     def network(self) -> w.NetworkConfiguration:
-        return self.get("network")
+        value: w.NetworkConfiguration = self.get("network")
+        return value
 
     def save(self, key: str, value: Any) -> None:
+        """Write ``key`` atomically (blocking: call it from a worker thread on a request path),
+        then call its listeners. Saves are serialized, so listeners hear them in the order they
+        were written and the last value a listener got is the stored one."""
         key = key.lower()
-        tp = self._type(key)
-        if tp is not None and isinstance(value, msgspec.Struct):
-            value = _merge(self.get(key), value)
-        data = msgspec.json.encode(value)
-        path = self._file(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        with self._lock:
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-            self._cache[key] = value
-        for listener in list(self._listeners):
-            try:
-                listener(key, value)
-            except Exception:  # a listener must not break saving
-                log.exception("Configuration listener failed")
+        with self._save_lock:
+            tp = self._type(key)
+            if tp is not None and isinstance(value, msgspec.Struct):
+                value = _merge(self.get(key), value)
+            data = msgspec.json.encode(value)
+            path = self._file(key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".json.tmp")
+            with self._lock:
+                tmp.write_bytes(data)
+                os.replace(tmp, path)
+                self._cache[key] = value
+            self._notify(key, value)
 
     def update_server(self, **changes: Any) -> w.ServerConfiguration:
         cfg = msgspec.structs.replace(self.server(), **changes)
         self.save("system", cfg)
         return cfg
-
-    def add_listener(self, fn: Callable[[str, Any], None]) -> None:
-        self._listeners.append(fn)
 
 
 def _merge(base: Any, update: Any) -> Any:

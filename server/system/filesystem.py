@@ -5,7 +5,8 @@ install can opt in to a list of allowed roots: the named configuration ``filesys
 ``{"RestrictToAllowedRoots": true, "AllowedRoots": ["/srv/media", ...]}`` (editable in the
 tray's Settings window). Then every path from a request is resolved (symlinks and `..`
 included) and must lie inside one of those roots before anything is listed, opened or used
-as a library folder (403 otherwise).
+as a library folder (403 otherwise). ``SECTIONS`` declares that configuration section (registered
+on the ConfigurationStore by ``server/context.py``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,32 @@ import os
 import string
 import sys
 from pathlib import Path
+from typing import Any
 
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
+from server.system.configuration import ConfigSection
 from server.wire import models as w
+
+
+def validate_filesystem_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``filesystem`` section as saved: a list of absolute folders, and whether to keep to them."""
+    roots = data.get("AllowedRoots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
+        raise BadRequestError("AllowedRoots must be a list of folder paths.")
+    roots = [r.strip() for r in roots]
+    if any(not os.path.isabs(os.path.expanduser(r)) for r in roots):
+        raise BadRequestError("AllowedRoots must be absolute folder paths.")
+    restrict = data.get("RestrictToAllowedRoots", False)
+    if not isinstance(restrict, bool):
+        raise BadRequestError("RestrictToAllowedRoots must be true or false.")
+    if restrict and not roots:
+        raise BadRequestError("List at least one allowed folder before restricting to them.")
+    return {"RestrictToAllowedRoots": restrict, "AllowedRoots": roots}
+
+
+# Any folder, as in Jellyfin; locked-down installs opt in.
+SECTIONS = (ConfigSection("filesystem", lambda _paths: {"RestrictToAllowedRoots": False, "AllowedRoots": []},
+                            validate=validate_filesystem_settings),)
 
 
 def suggested_roots() -> list[str]:

@@ -130,7 +130,6 @@ class TrickplayService:
 
         def write(s) -> None:
             s.execute(delete(TrickplayInfo).where(TrickplayInfo.item_id.in_(item_ids)))
-            s.commit()
 
         await self.db.write(write)
         for item_id in item_ids:
@@ -161,7 +160,6 @@ class TrickplayService:
 
             def write(s, record=record) -> None:
                 s.merge(record)
-                s.commit()
 
             await self.db.write(write)
 

@@ -18,6 +18,7 @@ import json
 import keyword
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -28,13 +29,13 @@ def _ref_name(ref: str) -> str:
 
 
 class _TypeMapper:
-    def __init__(self, schemas: dict) -> None:
+    def __init__(self, schemas: dict[str, Any]) -> None:
         self.schemas = schemas
 
     def is_enum(self, name: str) -> bool:
         return "enum" in self.schemas.get(name, {})
 
-    def py_type(self, sch: dict) -> str:
+    def py_type(self, sch: dict[str, Any]) -> str:
         if "$ref" in sch:
             name = _ref_name(sch["$ref"])
             return "str" if self.is_enum(name) else name
@@ -65,7 +66,7 @@ class _TypeMapper:
             return f"dict[str, {self.py_type(ap) if isinstance(ap, dict) else 'Any'}]"
         return "Any"
 
-    def enum_of(self, sch: dict) -> tuple[str, bool] | None:
+    def enum_of(self, sch: dict[str, Any]) -> tuple[str, bool] | None:
         """(enum schema name, is a list) when a property holds enum members, else None."""
         if "allOf" in sch and len(sch["allOf"]) == 1:
             sch = sch["allOf"][0]
@@ -78,7 +79,7 @@ class _TypeMapper:
                 return inner[0], True
         return None
 
-    def param_kind(self, sch: dict) -> tuple[str, str | None]:
+    def param_kind(self, sch: dict[str, Any]) -> tuple[str, str | None]:
         """(kind, enum schema name) for a parameter: str, uuid, int32, int64, float, bool,
         datetime, enum, or array-of-<kind>."""
         if "$ref" in sch or ("allOf" in sch and len(sch["allOf"]) == 1):
@@ -104,11 +105,11 @@ class _TypeMapper:
         return "object", None
 
 
-def _struct_order(schemas: dict) -> list[str]:
+def _struct_order(schemas: dict[str, Any]) -> list[str]:
     return sorted(n for n, s in schemas.items() if "enum" not in s)
 
 
-def generate_models(spec: dict) -> str:
+def generate_models(spec: dict[str, Any]) -> str:
     schemas = spec["components"]["schemas"]
     tm = _TypeMapper(schemas)
     out = [
@@ -187,7 +188,7 @@ def generate_models(spec: dict) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def generate_operations(spec: dict) -> str:
+def generate_operations(spec: dict[str, Any]) -> str:
     schemas = spec["components"]["schemas"]
     tm = _TypeMapper(schemas)
     global_security = spec.get("security")

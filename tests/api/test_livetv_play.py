@@ -339,3 +339,28 @@ def test_cancelling_a_series_timer_stops_its_recording(server, tmp_path, source)
     stopped = _wait_for(lambda: (t := c.get(f"/LiveTv/Timers/{timer['Id']}").json())["Status"] == "Cancelled" and t)
     assert stopped["Status"] == "Cancelled"
     assert not server.ctx.recordings.is_recording(timer["Id"])
+
+
+def test_a_tuner_that_is_not_plain_http_is_read_through_the_ffmpeg_pipe(server, tmp_path, source):
+    """An HLS-looking source goes through ffmpeg (server/playback/pipe.py); a viewer gets MPEG-TS,
+    and the stream's end (the viewer leaving) ends that ffmpeg."""
+    tv = tmp_path / "tv"
+    tv.mkdir(exist_ok=True)
+    (tv / "piped.m3u").write_text(f'#EXTM3U\n#EXTINF:-1 tvg-chno="9",Piped Nine\n{source.url}/sport.ts?via=.m3u8\n',
+                                  encoding="utf-8")
+    c = server.admin()
+    assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(tmp_path)]}).status_code == 204
+    assert c.post("/LiveTv/TunerHosts", json={"Type": "m3u", "Url": str(tv / "piped.m3u")}).status_code == 200
+    channel = next(ch for ch in c.get("/LiveTv/Channels").json()["Items"] if ch["Name"] == "Piped Nine")
+    with c.stream("GET", f"/LiveTv/LiveStreamFiles/{channel['Id']}/stream.ts") as relay:
+        assert relay.status_code == 200
+        chunks = relay.iter_bytes()  # kept: a dropped iterator closes the response
+        received = b""
+        while len(received) < 50_000:  # over a second of the paced source
+            received += next(chunks)
+        stream = _live_streams(server).for_channel(channel["Id"])
+        assert stream is not None and stream.proc is not None and stream.proc.returncode is None
+        proc = stream.proc
+    assert received[:1] == b"\x47" and received[188:189] == b"\x47"  # MPEG-TS packets
+    _wait_for(lambda: _live_streams(server).for_channel(channel["Id"]) is None)
+    _wait_for(lambda: proc.returncode is not None)  # ffmpeg killed and reaped

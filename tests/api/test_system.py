@@ -7,6 +7,7 @@ import time
 
 import httpx
 
+from tests.conftest import auth_header
 from tests.mediagen import make_image
 
 
@@ -120,6 +121,21 @@ def test_client_log_upload_limit_and_switch(server):
         server.ctx.config.update_server(AllowClientLogUpload=False)
         assert c.post("/ClientLog/Document", content=b"x", headers={"Content-Type": "text/plain"}).status_code == 403
 
+
+
+def test_client_log_names_stay_in_the_log_folder(server):
+    """The file name is made of the caller's client, version and device: only safe characters."""
+    headers = auth_header(None, device="../../x/y")
+    headers["Authorization"] = headers["Authorization"].replace('Client="', 'Client="../a/')
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as c:
+        r = c.post("/Users/AuthenticateByName", json={"Username": "admin", "Pw": "s3cret!"})
+        assert r.status_code == 200, r.text
+        c.headers["Authorization"] += f', Token="{r.json()["AccessToken"]}"'
+        r = c.post("/ClientLog/Document", content=b"from a strange device", headers={"Content-Type": "text/plain"})
+    assert r.status_code == 200, r.text
+    name = r.json()["FileName"]
+    assert "/" not in name and "\\" not in name and name.endswith(".log")
+    assert (server.data_dir / "log" / name).read_bytes() == b"from a strange device"
 
 def test_activity_log_records_and_filters(server):
     with server.admin() as c:

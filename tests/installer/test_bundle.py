@@ -177,7 +177,7 @@ def test_bundled_server(installed: Path, tmp_path: Path):
         assert public["ProductName"] == "Jellyfin Server" and public["Version"] == "10.10.7"
         assert public["StartupWizardCompleted"] is False
 
-        # Discovery (before the HLS step, which may skip) on 127.0.0.1, as the Jellyfin apps ask.
+        # Discovery on 127.0.0.1, as the Jellyfin apps ask.
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.settimeout(5)
             s.sendto(b"who is JellyfinServer?", ("127.0.0.1", discovery))

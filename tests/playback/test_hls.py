@@ -443,3 +443,78 @@ def test_a_whole_link_video_bitrate_is_capped_and_kept_off_the_audio_encoder(liv
     rate = int(command[command.index("-b:v") + 1])
     assert rate <= 200_000_000 and "-bufsize" not in command and "-maxrate" not in command
     assert int(command[command.index("-bufsize:v") + 1]) == 2 * rate
+
+
+# -- the segment path: the running job first, planning only on a miss ------------------------------
+
+
+@pytest.fixture
+def plans(monkeypatch):
+    """Counts the stream plans the (in-process) server makes."""
+    from server.playback import hls_service
+
+    made: list[str] = []
+    original = hls_service.plan_hls
+
+    def counted(row, params, **kwargs):
+        made.append(params.play_session_id or "")
+        return original(row, params, **kwargs)
+
+    monkeypatch.setattr(hls_service, "plan_hls", counted)
+    return made
+
+
+def test_segments_of_a_running_job_are_served_without_planning(live, plans):
+    url = _with(_transcoding_url(live, "Remux Clip", browser_profile()), PlaySessionId="hitsession")
+    _master, _main, segments, _ = _open(live, url)
+    assert plans == ["hitsession", "hitsession"]  # the master and the main playlist
+    job = _job(live, "hitsession")
+    for segment in segments:
+        _media(_fetch(segment), "mpegts")
+    assert len(plans) == 2, "a segment of the running job planned the stream again"
+    assert _job(live, "hitsession") is job and len(job.runs) == 1
+    # Another query on the same session is a miss: planned once, then served from its job.
+    other = _with(segments[0], MaxWidth="160")
+    _fetch(other)
+    _fetch(other)
+    assert len(plans) == 3
+    # A segment container the stream does not make is refused from the job as before the change.
+    with _player() as c:
+        assert c.get(segments[0].replace("/0.ts?", "/0.mp4?")).status_code == 400
+
+
+def test_a_segment_after_the_job_ended_starts_a_new_one(live, plans):
+    url = _with(_transcoding_url(live, "Remux Clip", browser_profile()), PlaySessionId="endedsession")
+    _, _, segments, _ = _open(live, url)
+    _fetch(segments[0])
+    first = _job(live, "endedsession")
+    live.ctx.transcodes.manager().stop_session("endedsession")  # as a Stopped report or an idle kill does
+    assert first.closed
+    _media(_fetch(segments[1]), "mpegts")
+    second = _job(live, "endedsession")
+    assert second is not first and not second.closed
+    assert plans.count("endedsession") == 3  # master, main, and the segment that found no job
+
+
+def test_settings_reach_the_running_manager_through_the_configuration_listener(live, plans):
+    transcodes = live.ctx.transcodes
+    url = _with(_transcoding_url(live, "Remux Clip", browser_profile()), PlaySessionId="settingssession")
+    _, _, segments, _ = _open(live, url)
+    _fetch(segments[0])
+    manager = transcodes.manager()
+    generation = transcodes.settings.generation
+    _set_transcoding(live, IdleTimeoutSeconds=45, ThrottleAheadSegments=7)
+    try:
+        # applied when saved, before any HLS request
+        assert manager.idle_timeout == 45 and manager.throttle_ahead_segments == 7
+        assert transcodes.settings.generation == generation + 1
+        # the next segment plans once under the new settings and keeps the job (same stream)
+        job = _job(live, "settingssession")
+        planned = len(plans)
+        _fetch(segments[1])
+        _fetch(segments[2])
+        assert len(plans) == planned + 1
+        assert _job(live, "settingssession") is job and len(job.runs) == 1
+    finally:
+        _set_transcoding(live, IdleTimeoutSeconds=60, ThrottleAheadSegments=30)
+    assert manager.idle_timeout == 60 and manager.throttle_ahead_segments == 30

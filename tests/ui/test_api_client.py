@@ -40,3 +40,37 @@ def test_unreachable_server_is_a_clear_error() -> None:
     client = ServerClient("http://127.0.0.1:9", "k", timeout=2)
     with pytest.raises(ServerUnreachable, match="Cannot reach"):
         client.public_info()
+
+
+def test_a_reply_of_the_wrong_json_shape_is_an_api_error() -> None:
+    """An object where a list is expected (or the reverse) is an ApiError naming the path, not a
+    crash further on in the widget that asked."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body = json.dumps([1, 2] if self.path.startswith("/System/Info") else {"Items": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        client = ServerClient(f"http://127.0.0.1:{server.server_address[1]}", "k", timeout=5)
+        with pytest.raises(ApiError, match="list where an object was expected for /System/Info/Public"):
+            client.public_info()
+        with pytest.raises(ApiError, match="other than a list of objects for /ScheduledTasks"):
+            client.scheduled_tasks()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

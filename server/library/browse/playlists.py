@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Row, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from server.db.handles import items, playlists
@@ -29,9 +29,11 @@ from server.library.browse.playstate import playable_descendants
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
+    ItemRow,
     ParentalRules,
     get_row,
     get_rows,
+    item_rows,
     parental_conditions,
 )
 from server.library.catalog.sorting import sort_name
@@ -50,8 +52,8 @@ _MEDIA_TYPES = ("Unknown", "Video", "Audio", "Photo", "Book")
 
 @dataclass
 class PlaylistAccess:
-    playlist: Any  # playlists row
-    row: Any  # items row
+    playlist: Row[Any]  # playlists row
+    row: ItemRow  # items row
     shares: dict[str, bool]  # user id -> can edit
 
     def can_view(self, user_id: str | None) -> bool:
@@ -283,12 +285,13 @@ class PlaylistService:
             q = base.order_by(entries.c.sort_order, entries.c.id).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
-            rows = list(s.execute(q).all())
+            result = s.execute(q).all()
+            rows = item_rows(r[:-1] for r in result)  # the items columns, then playlist_entry_id
             total = s.execute(select(func.count()).select_from(entries.join(items, items.c.id == entries.c.item_id))
                               .where(*conds)).scalar() or 0
             dtos = build_dtos(s, rows, opts, self.server_id)
-            for dto, row in zip(dtos, rows, strict=True):
-                dto.PlaylistItemId = row.playlist_entry_id
+            for dto, entry in zip(dtos, result, strict=True):
+                dto.PlaylistItemId = entry.playlist_entry_id
             return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
 
         return await self.db.read(read)

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from server.db.handles import items, user_data
 from server.db.tables import CollectionEntry, PlaylistEntry
+from server.errors import NotFoundError
 from server.library.catalog.dto import build_dtos
 from server.library.catalog.query import get_row
 from server.wire import models as w
@@ -102,6 +103,8 @@ class PlayStateService:
 
         def read(s: Session) -> w.UserItemDataDto:
             fresh = get_row(s, row.id)
+            if fresh is None:
+                raise NotFoundError(f"Item {row.id} not found.")
             return build_dtos(s, [fresh], opts, self.items.server_id)[0].UserData
 
         data = await self.db.read(read)

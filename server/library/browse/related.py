@@ -23,7 +23,7 @@ from server.db.tables import Person
 from server.errors import NotFoundError
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
-from server.library.catalog.query import BY_NAME, ItemQuery, get_row, get_rows
+from server.library.catalog.query import BY_NAME, ItemQuery, ItemRow, get_row, get_rows, item_rows
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ _SIMILAR_TYPES = {"Movie": ("Movie", "Trailer"), "Trailer": ("Movie", "Trailer")
 class Seed:
     """What a similarity or mix starts from: values (clean, by kind), people and the row."""
 
-    row: Any | None
+    row: ItemRow | _Pseudo | None
     values: dict[str, set[str]] = field(default_factory=dict)
     person_ids: set[str] = field(default_factory=set)
 
@@ -62,7 +62,7 @@ def _artist_tracks(name: str):
                                                item_values.c.clean_value == name.strip().lower())
 
 
-def seed_of(s: Session, row: Any, kinds: tuple[str, ...] = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")) -> Seed:
+def seed_of(s: Session, row: ItemRow | _Pseudo, kinds: tuple[str, ...] = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")) -> Seed:
     seed = Seed(row)
     if row.type == "MusicArtist":
         for kind, value in _values_of(s, _artist_tracks(row.name), ("Genre",)):
@@ -103,18 +103,19 @@ def _value_score(seed: Seed):
     return select(u.c.item_id, func.sum(u.c.score).label("score")).group_by(u.c.item_id).subquery("scores")
 
 
-def _rows_in_order(s: Session, ordered_ids: list[str]) -> list[Any]:
+def _rows_in_order(s: Session, ordered_ids: list[str]) -> list[ItemRow]:
     found = get_rows(s, ordered_ids)
     return [found[i] for i in ordered_ids if i in found]
 
 
 def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | None, exclude: list[str],
-                 allowed: frozenset[str] | None, exclude_artists: list[str]) -> list[Any]:
+                 allowed: frozenset[str] | None, exclude_artists: list[str]) -> list[ItemRow]:
     """Best-scored items of ``types``; ties in random order (as Jellyfin). The scores are
     summed over ``item_values`` alone (covering index ix_item_values_listing); the best few
     hundred are then checked against ``items`` (type, extras, libraries): a large library
     costs one grouped index scan."""
     row = seed.row
+    assert row is not None, "a similarity seed has a row (only mixes start from a genre name)"
     c = items.c
     if row.type == "MusicArtist":
         return _similar_artists(s, seed, limit, exclude, allowed)
@@ -142,28 +143,29 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
 
 
 def _similar_artists(s: Session, seed: Seed, limit: int | None, exclude: list[str],
-                     allowed: frozenset[str] | None) -> list[Any]:
+                     allowed: frozenset[str] | None) -> list[ItemRow]:
     genres = sorted(seed.values.get("Genre", ()))
-    if not genres:
+    row = seed.row
+    if not genres or row is None:
         return []
     a, g = item_values.alias("a"), item_values.alias("g")
     shared = (select(a.c.clean_value.label("artist"), func.count(func.distinct(g.c.clean_value)).label("score"))
               .select_from(a.join(g, and_(g.c.item_id == a.c.item_id, g.c.kind == "Genre")))
               .where(a.c.kind.in_(("Artist", "AlbumArtist")), g.c.clean_value.in_(genres),
-                     a.c.clean_value != seed.row.name.strip().lower())
+                     a.c.clean_value != row.name.strip().lower())
               .group_by(a.c.clean_value).subquery("shared"))
     c = items.c
     q = (select(items).select_from(items.join(shared, shared.c.artist == func.lower(c.name)))
-         .where(c.type == "MusicArtist", c.id != seed.row.id, c.id.not_in(exclude))
+         .where(c.type == "MusicArtist", c.id != row.id, c.id.not_in(exclude))
          .order_by(shared.c.score.desc(), c.sort_name, c.id))
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
     if limit is not None:
         q = q.limit(limit)
-    return list(s.execute(q).all())
+    return item_rows(s.execute(q).all())
 
 
-def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None) -> list[Any]:
+def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None) -> list[ItemRow]:
     """Audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates come from ``item_values`` alone (covering index) in random order; only a few
     times ``limit`` of them are checked against ``items``."""
@@ -197,7 +199,7 @@ class RelatedService:
         self.db = db
         self.items = items
 
-    async def _dtos(self, rows: list[Any], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+    async def _dtos(self, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         dtos = await self.items.dtos(rows, opts)
         return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=len(dtos), StartIndex=0)
 
@@ -207,12 +209,12 @@ class RelatedService:
         types = kinds or _SIMILAR_TYPES.get(row.type, (row.type,))
         allowed = viewer.allowed_library_ids
 
-        def read(s: Session) -> list[Any]:
+        def read(s: Session) -> list[ItemRow]:
             return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids)
 
         return await self._dtos(await self.db.read(read), opts)
 
-    async def _row_or_artist(self, item_id: str, viewer: Viewer) -> Any:
+    async def _row_or_artist(self, item_id: str, viewer: Viewer) -> ItemRow:
         """An item row; a by-name artist id resolves to its MusicArtist row."""
         return await self.items.row(item_id, viewer)
 
@@ -222,7 +224,7 @@ class RelatedService:
                           genre_id: str | None = None, genre_name: str | None = None) -> w.BaseItemDtoQueryResult:
         limit = INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000)
         allowed = viewer.allowed_library_ids
-        row = None
+        row: ItemRow | _Pseudo | None = None
         if item_id is not None:
             row = await self._mix_seed_row(item_id, viewer)
         elif genre_id is not None:
@@ -231,7 +233,7 @@ class RelatedService:
                 raise NotFoundError("Genre not found.")
             genre_name = found[1]
 
-        def read(s: Session) -> list[Any]:
+        def read(s: Session) -> list[ItemRow]:
             if row is not None and row.type == "MusicGenre":
                 seed = Seed(None)
                 seed.add("Genre", row.name)
@@ -246,7 +248,7 @@ class RelatedService:
 
         return await self._dtos(await self.db.read(read), opts)
 
-    async def _mix_seed_row(self, item_id: str, viewer: Viewer) -> Any:
+    async def _mix_seed_row(self, item_id: str, viewer: Viewer) -> ItemRow | _Pseudo:
         key = item_id
         try:
             return await self.items.row(key, viewer)
@@ -280,14 +282,14 @@ class RelatedService:
             if allowed is not None:
                 base = base.where(c.library_id.in_(sorted(allowed)))
             played_ids = select(user_data.c.item_id).where(user_data.c.user_id == user_id, user_data.c.played == true())
-            recent = list(s.execute(base.where(user_data.c.played == true())
+            recent = item_rows(s.execute(base.where(user_data.c.played == true())
                                     .order_by(user_data.c.last_played_date.desc()).limit(category_limit)).all())
-            liked = list(s.execute(base.where(or_(user_data.c.is_favorite == true(), user_data.c.likes == true()))
+            liked = item_rows(s.execute(base.where(or_(user_data.c.is_favorite == true(), user_data.c.likes == true()))
                                    .order_by(func.random()).limit(category_limit)).all())
             out: list[w.RecommendationDto] = []
             excluded = [r[0] for r in s.execute(played_ids).all()]
 
-            def category(seed_row: Any, kind: str, seed: Seed) -> None:
+            def category(seed_row: ItemRow, kind: str, seed: Seed) -> None:
                 rows = similar_rows(s, seed, ("Movie",), item_limit, excluded, allowed, [])
                 if rows:
                     out.append(w.RecommendationDto(Items=build_dtos(s, rows, opts, server_id), RecommendationType=kind,
@@ -330,7 +332,7 @@ class RelatedService:
                     sort_by: list[str], sort_order: list[str]) -> w.ThemeMediaResult:
         row = await self.items.row(item_id, viewer)
         extra = "ThemeSong" if kind == "songs" else "ThemeVideo"
-        owner = row
+        owner: ItemRow | None = row
         result = None
         while owner is not None:
             q = ItemQuery(owner_id=owner.id, extra_types=[extra], sort_by=sort_by or ["SortName"], sort_order=sort_order)

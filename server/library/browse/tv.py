@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, exists, false, func, literal, or_, select, true
 from sqlalchemy.orm import Session
@@ -24,7 +24,7 @@ from server.db.handles import items, user_data
 from server.errors import NotFoundError
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
-from server.library.catalog.query import ItemQuery, get_rows
+from server.library.catalog.query import ItemQuery, ItemRow, get_rows
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _episodes(series_id: str):
                 c.is_virtual == false(), func.coalesce(c.parent_index_number, 1) != 0)
 
 
-def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> Any | None:
+def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> ItemRow | None:
     """A series nobody watched yet: its first unplayed episode (the seriesId case)."""
     c = items.c
     joined = items.outerjoin(user_data, and_(user_data.c.item_id == c.id, user_data.c.user_id == user_id))
@@ -70,7 +70,8 @@ def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) ->
     if not nq.enable_resumable:
         q = q.where(func.coalesce(user_data.c.playback_position_ticks, 0) == 0)
     season_col, number_col = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
-    return s.execute(q.order_by(season_col, number_col, c.sort_name, c.id).limit(1)).first()
+    first = s.execute(q.order_by(season_col, number_col, c.sort_name, c.id).limit(1)).first()
+    return None if first is None else ItemRow._make(first)
 
 
 def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> list[str]:
@@ -121,7 +122,7 @@ def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[st
     return [r[0] for r in s.execute(q).all()]
 
 
-def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> tuple[list[Any], int]:
+def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> tuple[list[ItemRow], int]:
     found = next_up_ids(s, user_id, nq, allowed)
     if nq.series_id and not found:
         watched = s.execute(select(func.count()).select_from(user_data.join(items, items.c.id == user_data.c.item_id))
@@ -142,7 +143,7 @@ class TvService:
         self.db = db
         self.items = items
 
-    async def _series(self, series_id: str, viewer: Viewer) -> Any:
+    async def _series(self, series_id: str, viewer: Viewer) -> ItemRow:
         row = await self.items.row(series_id, viewer)
         if row.type != "Series":
             raise NotFoundError(f"Series {series_id} not found.")

@@ -19,7 +19,7 @@ from server.db.handles import item_people, item_values, items, people, user_data
 from server.db.tables import ByNameArtwork
 from server.library.catalog import ids
 from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
-from server.library.catalog.query import ItemQuery, scope
+from server.library.catalog.query import ItemQuery, item_rows, scope
 from server.wire import models as w
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
@@ -232,8 +232,8 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
     artist_ids = [e.id for e in entries if e.kind == "MusicArtist"]
     rows = {}
     if artist_ids:
-        found = s.execute(select(items).where(items.c.id.in_(artist_ids))).all()
-        rows = {r.id: dto for r, dto in zip(found, build_dtos(s, found, opts, server_id), strict=True)}
+        artist_rows = item_rows(s.execute(select(items).where(items.c.id.in_(artist_ids))).all())
+        rows = {r.id: dto for r, dto in zip(artist_rows, build_dtos(s, artist_rows, opts, server_id), strict=True)}
     uds = {}
     if opts.enable_user_data and opts.user_id:
         uds = {r.item_id: r for r in s.execute(select(user_data).where(

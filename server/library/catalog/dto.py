@@ -12,7 +12,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from sqlalchemy import and_, case, false, func, literal, select, true
@@ -22,6 +22,7 @@ from server.db.handles import item_people, item_values, items, libraries, people
 from server.guid import guid_from_text
 from server.library.catalog import ids
 from server.library.catalog.media_sources import media_sources_for, streams_of
+from server.library.catalog.query import ItemRow
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 
@@ -42,6 +43,21 @@ _EXTERNAL_URLS = {"Imdb": ("IMDb", "https://www.imdb.com/title/{}"),
                   "Tvdb": ("TheTVDB", "https://thetvdb.com/?tab=series&id={}"),
                   "MusicBrainzAlbum": ("MusicBrainz", "https://musicbrainz.org/release/{}"),
                   "MusicBrainzArtist": ("MusicBrainz", "https://musicbrainz.org/artist/{}")}
+
+
+@dataclass(frozen=True)
+class ByNameTarget:
+    """What ``ItemService.target`` returns for a by-name item (genre, studio, person, year,
+    artist without a row): the attributes user data needs."""
+
+    id: str
+    type: str
+    name: str
+    is_folder: bool = False
+    path: str | None = None
+    run_time_ticks: int | None = None
+    library_id: str | None = None
+    by_name: bool = True
 
 
 @dataclass
@@ -82,28 +98,35 @@ def decode_json(text: str | None, default: Any) -> Any:
         return default
 
 
-def images_of(row: Any) -> list[dict]:
+class _HasImages(Protocol):
+    """An ItemRow, or a parent row of a few columns (``parent_rows``)."""
+
+    @property
+    def images_json(self) -> str | None: ...
+
+
+def images_of(row: _HasImages) -> list[dict]:
     value = decode_json(getattr(row, "images_json", None), [])
     return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
         if isinstance(value, list) else []
 
 
-def primary_image(row: Any) -> dict | None:
+def primary_image(row: ItemRow) -> dict | None:
     return next((i for i in images_of(row) if i.get("Type") == "Primary"), None)
 
 
-def image_tag(row: Any, image_type: str) -> str | None:
+def image_tag(row: ItemRow, image_type: str) -> str | None:
     found = next((i for i in images_of(row) if i.get("Type") == image_type), None)
     return found.get("Tag") if found else None
 
 
-def etag(row: Any) -> str:
+def etag(row: ItemRow) -> str:
     text = f"{row.id}|{getattr(row, 'date_modified', None)}|{getattr(row, 'file_mtime', None)}|" \
            f"{getattr(row, 'scan_signature', None)}"
     return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
 
-def location_type(row: Any) -> str:
+def location_type(row: ItemRow) -> str:
     return "Virtual" if getattr(row, "is_virtual", False) else "FileSystem"
 
 
@@ -129,7 +152,7 @@ class FolderCounts:
     children: int = 0
 
 
-def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_children: bool,
+def folder_counts(s: Session, rows: Sequence[ItemRow], user_id: str | None, *, want_children: bool,
                   want_recursive: bool, want_played: bool) -> dict[str, FolderCounts]:
     """Child, recursive and played counts of folder rows: one grouped query per relation."""
     out: dict[str, FolderCounts] = defaultdict(FolderCounts)
@@ -187,7 +210,8 @@ def folder_counts(s: Session, rows: Sequence[Any], user_id: str | None, *, want_
         others = [r for r in folders if r.type not in ("Series", "Season", "MusicAlbum", "CollectionFolder",
                                                        "MusicArtist") and r.path]
         for r in others:  # plain folders: by path range (indexed), a handful per page at most
-            prefix = r.path.rstrip("/\\") + ("\\" if "\\" in r.path and "/" not in r.path else "/")
+            path = r.path or ""
+            prefix = path.rstrip("/\\") + ("\\" if "\\" in path and "/" not in path else "/")
             upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
             n = s.execute(select(func.count()).where(items.c.path >= prefix, items.c.path < upper,
                                                      items.c.is_folder == false(),
@@ -237,8 +261,9 @@ def extras_counts(s: Session, item_ids: Sequence[str]) -> dict[str, tuple[int, i
     return out
 
 
-def parent_rows(s: Session, rows: Sequence[Any]) -> dict[str, Any]:
-    """Series, seasons, albums and parents the page's rows borrow images and names from."""
+def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, Any]:
+    """Series, seasons, albums and parents the page's rows borrow images and names from (rows of
+    id, type, name, images_json, studios_json, parent_id)."""
     wanted: set[str] = set()
     for r in rows:
         for key in ("series_id", "season_id", "album_id"):
@@ -260,7 +285,7 @@ _VIEW_TYPES = {guid_from_text("folder", "collections"): "boxsets", guid_from_tex
                guid_from_text("folder", "livetv"): "livetv"}  # server/livetv/items.py
 
 
-def collection_types(s: Session, rows: Sequence[Any]) -> dict[str, str | None]:
+def collection_types(s: Session, rows: Sequence[ItemRow]) -> dict[str, str | None]:
     wanted = [r.id for r in rows if r.type in ("CollectionFolder", "ManualPlaylistsFolder", "UserView")]
     if not wanted:
         return {}
@@ -312,9 +337,9 @@ def _first_of(images: list[dict], kind: str) -> dict | None:
     return next((i for i in images if i["Type"] == kind), None)
 
 
-def _apply_parent_images(dto: w.BaseItemDto, row: Any, images: list[dict], parents: dict[str, Any],
+def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], parents: dict[str, Any],
                          opts: DtoOptions) -> None:
-    chain = [parents.get(x) for x in (getattr(row, "season_id", None), getattr(row, "series_id", None),
+    chain: list[Any] = [parents.get(x) for x in (getattr(row, "season_id", None), getattr(row, "series_id", None),
                                       getattr(row, "album_id", None), row.parent_id) if x]
     chain = [p for p in chain if p is not None and p.type not in ("CollectionFolder", "Folder")]
     if not chain:
@@ -374,7 +399,7 @@ def _apply_parent_images(dto: w.BaseItemDto, row: Any, images: list[dict], paren
     dto.ImageBlurHashes = hashes
 
 
-def _user_data_dto(row: Any, ud: Any, counts: FolderCounts | None) -> w.UserItemDataDto:
+def _user_data_dto(row: ItemRow | ByNameTarget, ud: Any, counts: FolderCounts | None) -> w.UserItemDataDto:
     dto = w.UserItemDataDto(
         PlaybackPositionTicks=ud.playback_position_ticks if ud else 0,
         PlayCount=ud.play_count if ud else 0,
@@ -401,7 +426,7 @@ def _user_data_dto(row: Any, ud: Any, counts: FolderCounts | None) -> w.UserItem
     return dto
 
 
-def _aspect_ratio(row: Any, images: list[dict]) -> float | None:
+def _aspect_ratio(row: ItemRow, images: list[dict]) -> float | None:
     primary = _first_of(images, "Primary")
     if primary is None:
         return None
@@ -416,7 +441,7 @@ def _list(text: str | None) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
+def build_dtos(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
     if not rows:
         return []
     item_ids = [r.id for r in rows]
@@ -444,7 +469,7 @@ def build_dtos(s: Session, rows: Sequence[Any], opts: DtoOptions, server_id: str
     return dtos
 
 
-def _build_one(r: Any, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
+def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
                cast: dict, versions: dict, extras: dict, parents: dict, ctypes: dict,
                want_user_data: bool) -> w.BaseItemDto:
     f = opts.fields
@@ -605,9 +630,9 @@ __all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 
-def user_data_dtos(s: Session, rows: Sequence[Any], user_id: str) -> dict[str, w.UserItemDataDto]:
+def user_data_dtos(s: Session, rows: Sequence[ItemRow | ByNameTarget], user_id: str) -> dict[str, w.UserItemDataDto]:
     """UserItemDataDto per row (folders with their unplayed counts), in two or three queries."""
     uds = user_data_rows(s, user_id, [r.id for r in rows])
-    counts = folder_counts(s, rows, user_id, want_children=False, want_recursive=False, want_played=True) \
+    counts = folder_counts(s, [r for r in rows if isinstance(r, ItemRow)], user_id, want_children=False, want_recursive=False, want_played=True) \
         if any(r.is_folder for r in rows) else {}
     return {r.id: _user_data_dto(r, uds.get(r.id), counts.get(r.id)) for r in rows}

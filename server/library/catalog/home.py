@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from server.db.handles import items
-from server.library.catalog.query import ItemQuery, compile_query, get_rows
+from server.library.catalog.query import ItemQuery, ItemRow, compile_query, get_rows
 
 _LATEST_BATCH = 500
 _LATEST_MAX_SCANNED = 4000
 
 
-def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tuple[Any, int]]:
+def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tuple[ItemRow, int]]:
     """Recently added items, newest first: (row, child count). With ``group``, episodes of one
     series collapse into the series when there are several, and tracks always collapse into
     their album (Jellyfin's Latest rules). Grouping reads narrow columns only; full rows are

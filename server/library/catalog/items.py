@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import select
@@ -26,7 +25,7 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import DtoOptions, build_dtos, user_data_dtos
+from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, user_data_dtos
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
     BY_NAME,
@@ -34,11 +33,13 @@ from server.library.catalog.query import (
     ROOT_FOLDER_ID,
     CountCache,
     ItemQuery,
+    ItemRow,
     ParentalRules,
     count_by_type,
     filter_values,
     get_row,
     get_rows,
+    item_rows,
     item_visible,
     playlist_visible,
     register_by_name_index,
@@ -192,7 +193,7 @@ class ItemService:
         if hidden is not None:
             raise NotFoundError(f"Item {hidden} not found.")
 
-    def _may_see(self, s: Session, row: Any, viewer: Viewer) -> bool:
+    def _may_see(self, s: Session, row: ItemRow, viewer: Viewer) -> bool:
         if not self.visible(row, viewer):
             return False
         rules = viewer.parental
@@ -247,24 +248,24 @@ class ItemService:
 
         return await self.db.read(read)
 
-    async def rows(self, q: ItemQuery) -> tuple[list[Any], int]:
+    async def rows(self, q: ItemQuery) -> tuple[list[ItemRow], int]:
         return await self.db.read(lambda s: run_query(s, q))
 
-    async def dtos(self, rows: list[Any], opts: DtoOptions) -> list[w.BaseItemDto]:
+    async def dtos(self, rows: list[ItemRow], opts: DtoOptions) -> list[w.BaseItemDto]:
         return await self.db.read(lambda s: build_dtos(s, rows, opts, self.server_id))
 
-    def visible(self, row: Any, viewer: Viewer) -> bool:
+    def visible(self, row: ItemRow, viewer: Viewer) -> bool:
         if row.library_id in LIVETV_LIBRARY_IDS and not viewer.may_watch_livetv:
             return False
         allowed = viewer.allowed_library_ids
         return allowed is None or row.library_id in allowed or row.type == "UserRootFolder"
 
-    async def row(self, item_id: str, viewer: Viewer | None = None) -> Any:
+    async def row(self, item_id: str, viewer: Viewer | None = None) -> ItemRow:
         """The item row, or 404 (also when the viewer may not see its library)."""
         key = normalize_guid(item_id)
         if key is None:
             raise NotFoundError(f"Item {item_id} not found.")
-        def read(s: Session) -> Any:
+        def read(s: Session) -> ItemRow | None:
             row = get_row(s, key)
             if row is None or (viewer is not None and not self._may_see(s, row, viewer)):
                 return None
@@ -276,7 +277,7 @@ class ItemService:
         await self._check_playlist(row, viewer, item_id)
         return row
 
-    async def _check_playlist(self, row: Any, viewer: Viewer | None, item_id: str) -> None:
+    async def _check_playlist(self, row: ItemRow | ByNameTarget, viewer: Viewer | None, item_id: str) -> None:
         """Another user's private playlist does not exist for this one (server/library/browse/playlists.py)."""
         if row.type != "Playlist" or viewer is None or viewer.user_id is None:
             return
@@ -288,25 +289,24 @@ class ItemService:
         if not await self.db.read(may_see):
             raise NotFoundError(f"Item {item_id} not found.")
 
-    async def target(self, item_id: str, viewer: Viewer | None = None) -> Any:
+    async def target(self, item_id: str, viewer: Viewer | None = None) -> ItemRow | ByNameTarget:
         """An item row, or a stand-in for a by-name item (genre, person, ...) with the
         attributes user data needs; 404 when neither exists."""
         key = normalize_guid(item_id)
         if key is None:
             raise NotFoundError(f"Item {item_id} not found.")
 
-        def read(s: Session) -> Any:
+        def read(s: Session) -> ItemRow | ByNameTarget | None:
             row = get_row(s, key)
             if row is not None:
                 return row if viewer is None or self._may_see(s, row, viewer) else None
             found = BY_NAME.lookup(s, key)
             if found is None:
                 return None
-            return SimpleNamespace(id=key, type=found[0], name=found[1], is_folder=False, path=None,
-                                   run_time_ticks=None, library_id=None, by_name=True)
+            return ByNameTarget(id=key, type=found[0], name=found[1])
 
         row = await self.db.read(read)
-        if row is None or (viewer is not None and not getattr(row, "by_name", False) and not self.visible(row, viewer)):
+        if row is None or (viewer is not None and isinstance(row, ItemRow) and not self.visible(row, viewer)):
             raise NotFoundError(f"Item {item_id} not found.")
         await self._check_playlist(row, viewer, item_id)
         return row
@@ -318,7 +318,7 @@ class ItemService:
             return self.root_folder(viewer)
         target = await self.target(item_id, viewer)
         opts = opts or self.options(viewer, all_fields=True)
-        if getattr(target, "by_name", False):
+        if isinstance(target, ByNameTarget):
             opts.fields = opts.fields | {"ItemCounts", "ChildCount"}
 
             def read(s: Session) -> w.BaseItemDto:
@@ -345,22 +345,22 @@ class ItemService:
         """The same user without folder restrictions (admin views of every library)."""
         return Viewer(None) if viewer.user is None or viewer.user.is_admin else viewer
 
-    async def library_rows(self, viewer: Viewer) -> list[Any]:
+    async def library_rows(self, viewer: Viewer) -> list[ItemRow]:
         """The CollectionFolder rows the viewer may see, in name order."""
-        def read(s: Session) -> list[Any]:
+        def read(s: Session) -> list[ItemRow]:
             q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
                                                       "UserView")))  # + Live TV (server/livetv/items.py)
             q = q.order_by(items.c.sort_name, items.c.name)
-            return [r for r in s.execute(q).all()]
+            return item_rows(s.execute(q).all())
 
         return [r for r in await self.db.read(read) if self.visible(r, viewer)]
 
     # -- user data -----------------------------------------------------------------------
 
-    async def user_data(self, user_id: str, row: Any) -> w.UserItemDataDto:
+    async def user_data(self, user_id: str, row: ItemRow | ByNameTarget) -> w.UserItemDataDto:
         return await self.db.read(lambda s: user_data_dtos(s, [row], user_id)[row.id])
 
-    async def update_user_data(self, user_id: str, row: Any, change: Callable[[UserData], None],
+    async def update_user_data(self, user_id: str, row: ItemRow | ByNameTarget, change: Callable[[UserData], None],
                                reason: str = "UpdateUserRating") -> w.UserItemDataDto:
         """Apply ``change`` to the user's data on the item (created on first use), publish
         UserDataChanged to the user's sockets and return the new UserItemDataDto."""

@@ -10,16 +10,19 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from server.wire import models as w
 
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
+
 _STREAMS = msgspec.json.Decoder(list[w.MediaStream])
 
 
-def streams_of(row: Any) -> list[w.MediaStream]:
+def streams_of(row: ItemRow) -> list[w.MediaStream]:
     text = getattr(row, "media_streams_json", None) or "[]"
     try:
         return _STREAMS.decode(text)
@@ -27,7 +30,7 @@ def streams_of(row: Any) -> list[w.MediaStream]:
         return []
 
 
-def etag_for(row: Any) -> str:
+def etag_for(row: ItemRow) -> str:
     """Changes whenever the file does (size, mtime) or the row is rebuilt."""
     text = f"{row.id}|{getattr(row, 'file_size', None)}|{getattr(row, 'file_mtime', None)}|" \
            f"{getattr(row, 'date_modified', None)}"
@@ -48,14 +51,14 @@ def _default_subtitle_index(streams: list[w.MediaStream]) -> int | None:
     return chosen.Index if chosen is not None else None
 
 
-def source_name(row: Any) -> str | None:
+def source_name(row: ItemRow) -> str | None:
     path = getattr(row, "path", None)
     if not path:
         return getattr(row, "name", None)
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def media_source_for(row: Any, streams: list[w.MediaStream] | None = None) -> w.MediaSourceInfo:
+def media_source_for(row: ItemRow, streams: list[w.MediaStream] | None = None) -> w.MediaSourceInfo:
     """The one media source of a stored item (its file)."""
     if streams is None:
         streams = streams_of(row)
@@ -99,7 +102,7 @@ def media_source_for(row: Any, streams: list[w.MediaStream] | None = None) -> w.
     )
 
 
-def media_sources_for(row: Any, versions: Iterable[Any] = (), streams: list[w.MediaStream] | None = None,
+def media_sources_for(row: ItemRow, versions: Iterable[ItemRow] = (), streams: list[w.MediaStream] | None = None,
                       ) -> list[w.MediaSourceInfo]:
     """The item's own source first, then its alternate versions (sorted by name)."""
     sources = [media_source_for(row, streams)]

@@ -21,11 +21,11 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict, namedtuple
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     Select,
@@ -824,7 +824,7 @@ def scope(s: Session, q: ItemQuery) -> tuple[Any, list]:
     return source_of(c), conds
 
 
-def _adjacent(s: Session, q: ItemQuery) -> tuple[list[Any], int]:
+def _adjacent(s: Session, q: ItemQuery) -> tuple[list[ItemRow], int]:
     """The item before, the item itself and the item after ``adjacent_to`` in the query's order."""
     target = q.adjacent_to
     q.adjacent_to = None
@@ -898,7 +898,7 @@ DEEP_PAGE = 1000  # from this startIndex on, the whole ordered id list is read o
 
 
 def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
-              generation: int = 0) -> tuple[list[Any], int]:
+              generation: int = 0) -> tuple[list[ItemRow], int]:
     """The page of item rows and the total (or the page's end when the count is off).
 
     Two steps: the page's ids from the (covering) index, then those rows by primary key, so
@@ -957,31 +957,98 @@ def _to_datetime(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-_ItemRowBase = namedtuple("_ItemRowBase", _ITEM_COLUMNS)  # noqa: PYI024
 _DATE_INDEXES = tuple(i for i, name in enumerate(_ITEM_COLUMNS) if name in _DATE_COLUMNS)
 
 
-class ItemRow(_ItemRowBase):
+class ItemRow(NamedTuple):
     """One ``items`` row read without SQLAlchemy's per-value result processing (the hot path of
     every page): a named tuple with attribute access like a Row, datetimes parsed, booleans as
-    ints."""
+    ints. The fields are the table's columns in their order (checked below and in
+    tests/library/query/test_item_row.py): a new column in ``Item`` needs its field here."""
 
-    __slots__ = ()
+    id: str
+    type: str
+    media_type: str
+    is_folder: int  # 0/1 on SQLite, a bool on PostgreSQL
+    library_id: str | None
+    parent_id: str | None
+    path: str | None
+    name: str
+    sort_name: str
+    forced_sort_name: str | None
+    original_title: str | None
+    overview: str | None
+    tagline: str | None
+    official_rating: str | None
+    community_rating: float | None
+    critic_rating: float | None
+    production_year: int | None
+    premiere_date: datetime | None
+    end_date: datetime | None
+    date_created: datetime
+    date_modified: datetime | None
+    run_time_ticks: int | None
+    size: int | None
+    container: str | None
+    bitrate: int | None
+    width: int | None
+    height: int | None
+    video_type: str | None
+    extra_type: str | None
+    owner_id: str | None
+    index_number: int | None
+    index_number_end: int | None
+    parent_index_number: int | None
+    series_id: str | None
+    series_name: str | None
+    season_id: str | None
+    season_name: str | None
+    album_id: str | None
+    album: str | None
+    genres_json: str
+    studios_json: str
+    tags_json: str
+    artists_json: str
+    album_artists_json: str
+    provider_ids_json: str
+    media_streams_json: str
+    chapters_json: str
+    images_json: str
+    lyrics_path: str | None
+    file_size: int | None
+    file_mtime: float | None
+    is_locked: int  # 0/1 on SQLite, a bool on PostgreSQL
+    locked_fields_json: str
+    is_virtual: int  # 0/1 on SQLite, a bool on PostgreSQL
+    status: str | None
+    scan_signature: str | None
+    fingerprint: str | None
 
     @classmethod
-    def from_db(cls, values: tuple) -> ItemRow:
-        values = list(values)
+    def from_db(cls, values: Sequence[Any]) -> ItemRow:
+        """From the driver's values in column order (``_SELECT_ROWS``, or ``select(items)``)."""
+        out = list(values)
         for i in _DATE_INDEXES:
-            if values[i] is not None:
-                values[i] = _to_datetime(values[i])
-        return cls._make(values)
+            if out[i] is not None:
+                out[i] = _to_datetime(out[i])
+        return cls._make(out)
 
 
-def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
-    """Rows by id in one query (``ItemRow`` objects)."""
+def item_rows(result: Iterable[Sequence[Any]]) -> list[ItemRow]:
+    """The ``ItemRow``s of a ``select(items)`` result (SQLAlchemy has converted the values)."""
+    return [ItemRow._make(r) for r in result]
+
+
+if ItemRow._fields != _ITEM_COLUMNS:
+    raise RuntimeError("ItemRow's fields differ from the items table's columns: "
+                       f"{set(ItemRow._fields) ^ set(_ITEM_COLUMNS)} (server/library/catalog/query.py)")
+
+
+def get_rows(s: Session, id_list: list[str]) -> dict[str, ItemRow]:
+    """Rows by id in one query."""
     if not id_list:
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, ItemRow] = {}
     conn = s.connection()
     marker = {"qmark": "?", "format": "%s", "pyformat": "%s"}.get(conn.dialect.paramstyle)
     for start in range(0, len(id_list), 500):
@@ -996,7 +1063,7 @@ def get_rows(s: Session, id_list: list[str]) -> dict[str, Any]:
     return out
 
 
-def get_row(s: Session, item_id: str) -> Any | None:
+def get_row(s: Session, item_id: str) -> ItemRow | None:
     return get_rows(s, [item_id]).get(item_id)
 
 

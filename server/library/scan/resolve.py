@@ -454,23 +454,23 @@ class Resolver:
         seasons: dict[int, ScannedItem] = {}
         for number in sorted({s for _, _, s, _ in episodes}):
             spath = season_dirs.get(number) or os.path.join(path, "Specials" if number == 0 else f"Season {number}")
-            season = ScannedItem(id=ids.item_id_for_path(spath), fields={
+            season_item = ScannedItem(id=ids.item_id_for_path(spath), fields={
                 "type": "Season", "media_type": "Unknown", "is_folder": True, "parent_id": series.id,
                 "path": season_dirs.get(number), "name": "Specials" if number == 0 else f"Season {number}",
                 "index_number": number, "series_id": series.id, "series_name": series_name,
                 "sort_name": f"{number:04d}"})
             sfolder = self.tree.folder(season_dirs[number]) if number in season_dirs else None
             if sfolder is not None:
-                season.people = self.apply_nfo(season.fields, self.nfo(os.path.join(sfolder.path, "season.nfo"),
-                                                                       season.inputs))
+                season_item.people = self.apply_nfo(
+                    season_item.fields, self.nfo(os.path.join(sfolder.path, "season.nfo"), season_item.inputs))
             found = self.folder_images(sfolder)
             for name in folder.files:
                 side = classify_sidecar_image(os.path.join(path, name))
                 if side is not None and side.season == number:
                     found.append((os.path.join(path, name), str(side.image_type), side.index))
-            season.fields["series_id"] = series.id
-            self.finish(season, self.image_entries(found, season.inputs))
-            seasons[number] = season
+            season_item.fields["series_id"] = series.id
+            self.finish(season_item, self.image_entries(found, season_item.inputs))
+            seasons[number] = season_item
         for p, st, number, info in episodes:
             self.episode(p, st, info, series, seasons[number])
         for p, extra_type in extras:

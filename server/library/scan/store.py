@@ -14,12 +14,13 @@ import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import delete, insert, select, text, update
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from server.db.database import Database
+from server.db.handles import item_values, items
 from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person, ScanUnit
 from server.library.catalog import ids
 from server.library.catalog.sorting import sort_name
@@ -33,6 +34,8 @@ _VALUE_COLUMNS = (("genres_json", "Genre"), ("studios_json", "Studio"), ("tags_j
                   ("artists_json", "Artist"), ("album_artists_json", "AlbumArtist"))
 _ITEM_COLUMNS = frozenset(Item.model_fields)
 
+T = TypeVar("T")
+
 
 @dataclass(slots=True)
 class Upsert:
@@ -41,7 +44,7 @@ class Upsert:
     people: list[NfoPerson] | None
 
 
-def chunks(values: list, size: int = BATCH) -> Iterable[list]:
+def chunks(values: list[T], size: int = BATCH) -> Iterable[list[T]]:
     for i in range(0, len(values), size):
         yield values[i:i + size]
 
@@ -66,7 +69,7 @@ def _values_of(row: Item | dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _write_people(s: Session, item_id: str, people: list[NfoPerson]) -> None:
-    s.execute(delete(ItemPerson).where(ItemPerson.item_id == item_id))
+    s.execute(delete(ItemPerson).where(col(ItemPerson.item_id) == item_id))
     seen: set[tuple[str, str]] = set()
     for order, person in enumerate(people):
         name = person.name.strip()
@@ -74,7 +77,7 @@ def _write_people(s: Session, item_id: str, people: list[NfoPerson]) -> None:
             continue
         pid = ids.by_name_id("Person", name)
         if s.get(Person, pid) is None:
-            existing = s.execute(select(Person).where(Person.name == name)).scalar_one_or_none()
+            existing = s.execute(select(Person).where(col(Person.name) == name)).scalar_one_or_none()
             if existing is not None:
                 pid = existing.id
             else:
@@ -99,7 +102,7 @@ def _defaults() -> dict[str, Any]:
 
 def _write_batch(s: Session, batch: list[Upsert]) -> None:
     wanted = [u.id for u in batch]
-    existing = {row.id: row for row in s.execute(select(Item).where(Item.id.in_(wanted))).scalars()}
+    existing = {row.id: row for row in s.execute(select(Item).where(col(Item.id).in_(wanted))).scalars()}
     rows: list[Item] = []  # merged existing rows (ORM)
     new_rows: list[dict[str, Any]] = []  # brand-new rows (one bulk INSERT)
     values: list[dict[str, Any]] = []
@@ -123,11 +126,11 @@ def _write_batch(s: Session, batch: list[Upsert]) -> None:
         if u.people is not None and not people_locked(row):
             people.append((u.id, u.people))
     if new_rows:
-        s.execute(insert(Item.__table__), new_rows)
+        s.execute(insert(items), new_rows)
     s.flush()
-    s.execute(delete(ItemValue).where(ItemValue.item_id.in_(wanted)))
+    s.execute(delete(ItemValue).where(col(ItemValue.item_id).in_(wanted)))
     if values:
-        s.execute(insert(ItemValue.__table__), values)
+        s.execute(insert(item_values), values)
     for item_id, persons in people:
         _write_people(s, item_id, persons)
 
@@ -136,7 +139,7 @@ def write_probes(db: Database, probes: list[tuple[str, int, float, str]]) -> Non
     """Cache probe results: (key, size, mtime, data_json)."""
     def write(s: Session, batch: list[tuple[str, int, float, str]]) -> None:
         keys = [p[0] for p in batch]
-        s.execute(delete(MediaProbeCache).where(MediaProbeCache.item_id.in_(keys)))
+        s.execute(delete(MediaProbeCache).where(col(MediaProbeCache.item_id).in_(keys)))
         s.execute(insert(MediaProbeCache), [{"item_id": k, "size": size, "mtime": mtime, "data_json": data}
                                             for k, size, mtime, data in batch])
 
@@ -147,10 +150,10 @@ def write_probes(db: Database, probes: list[tuple[str, int, float, str]]) -> Non
 def remove_items(db: Database, item_ids: list[str]) -> None:
     """Delete vanished items (never their user data)."""
     def write(s: Session, batch: list[str]) -> None:
-        s.execute(delete(ItemValue).where(ItemValue.item_id.in_(batch)))
-        s.execute(delete(ItemPerson).where(ItemPerson.item_id.in_(batch)))
-        s.execute(delete(MediaProbeCache).where(MediaProbeCache.item_id.in_(batch)))
-        s.execute(delete(Item).where(Item.id.in_(batch)))
+        s.execute(delete(ItemValue).where(col(ItemValue.item_id).in_(batch)))
+        s.execute(delete(ItemPerson).where(col(ItemPerson.item_id).in_(batch)))
+        s.execute(delete(MediaProbeCache).where(col(MediaProbeCache.item_id).in_(batch)))
+        s.execute(delete(Item).where(col(Item.id).in_(batch)))
 
     for batch in chunks(item_ids):
         db.write_sync(write, batch)
@@ -190,12 +193,12 @@ def move_item_identity(db: Database, metadata_dir: str, old_id: str, new_id: str
         s.add(row)
         s.flush()
         if people_locked(old):
-            people = s.execute(select(ItemPerson).where(ItemPerson.item_id == old_id)).scalars().all()
-            s.execute(delete(ItemPerson).where(ItemPerson.item_id == new_id))
+            people = s.execute(select(ItemPerson).where(col(ItemPerson.item_id) == old_id)).scalars().all()
+            s.execute(delete(ItemPerson).where(col(ItemPerson.item_id) == new_id))
             for p in people:
                 s.add(ItemPerson(item_id=new_id, person_id=p.person_id, kind=p.kind, role=p.role,
                                  sort_order=p.sort_order))
-        s.execute(update(Item).where(Item.owner_id == old_id).values(owner_id=new_id))
+        s.execute(update(Item).where(col(Item.owner_id) == old_id).values(owner_id=new_id))
 
     db.write_sync(write)
 
@@ -203,14 +206,14 @@ def move_item_identity(db: Database, metadata_dir: str, old_id: str, new_id: str
 def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
     """Artists of a library left without albums or tracks (after a partial scan)."""
     def write(s: Session) -> list[str]:
-        child = Item.__table__.alias("child")
+        child = items.alias("child")
         orphans = [r[0] for r in s.execute(
-            select(Item.id).where(Item.library_id == library_id, Item.type == "MusicArtist",
-                                  ~select(child.c.id).where(child.c.parent_id == Item.id).exists()))]
+            select(col(Item.id)).where(col(Item.library_id) == library_id, col(Item.type) == "MusicArtist",
+                                  ~select(child.c.id).where(child.c.parent_id == col(Item.id)).exists()))]
         for batch in chunks(orphans):
-            s.execute(delete(ItemValue).where(ItemValue.item_id.in_(batch)))
-            s.execute(delete(ItemPerson).where(ItemPerson.item_id.in_(batch)))
-            s.execute(delete(Item).where(Item.id.in_(batch)))
+            s.execute(delete(ItemValue).where(col(ItemValue.item_id).in_(batch)))
+            s.execute(delete(ItemPerson).where(col(ItemPerson.item_id).in_(batch)))
+            s.execute(delete(Item).where(col(Item.id).in_(batch)))
         return orphans
 
     return db.write_sync(write)
@@ -220,7 +223,7 @@ def save_unit_signatures(db: Database, library_id: str, signatures: dict[str, st
     def write(s: Session) -> None:
         paths = list(signatures) + list(vanished)
         for batch in chunks(paths, 900):
-            s.execute(delete(ScanUnit).where(ScanUnit.library_id == library_id, ScanUnit.path.in_(batch)))
+            s.execute(delete(ScanUnit).where(col(ScanUnit.library_id) == library_id, col(ScanUnit.path).in_(batch)))
         rows = [{"library_id": library_id, "path": p, "signature": sig} for p, sig in signatures.items()]
         if rows:
             s.execute(insert(ScanUnit), rows)

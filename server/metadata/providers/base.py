@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from server.wire import models as w
 
@@ -142,6 +142,11 @@ def parse_date(text: object) -> datetime | None:
 def year_of(text: object) -> int | None:
     date = parse_date(text)
     return date.year if date else None
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """A JSON object from a provider's reply, or {} for anything else (null, a list, a string)."""
+    return value if isinstance(value, dict) else {}
 
 
 def non_empty(value: object) -> str | None:

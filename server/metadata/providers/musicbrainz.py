@@ -17,6 +17,7 @@ from server.metadata.providers.base import (
     LookupItem,
     ProviderNotFoundError,
     SearchInfo,
+    as_dict,
     non_empty,
     parse_date,
     year_of,
@@ -146,7 +147,7 @@ class MusicBrainzProvider:
         for credit in record.get("artist-credit") or []:
             if not isinstance(credit, dict):
                 continue
-            artist = credit.get("artist") if isinstance(credit.get("artist"), dict) else {}
+            artist = as_dict(credit.get("artist"))
             name = non_empty(credit.get("name")) or non_empty(artist.get("name"))
             if name:
                 ids = {"MusicBrainzArtist": artist["id"]} if _mbid(artist.get("id")) else {}
@@ -168,7 +169,7 @@ class MusicBrainzProvider:
 
     def _release_result(self, release: dict[str, Any]) -> w.RemoteSearchResult:
         ids = {"MusicBrainzAlbum": release["id"]}
-        group = release.get("release-group") if isinstance(release.get("release-group"), dict) else {}
+        group = as_dict(release.get("release-group"))
         if _mbid(group.get("id")):
             ids["MusicBrainzReleaseGroup"] = group["id"]
         artists = self._credits(release)
@@ -180,7 +181,7 @@ class MusicBrainzProvider:
         )
 
     def _artist_result(self, artist: dict[str, Any]) -> w.RemoteSearchResult:
-        life = artist.get("life-span") if isinstance(artist.get("life-span"), dict) else {}
+        life = as_dict(artist.get("life-span"))
         return w.RemoteSearchResult(
             Name=non_empty(artist.get("name")), ProviderIds={"MusicBrainzArtist": artist["id"]},
             ProductionYear=year_of(life.get("begin")), PremiereDate=parse_date(life.get("begin")),
@@ -204,8 +205,10 @@ class MusicBrainzProvider:
                 return None
             artists = [a.Name for a in result.Artists or [] if a.Name]
             ids = dict(result.ProviderIds or {})
-            if result.AlbumArtist and (result.AlbumArtist.ProviderIds or {}).get("MusicBrainzArtist"):
-                ids["MusicBrainzAlbumArtist"] = result.AlbumArtist.ProviderIds["MusicBrainzArtist"]
+            album_artist_id = (result.AlbumArtist.ProviderIds or {}).get("MusicBrainzArtist") \
+                if result.AlbumArtist else None
+            if album_artist_id:
+                ids["MusicBrainzAlbumArtist"] = album_artist_id
             labels = [non_empty((li.get("label") or {}).get("name")) for li in record.get("label-info") or []
                       if isinstance(li, dict) and isinstance(li.get("label"), dict)]
             return ItemMetadata(
@@ -219,7 +222,7 @@ class MusicBrainzProvider:
                 return None
             record = await self._artist(artist)
             result = self._artist_result(record)
-            life = record.get("life-span") if isinstance(record.get("life-span"), dict) else {}
+            life = as_dict(record.get("life-span"))
             return ItemMetadata(
                 name=result.Name, overview=result.Overview, production_year=result.ProductionYear,
                 premiere_date=result.PremiereDate, end_date=parse_date(life.get("end")),
@@ -247,7 +250,7 @@ class MusicBrainzProvider:
             kinds = [t for t in image.get("types") or [] if t in _COVER_TYPES]
             if image.get("front") and "Front" not in kinds:
                 kinds.insert(0, "Front")
-            thumbs = image.get("thumbnails") if isinstance(image.get("thumbnails"), dict) else {}
+            thumbs = as_dict(image.get("thumbnails"))
             for kind in kinds[:1]:
                 out.append(w.RemoteImageInfo(
                     ProviderName=NAME, Url=image["image"], Type=_COVER_TYPES[kind], RatingType="Score",

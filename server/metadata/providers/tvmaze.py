@@ -16,6 +16,7 @@ from server.metadata.providers.base import (
     LookupItem,
     ProviderNotFoundError,
     SearchInfo,
+    as_dict,
     non_empty,
     parse_date,
     year_of,
@@ -116,7 +117,7 @@ class TvMazeProvider:
         if not info.name:
             return []
         hits = await self._get("search/shows", q=info.name)
-        shows = [h.get("show") for h in hits or [] if isinstance(h, dict) and isinstance(h.get("show"), dict)]
+        shows = [as_dict(h.get("show")) for h in hits or [] if isinstance(h, dict) and isinstance(h.get("show"), dict)]
         results = [self._result(s) for s in shows if _id(s.get("id"))]
         if info.year:  # the right year first
             results.sort(key=lambda r: r.ProductionYear != info.year)
@@ -124,7 +125,7 @@ class TvMazeProvider:
 
     def _ids(self, show: dict[str, Any]) -> dict[str, str]:
         ids = {KEY: str(show["id"])}
-        externals = show.get("externals") if isinstance(show.get("externals"), dict) else {}
+        externals = as_dict(show.get("externals"))
         if non_empty(externals.get("imdb")):
             ids["Imdb"] = externals["imdb"].strip()
         if externals.get("thetvdb"):
@@ -206,9 +207,9 @@ class TvMazeProvider:
             for image in await self._get(f"shows/{show_id}/images") or []:
                 if not isinstance(image, dict) or image.get("type") not in _IMAGE_TYPES:
                     continue
-                sizes = image.get("resolutions") if isinstance(image.get("resolutions"), dict) else {}
-                original = sizes.get("original") if isinstance(sizes.get("original"), dict) else {}
-                medium = sizes.get("medium") if isinstance(sizes.get("medium"), dict) else {}
+                sizes = as_dict(image.get("resolutions"))
+                original = as_dict(sizes.get("original"))
+                medium = as_dict(sizes.get("medium"))
                 if not non_empty(original.get("url")):
                     continue
                 out.append(w.RemoteImageInfo(
