@@ -32,7 +32,7 @@ from items_query import AUTH, GENRES, build, pct, sign_in, start, stop  # noqa: 
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
-from server.library import ids  # noqa: E402
+from server.library.catalog import ids  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 

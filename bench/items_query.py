@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from server.db import migrate  # noqa: E402
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
-from server.library import ids  # noqa: E402
+from server.library.catalog import ids  # noqa: E402
 from server.library.catalog.sorting import sort_name  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 

@@ -12,13 +12,14 @@ import asyncio
 import importlib
 import pkgutil
 import re
+from typing import Any
 
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.routes import HTTPRoute
+from litestar.routes import HTTPRoute, WebSocketRoute
 
 import server.api
 from server.api.base import authorize, provide_auth, provide_ctx
@@ -34,6 +35,48 @@ from server.web.host import WebHostMiddleware
 from server.wire.operations import BY_ID
 
 MAX_BODY = 50 * 1024 * 1024
+
+
+class _PathIndex:
+    """What ``Router.register`` asks of ``route_handler_method_map``: the handlers of one path.
+
+    Litestar rebuilds the whole path -> handlers map from every route for each handler it
+    registers, which made registering the ~400 handlers quadratic and a large part of start-up.
+    ``register`` only appends routes or replaces one in place by another of the same path, so an
+    index from path to positions, extended as routes are appended, gives the same answer; should
+    a position hold another path, Litestar's own map answers."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+        self.positions: dict[str, list[int]] = {}
+        self.seen = 0
+
+    def get(self, path: str, default: Any = None) -> Any:
+        routes = self.router.routes
+        for i in range(self.seen, len(routes)):
+            self.positions.setdefault(routes[i].path, []).append(i)
+        self.seen = len(routes)
+        found: dict[str, Any] = {}
+        for i in self.positions.get(path, ()):
+            route = routes[i]
+            if route.path != path:  # not the way register() keeps routes
+                return Router.route_handler_method_map.fget(self.router).get(path, default)  # type: ignore[attr-defined]
+            if isinstance(route, HTTPRoute):
+                for handler in route.route_handlers:
+                    for method in handler.http_methods:
+                        found[method] = handler
+            else:
+                found["websocket" if isinstance(route, WebSocketRoute) else "asgi"] = route.route_handler
+        return found if found else default
+
+
+class _App(Litestar):
+    @property
+    def route_handler_method_map(self) -> _PathIndex:  # type: ignore[override]
+        index = self.__dict__.get("_path_index")
+        if index is None:
+            index = self.__dict__["_path_index"] = _PathIndex(self)
+        return index
 
 
 def collect_handlers() -> list[BaseRouteHandler]:
@@ -66,7 +109,7 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
     async def on_shutdown() -> None:
         await ctx.close()
 
-    app = Litestar(
+    app = _App(
         route_handlers=handlers,
         guards=[authorize],
         dependencies={"ctx": Provide(provide_ctx, sync_to_thread=False),

@@ -48,6 +48,7 @@ from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
+from server.memory import MemoryTrimmer
 from server.metadata.service import RemoteMetadataService
 from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
@@ -117,6 +118,7 @@ class ServerContext:
         self.options = options
         self.port = port or options.port  # the bound port (differs when options.port is 0)
         self.init_task: asyncio.Task | None = None
+        self.memory: MemoryTrimmer | None = None  # frees memory after bursts, once started
         self.paths = ServerPaths(options.data_dir)
         self.paths.ensure()
         self.started_at = time.time()
@@ -301,12 +303,8 @@ class ServerContext:
             self.startup.message = "Reelroom is updating its database."
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
-            from server.users.passwords import warm_up
-
-            await warm_up()  # the dummy hash unknown names are checked against
             await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             await self.tasks.load()
-            self.tasks.start_background()
             await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
@@ -318,11 +316,20 @@ class ServerContext:
             return
         self.startup.ready = True
         log.info("Reelroom is ready on port %s", self.port)
+        # Start-up tasks (and the scheduler) begin once requests are served, not in their way.
+        self.tasks.start_background()
+        from server.users.passwords import warm_up_soon
+
+        warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
+        self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
+        self.memory.start()
 
     async def close(self) -> None:
         if self.init_task is not None and not self.init_task.done():
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)
+        if self.memory is not None:
+            await self.memory.stop()
         await self.tasks.stop()
         await self.recordings.stop()
         await self.live_streams.close_all()

@@ -14,6 +14,7 @@ import uvicorn
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
 from server.logs import configure_logging
+from server.memory import limit_arenas
 
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -86,6 +87,7 @@ class ServerRunner:
     def serve(self) -> None:
         """Serve until shut down; a restart request serves again with a fresh context."""
         configure_logging(self.options.data_dir / "log", self.log_level, console=self.console_log)
+        limit_arenas()  # fewer glibc malloc arenas: the thread pools' freed memory is reused, not kept
         sock = bind_socket(self.options.host, self.options.port)
         self.port = sock.getsockname()[1]
         try:

@@ -113,3 +113,17 @@ def test_a_moved_module_keeps_its_allowance_after_update(project, capsys):
 def test_a_broken_configuration_is_not_a_pass(project, capsys):
     (project / "pyproject.toml").write_text('[tool.mypy]\nfiles = ["pkg"]\nplugins = ["no_such_plugin"]\n')
     assert typecheck.main([], root=project) == 2
+
+
+def test_update_resolves_a_conflicted_baseline(project, capsys):
+    """Two branches lowered different modules: the merged file has git's markers; the check says
+    what to run, and --update starts from each module's larger side."""
+    (project / "pkg" / "other.py").write_text(ONE_ERROR)
+    (project / ".ci" / "mypy-baseline.json").write_text(
+        '{\n "mypy": "x",\n "modules": {\n<<<<<<< HEAD\n  "pkg/old.py": 2,\n  "pkg/other.py": 1\n'
+        '=======\n  "pkg/old.py": 3,\n  "pkg/other.py": 1\n>>>>>>> branch\n }\n}\n')
+    assert typecheck.main([], root=project) == 1
+    assert "merge conflict markers" in capsys.readouterr().out
+    assert typecheck.main(["--update"], root=project) == 0
+    assert baseline_of(project)["modules"] == {"pkg/old.py": 2, "pkg/other.py": 1}
+    assert typecheck.main([], root=project) == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import platform
+import sys
 import tomllib
 import uuid
 from collections.abc import Iterable
@@ -15,7 +16,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
+# httpx imports its command-line tool, and with it rich, pygments and click (about 6 MB resident),
+# whenever those are installed; the app never runs it. A None entry makes that import fail, and
+# httpx then leaves its CLI out.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+import httpx  # noqa: E402
 
 CLIENT_NAME = "Reelroom Desktop"
 

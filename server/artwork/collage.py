@@ -14,10 +14,14 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from PIL import Image, ImageDraw, ImageFont, ImageOps
+from typing import TYPE_CHECKING
 
 from server.media.images import ImageDecodeError
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# Pillow is imported by the functions that draw: start-up stays light.
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,7 @@ QUALITY = 88
 
 def _load(path: str, size: tuple[int, int]) -> Image.Image:
     """The source decoded (a JPEG at a reduced scale still >= ``size``), upright, RGB."""
+    from PIL import Image, ImageOps
     try:
         with Image.open(path) as img:
             img.draft("RGB", size)
@@ -60,6 +65,7 @@ def _cells(layout: Layout, count: int) -> list[tuple[int, int, int, int]]:
 
 def _title(canvas: Image.Image, text: str) -> None:
     """The name on a dark band across the middle, as Jellyfin's library tiles show it."""
+    from PIL import Image, ImageDraw, ImageFont
     w, h = canvas.size
     band_h = round(h * 0.26)
     top = (h - band_h) // 2
@@ -78,6 +84,7 @@ def _title(canvas: Image.Image, text: str) -> None:
 def make_collage(sources: Sequence[str], layout: Layout, out: Path, title: str | None = None) -> tuple[int, int]:
     """Write a JPEG collage of ``sources`` (image paths, the first four readable ones used) to
     ``out`` atomically; returns its size. None readable raises ImageDecodeError."""
+    from PIL import Image, ImageOps
     tiles: list[Image.Image] = []
     for path in dict.fromkeys(sources):
         if len(tiles) >= MAX_SOURCES:

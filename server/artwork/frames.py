@@ -19,8 +19,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image
-
 from server.media import spawn
 from server.media.images import FrameExtractionError
 
@@ -42,6 +40,7 @@ class Grab:
 
 def dark_share(path: str | os.PathLike[str]) -> tuple[float, float]:
     """(share of dark pixels, mean luma) of an image, measured on a small copy."""
+    from PIL import Image
     with Image.open(path) as img:
         img.draft("L", (160, 160))
         small = img.convert("L")

@@ -56,6 +56,12 @@ def describe(url: str | URL) -> str:
         return "<invalid URL>"
 
 
+# SQLite's page cache per connection, in KiB. Every pooled connection (readers, the writer) fills
+# its own as a large library is browsed, so this is paid up to six times; the OS page cache
+# still holds the file, so a smaller cache costs a system call per page, not a disk read.
+SQLITE_CACHE_KIB = 8192
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -63,7 +69,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA busy_timeout=10000")
     cur.execute("PRAGMA temp_store=MEMORY")
-    cur.execute("PRAGMA cache_size=-20000")
+    cur.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
     cur.close()
 
 

@@ -41,7 +41,7 @@ Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # Litestar's own Scope/Receive/Send types are narrower
 
 _PREFIXES = ("/emby/", "/mediabrowser/")
 

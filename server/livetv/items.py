@@ -24,7 +24,6 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from sqlalchemy import delete, select
 from sqlmodel import Session
 
@@ -88,6 +87,8 @@ def sync_channels(s: Session, channels: list) -> list[str]:
 
 async def fetch_logo(url: str, folder: Path) -> dict | None:
     """Download a channel logo into ``folder``; the images_json entry for it, or None."""
+    import httpx  # loaded when first needed, not at start-up
+
     from server.media.images import blurhash_of, image_info, image_tag
 
     if not url.startswith(("http://", "https://")):

@@ -31,14 +31,16 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.guid import normalize_guid
 from server.media import spawn
 from server.playback.hls_service import Segment
 from server.playback.pipe import FfmpegPipe
+
+if TYPE_CHECKING:
+    from server.livetv.tuners import Channel
 
 log = logging.getLogger("reelroom.livetv")
 
@@ -392,6 +394,7 @@ class LiveStreamManager:
             stream.finish(str(exc) or type(exc).__name__)
 
     async def _read_http(self, stream: TunerStream, url: str) -> None:
+        import httpx  # loaded when first needed, not at start-up
         timeout = httpx.Timeout(10.0, read=30.0)
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client:
             async with client.stream("GET", url) as reply:
@@ -474,7 +477,7 @@ class LiveStreamManager:
                     return job
         return None
 
-    async def channel_playlist(self, channel, live_stream_id: str | None, video_codecs: str | None,
+    async def channel_playlist(self, channel: Channel, live_stream_id: str | None, video_codecs: str | None,
                                audio_codecs: str | None) -> str:
         """A channel's sliding-window playlist, its segment URLs under the encoder's id
         (``hls/{encoder}/{n}.ts``, the legacy segment route). The stream is the one

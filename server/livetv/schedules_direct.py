@@ -22,15 +22,17 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import msgspec
 
 from server.errors import BadRequestError, ReelroomError
 from server.livetv.guide import Program, ProviderChannel
 from server.metadata.providers.http import user_agent
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("reelroom.livetv")
 NAME = "Schedules Direct"
@@ -108,6 +110,7 @@ class SchedulesDirectClient:
         return str(self._settings()["BaseUrl"]).rstrip("/")
 
     def _http(self) -> httpx.AsyncClient:
+        import httpx  # loaded when first needed, not at start-up
         if self._client is None:
             self._client = httpx.AsyncClient(headers={"User-Agent": user_agent(), "Accept-Encoding": "deflate, gzip"},
                                              follow_redirects=True)
@@ -115,6 +118,7 @@ class SchedulesDirectClient:
 
     async def _call(self, method: str, path: str, token: str | None = None, body: Any = None,
                     params: dict[str, Any] | None = None) -> Any:
+        import httpx
         headers = {"token": token} if token else {}
         self.requests.append(f"{method} /{path}")
         try:

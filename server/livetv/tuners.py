@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import msgspec
 from defusedxml import ElementTree
 
@@ -112,6 +111,7 @@ class LiveTvService:
 
     async def read_source(self, url: str, limit: int) -> bytes:
         """The bytes of a playlist or listing: an http(s) URL, or a file inside the allowed folders."""
+        import httpx  # loaded when first needed, not at start-up
         if url.startswith(("http://", "https://")):
             try:
                 async with httpx.AsyncClient(timeout=30, follow_redirects=True) as client:
@@ -127,6 +127,7 @@ class LiveTvService:
         return await asyncio.to_thread(lambda: path.read_bytes()[:limit])
 
     async def read_playlist(self, url: str) -> str:
+        import httpx
         if url.startswith(("http://", "https://")):
             try:
                 async with httpx.AsyncClient(timeout=15, follow_redirects=True) as client:
@@ -164,6 +165,7 @@ class LiveTvService:
 
     async def hdhomerun_lineup(self, url: str, validate: bool = False) -> list[Channel] | None:
         """An HDHomeRun's channels from its lineup.json ([{GuideNumber, GuideName, URL}])."""
+        import httpx
         base = url.rstrip("/")
         try:
             async with httpx.AsyncClient(timeout=10, follow_redirects=True) as client:

@@ -17,12 +17,14 @@ import subprocess
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import IO
-
-import blurhash_rs
-from PIL import Image, ImageDraw, ImageFilter, ImageFont, ImageOps, UnidentifiedImageError
+from typing import IO, TYPE_CHECKING
 
 from server.media import spawn
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+# Pillow and blurhash-rs are imported by the functions that use them: start-up stays light.
 
 ImageSource = str | os.PathLike[str] | bytes
 
@@ -52,6 +54,7 @@ class FrameExtractionError(ImageError):
 
 
 def _open(src: ImageSource) -> Image.Image:
+    from PIL import Image, UnidentifiedImageError
     try:
         fileobj: IO[bytes] | str = io.BytesIO(src) if isinstance(src, bytes) else os.fspath(src)
         return Image.open(fileobj)
@@ -173,6 +176,7 @@ def render_image(
     The source bytes come back unchanged when nothing would change. Raises
     ``ImageRequestError`` for bad options and ``ImageDecodeError`` for unreadable sources.
     """
+    from PIL import Image, ImageFilter, ImageOps
     fmt = fmt.lower().lstrip(".")
     if fmt not in OUTPUT_FORMATS:
         raise ImageRequestError(f"unsupported output format {fmt!r}; use jpg, png or webp")
@@ -238,6 +242,7 @@ def _draw_indicators(frame: Image.Image, percent_played: float | None,
                      unplayed_count: int | None) -> Image.Image:
     """A played-percentage bar along the bottom edge and an unplayed-count badge in the top right
     corner, sized relative to the image (Jellyfin draws the same two indicators)."""
+    from PIL import Image, ImageDraw, ImageFont
     frame = frame.convert("RGBA")
     layer = Image.new("RGBA", frame.size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(layer)
@@ -267,6 +272,7 @@ def _with_alpha_mode(img: Image.Image) -> Image.Image:
 
 
 def _encode(img: Image.Image, fmt: str, quality: int) -> bytes:
+    from PIL import Image
     out = io.BytesIO()
     pil_format = OUTPUT_FORMATS[fmt]
     if pil_format == "JPEG":
@@ -295,6 +301,8 @@ def blurhash_of(src: ImageSource, x_components: int | None = None,
 
     Component counts default to Jellyfin's choice for the image's aspect ratio.
     """
+    import blurhash_rs
+    from PIL import Image, ImageOps
     for value in (x_components, y_components):
         if value is not None and not 1 <= value <= 9:
             raise ImageRequestError(f"BlurHash components must be 1-9, got {value}")

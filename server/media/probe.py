@@ -12,9 +12,6 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-import av
-import av.error
-
 from server.media.languages import normalize_language
 from server.media.streams import (
     AUDIO,
@@ -142,6 +139,7 @@ def probe_file(path: str | os.PathLike[str], *, is_audio: bool | None = None,
     streams become embedded images, runtime comes from the audio stream); None decides
     from the streams. ``timeout`` bounds each blocking open/read in seconds.
     """
+    import av.error  # PyAV loads when the first file is probed, not at start-up
     path_str = os.fspath(path)
     try:
         size = os.stat(path_str).st_size
@@ -216,6 +214,7 @@ def _describe(path: str, size: int, container: Any, is_audio: bool | None) -> Me
 
 def _require_media_data(path: str, container: Any) -> None:
     """Read packets until one carries data; a header with nothing after it is corrupt."""
+    import av.error
     try:
         for count, packet in enumerate(container.demux()):
             if packet.size > 0:
@@ -228,6 +227,7 @@ def _require_media_data(path: str, container: Any) -> None:
 
 
 def _is_real_video(s: Any) -> bool:
+    import av
     if s.disposition & av.stream.Disposition.attached_pic:
         return False
     codec = _codec_name(s)
@@ -256,6 +256,7 @@ def _tags(s: Any) -> dict[str, str]:
 
 
 def _stream(s: Any, is_audio: bool, container_bitrate: int | None) -> ProbedStream | None:
+    import av
     kind = s.type
     tags = _tags(s)
     codec = _codec_name(s)
@@ -331,6 +332,7 @@ def _stream(s: Any, is_audio: bool, container_bitrate: int | None) -> ProbedStre
 
 
 def _attachment(s: Any) -> ProbedAttachment | None:
+    import av
     is_cover = bool(s.disposition & av.stream.Disposition.attached_pic)
     if s.type != "attachment" and not is_cover:
         return None
@@ -481,6 +483,7 @@ def _jellyfin_container(format_names: tuple[str, ...], streams: list[ProbedStrea
 
 
 def _run_time_ticks(container: Any, av_streams: list[Any], is_audio: bool) -> int | None:
+    import av
     seconds: float | None = None
     if is_audio:
         first_audio = next((s for s in av_streams if s.type == "audio"), None)

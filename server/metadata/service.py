@@ -11,10 +11,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from server.db.database import Database
 from server.errors import BadRequestError, NotFoundError, ReelroomError
@@ -38,6 +36,9 @@ from server.paths import ServerPaths
 from server.plugins import order
 from server.system.configuration import ConfigurationStore
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("reelroom.metadata")
 T = TypeVar("T")
@@ -312,6 +313,7 @@ class RemoteMetadataService:
         return w.RemoteImageResult(Images=page, TotalRecordCount=total, Providers=[p.name for p in supporting])
 
     def _client(self) -> httpx.AsyncClient:
+        import httpx  # loaded when first needed, not at start-up
         if self._image_client is None:
             self._image_client = httpx.AsyncClient(headers={"User-Agent": user_agent()}, follow_redirects=True)
         return self._image_client

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.net.discovery import DiscoveryResponder, ServerFacts
-from server.net.zeroconf_advert import ZeroconfAdvert
 from server.version import JELLYFIN_VERSION
 
 if TYPE_CHECKING:
+    from server.net.zeroconf_advert import ZeroconfAdvert
     from server.wire.models import NetworkConfiguration
 
 log = logging.getLogger("reelroom.lan")
@@ -66,6 +66,8 @@ class LanServices:
         self.responder = DiscoveryResponder(self._facts, host=host, port=self.discovery_port)
         await self.responder.start()
         if self.zeroconf:
+            from server.net.zeroconf_advert import ZeroconfAdvert  # zeroconf loads only when it advertises
+
             self.advert = ZeroconfAdvert(self.system_id, self.server_name(), self.port,
                                          base_path=(self.network().BaseUrl or "/"),
                                          version=JELLYFIN_VERSION)

@@ -67,7 +67,7 @@ class StreamService:
     # -- Audio and Videos streams ------------------------------------------------------------
 
     async def stream(self, item_id: str, *, audio: bool, container: str | None, options: dict[str, Any],
-                     head: bool) -> Response:
+                     head: bool) -> Response[Any]:
         """A stream route's reply. ``options``: the query values the handler was given, by the
         spec's names (mediaSourceId, static, videoCodec, audioCodec, startTimeTicks, ...)."""
         q = options
@@ -83,11 +83,12 @@ class StreamService:
             return _file_reply(plan)
         return await self._ffmpeg_reply(plan, head)
 
-    async def _ffmpeg_reply(self, plan: StreamPlan, head: bool) -> Response:
+    async def _ffmpeg_reply(self, plan: StreamPlan, head: bool) -> Response[Any]:
         media_type = media_type_for(f"x.{plan.container}", plan.container)
         headers = {"Accept-Ranges": "none", "Cache-Control": "no-cache"}
         if head:
             return Response(content=b"", media_type=media_type, headers=headers)
+        assert plan.args is not None, "a plan that is not direct carries ffmpeg's arguments"
         pipe = await FfmpegPipe.start(await asyncio.to_thread(self._ffmpeg_path), plan.args)
         return Stream(pipe.chunks(), media_type=media_type, headers=headers)
 
@@ -97,7 +98,7 @@ class StreamService:
                         media_source_id: str | None, device_id: str | None, audio_codec: str | None,
                         max_audio_channels: int | None, max_streaming_bitrate: int | None,
                         audio_bitrate: int | None, start_ticks: int | None, transcoding_container: str | None,
-                        transcoding_protocol: str | None) -> Response:
+                        transcoding_protocol: str | None) -> Response[Any]:
         """Direct when the file fits the client's containers and bitrate, a 302 to the HLS audio
         playlist for ``transcodingProtocol=hls``, else a progressive transcode."""
         row = await self.source_row(item_id, media_source_id)
@@ -106,6 +107,7 @@ class StreamService:
                                     max_bitrate=max_streaming_bitrate, transcoding_container=transcoding_container,
                                     audio_bitrate=audio_bitrate, max_channels=max_audio_channels,
                                     start_ticks=start_ticks)
+        assert plan is not None, "universal_plan always returns a plan"
         if kind == "direct":
             return _file_reply(plan)
         if (transcoding_protocol or "").lower() == "hls":
@@ -121,7 +123,7 @@ class StreamService:
 
     # -- Download and File -------------------------------------------------------------------
 
-    async def download(self, auth: AuthInfo, item_id: str) -> Response:
+    async def download(self, auth: AuthInfo, item_id: str) -> Response[Any]:
         row = await self.source_row(item_id, None)
         if auth.user is not None and auth.user.policy.EnableContentDownloading is False:
             raise ForbiddenError("This user may not download media.")
@@ -129,10 +131,10 @@ class StreamService:
         disposition = f"attachment; filename*=UTF-8''{quote(name, safe='')}"
         return RangeFileResponse(row.path, container=file_container(row), headers={"Content-Disposition": disposition})
 
-    async def file(self, item_id: str) -> Response:
+    async def file(self, item_id: str) -> Response[Any]:
         row = await self.source_row(item_id, None)
         return RangeFileResponse(row.path, container=file_container(row))
 
 
-def _file_reply(plan: StreamPlan) -> Response:
+def _file_reply(plan: StreamPlan) -> Response[Any]:
     return RangeFileResponse(plan.path, container=plan.container)

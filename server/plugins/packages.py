@@ -27,7 +27,6 @@ from email.parser import Parser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import httpx
 import msgspec
 
 from server.errors import BadRequestError, NotFoundError, ReelroomError
@@ -167,6 +166,7 @@ class PackageService:
         return [r for r in self.config.server().PluginRepositories or [] if r.Url and r.Enabled is not False]
 
     async def packages(self) -> list[w.PackageInfo]:
+        import httpx  # loaded when first needed, not at start-up
         out: list[w.PackageInfo] = []
         async with httpx.AsyncClient(headers={"User-Agent": user_agent()}, follow_redirects=True, timeout=20) as client:
             for repo in self.repositories():
@@ -245,6 +245,7 @@ class PackageService:
         self.events.publish("RestartRequired", None, admins_only=True)
 
     async def _download(self, url: str) -> bytes:
+        import httpx
         chunks: list[bytes] = []
         total = 0
         try:

@@ -11,8 +11,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import av
-
 from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.media import spawn
@@ -32,6 +30,7 @@ _SEGMENT_NAMES = [
 
 def _attachment_info(path: str, index: int) -> tuple[str, str | None]:
     """(file name, mime type) of attachment stream ``index``; 404 when there is none."""
+    import av  # loaded when first needed, not at start-up
     try:
         with av.open(path) as container:
             if not 0 <= index < len(container.streams):

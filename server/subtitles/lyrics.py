@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
-from server.media.tags import read_audio_tags
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -84,6 +83,7 @@ def parse_lrc(text: str) -> w.LyricDto:
 
 
 def lyrics_from_tags(path: str) -> w.LyricDto | None:
+    from server.media.tags import read_audio_tags  # mutagen loads when first needed
     tags = read_audio_tags(path)
     if tags.synced_lyrics:
         return w.LyricDto(Metadata=w.LyricMetadata(Artist=tags.artist if hasattr(tags, "artist") else None,

@@ -14,14 +14,15 @@ import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from server.errors import BadRequestError, ReelroomError
 from server.media.languages import normalize_language, to_two_letter
 from server.metadata.providers.http import user_agent
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("reelroom.subtitles")
 NAME = "Open Subtitles"
@@ -88,6 +89,7 @@ class OpenSubtitlesProvider:
         return bool(s.get("Enabled")) and bool(str(s.get("ApiKey") or "").strip())
 
     def _http(self) -> httpx.AsyncClient:
+        import httpx  # loaded when first needed, not at start-up
         if self._client is None:
             self._client = httpx.AsyncClient(follow_redirects=True)
         return self._client
@@ -103,6 +105,7 @@ class OpenSubtitlesProvider:
         return f"{str(self._settings()['BaseUrl']).rstrip('/')}/api/v1/{path}"
 
     async def _request(self, method: str, path: str, *, token: str | None = None, **kwargs: Any) -> httpx.Response:
+        import httpx
         try:
             return await self._http().request(method, self._url(path), headers=self._headers(token),
                                               timeout=float(self._settings()["TimeoutSeconds"]), **kwargs)
@@ -199,6 +202,7 @@ class OpenSubtitlesProvider:
 
     async def download(self, subtitle_id: str) -> tuple[bytes, str, str]:
         """(content, format, three-letter language) of a search result's id."""
+        import httpx
         parts = subtitle_id.split("_")
         if len(parts) != 4 or parts[0] != PREFIX or not parts[3].isdigit():
             raise BadRequestError(f"{subtitle_id!r} is not an {NAME} subtitle id.")

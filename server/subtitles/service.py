@@ -26,14 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pysubs2
-
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.media import spawn
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    import pysubs2
+
     from server.library.catalog.query import ItemRow
 
 log = logging.getLogger("reelroom.subtitles")
@@ -162,6 +162,8 @@ class SubtitleService:
     # -- upload and delete -------------------------------------------------------------------------
 
     async def upload(self, row: ItemRow, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
+        import pysubs2
+
         fmt = (dto.Format or "").lower().lstrip(".")
         if fmt not in ("srt", "vtt", "ass", "ssa"):
             raise BadRequestError("Format must be srt, vtt, ass or ssa.")
@@ -281,6 +283,7 @@ def convert_text(text: str, fmt: str, start_ticks: int = 0, end_ticks: int | Non
                  copy_timestamps: bool = False, add_vtt_time_map: bool = False) -> str:
     """Subtitle text converted to ``fmt`` (srt, vtt, ass, ssa, or json: Jellyfin's track events),
     limited to the window and, unless ``copy_timestamps``, shifted so the window starts at 0."""
+    import pysubs2  # loaded when a subtitle is first converted, not at start-up
     try:
         subs = pysubs2.SSAFile.from_string(text)
     except (pysubs2.exceptions.Pysubs2Error, ValueError) as exc:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PIL import Image
 from sqlalchemy import delete, select
 
 from server.db.tables import Item, TrickplayInfo
@@ -192,6 +191,7 @@ class _Sheets:
 
 def _pack(frames: list[Path], folder: Path, cols: int, rows: int, quality: int) -> _Sheets:
     """Pack the frames row by row into sheets of cols x rows; returns the thumbnail height."""
+    from PIL import Image  # Pillow loads when tiles are first made
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.jpg"):
         old.unlink()

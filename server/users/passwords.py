@@ -93,3 +93,10 @@ async def verify_password_async(stored_hash: str | None, password: str, *, known
 async def warm_up() -> None:
     """Make the dummy hash before the first sign-in needs it."""
     await _run(_dummy)
+
+
+def warm_up_soon() -> None:
+    """Queue the dummy hash on the password pool and return at once: start-up does not wait the
+    few hundred milliseconds of argon2 for it. A sign-in that comes sooner queues behind it on the
+    same pool, so the first unknown name still costs what a known one does."""
+    _pool.submit(_dummy)

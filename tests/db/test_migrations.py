@@ -68,6 +68,33 @@ def test_every_head_is_applied_and_a_second_upgrade_is_a_no_op(database_url):
     engine.dispose()
 
 
+def test_script_heads_read_without_alembic_are_alembics_heads():
+    heads = set(ScriptDirectory.from_config(migrate.alembic_config("sqlite://")).get_heads())
+    assert migrate.script_heads() == heads
+
+
+def test_the_fast_check_knows_when_a_migration_is_due(database_url):
+    engine = create_engine(normalize_url(database_url))
+    assert not migrate.up_to_date(engine)  # no version table yet
+    migrate.upgrade(engine, database_url)
+    assert migrate.up_to_date(engine)
+    with engine.begin() as conn:  # one revision back: a migration is due again
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0008_postgres'")
+    assert not migrate.up_to_date(engine)
+    assert migrate.pending(engine, database_url)
+    engine.dispose()
+
+
+def test_scripts_that_do_not_read_plainly_leave_the_decision_to_alembic(tmp_path):
+    (tmp_path / "0001_a.py").write_text('revision = "a"\ndown_revision = None\n')
+    (tmp_path / "0002_b.py").write_text('revision: str = "b"\ndown_revision = ("a",)  # merge\n')
+    assert migrate.script_heads(tmp_path) == {"b"}
+    (tmp_path / "0003_c.py").write_text("revision = make_revision()\ndown_revision = 'b'\n")
+    assert migrate.script_heads(tmp_path) is None
+    (tmp_path / "0003_c.py").write_text("revision = 'c'\n")  # no down_revision line
+    assert migrate.script_heads(tmp_path) is None
+
+
 @pytest.mark.skipif(not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a PostgreSQL server")
 def test_postgres_holds_64_bit_ticks_and_has_the_trigram_indexes():
     from datetime import UTC, datetime

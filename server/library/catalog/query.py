@@ -843,6 +843,31 @@ def _adjacent(s: Session, q: ItemQuery) -> tuple[list[ItemRow], int]:
     return rows, len(rows)
 
 
+class PackedIds:
+    """An ordered list of 32-character ids held as one bytes object: 32 bytes an id instead of
+    about 90 for a str in a list, so a cached 100k-item ordering costs 3 MB, not 9. Slicing gives
+    a list of str, as slicing the list did."""
+
+    __slots__ = ("_data", "_count")
+    WIDTH = 32
+
+    def __init__(self, ids: list[str]) -> None:
+        self._data = "".join(ids).encode("ascii")
+        self._count = len(ids)
+
+    @classmethod
+    def fits(cls, ids: list[str]) -> bool:
+        return all(len(i) == cls.WIDTH and i.isascii() for i in ids)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: slice) -> list[str]:
+        start, stop, step = index.indices(self._count)
+        data, width = self._data, self.WIDTH
+        return [data[i * width:(i + 1) * width].decode("ascii") for i in range(start, stop, step)]
+
+
 class CountCache:
     """Totals (and, for deep paging, ordered id lists) of recent queries, valid while the
     database has not been written since (``Database.generation``): paging through a large
@@ -850,7 +875,7 @@ class CountCache:
 
     def __init__(self, size: int = 256, id_lists: int = 8) -> None:
         self._entries: OrderedDict[str, tuple[int, int]] = OrderedDict()
-        self._ids: OrderedDict[str, tuple[int, list[str]]] = OrderedDict()
+        self._ids: OrderedDict[str, tuple[int, list[str] | PackedIds]] = OrderedDict()
         self._size = size
         self._id_lists = id_lists
         self._lock = threading.Lock()
@@ -863,7 +888,7 @@ class CountCache:
     def ids_key(q: ItemQuery) -> str:
         return repr(replace(q, start_index=0, limit=None))
 
-    def get_ids(self, key: str, generation: int) -> list[str] | None:
+    def get_ids(self, key: str, generation: int) -> list[str] | PackedIds | None:
         with self._lock:
             found = self._ids.get(key)
             if found is None or found[0] != generation:
@@ -872,8 +897,9 @@ class CountCache:
             return found[1]
 
     def put_ids(self, key: str, generation: int, ordered: list[str]) -> None:
+        packed = PackedIds(ordered) if PackedIds.fits(ordered) else ordered
         with self._lock:
-            self._ids[key] = (generation, ordered)
+            self._ids[key] = (generation, packed)
             self._ids.move_to_end(key)
             while len(self._ids) > self._id_lists:
                 self._ids.popitem(last=False)

@@ -8,12 +8,13 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from server.metadata.providers.base import ProviderError, ProviderNotFoundError
 from server.version import PRODUCT, reelroom_version
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger("reelroom.metadata")
 
@@ -52,6 +53,7 @@ class ProviderHttp:
         self._client: httpx.AsyncClient | None = None
 
     def _get_client(self) -> httpx.AsyncClient:
+        import httpx  # loaded when first needed, not at start-up
         if self._client is None:
             self._client = httpx.AsyncClient(headers={"User-Agent": user_agent(), "Accept": "application/json"},
                                              follow_redirects=True)
@@ -61,6 +63,7 @@ class ProviderHttp:
                        headers: dict[str, str] | None = None) -> Any:
         """GET ``url`` and decode its JSON; every failure is a ProviderError (404 a
         ProviderNotFoundError) that names the service."""
+        import httpx
         client = self._get_client()
         try:
             if self.spacing is None:
@@ -93,6 +96,7 @@ class ProviderHttp:
 async def fetch_bytes(client: httpx.AsyncClient, url: str, *, max_bytes: int, timeout: float) -> tuple[bytes, str]:
     """Download ``url`` (at most ``max_bytes``): (content, content type). Raises ProviderError
     (ProviderNotFoundError for 404/410)."""
+    import httpx
     try:
         async with client.stream("GET", url, timeout=httpx.Timeout(timeout)) as response:
             if response.status_code in (404, 410):

@@ -1,0 +1,59 @@
+"""Start-up stays light: building the server (ServerContext and the ASGI app) imports none of the
+heavy libraries, and starting on an up-to-date database does not import Alembic. They load when
+first needed (probing, images, subtitles, tags, zeroconf, migrations).
+
+Each check runs in a fresh interpreter, so what this test process imported does not count."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+HEAVY = ["av", "PIL", "alembic", "pysubs2", "mutagen", "blurhash_rs", "zeroconf",
+         "httpx", "rich", "pygments"]
+
+BUILD = """
+import asyncio, json, sys
+from pathlib import Path
+from server.context import ServerContext, ServerOptions
+from server.app import create_app
+import server.runner, app.server_main  # the headless entry point's own imports
+
+async def main():
+    ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
+    create_app(ctx)
+    built = sorted(m for m in sys.modules)
+    if sys.argv[2] == "initialize":
+        await ctx.initialize()
+        assert ctx.startup.ready, ctx.startup.failed
+    started = sorted(m for m in sys.modules)
+    await ctx.close()
+    print(json.dumps({"built": built, "started": started}))
+
+asyncio.run(main())
+"""
+
+
+def _modules(data_dir: Path, phase: str) -> dict[str, set[str]]:
+    out = subprocess.run([sys.executable, "-c", BUILD, str(data_dir), phase], cwd=ROOT, capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return {key: {m.split(".")[0] for m in names} for key, names in result.items()}
+
+
+def test_building_the_server_imports_no_heavy_library(tmp_path):
+    loaded = _modules(tmp_path, "build")["built"]
+    assert sorted(set(HEAVY) & loaded) == []
+
+
+def test_starting_on_an_up_to_date_database_does_not_import_alembic(tmp_path):
+    first = _modules(tmp_path, "initialize")  # an empty data folder: the migration is due
+    assert "alembic" in first["started"]
+    again = _modules(tmp_path, "initialize")
+    assert "alembic" not in again["started"]
+    assert sorted(set(HEAVY) & again["built"]) == []
