@@ -28,11 +28,17 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from items_query import AUTH, GENRES, build, pct, sign_in, start, stop  # noqa: E402
+from _server import start_server as start  # noqa: E402
+from _server import stop_server as stop  # noqa: E402
+from items_query import AUTH, GENRES, build, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
-from server.library.catalog import ids  # noqa: E402
+
+try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
+    from server.library.catalog import ids  # noqa: E402
+except ImportError:
+    from server.library import ids  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 

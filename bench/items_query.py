@@ -7,9 +7,13 @@ seasons and episodes; user data on a tenth of the items), starts the server and 
     GET /Items?userId=..&parentId=<movies>&recursive=true&includeItemTypes=Movie
         &sortBy=SortName&limit=100&startIndex=<random>&fields=PrimaryImageAspectRatio,MediaSources
 
-for one client (sequential, keep-alive) and for 32 concurrent clients. It prints p50/p99 in ms.
+for one client (sequential, keep-alive) and for 32 concurrent clients (httpx, then `wrk` when it
+is installed: an httpx client on this 2-core machine saturates before the server does). It prints
+p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures another checkout
+(e.g. the commit before a change: `git worktree add /tmp/base <commit>`) on the same library in
+the same run and prints ratios.
 
-    python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page]
+    python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -38,8 +42,15 @@ sys.path.insert(0, str(ROOT))
 from server.db import migrate  # noqa: E402
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
-from server.library.catalog import ids  # noqa: E402
-from server.library.catalog.sorting import sort_name  # noqa: E402
+
+try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
+    from server.library.catalog import ids  # noqa: E402
+except ImportError:
+    from server.library import ids  # noqa: E402
+try:
+    from server.library.catalog.sorting import sort_name  # noqa: E402
+except ImportError:
+    from server.library.sorting import sort_name  # noqa: E402
 from server.paths import ServerPaths  # noqa: E402
 
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-{n}", Version="1.0"'
@@ -70,6 +81,10 @@ def images(i: int) -> str:
         {"Type": "Backdrop", "Path": f"/media/movies/m{i}/fanart.jpg", "Tag": f"{i + 7:032x}"[-32:],
          "Width": 1920, "Height": 1080, "BlurHash": "WHI#uc00?b_2M{%M00?b~q%MRjof"},
     ])
+
+
+EPISODE_IMAGES = json.dumps([{"Type": "Primary", "Path": "/media/shows/thumb.jpg", "Tag": "e" * 32, "Width": 1920,
+                              "Height": 1080}])
 
 
 def build(data_dir: Path, size: int) -> dict:
@@ -136,7 +151,10 @@ def build(data_dir: Path, size: int) -> dict:
                                  sort_name=f"{season:03d}-{ep:04d}-episode", index_number=ep,
                                  parent_index_number=season, series_id=sid, series_name=title, season_id=pid,
                                  season_name=f"Season {season}", container="mkv", run_time_ticks=2_400_000_000,
-                                 media_streams_json=streams(ep), width=1920, height=1080))
+                                 media_streams_json=streams(ep), width=1920, height=1080,
+                                 # a thumb of its own: without one the artwork task would spend the
+                                 # run spawning ffmpeg for frames of files that do not exist
+                                 images_json=EPISODE_IMAGES))
     admin_id = None
     with db.engine.begin() as conn:
         conn.execute(Library.__table__.insert(), [
@@ -183,11 +201,66 @@ def sign_in(url: str) -> tuple[str, str]:
         return r.json()["AccessToken"], r.json()["User"]["Id"]
 
 
+FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
+
+
 def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
     start_index = 0 if first_page else rnd.randrange(0, max(1, info["movie_count"] - 100))
     return {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
             "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
-            "fields": "PrimaryImageAspectRatio,MediaSources", "enableTotalRecordCount": "true"}
+            "fields": FIELDS, "enableTotalRecordCount": "true"}
+
+
+WRK_SCRIPT = """
+math.randomseed(os.time())
+local base = "%s"
+local top = %d
+request = function()
+  local path = base .. "&startIndex=" .. %s
+  return wrk.format("GET", path)
+end
+"""
+
+
+def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, seconds: int, first_page: bool,
+            pid: int) -> dict | None:
+    """``wrk`` (C, one thread per core is too many here: 1 thread) against GET /Items with random
+    pages: pages/s, latency percentiles and the server's CPU per page. None without wrk."""
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        return None
+    import re
+    import subprocess
+    import urllib.parse
+    p = params(info, user_id, random.Random(0), True)
+    p.pop("startIndex")
+    base = "/Items?" + urllib.parse.urlencode(p)
+    top = max(1, info["movie_count"] - 100)
+    start_expr = "0" if first_page else "math.random(0, top)"
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(WRK_SCRIPT % (base, top, start_expr))
+        script = f.name
+    try:
+        cpu0 = cpu_seconds(pid)
+        out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
+                              "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
+                              url], capture_output=True, text=True, timeout=seconds + 60).stdout
+        cpu = cpu_seconds(pid) - cpu0
+    finally:
+        os.unlink(script)
+
+    def ms(label: str) -> float:
+        m = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        if not m:
+            return float("nan")
+        return float(m.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[m.group(2)]
+
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = re.search(r"Socket errors: (.*)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": ms("50"),
+            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests),
+            "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -205,9 +278,10 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: bool) -> list[float]:
+def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: bool) -> tuple[list[float], int]:
     rnd = random.Random(7)
     out = []
+    size = 0
     headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"'}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as c:
         for _ in range(20):  # warm-up
@@ -219,7 +293,8 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
             out.append((time.perf_counter() - t0) * 1000)
             r.raise_for_status()
             assert len(r.json()["Items"]) == 100
-    return out
+            size = len(r.content)
+    return out, size
 
 
 async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, clients: int,
@@ -244,15 +319,52 @@ async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, cli
     return out, len(out) / elapsed
 
 
+def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
+    """One server (from the checkout ``root``) on the built library: 1 client, N clients (httpx),
+    then wrk (if installed)."""
+    proc, url = start_server(data, root=root)
+    try:
+        token, user_id = sign_in(url)
+        cpu0 = cpu_seconds(proc.pid)
+        one, size = single(url, token, info, user_id, args.requests, args.first_page)
+        cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
+        many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
+                                           args.clients, args.first_page))
+        wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
+            if args.wrk_seconds else None
+    finally:
+        stop_server(proc)
+    return {"p50": statistics.median(one), "p99": pct(one, 99), "cpu": cpu_per_request, "bytes": size,
+            "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk}
+
+
+def report(label: str, r: dict, clients: int) -> str:
+    line = (f"  {label:<9} 1 client p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, server CPU {r['cpu']:.2f} ms/page, "
+            f"{r['bytes'] / 1024:.0f} KB/page | httpx {clients} clients p50 {r['many_p50']:.0f} ms, "
+            f"p99 {r['many_p99']:.0f} ms, {r['many_rps']:.0f} pages/s")
+    if r["wrk"]:
+        w = r["wrk"]
+        line += (f" | wrk {clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.1f} ms, p99 {w['p99']:.1f} ms, "
+                 f"server CPU {w['cpu_ms']:.2f} ms/page, errors: {w['errors']}")
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--first-page", action="store_true", help="always startIndex=0 (else random pages)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout (e.g. `git worktree add /tmp/base main`) measured on the same "
+                             "library in the same run, for ratios")
+    parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
     args = parser.parse_args()
-    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields=PrimaryImageAspectRatio,MediaSources, "
-          f"user data, {'first page' if args.first_page else 'random startIndex'}")
+    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
+          f"user data, {'first page' if args.first_page else 'random startIndex'}; "
+          f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
+          f"1 client p50 <= 4 ms, p99 <= 12 ms")
+    runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
     for size in (int(x) for x in args.sizes.split(",")):
         data = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
         try:
@@ -263,20 +375,19 @@ def main() -> None:
             token, user_id = sign_in(url)
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
-            proc, url = start_server(data)
-            try:
-                token, user_id = sign_in(url)
-                cpu0 = cpu_seconds(proc.pid)
-                one = single(url, token, info, user_id, args.requests, args.first_page)
-                cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
-                many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
-                                                   args.clients, args.first_page))
-            finally:
-                stop_server(proc)
-            print(f"{info['items']:>7} items (built in {built:.1f} s): 1 client p50 {statistics.median(one):.1f} ms, "
-                  f"p99 {pct(one, 99):.1f} ms | {args.clients} clients p50 {statistics.median(many):.1f} ms, "
-                  f"p99 {pct(many, 99):.1f} ms, {rps:.0f} req/s | server CPU {cpu_per_request:.1f} ms/request, "
-                  f"load average {os.getloadavg()[0]:.1f}")
+            print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
+            results = {}
+            for label, root in runs:
+                results[label] = measure(root, data, info, args)
+                print(report(label, results[label], args.clients), flush=True)
+            if "baseline" in results:
+                b, t = results["baseline"], results["this"]
+                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
+                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+                if b["wrk"] and t["wrk"]:
+                    ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
+                               f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
+                print(ratios)
         finally:
             shutil.rmtree(data, ignore_errors=True)
 

@@ -55,7 +55,7 @@ from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.playback import settings as playback_settings
-from server.playback.hls_service import TranscodeService
+from server.playback.hls_service import SETTINGS_SECTIONS, TranscodeService
 from server.playback.service import PlaybackInfoService, PlaybackReports
 from server.playback.streams import StreamService
 from server.playback.versions import VersionService
@@ -237,7 +237,8 @@ class ServerContext:
         self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
         self.plugins.on_change(self._plugins_changed)
         self.config.add_listener(self.lan.config_saved)  # AutoDiscovery switches the LAN services live
-        self.config.add_listener(self.transcodes.config_saved)  # encoding/transcoding reach running jobs
+        for key in SETTINGS_SECTIONS:  # encoding/transcoding saves reach the transcoder's running jobs
+            self.config.on_change(key, self.transcodes.section_saved)
         self.scanner.add_listener(self.artwork.after_scan)  # a scan that changed something: new art
         if self.planner_stats.enabled:
             self.events.add_listener(self.planner_stats.on_event)

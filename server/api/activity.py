@@ -7,20 +7,21 @@ from datetime import datetime
 from litestar import Request
 
 from server.api.base import operation, require_user
+from server.api.params import Paging
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.wire import models as w
 
 
 @operation("GetLogEntries")
-async def get_log_entries(ctx: ServerContext, startIndex: int | None = None, limit: int | None = None,
-                          minDate: datetime | None = None, hasUserId: bool | None = None
-                          ) -> w.ActivityLogEntryQueryResult:
-    rows, total = await ctx.activity.query(max(startIndex or 0, 0), limit, minDate, hasUserId)
+async def get_log_entries(ctx: ServerContext, page: Paging, minDate: datetime | None = None,
+                          hasUserId: bool | None = None) -> w.ActivityLogEntryQueryResult:
+    start, limit = page.clamped()
+    rows, total = await ctx.activity.query(start, limit, minDate, hasUserId)
     items = [w.ActivityLogEntry(Id=r.id, Name=r.name, Overview=r.overview, ShortOverview=r.short_overview,
                                 Type=r.type, ItemId=r.item_id, Date=r.date, UserId=r.user_id or "0" * 32,
                                 Severity=r.severity) for r in rows]
-    return w.ActivityLogEntryQueryResult(Items=items, TotalRecordCount=total, StartIndex=startIndex or 0)
+    return w.ActivityLogEntryQueryResult(Items=items, TotalRecordCount=total, StartIndex=page.startIndex or 0)
 
 
 @operation("LogFile")

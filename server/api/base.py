@@ -3,6 +3,9 @@
     @operation("GetPublicSystemInfo")
     async def get_public_system_info(ctx: ServerContext) -> w.PublicSystemInfo: ...
 
+Shared parameter lists (image options, DTO options, paging, stream options) are declared as one
+parameter typed with their group (server/api/params.py), which ``operation`` expands.
+
 ``operation`` takes the method, path, tag and success status from the spec's operation table,
 so a handler cannot drift from the contract, and ``grep -r '"GetPublicSystemInfo"' server/api``
 finds the code behind any operation. Authorization is not declared per handler: the guard
@@ -11,6 +14,7 @@ below reads the operation's security scopes from the same table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Request, delete, get, head, patch, post, put
@@ -18,6 +22,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.handlers.http_handlers import HTTPRouteHandler
 
+from server.api.params import expand_groups
 from server.auth.header import identify
 from server.auth.policy import check_access
 from server.auth.service import AuthInfo
@@ -39,7 +44,7 @@ def litestar_path(op: Operation) -> str:
     return path
 
 
-def operation(operation_id: str, **kwargs: Any) -> HTTPRouteHandler:
+def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
     """The Litestar route decorator for a spec operation."""
     op = BY_ID[operation_id]
     decorator = _DECORATORS[op.method]
@@ -54,13 +59,24 @@ def operation(operation_id: str, **kwargs: Any) -> HTTPRouteHandler:
     if op.success_media == "application/json":
         options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
-    return decorator(litestar_path(op), **options)
+    route = decorator(litestar_path(op), **options)
+
+    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
+        return route(expand_groups(fn, op.params))
+
+    return register
 
 
-def reelroom_route(method: str, path: str, *, auth: str = "none", **kwargs: Any) -> HTTPRouteHandler:
+def reelroom_route(method: str, path: str, *, auth: str = "none",
+                   **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
     """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
     ``auth`` is "none", "user" or "admin"."""
-    return _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
+    route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
+
+    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
+        return route(expand_groups(fn, None))
+
+    return register
 
 
 def _client_ip(connection: ASGIConnection) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guids
+from server.api.params import guids
 from server.context import ServerContext
 from server.guid import parse_guid
 from server.wire import models as w

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guid_or_none
+from server.api.params import guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.catalog import ids

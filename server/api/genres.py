@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guid_or_none, name_listing
+from server.api.items import name_listing
+from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.catalog.by_name import MUSIC_TYPES
@@ -13,28 +14,15 @@ _MUSIC_DEFAULT = ("Audio", "MusicAlbum")
 
 
 @operation("GetGenres")
-async def get_genres(ctx: ServerContext, auth: AuthInfo | None, startIndex: int | None = None,
-                     limit: int | None = None, searchTerm: str | None = None, parentId: str | None = None,
-                     fields: list[str] | None = None, excludeItemTypes: list[str] | None = None,
-                     includeItemTypes: list[str] | None = None, isFavorite: bool | None = None,
-                     imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-                     userId: str | None = None, nameStartsWithOrGreater: str | None = None,
-                     nameStartsWith: str | None = None, nameLessThan: str | None = None,
-                     sortBy: list[str] | None = None, sortOrder: list[str] | None = None,
-                     enableImages: bool | None = None,
-                     enableTotalRecordCount: bool | None = None) -> w.BaseItemDtoQueryResult:
+async def get_genres(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, names: NameFilters,
+                     userId: str | None = None, sortBy: list[str] | None = None) -> w.BaseItemDtoQueryResult:
     # Under a music library (or for music types) genres are music genres, as in Jellyfin.
-    parent = guid_or_none(parentId, "parentId")
-    music = bool(includeItemTypes) and all(t in MUSIC_TYPES for t in includeItemTypes or ())
+    parent = guid_or_none(names.parentId, "parentId")
+    music = bool(names.includeItemTypes) and all(t in MUSIC_TYPES for t in names.includeItemTypes or ())
     if parent and not music:
         music = await ctx.items.collection_type_of(parent) == "music"
-    return await name_listing(
-        ctx, auth, "MusicGenre" if music else "Genre", userId=userId, startIndex=startIndex, limit=limit,
-        searchTerm=searchTerm, parentId=parentId, fields=fields, excludeItemTypes=excludeItemTypes,
-        includeItemTypes=includeItemTypes, isFavorite=isFavorite, imageTypeLimit=imageTypeLimit,
-        enableImageTypes=enableImageTypes, nameStartsWithOrGreater=nameStartsWithOrGreater,
-        nameStartsWith=nameStartsWith, nameLessThan=nameLessThan, sortOrder=sortOrder, enableImages=enableImages,
-        enableTotalRecordCount=enableTotalRecordCount, excluded_types=() if music else ("Audio", "MusicAlbum"))
+    return await name_listing(ctx, auth, "MusicGenre" if music else "Genre", dto, page, names, userId=userId,
+                              excluded_types=() if music else ("Audio", "MusicAlbum"))
 
 
 @operation("GetGenre")
@@ -45,23 +33,11 @@ async def get_genre(ctx: ServerContext, auth: AuthInfo | None, genreName: str,
 
 
 @operation("GetMusicGenres")
-async def get_music_genres(ctx: ServerContext, auth: AuthInfo | None, startIndex: int | None = None,
-                           limit: int | None = None, searchTerm: str | None = None, parentId: str | None = None,
-                           fields: list[str] | None = None, excludeItemTypes: list[str] | None = None,
-                           includeItemTypes: list[str] | None = None, isFavorite: bool | None = None,
-                           imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-                           userId: str | None = None, nameStartsWithOrGreater: str | None = None,
-                           nameStartsWith: str | None = None, nameLessThan: str | None = None,
-                           sortBy: list[str] | None = None, sortOrder: list[str] | None = None,
-                           enableImages: bool | None = None,
-                           enableTotalRecordCount: bool | None = None) -> w.BaseItemDtoQueryResult:
-    return await name_listing(
-        ctx, auth, "MusicGenre", userId=userId, startIndex=startIndex, limit=limit, searchTerm=searchTerm,
-        parentId=parentId, fields=fields, excludeItemTypes=excludeItemTypes, includeItemTypes=includeItemTypes,
-        isFavorite=isFavorite, imageTypeLimit=imageTypeLimit, enableImageTypes=enableImageTypes,
-        nameStartsWithOrGreater=nameStartsWithOrGreater, nameStartsWith=nameStartsWith, nameLessThan=nameLessThan,
-        sortOrder=sortOrder, enableImages=enableImages, enableTotalRecordCount=enableTotalRecordCount,
-        default_types=_MUSIC_DEFAULT)
+async def get_music_genres(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
+                           names: NameFilters, userId: str | None = None,
+                           sortBy: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+    return await name_listing(ctx, auth, "MusicGenre", dto, page, names, userId=userId,
+                              default_types=_MUSIC_DEFAULT)
 
 
 @operation("GetMusicGenre")

@@ -13,6 +13,7 @@ from typing import Any
 from litestar import Request, Response
 
 from server.api.base import operation
+from server.api.params import StreamOptions
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.playback.hls_playlists import HLS_PLAYLIST_MEDIA_TYPE
@@ -27,22 +28,28 @@ def _raw(request: Request) -> list[tuple[str, str]]:
     return [(k, str(v)) for k, v in request.query_params.multi_items()]
 
 
-def _query(request: Request, auth: AuthInfo | None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-    """The query as lower-cased names -> first value, and the raw pairs."""
+def _query(request: Request, auth: AuthInfo | None,
+           stream: StreamOptions | None = None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The stream parameters as lower-cased names -> value (from ``stream``, else from the query
+    string: first values), and the raw pairs."""
     raw = _raw(request)
     q: dict[str, Any] = {}
-    for key, value in raw:
-        name = key.lower()
-        if name in q:
-            continue
-        q[name] = value.lower() != "false" if name in _BOOL_KEYS else value
+    if stream is not None:
+        q = {name.lower(): value for name, value in stream.given().items()}
+    else:
+        for key, value in raw:
+            name = key.lower()
+            if name in q:
+                continue
+            q[name] = value.lower() != "false" if name in _BOOL_KEYS else value
     if not q.get("deviceid") and auth is not None:
         q["deviceid"] = auth.device_id
     return q, raw
 
 
-def _params(request: Request, auth: AuthInfo | None) -> tuple[HlsParams, list[tuple[str, str]]]:
-    q, raw = _query(request, auth)
+def _params(request: Request, auth: AuthInfo | None,
+            stream: StreamOptions) -> tuple[HlsParams, list[tuple[str, str]]]:
+    q, raw = _query(request, auth, stream)
     return HlsParams.from_query(q, dict(raw)), raw
 
 
@@ -56,30 +63,30 @@ def _segment_reply(segment: Segment, headers: dict[str, str] | None = None) -> R
 
 
 async def _master(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, audio_only: bool,
-                  head: bool) -> Response:
+                  head: bool, stream: StreamOptions) -> Response:
     if not audio_only:
         row = await ctx.items.row(item_id, await ctx.items.viewer(auth, None))
         if row.type == "TvChannel":  # a channel's only variant is its live playlist
             query = request.url.query
             return _playlist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=8000000\n"
                              f"live.m3u8{'?' + query if query else ''}\n", head)
-    params, raw = _params(request, auth)
+    params, raw = _params(request, auth, stream)
     text = await ctx.transcodes.master_playlist(item_id, params, query_without(raw, *_SEGMENT_ONLY),
                                                 audio_only=audio_only)
     return _playlist(text, head)
 
 
 async def _main(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str,
-                audio_only: bool) -> Response:
-    params, raw = _params(request, auth)
+                audio_only: bool, stream: StreamOptions) -> Response:
+    params, raw = _params(request, auth, stream)
     text = await ctx.transcodes.main_playlist(item_id, params, query_without(raw, *_SEGMENT_ONLY),
                                               audio_only=audio_only)
     return _playlist(text)
 
 
 async def _segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, item_id: str, segment_id: int,
-                   container: str, audio_only: bool) -> Response:
-    params, _raw_q = _params(request, auth)
+                   container: str, audio_only: bool, stream: StreamOptions) -> Response:
+    params, _raw_q = _params(request, auth, stream)
     segment = await ctx.transcodes.segment_for(item_id, params, segment_id, container, audio_only=audio_only)
     return _segment_reply(segment, {"Cache-Control": "no-cache"})
 
@@ -89,54 +96,56 @@ async def _segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, 
 
 @operation("GetMasterHlsVideoPlaylist")
 async def get_master_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                        itemId: str) -> Response:
-    return await _master(ctx, request, auth, itemId, False, head=False)
+                                        itemId: str, stream: StreamOptions) -> Response:
+    return await _master(ctx, request, auth, itemId, False, head=False, stream=stream)
 
 
 @operation("HeadMasterHlsVideoPlaylist")
 async def head_master_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response[None]:
-    return await _master(ctx, request, auth, itemId, False, head=True)
+                                         itemId: str, stream: StreamOptions) -> Response[None]:
+    return await _master(ctx, request, auth, itemId, False, head=True, stream=stream)
 
 
 @operation("GetMasterHlsAudioPlaylist")
 async def get_master_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                        itemId: str) -> Response:
-    return await _master(ctx, request, auth, itemId, True, head=False)
+                                        itemId: str, stream: StreamOptions) -> Response:
+    return await _master(ctx, request, auth, itemId, True, head=False, stream=stream)
 
 
 @operation("HeadMasterHlsAudioPlaylist")
 async def head_master_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response[None]:
-    return await _master(ctx, request, auth, itemId, True, head=True)
+                                         itemId: str, stream: StreamOptions) -> Response[None]:
+    return await _master(ctx, request, auth, itemId, True, head=True, stream=stream)
 
 
 @operation("GetVariantHlsVideoPlaylist")
 async def get_variant_hls_video_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response:
-    return await _main(ctx, request, auth, itemId, False)
+                                         itemId: str, stream: StreamOptions) -> Response:
+    return await _main(ctx, request, auth, itemId, False, stream=stream)
 
 
 @operation("GetVariantHlsAudioPlaylist")
 async def get_variant_hls_audio_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None,
-                                         itemId: str) -> Response:
-    return await _main(ctx, request, auth, itemId, True)
+                                         itemId: str, stream: StreamOptions) -> Response:
+    return await _main(ctx, request, auth, itemId, True, stream=stream)
 
 
 @operation("GetLiveHlsStream")
-async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str) -> Response:
+async def get_live_hls_stream(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
+                              stream: StreamOptions) -> Response:
     viewer = await ctx.items.viewer(auth, None)
     row = await ctx.items.row(itemId, viewer)
     if row.type == "TvChannel":
-        return await _live_channel_playlist(ctx, request, auth, row)
+        return await _live_channel_playlist(ctx, request, auth, row, stream)
     # Library items have a known runtime, so the "live" playlist is the full VOD list.
-    return await _main(ctx, request, auth, itemId, False)
+    return await _main(ctx, request, auth, itemId, False, stream)
 
 
-async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row) -> Response:
+async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: AuthInfo | None, row,
+                                 options: StreamOptions) -> Response:
     """A channel's sliding-window playlist (server/livetv/live.py); segments are served by the
     legacy segment route under the encoder's id."""
-    q, _ = _query(request, auth)
+    q, _ = _query(request, auth, options)
     channel = await ctx.livetv.channel(row.id)
     text = await ctx.live_streams.channel_playlist(channel, q.get("livestreamid"), q.get("videocodec"),
                                                    q.get("audiocodec"))
@@ -145,14 +154,16 @@ async def _live_channel_playlist(ctx: ServerContext, request: Request, auth: Aut
 
 @operation("GetHlsVideoSegment")
 async def get_hls_video_segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
-                                playlistId: str, segmentId: int, container: str) -> Response:
-    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=False)
+                                playlistId: str, segmentId: int, container: str,
+                                stream: StreamOptions) -> Response:
+    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=False, stream=stream)
 
 
 @operation("GetHlsAudioSegment")
 async def get_hls_audio_segment(ctx: ServerContext, request: Request, auth: AuthInfo | None, itemId: str,
-                                playlistId: str, segmentId: int, container: str) -> Response:
-    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=True)
+                                playlistId: str, segmentId: int, container: str,
+                                stream: StreamOptions) -> Response:
+    return await _segment(ctx, request, auth, itemId, segmentId, container, audio_only=True, stream=stream)
 
 
 # -- HlsSegment (legacy) ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from litestar.response import File
 from litestar.response.base import ASGIResponse
 
 from server.api.base import operation, require_user
+from server.api.params import ImageOptions
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import NotFoundError
@@ -44,13 +45,13 @@ def _item_id(value: str) -> str:
     return item_id
 
 
-async def _reply(ctx: ServerContext, request: Request, target: Target, imageType: str, imageIndex: int | None,
-                 tag: str | None, format: str | None, options: dict[str, Any]) -> ImageResponse:
+async def _reply(ctx: ServerContext, request: Request, target: Target, imageType: str,
+                 image: ImageOptions) -> ImageResponse:
     image_type = image_type_of(imageType)
     reply = await ctx.images.serve(
-        target, image_type, imageIndex, tag=tag, fmt=format, accept=request.headers.get("accept"),
-        if_none_match=request.headers.get("if-none-match"), head=request.method == "HEAD", options=options,
-        if_modified_since=request.headers.get("if-modified-since"))
+        target, image_type, image.imageIndex, tag=image.tag, fmt=image.format, accept=request.headers.get("accept"),
+        if_none_match=request.headers.get("if-none-match"), head=request.method == "HEAD",
+        options=image.render_options(), if_modified_since=request.headers.get("if-modified-since"))
     return ImageResponse(reply)
 
 
@@ -63,10 +64,6 @@ def _user_param(request: Request, userId: str | None) -> str | None:
     if user_id is None:
         raise NotFoundError(f"User {value!r} not found.")
     return user_id
-
-
-def _options(**values: Any) -> dict[str, Any]:
-    return values
 
 
 @operation("GetItemImageInfos")
@@ -116,420 +113,188 @@ async def delete_user_image(ctx: ServerContext, request: Request, auth: AuthInfo
 
 
 @operation("GetItemImage")
-async def get_item_image(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_item_image(ctx: ServerContext, request: Request,
+                         itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetItemImageByIndex")
-async def get_item_image_by_index(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_item_image_by_index(ctx: ServerContext, request: Request,
+                                  itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetItemImage2")
-async def get_item_image_2(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int, tag: str,
-        format: str, maxWidth: int, maxHeight: int, percentPlayed: float, unplayedCount: int,
-        width: int | None = None, height: int | None = None, quality: int | None = None,
-        fillWidth: int | None = None, fillHeight: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
+async def get_item_image_2(ctx: ServerContext, request: Request,
+                           itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetPersonImage")
-async def get_persons_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_persons_image(ctx: ServerContext, request: Request,
+                            name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetPersonImageByIndex")
-async def get_persons_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_persons_image_by_index(ctx: ServerContext, request: Request,
+                                     name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetGenreImage")
-async def get_genres_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_genres_image(ctx: ServerContext, request: Request,
+                           name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetGenreImageByIndex")
-async def get_genres_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_genres_image_by_index(ctx: ServerContext, request: Request,
+                                    name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetMusicGenreImage")
-async def get_music_genres_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_music_genres_image(ctx: ServerContext, request: Request,
+                                 name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetMusicGenreImageByIndex")
-async def get_music_genres_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_music_genres_image_by_index(ctx: ServerContext, request: Request,
+                                          name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetStudioImage")
-async def get_studios_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_studios_image(ctx: ServerContext, request: Request,
+                            name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetStudioImageByIndex")
-async def get_studios_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_studios_image_by_index(ctx: ServerContext, request: Request,
+                                     name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetArtistImage")
-async def get_artist_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def get_artist_image(ctx: ServerContext, request: Request,
+                           name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicArtist", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("GetUserImage")
-async def get_user_image(
-        ctx: ServerContext, request: Request, auth: AuthInfo | None, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, userId: str | None = None,
-        tag: str | None = None, format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def get_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None, image: ImageOptions,
+                         userId: str | None = None) -> ImageResponse:
     user_id = normalize_guid(userId) if userId else (auth.user_id if auth else None)
     if user_id is None:
         raise NotFoundError("userId names no user.")
     target = await ctx.images.user_target(user_id)
-    return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, "Primary", image)
 
 
 @operation("HeadItemImage")
-async def head_item_image(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_item_image(ctx: ServerContext, request: Request,
+                          itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadItemImageByIndex")
-async def head_item_image_by_index(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_item_image_by_index(ctx: ServerContext, request: Request,
+                                   itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadItemImage2")
-async def head_item_image_2(
-        ctx: ServerContext, request: Request, itemId: str, imageType: str, imageIndex: int, tag: str,
-        format: str, maxWidth: int, maxHeight: int, percentPlayed: float, unplayedCount: int,
-        width: int | None = None, height: int | None = None, quality: int | None = None,
-        fillWidth: int | None = None, fillHeight: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None) -> ImageResponse:
+async def head_item_image_2(ctx: ServerContext, request: Request,
+                            itemId: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.item_target(_item_id(itemId))
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadPersonImage")
-async def head_persons_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_persons_image(ctx: ServerContext, request: Request,
+                             name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadPersonImageByIndex")
-async def head_persons_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_persons_image_by_index(ctx: ServerContext, request: Request,
+                                      name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Person", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadGenreImage")
-async def head_genres_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_genres_image(ctx: ServerContext, request: Request,
+                            name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadGenreImageByIndex")
-async def head_genres_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_genres_image_by_index(ctx: ServerContext, request: Request,
+                                     name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Genre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadMusicGenreImage")
-async def head_music_genres_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_music_genres_image(ctx: ServerContext, request: Request,
+                                  name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadMusicGenreImageByIndex")
-async def head_music_genres_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_music_genres_image_by_index(ctx: ServerContext, request: Request,
+                                           name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicGenre", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadStudioImage")
-async def head_studios_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, tag: str | None = None,
-        format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_studios_image(ctx: ServerContext, request: Request,
+                             name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadStudioImageByIndex")
-async def head_studios_image_by_index(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_studios_image_by_index(ctx: ServerContext, request: Request,
+                                      name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("Studio", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadArtistImage")
-async def head_artist_image(
-        ctx: ServerContext, request: Request, name: str, imageType: str, imageIndex: int,
-        maxWidth: int | None = None, maxHeight: int | None = None, width: int | None = None,
-        height: int | None = None, quality: int | None = None, fillWidth: int | None = None,
-        fillHeight: int | None = None, percentPlayed: float | None = None, unplayedCount: int | None = None,
-        blur: int | None = None, backgroundColor: str | None = None, foregroundLayer: str | None = None,
-        tag: str | None = None, format: str | None = None) -> ImageResponse:
+async def head_artist_image(ctx: ServerContext, request: Request,
+                            name: str, imageType: str, image: ImageOptions) -> ImageResponse:
     target = await ctx.images.name_target("MusicArtist", name)
-    return await _reply(ctx, request, target, imageType, imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, imageType, image)
 
 
 @operation("HeadUserImage")
-async def head_user_image(
-        ctx: ServerContext, request: Request, auth: AuthInfo | None, maxWidth: int | None = None,
-        maxHeight: int | None = None, width: int | None = None, height: int | None = None,
-        quality: int | None = None, fillWidth: int | None = None, fillHeight: int | None = None,
-        percentPlayed: float | None = None, unplayedCount: int | None = None, blur: int | None = None,
-        backgroundColor: str | None = None, foregroundLayer: str | None = None, userId: str | None = None,
-        tag: str | None = None, format: str | None = None, imageIndex: int | None = None) -> ImageResponse:
+async def head_user_image(ctx: ServerContext, request: Request, auth: AuthInfo | None, image: ImageOptions,
+                         userId: str | None = None) -> ImageResponse:
     user_id = normalize_guid(userId) if userId else (auth.user_id if auth else None)
     if user_id is None:
         raise NotFoundError("userId names no user.")
     target = await ctx.images.user_target(user_id)
-    return await _reply(ctx, request, target, "Primary", imageIndex, tag, format,
-                        _options(maxWidth=maxWidth, maxHeight=maxHeight, width=width, height=height,
-                                 quality=quality, fillWidth=fillWidth, fillHeight=fillHeight,
-                                 percentPlayed=percentPlayed, unplayedCount=unplayedCount, blur=blur,
-                                 backgroundColor=backgroundColor, foregroundLayer=foregroundLayer))
+    return await _reply(ctx, request, target, "Primary", image)

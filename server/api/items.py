@@ -5,55 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 
 from server.api.base import operation
+from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
-from server.guid import normalize_guid
 from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
 
-def guids(values: list[str] | None, what: str) -> list[str]:
-    """32-hex ids from an array parameter (empty entries ignored); 400 on a malformed id."""
-    out = []
-    for value in values or ():
-        if not value or not value.strip():
-            continue
-        guid = normalize_guid(value)
-        if guid is None:
-            raise BadRequestError(f"{what} contains an invalid id: {value!r}")
-        out.append(guid)
-    return out
-
-
-def guid_or_none(value: str | None, what: str) -> str | None:
-    if value is None or not value.strip():
-        return None
-    guid = normalize_guid(value)
-    if guid is None:
-        raise BadRequestError(f"{what} is not a valid id: {value!r}")
-    return guid
-
-
-def split_names(values: list[str] | None) -> list[str]:
-    """Name lists arrive comma-split by the wire layer; Jellyfin also splits on '|'."""
-    out: list[str] = []
-    for value in values or ():
-        out.extend(part.strip() for part in value.split("|") if part.strip())
-    return out
-
-
-def paging(startIndex: int | None, limit: int | None) -> tuple[int, int | None]:
-    if startIndex is not None and startIndex < 0:
-        raise BadRequestError("startIndex must not be negative.")
-    if limit is not None and limit < 0:
-        raise BadRequestError("limit must not be negative.")
-    return startIndex or 0, limit
-
-
 @operation("GetItems")
 async def get_items(
-    ctx: ServerContext, auth: AuthInfo | None,
+    ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
     userId: str | None = None, maxOfficialRating: str | None = None, hasThemeSong: bool | None = None,
     hasThemeVideo: bool | None = None, hasSubtitles: bool | None = None, hasSpecialFeature: bool | None = None,
     hasTrailer: bool | None = None, adjacentTo: str | None = None, indexNumber: int | None = None,
@@ -66,14 +28,13 @@ async def get_items(
     hasOverview: bool | None = None, hasImdbId: bool | None = None, hasTmdbId: bool | None = None,
     hasTvdbId: bool | None = None, isMovie: bool | None = None, isSeries: bool | None = None,
     isNews: bool | None = None, isKids: bool | None = None, isSports: bool | None = None,
-    excludeItemIds: list[str] | None = None, startIndex: int | None = None, limit: int | None = None,
+    excludeItemIds: list[str] | None = None,
     recursive: bool | None = None, searchTerm: str | None = None, sortOrder: list[str] | None = None,
-    parentId: str | None = None, fields: list[str] | None = None, excludeItemTypes: list[str] | None = None,
+    parentId: str | None = None, excludeItemTypes: list[str] | None = None,
     includeItemTypes: list[str] | None = None, filters: list[str] | None = None, isFavorite: bool | None = None,
     mediaTypes: list[str] | None = None, imageTypes: list[str] | None = None, sortBy: list[str] | None = None,
     isPlayed: bool | None = None, genres: list[str] | None = None, officialRatings: list[str] | None = None,
-    tags: list[str] | None = None, years: list[int] | None = None, enableUserData: bool | None = None,
-    imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None, person: str | None = None,
+    tags: list[str] | None = None, years: list[int] | None = None, person: str | None = None,
     personIds: list[str] | None = None, personTypes: list[str] | None = None, studios: list[str] | None = None,
     artists: list[str] | None = None, excludeArtistIds: list[str] | None = None,
     artistIds: list[str] | None = None, albumArtistIds: list[str] | None = None,
@@ -85,10 +46,9 @@ async def get_items(
     is3D: bool | None = None, seriesStatus: list[str] | None = None, nameStartsWithOrGreater: str | None = None,
     nameStartsWith: str | None = None, nameLessThan: str | None = None, studioIds: list[str] | None = None,
     genreIds: list[str] | None = None, enableTotalRecordCount: bool | None = None,
-    enableImages: bool | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
+    start, limit = page.bounds()
     q = ItemQuery(
         parent_id=guid_or_none(parentId, "parentId"), recursive=bool(recursive),
         include_types=list(includeItemTypes or ()), exclude_types=list(excludeItemTypes or ()),
@@ -123,9 +83,7 @@ async def get_items(
     if hasSpecialFeature is not None:
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
-    return await ctx.items.query(q, opts)
+    return await ctx.items.query(q, dto.options(ctx.items, viewer))
 
 
 @operation("GetItemUserData")
@@ -170,17 +128,14 @@ async def update_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemI
 
 
 @operation("GetResumeItems")
-async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
-                           startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
-                           parentId: str | None = None, fields: list[str] | None = None,
-                           mediaTypes: list[str] | None = None, enableUserData: bool | None = None,
-                           imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-                           excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
-                           enableTotalRecordCount: bool | None = None, enableImages: bool | None = None,
+async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
+                           userId: str | None = None, searchTerm: str | None = None, parentId: str | None = None,
+                           mediaTypes: list[str] | None = None, excludeItemTypes: list[str] | None = None,
+                           includeItemTypes: list[str] | None = None, enableTotalRecordCount: bool | None = None,
                            excludeActiveSessions: bool | None = None) -> w.BaseItemDtoQueryResult:
     """Partly played items (videos and audiobooks by default), last played first."""
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
+    start, limit = page.bounds()
     if viewer.user is None:
         return w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=start)
     q = ItemQuery(parent_id=guid_or_none(parentId, "parentId"), recursive=True, search_term=searchTerm,
@@ -193,37 +148,30 @@ async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, userId: st
         q.include_types = []
         q.resume_audiobooks = True
     ctx.items.scoped(q, viewer)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
-    return await ctx.items.query(q, opts)
+    return await ctx.items.query(q, dto.options(ctx.items, viewer))
 
 
-async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, *, userId: str | None = None,
-                       startIndex: int | None = None, limit: int | None = None, searchTerm: str | None = None,
-                       parentId: str | None = None, fields: list[str] | None = None,
-                       excludeItemTypes: list[str] | None = None, includeItemTypes: list[str] | None = None,
-                       isFavorite: bool | None = None, enableUserData: bool | None = None,
-                       imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-                       nameStartsWithOrGreater: str | None = None, nameStartsWith: str | None = None,
-                       nameLessThan: str | None = None, sortOrder: list[str] | None = None,
-                       enableImages: bool | None = None, enableTotalRecordCount: bool | None = None,
+async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, dto: DtoOptions, page: Paging,
+                       names: NameFilters, *, userId: str | None = None, isFavorite: bool | None = None,
                        scope: ItemQuery | None = None, default_types: tuple[str, ...] = (),
                        excluded_types: tuple[str, ...] = ()) -> w.BaseItemDtoQueryResult:
-    """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years)."""
+    """The shared body of the by-name listings (Genres, MusicGenres, Studios, Artists, Years).
+    ``isFavorite`` overrides the one in ``names`` when given."""
     from server.library.catalog.by_name import NameQuery
 
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
+    start, limit = page.bounds()
     q = scope or ItemQuery()
-    q.parent_id = guid_or_none(parentId, "parentId")
+    q.parent_id = guid_or_none(names.parentId, "parentId")
     q.recursive = True
-    q.include_types = list(includeItemTypes or ()) or list(default_types)
-    q.exclude_types = [*(excludeItemTypes or ()), *excluded_types]
+    q.include_types = list(names.includeItemTypes or ()) or list(default_types)
+    q.exclude_types = [*(names.excludeItemTypes or ()), *excluded_types]
     ctx.items.scoped(q, viewer)
-    nq = NameQuery(kind=kind, scope=q, search_term=searchTerm, name_starts_with=nameStartsWith or None,
-                   name_starts_with_or_greater=nameStartsWithOrGreater or None, name_less_than=nameLessThan or None,
-                   descending=bool(sortOrder) and sortOrder[0] == "Descending", is_favorite=isFavorite,
-                   start_index=start, limit=limit, enable_total_record_count=enableTotalRecordCount is not False)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
-    return await ctx.items.names(nq, opts)
+    sort_order = names.sortOrder
+    nq = NameQuery(kind=kind, scope=q, search_term=names.searchTerm, name_starts_with=names.nameStartsWith or None,
+                   name_starts_with_or_greater=names.nameStartsWithOrGreater or None,
+                   name_less_than=names.nameLessThan or None,
+                   descending=bool(sort_order) and sort_order[0] == "Descending",
+                   is_favorite=names.isFavorite if isFavorite is None else isFavorite, start_index=start,
+                   limit=limit, enable_total_record_count=names.enableTotalRecordCount is not False)
+    return await ctx.items.names(nq, dto.options(ctx.items, viewer))

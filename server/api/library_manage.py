@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guids
+from server.api.params import DtoOptions, Paging, guids
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
@@ -60,55 +60,54 @@ async def get_critic_reviews(ctx: ServerContext, itemId: str) -> w.BaseItemDtoQu
 
 
 async def _similar(ctx: ServerContext, auth: AuthInfo | None, itemId: str, excludeArtistIds: list[str] | None,
-                   userId: str | None, limit: int | None, fields: list[str] | None) -> w.BaseItemDtoQueryResult:
+                   userId: str | None, dto: DtoOptions, page: Paging) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    if limit is not None and limit < 0:
-        raise BadRequestError("limit must not be negative.")
-    opts = ctx.items.options(viewer, fields)
+    _start, limit = page.bounds()
+    opts = dto.options(ctx.items, viewer)
     return await ctx.browse.related.similar(itemId, viewer, opts, limit=limit,
                                             exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"))
 
 
 @operation("GetSimilarItems")
-async def get_similar_items(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                            excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                            limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_items(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                            page: Paging, excludeArtistIds: list[str] | None = None,
+                            userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarAlbums")
-async def get_similar_albums(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                             excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                             limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_albums(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                             page: Paging, excludeArtistIds: list[str] | None = None,
+                             userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarArtists")
-async def get_similar_artists(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                              excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                              limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_artists(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                              page: Paging, excludeArtistIds: list[str] | None = None,
+                              userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarMovies")
-async def get_similar_movies(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                             excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                             limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_movies(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                             page: Paging, excludeArtistIds: list[str] | None = None,
+                             userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarShows")
-async def get_similar_shows(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                            excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                            limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_shows(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                            page: Paging, excludeArtistIds: list[str] | None = None,
+                            userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarTrailers")
-async def get_similar_trailers(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                               excludeArtistIds: list[str] | None = None, userId: str | None = None,
-                               limit: int | None = None, fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
-    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, limit, fields)
+async def get_similar_trailers(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
+                               page: Paging, excludeArtistIds: list[str] | None = None,
+                               userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 async def _theme(ctx: ServerContext, viewer: Viewer, itemId: str, kind: str, inherit: bool | None,

@@ -11,6 +11,7 @@ from litestar import Response
 from litestar.response import Stream
 
 from server.api.base import operation
+from server.api.params import DtoOptions, Paging
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
@@ -125,8 +126,7 @@ async def get_schedules_direct_countries(ctx: ServerContext) -> Response:
 
 
 async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = None, is_favorite: bool | None = None,
-                        start: int = 0, limit: int | None = None, fields: list[str] | None = None,
-                        enable_images: bool | None = None, enable_user_data: bool | None = None,
+                        start: int = 0, limit: int | None = None, item_options: DtoOptions,
                         with_program: bool = True) -> w.BaseItemDtoQueryResult:
     """Channels as items (server/livetv/items.py): user data, favourites and logos come from the
     item store; the programme on air from the guide."""
@@ -134,8 +134,7 @@ async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = N
     q = ctx.items.scoped(ItemQuery(recursive=True, include_types=["TvChannel"], ids=list(ids or []),
                                    is_favorite=is_favorite, sort_by=["SortName"], sort_order=["Ascending"],
                                    start_index=max(start, 0), limit=limit), viewer)
-    opts = ctx.items.options(viewer, fields, enable_images=enable_images, enable_user_data=enable_user_data)
-    result = await ctx.items.query(q, opts)
+    result = await ctx.items.query(q, item_options.options(ctx.items, viewer))
     if with_program:
         channels = {c.id: c for c in await ctx.livetv.channels()}
         categories = ctx.livetv.categories()
@@ -147,14 +146,13 @@ async def _channel_page(ctx: ServerContext, viewer, *, ids: list[str] | None = N
 
 
 @operation("GetLiveTvChannels")
-async def get_live_tv_channels(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
-                               startIndex: int | None = None, limit: int | None = None,
-                               isFavorite: bool | None = None, addCurrentProgram: bool = True,
-                               enableImages: bool | None = None, enableUserData: bool | None = None,
-                               fields: list[str] | None = None) -> w.BaseItemDtoQueryResult:
+async def get_live_tv_channels(ctx: ServerContext, auth: AuthInfo | None, item_options: DtoOptions, page: Paging,
+                               userId: str | None = None, isFavorite: bool | None = None,
+                               addCurrentProgram: bool = True) -> w.BaseItemDtoQueryResult:
     viewer = await _viewer(ctx, auth, userId)
-    return await _channel_page(ctx, viewer, is_favorite=isFavorite, start=startIndex or 0, limit=limit,
-                               fields=fields, enable_images=enableImages, enable_user_data=enableUserData,
+    start, limit = page.clamped()
+    return await _channel_page(ctx, viewer, is_favorite=isFavorite, start=start, limit=limit,
+                               item_options=item_options,
                                with_program=addCurrentProgram)
 
 
@@ -163,7 +161,8 @@ async def get_channel(ctx: ServerContext, auth: AuthInfo | None, channelId: str,
                       ) -> w.BaseItemDto:
     key = normalize_guid(channelId)
     viewer = await _viewer(ctx, auth, userId)
-    found = await _channel_page(ctx, viewer, ids=[key], fields=["Overview", "Genres"]) if key else None
+    found = (await _channel_page(ctx, viewer, ids=[key], item_options=DtoOptions(fields=["Overview", "Genres"]))
+             if key else None)
     if found is None or not found.Items:
         raise NotFoundError(f"No channel {channelId}.")
     return found.Items[0]
@@ -212,8 +211,7 @@ async def get_live_tv_programs(ctx: ServerContext, channelIds: list[str] | None 
                                isAiring: bool | None = None, maxStartDate: datetime | None = None,
                                minEndDate: datetime | None = None, maxEndDate: datetime | None = None,
                                isMovie: bool | None = None, isSeries: bool | None = None, isNews: bool | None = None,
-                               isKids: bool | None = None, isSports: bool | None = None,
-                               startIndex: int | None = None, limit: int | None = None,
+                               isKids: bool | None = None, isSports: bool | None = None, *, page: Paging,
                                sortBy: list[str] | None = None, sortOrder: list[str] | None = None,
                                genres: list[str] | None = None, seriesTimerId: str | None = None
                                ) -> w.BaseItemDtoQueryResult:
@@ -225,7 +223,7 @@ async def get_live_tv_programs(ctx: ServerContext, channelIds: list[str] | None 
         max_start=maxStartDate, min_end=minEndDate, max_end=maxEndDate, has_aired=hasAired, is_airing=isAiring,
         flags=_flags(isMovie, isSeries, isNews, isKids, isSports), categories=ctx.livetv.categories(),
         genres={g.casefold() for g in genres or []} or None, program_ids=program_ids)
-    return await _programs_result(ctx, programs, startIndex, limit, sortBy,
+    return await _programs_result(ctx, programs, page.startIndex, page.limit, sortBy,
                                   bool(sortOrder) and sortOrder[0] == "Descending")
 
 
@@ -245,7 +243,7 @@ async def get_programs(ctx: ServerContext, data: w.GetProgramsDto) -> w.BaseItem
 
 
 @operation("GetRecommendedPrograms")
-async def get_recommended_programs(ctx: ServerContext, limit: int | None = None, isAiring: bool | None = None,
+async def get_recommended_programs(ctx: ServerContext, page: Paging, isAiring: bool | None = None,
                                    hasAired: bool | None = None, isSeries: bool | None = None,
                                    isMovie: bool | None = None, isNews: bool | None = None, isKids: bool | None = None,
                                    isSports: bool | None = None) -> w.BaseItemDtoQueryResult:
@@ -253,7 +251,7 @@ async def get_recommended_programs(ctx: ServerContext, limit: int | None = None,
                               has_aired=hasAired if hasAired is not None else False,
                               flags=_flags(isMovie, isSeries, isNews, isKids, isSports),
                               categories=ctx.livetv.categories())
-    return await _programs_result(ctx, programs, 0, limit)
+    return await _programs_result(ctx, programs, 0, page.limit)
 
 
 @operation("GetProgram")
@@ -422,8 +420,7 @@ async def _recording_dtos(ctx: ServerContext, viewer, timers, fields: list[str] 
 
 @operation("GetRecordings")
 async def get_recordings(ctx: ServerContext, auth: AuthInfo | None, channelId: str | None = None,
-                         userId: str | None = None, startIndex: int | None = None, limit: int | None = None,
-                         isInProgress: bool | None = None, seriesTimerId: str | None = None,
+                         userId: str | None = None, *, page: Paging, isInProgress: bool | None = None, seriesTimerId: str | None = None,
                          isMovie: bool | None = None, isSeries: bool | None = None, isKids: bool | None = None,
                          isSports: bool | None = None, isNews: bool | None = None) -> w.BaseItemDtoQueryResult:
     viewer = await _viewer(ctx, auth, userId)
@@ -431,9 +428,9 @@ async def get_recordings(ctx: ServerContext, auth: AuthInfo | None, channelId: s
     items = await _recording_dtos(ctx, viewer, recordings)
     wanted = _flags(isMovie, isSeries, isNews, isKids, isSports)
     items = [i for i in items if all(v is None or bool(getattr(i, k, None)) == v for k, v in wanted.items())]
-    start = max(startIndex or 0, 0)
-    page = items[start: start + limit if limit is not None else None]
-    return w.BaseItemDtoQueryResult(Items=page, TotalRecordCount=len(items), StartIndex=start)
+    start, limit = page.clamped()
+    shown = items[start: start + limit if limit is not None else None]
+    return w.BaseItemDtoQueryResult(Items=shown, TotalRecordCount=len(items), StartIndex=start)
 
 
 @operation("GetRecording")
@@ -476,7 +473,7 @@ async def get_recording_folders(ctx: ServerContext, auth: AuthInfo | None, userI
 @operation("GetRecordingGroups")
 async def get_recording_groups(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None
                                ) -> w.BaseItemDtoQueryResult:
-    return await _recording_series(ctx, auth, userId, None, None)
+    return await _recording_series(ctx, auth, userId, Paging())
 
 
 @operation("GetRecordingGroup")
@@ -490,20 +487,18 @@ async def get_recording_group(ctx: ServerContext, auth: AuthInfo | None, groupId
 
 
 @operation("GetRecordingsSeries")
-async def get_recordings_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
-                                startIndex: int | None = None, limit: int | None = None
-                                ) -> w.BaseItemDtoQueryResult:
-    return await _recording_series(ctx, auth, userId, startIndex, limit)
+async def get_recordings_series(ctx: ServerContext, auth: AuthInfo | None, page: Paging,
+                                userId: str | None = None) -> w.BaseItemDtoQueryResult:
+    return await _recording_series(ctx, auth, userId, page)
 
 
-async def _recording_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None, startIndex: int | None,
-                            limit: int | None) -> w.BaseItemDtoQueryResult:
+async def _recording_series(ctx: ServerContext, auth: AuthInfo | None, userId: str | None,
+                            page: Paging) -> w.BaseItemDtoQueryResult:
     """Recordings of a series are grouped in a folder per series (server/livetv/items.py)."""
     viewer = await _viewer(ctx, auth, userId)
     rows = await _recording_folder_rows(ctx, viewer, RECORDINGS_FOLDER_ID, ["Folder"])
-    start = max(startIndex or 0, 0)
-    page = rows[start: start + limit if limit is not None else None]
-    found = await ctx.items.dtos(page, ctx.items.options(viewer, ["ChildCount", "RecursiveItemCount"]))
+    start, limit = page.clamped()
+    found = await ctx.items.dtos(rows[start: start + limit if limit is not None else None], ctx.items.options(viewer, ["ChildCount", "RecursiveItemCount"]))
     return w.BaseItemDtoQueryResult(Items=found, TotalRecordCount=len(rows), StartIndex=start)
 
 

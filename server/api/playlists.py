@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guids, paging
+from server.api.params import DtoOptions, Paging, guids
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError
@@ -67,15 +67,12 @@ async def remove_item_from_playlist(ctx: ServerContext, auth: AuthInfo | None, p
 
 @operation("GetPlaylistItems")
 async def get_playlist_items(
-    ctx: ServerContext, auth: AuthInfo | None, playlistId: str, userId: str | None = None,
-    startIndex: int | None = None, limit: int | None = None, fields: list[str] | None = None,
-    enableImages: bool | None = None, enableUserData: bool | None = None, imageTypeLimit: int | None = None,
-    enableImageTypes: list[str] | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, playlistId: str, dto: DtoOptions, page: Paging,
+    userId: str | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    start, limit = page.bounds()
+    opts = dto.options(ctx.items, viewer)
     return await ctx.browse.playlists.items(parse_guid(playlistId, "playlistId"), _caller(auth) or viewer.user_id,
                                             opts, start, limit, viewer.allowed_library_ids, viewer.parental)
 

@@ -11,6 +11,7 @@ import msgspec
 from litestar import Request, Response
 
 from server.api.base import operation
+from server.api.params import Paging
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
 from server.plugins.manager import PluginRecord
@@ -131,10 +132,10 @@ async def set_repositories(ctx: ServerContext, data: list[w.RepositoryInfo]) -> 
 
 
 @operation("GetChannels")
-async def get_channels(userId: str | None = None, startIndex: int | None = None, limit: int | None = None,
-                       supportsLatestItems: bool | None = None, supportsMediaDeletion: bool | None = None,
+async def get_channels(page: Paging, userId: str | None = None, supportsLatestItems: bool | None = None,
+                       supportsMediaDeletion: bool | None = None,
                        isFavorite: bool | None = None) -> w.BaseItemDtoQueryResult:
-    return _empty_items(startIndex)
+    return _empty_items(page.startIndex)
 
 
 @operation("GetAllChannelFeatures")
@@ -153,5 +154,5 @@ async def get_channel_items(channelId: str) -> w.BaseItemDtoQueryResult:
 
 
 @operation("GetLatestChannelItems")
-async def get_latest_channel_items(startIndex: int | None = None) -> w.BaseItemDtoQueryResult:
-    return _empty_items(startIndex)
+async def get_latest_channel_items(page: Paging) -> w.BaseItemDtoQueryResult:
+    return _empty_items(page.startIndex)

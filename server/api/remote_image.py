@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from server.api.base import operation
+from server.api.params import Paging
 from server.context import ServerContext
 from server.wire import models as w
 
 
 @operation("GetRemoteImages")
-async def get_remote_images(ctx: ServerContext, itemId: str, type: str | None = None, startIndex: int | None = None,
-                            limit: int | None = None, providerName: str | None = None,
+async def get_remote_images(ctx: ServerContext, itemId: str, page: Paging, type: str | None = None,
+                            providerName: str | None = None,
                             includeAllLanguages: bool = False) -> w.RemoteImageResult:
-    return await ctx.metadata.remote_images(itemId, type, startIndex, limit, providerName, includeAllLanguages)
+    return await ctx.metadata.remote_images(itemId, type, page.startIndex, page.limit, providerName,
+                                            includeAllLanguages)
 
 
 @operation("GetRemoteImageProviders")

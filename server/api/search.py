@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guid_or_none, paging
+from server.api.params import Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
@@ -13,8 +13,8 @@ from server.wire import models as w
 
 
 @operation("GetSearchHints")
-async def get_search_hints(ctx: ServerContext, auth: AuthInfo | None, searchTerm: str,
-                           startIndex: int | None = None, limit: int | None = None, userId: str | None = None,
+async def get_search_hints(ctx: ServerContext, auth: AuthInfo | None, searchTerm: str, page: Paging,
+                           userId: str | None = None,
                            includeItemTypes: list[str] | None = None, excludeItemTypes: list[str] | None = None,
                            mediaTypes: list[str] | None = None, parentId: str | None = None,
                            isMovie: bool | None = None, isSeries: bool | None = None, isNews: bool | None = None,
@@ -25,7 +25,7 @@ async def get_search_hints(ctx: ServerContext, auth: AuthInfo | None, searchTerm
     if not searchTerm or not searchTerm.strip():
         raise BadRequestError("searchTerm is required.")
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
+    start, limit = page.bounds()
     include = list(includeItemTypes or ())
     if isMovie:
         include.append("Movie")

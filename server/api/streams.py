@@ -9,6 +9,7 @@ from typing import Any
 from litestar import Request, Response
 
 from server.api.base import operation, require_user
+from server.api.params import StreamOptions
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
@@ -21,85 +22,57 @@ async def _stream(ctx: ServerContext, request: Request, item_id: str, audio: boo
     return await ctx.streams.stream(item_id, audio=audio, container=container, options=q, head=head)
 
 
-def _query_of(values: dict[str, Any]) -> dict[str, Any]:
-    """A handler's query parameters that were given (its ``locals()`` at the start)."""
-    return {k: v for k, v in values.items() if v is not None and k not in ("ctx", "request", "itemId", "container")}
-
-
-# The stream routes take the spec's long parameter list; these are the ones Reelroom acts on.
-# Anything else a client sends is accepted and ignored, as Jellyfin does for options that do not
-# apply to a direct stream.
+# The stream routes take the spec's long parameter list; StreamOptions holds the ones Reelroom acts
+# on. Anything else a client sends is accepted and ignored, as Jellyfin does for options that do not
+# apply to a direct stream. HEAD answers as GET would (the same parameters).
 
 
 @operation("GetVideoStream")
-async def get_video_stream(ctx: ServerContext, request: Request, itemId: str, container: str | None = None,
-                           static: bool | None = None, mediaSourceId: str | None = None,
-                           videoCodec: str | None = None, audioCodec: str | None = None,
-                           startTimeTicks: int | None = None, audioBitRate: int | None = None,
-                           videoBitRate: int | None = None, maxWidth: int | None = None, maxHeight: int | None = None,
-                           audioChannels: int | None = None, maxAudioChannels: int | None = None,
-                           audioStreamIndex: int | None = None) -> Response:
-    return await _stream(ctx, request, itemId, False, container, _query_of(locals()), head=False)
+async def get_video_stream(ctx: ServerContext, request: Request, itemId: str,
+                           stream: StreamOptions) -> Response:
+    return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=False)
 
 
 @operation("HeadVideoStream")
-async def head_video_stream(ctx: ServerContext, request: Request, itemId: str, container: str | None = None,
-                            static: bool | None = None, mediaSourceId: str | None = None,
-                            videoCodec: str | None = None, audioCodec: str | None = None,
-                            startTimeTicks: int | None = None) -> Response[None]:
-    return await _stream(ctx, request, itemId, False, container, _query_of(locals()), head=True)
+async def head_video_stream(ctx: ServerContext, request: Request, itemId: str,
+                            stream: StreamOptions) -> Response[None]:
+    return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=True)
 
 
 @operation("GetVideoStreamByContainer")
-async def get_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str, container: str,
-                                        static: bool | None = None, mediaSourceId: str | None = None,
-                                        videoCodec: str | None = None, audioCodec: str | None = None,
-                                        startTimeTicks: int | None = None, audioBitRate: int | None = None,
-                                        videoBitRate: int | None = None, maxWidth: int | None = None,
-                                        maxHeight: int | None = None, audioChannels: int | None = None,
-                                        maxAudioChannels: int | None = None,
-                                        audioStreamIndex: int | None = None) -> Response:
-    return await _stream(ctx, request, itemId, False, container, _query_of(locals()), head=False)
+async def get_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+                                        stream: StreamOptions) -> Response:
+    return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=False)
 
 
 @operation("HeadVideoStreamByContainer")
-async def head_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str, container: str,
-                                         static: bool | None = None, mediaSourceId: str | None = None,
-                                         videoCodec: str | None = None, audioCodec: str | None = None,
-                                         startTimeTicks: int | None = None) -> Response[None]:
-    return await _stream(ctx, request, itemId, False, container, _query_of(locals()), head=True)
+async def head_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+                                         stream: StreamOptions) -> Response[None]:
+    return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=True)
 
 
 @operation("GetAudioStream")
-async def get_audio_stream(ctx: ServerContext, request: Request, itemId: str, container: str | None = None,
-                           static: bool | None = None, mediaSourceId: str | None = None,
-                           audioCodec: str | None = None, startTimeTicks: int | None = None,
-                           audioBitRate: int | None = None, audioChannels: int | None = None,
-                           maxAudioChannels: int | None = None) -> Response:
-    return await _stream(ctx, request, itemId, True, container, _query_of(locals()), head=False)
+async def get_audio_stream(ctx: ServerContext, request: Request, itemId: str,
+                           stream: StreamOptions) -> Response:
+    return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=False)
 
 
 @operation("HeadAudioStream")
-async def head_audio_stream(ctx: ServerContext, request: Request, itemId: str, container: str | None = None,
-                            static: bool | None = None, mediaSourceId: str | None = None,
-                            audioCodec: str | None = None) -> Response[None]:
-    return await _stream(ctx, request, itemId, True, container, _query_of(locals()), head=True)
+async def head_audio_stream(ctx: ServerContext, request: Request, itemId: str,
+                            stream: StreamOptions) -> Response[None]:
+    return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=True)
 
 
 @operation("GetAudioStreamByContainer")
-async def get_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str, container: str,
-                                        static: bool | None = None, mediaSourceId: str | None = None,
-                                        audioCodec: str | None = None, startTimeTicks: int | None = None,
-                                        audioBitRate: int | None = None, audioChannels: int | None = None,
-                                        maxAudioChannels: int | None = None) -> Response:
-    return await _stream(ctx, request, itemId, True, container, _query_of(locals()), head=False)
+async def get_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+                                        stream: StreamOptions) -> Response:
+    return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=False)
 
 
 @operation("HeadAudioStreamByContainer")
-async def head_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str, container: str,
-                                         static: bool | None = None, mediaSourceId: str | None = None,
-                                         audioCodec: str | None = None) -> Response[None]:
-    return await _stream(ctx, request, itemId, True, container, _query_of(locals()), head=True)
+async def head_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+                                         stream: StreamOptions) -> Response[None]:
+    return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=True)
 
 
 # -- universal audio ------------------------------------------------------------------------------

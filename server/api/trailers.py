@@ -1,30 +1,32 @@
-"""Trailers: GET /Items restricted to trailers (the same handler and parameters)."""
+"""Trailers: GET /Items restricted to trailers (the same handler, with the parameters GetTrailers
+has: GetItems' without includeItemTypes and indexNumber)."""
 
 from __future__ import annotations
 
 import functools
 import inspect
-from datetime import datetime  # noqa: F401  (the copied signature's annotations resolve here)
 
 from server.api import items as items_api
 from server.api.base import operation
-from server.auth.service import AuthInfo  # noqa: F401
-from server.context import ServerContext  # noqa: F401
-from server.wire import models as w  # noqa: F401
+from server.wire.operations import BY_ID
 
-_items = items_api.get_items.fn
+# the handler as written (its parameter groups not yet expanded, see server/api/params.py)
+_items = getattr(items_api.get_items.fn, "__declared__", items_api.get_items.fn)
 _signature = inspect.signature(_items)
+_spec = {name for name, *_ in BY_ID["GetTrailers"].params}
+_dropped = {name for name, *_ in BY_ID["GetItems"].params} - _spec  # includeItemTypes, indexNumber
+_kept = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, p in _signature.parameters.items()
+         if name not in _dropped]
 
 
 @functools.wraps(_items)
-async def _get_trailers(*args, **kwargs):
-    kwargs["includeItemTypes"] = ["Trailer"]
-    return await _items(*args, **kwargs)
+async def _get_trailers(**kwargs):
+    return await _items(**kwargs, includeItemTypes=["Trailer"])
 
 
-_get_trailers.__signature__ = _signature.replace(
-    parameters=[p for name, p in _signature.parameters.items() if name != "includeItemTypes"])
-_get_trailers.__annotations__ = {k: v for k, v in _items.__annotations__.items() if k != "includeItemTypes"}
+_get_trailers.__signature__ = _signature.replace(parameters=_kept)
+_get_trailers.__annotations__ = {k: v for k, v in _items.__annotations__.items() if k in {p.name for p in _kept}
+                                 or k == "return"}
 _get_trailers.__name__ = _get_trailers.__qualname__ = "get_trailers"
 _get_trailers.__module__ = __name__
 

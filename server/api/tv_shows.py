@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from server.api.base import operation
-from server.api.items import guid_or_none, paging
+from server.api.params import DtoOptions, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.browse.tv import NextUpQuery
@@ -14,17 +14,14 @@ from server.wire import models as w
 
 @operation("GetEpisodes")
 async def get_episodes(
-    ctx: ServerContext, auth: AuthInfo | None, seriesId: str, userId: str | None = None,
-    fields: list[str] | None = None, season: int | None = None, seasonId: str | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, seriesId: str, dto: DtoOptions, page: Paging,
+    userId: str | None = None, season: int | None = None, seasonId: str | None = None,
     isMissing: bool | None = None, adjacentTo: str | None = None, startItemId: str | None = None,
-    startIndex: int | None = None, limit: int | None = None, enableImages: bool | None = None,
-    imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None, enableUserData: bool | None = None,
     sortBy: str | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    start, limit = page.bounds()
+    opts = dto.options(ctx.items, viewer)
     return await ctx.browse.tv.episodes(
         seriesId, viewer, opts, season=season, season_id=guid_or_none(seasonId, "seasonId"), is_missing=isMissing,
         adjacent_to=guid_or_none(adjacentTo, "adjacentTo"), start_item_id=guid_or_none(startItemId, "startItemId"),
@@ -33,32 +30,25 @@ async def get_episodes(
 
 @operation("GetSeasons")
 async def get_seasons(
-    ctx: ServerContext, auth: AuthInfo | None, seriesId: str, userId: str | None = None,
-    fields: list[str] | None = None, isSpecialSeason: bool | None = None, isMissing: bool | None = None,
-    adjacentTo: str | None = None, enableImages: bool | None = None, imageTypeLimit: int | None = None,
-    enableImageTypes: list[str] | None = None, enableUserData: bool | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, seriesId: str, dto: DtoOptions, userId: str | None = None,
+    isSpecialSeason: bool | None = None, isMissing: bool | None = None, adjacentTo: str | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    opts = dto.options(ctx.items, viewer)
     return await ctx.browse.tv.seasons(seriesId, viewer, opts, is_special=isSpecialSeason, is_missing=isMissing,
                                        adjacent_to=guid_or_none(adjacentTo, "adjacentTo"))
 
 
 @operation("GetNextUp")
 async def get_next_up(
-    ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None, startIndex: int | None = None,
-    limit: int | None = None, fields: list[str] | None = None, seriesId: str | None = None,
-    parentId: str | None = None, enableImages: bool | None = None, imageTypeLimit: int | None = None,
-    enableImageTypes: list[str] | None = None, enableUserData: bool | None = None,
-    nextUpDateCutoff: datetime | None = None, enableTotalRecordCount: bool | None = None,
-    disableFirstEpisode: bool | None = None, enableResumable: bool | None = None,
-    enableRewatching: bool | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, userId: str | None = None,
+    seriesId: str | None = None, parentId: str | None = None, nextUpDateCutoff: datetime | None = None,
+    enableTotalRecordCount: bool | None = None, disableFirstEpisode: bool | None = None,
+    enableResumable: bool | None = None, enableRewatching: bool | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    start, limit = page.bounds()
+    opts = dto.options(ctx.items, viewer)
     nq = NextUpQuery(series_id=guid_or_none(seriesId, "seriesId"), parent_id=guid_or_none(parentId, "parentId"),
                      start_index=start, limit=limit, date_cutoff=nextUpDateCutoff,
                      disable_first_episode=bool(disableFirstEpisode), enable_resumable=enableResumable is not False,
@@ -69,14 +59,11 @@ async def get_next_up(
 
 @operation("GetUpcomingEpisodes")
 async def get_upcoming_episodes(
-    ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None, startIndex: int | None = None,
-    limit: int | None = None, fields: list[str] | None = None, parentId: str | None = None,
-    enableImages: bool | None = None, imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-    enableUserData: bool | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, userId: str | None = None,
+    parentId: str | None = None,
 ) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
-    start, limit = paging(startIndex, limit)
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
+    start, limit = page.bounds()
+    opts = dto.options(ctx.items, viewer)
     return await ctx.browse.tv.upcoming(viewer, opts, parent_id=guid_or_none(parentId, "parentId"),
                                         start_index=start, limit=limit)

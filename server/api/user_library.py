@@ -4,10 +4,9 @@ favourites and ratings."""
 from __future__ import annotations
 
 from server.api.base import operation
-from server.api.items import guid_or_none
+from server.api.params import DtoOptions, Paging, guid_or_none
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.errors import BadRequestError
 from server.library.catalog.query import ItemQuery
 from server.wire import models as w
 
@@ -61,15 +60,12 @@ async def get_special_features(ctx: ServerContext, auth: AuthInfo | None, itemId
 
 
 @operation("GetLatestMedia")
-async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
-                           parentId: str | None = None, fields: list[str] | None = None,
+async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
+                           userId: str | None = None, parentId: str | None = None,
                            includeItemTypes: list[str] | None = None, isPlayed: bool | None = None,
-                           enableImages: bool | None = None, imageTypeLimit: int | None = None,
-                           enableImageTypes: list[str] | None = None, enableUserData: bool | None = None,
-                           limit: int | None = None, groupItems: bool | None = None) -> list[w.BaseItemDto]:
+                           groupItems: bool | None = None) -> list[w.BaseItemDto]:
     viewer = await ctx.items.viewer(auth, userId)
-    if limit is not None and limit < 0:
-        raise BadRequestError("limit must not be negative.")
+    _start, limit = page.bounds()
     limit = 20 if limit is None else limit
     parent = guid_or_none(parentId, "parentId")
     types = list(includeItemTypes or ())
@@ -86,10 +82,7 @@ async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, userId: st
                     if x}
         if parent is None and excludes:
             q.exclude_library_ids = excludes
-    opts = ctx.items.options(viewer, fields, enable_images=enableImages, image_type_limit=imageTypeLimit,
-                             enable_image_types=enableImageTypes, enable_user_data=enableUserData)
-
-    return await ctx.items.latest(q, limit, groupItems is not False, opts)
+    return await ctx.items.latest(q, limit, groupItems is not False, dto.options(ctx.items, viewer))
 
 
 async def _user_target(ctx: ServerContext, auth: AuthInfo | None, item_id: str, user_id: str | None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from server.api.base import operation
 from server.api.items import name_listing
+from server.api.params import DtoOptions, NameFilters, Paging
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
@@ -11,21 +12,13 @@ from server.wire import models as w
 
 
 @operation("GetYears")
-async def get_years(ctx: ServerContext, auth: AuthInfo | None, startIndex: int | None = None,
-                    limit: int | None = None, sortOrder: list[str] | None = None, parentId: str | None = None,
-                    fields: list[str] | None = None, excludeItemTypes: list[str] | None = None,
-                    includeItemTypes: list[str] | None = None, mediaTypes: list[str] | None = None,
-                    sortBy: list[str] | None = None, enableUserData: bool | None = None,
-                    imageTypeLimit: int | None = None, enableImageTypes: list[str] | None = None,
-                    userId: str | None = None, recursive: bool | None = None,
-                    enableImages: bool | None = None) -> w.BaseItemDtoQueryResult:
+async def get_years(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, names: NameFilters,
+                    mediaTypes: list[str] | None = None, sortBy: list[str] | None = None, userId: str | None = None,
+                    recursive: bool | None = None) -> w.BaseItemDtoQueryResult:
     from server.library.catalog.query import ItemQuery
 
-    return await name_listing(
-        ctx, auth, "Year", userId=userId, startIndex=startIndex, limit=limit, parentId=parentId, fields=fields,
-        excludeItemTypes=excludeItemTypes, includeItemTypes=includeItemTypes, enableUserData=enableUserData,
-        imageTypeLimit=imageTypeLimit, enableImageTypes=enableImageTypes, sortOrder=sortOrder,
-        enableImages=enableImages, scope=ItemQuery(media_types=list(mediaTypes or ())))
+    return await name_listing(ctx, auth, "Year", dto, page, names, userId=userId,
+                              scope=ItemQuery(media_types=list(mediaTypes or ())))
 
 
 @operation("GetYear")

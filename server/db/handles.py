@@ -11,8 +11,10 @@ from sqlalchemy import Table
 from server.db.tables import (
     CollectionEntry,
     Item,
+    ItemFieldCount,
     ItemPerson,
     ItemValue,
+    ItemValueCount,
     Library,
     Person,
     Playlist,
@@ -39,3 +41,5 @@ playlists = _table(Playlist)
 playlist_entries = _table(PlaylistEntry)
 playlist_shares = _table(PlaylistShare)
 collection_entries = _table(CollectionEntry)
+item_value_counts = _table(ItemValueCount)  # kept by triggers (server/library/catalog/facets.py)
+item_field_counts = _table(ItemFieldCount)

@@ -422,3 +422,33 @@ class ByNameArtwork(SQLModel, table=True):
     name: str = ""
     images_json: str = "[]"  # images_json-style entries ({Type, Path, Tag, Width, Height, BlurHash})
     key: str = ""  # what the image was made from (unchanged key = nothing to redo)
+
+
+class ItemValueCount(SQLModel, table=True):
+    """Kept aggregate (server/library/facets.py, maintained by triggers): how many items (not
+    owned rows) of a library and type carry a value in this spelling. ``AnyArtist`` rows count
+    items with the name as artist or album artist once."""
+
+    __tablename__ = "item_value_counts"
+    __table_args__ = (Index("ix_item_value_counts_type", "item_type", "kind"),)
+
+    kind: str = Field(primary_key=True)
+    clean_value: str = Field(primary_key=True)
+    value: str = Field(primary_key=True)
+    library_id: str = Field(primary_key=True)  # '' for rows without a library
+    item_type: str = Field(primary_key=True)
+    item_count: int = 0
+
+
+class ItemFieldCount(SQLModel, table=True):
+    """Kept aggregate (server/library/facets.py): items per production year or official rating
+    (``facet`` Year / OfficialRating), library and type."""
+
+    __tablename__ = "item_field_counts"
+    __table_args__ = (Index("ix_item_field_counts_type", "item_type", "facet"),)
+
+    facet: str = Field(primary_key=True)
+    value: str = Field(primary_key=True)
+    library_id: str = Field(primary_key=True)
+    item_type: str = Field(primary_key=True)
+    item_count: int = 0

@@ -82,7 +82,7 @@ def ts_start(data: bytes, keyframe: bool = True) -> int:
 class TunerStream:
     """One channel's upstream connection and its viewers."""
 
-    channel: object  # tuners.Channel
+    channel: Channel
     tuner_id: str
     opens: set[str] = field(default_factory=set)
     subscribers: set[asyncio.Queue] = field(default_factory=set)

@@ -423,7 +423,7 @@ class TranscoderSettings:
         manager.keep_segments_behind = self.keep_segments_behind
 
 
-_SETTINGS_SECTIONS = ("encoding", "transcoding")
+SETTINGS_SECTIONS = ("encoding", "transcoding")  # section_saved listens to these (wired in context.py)
 
 
 def _segment_media_type(container: str, audio_only: bool) -> str:
@@ -472,10 +472,9 @@ class TranscodeService:
         return TranscoderSettings.from_config(self._config.get("encoding"), self._config.get("transcoding"),
                                               generation)
 
-    def config_saved(self, key: str, _value: Any) -> None:
-        """The configuration listener: rebuild the settings and apply them to the running manager."""
-        if key not in _SETTINGS_SECTIONS:
-            return
+    def section_saved(self, _value: Any) -> None:
+        """The configuration listener (``encoding`` or ``transcoding`` saved, on the saving
+        thread): rebuild the settings and apply them to the running manager."""
         settings = self._read_settings(self.settings.generation + 1)
         self.settings = settings
         manager = self._manager

@@ -40,7 +40,7 @@ asyncio.run(main())
 
 def _modules(data_dir: Path, phase: str) -> dict[str, set[str]]:
     out = subprocess.run([sys.executable, "-c", BUILD, str(data_dir), phase], cwd=ROOT, capture_output=True,
-                         text=True, timeout=180)
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return {key: {m.split(".")[0] for m in names} for key, names in result.items()}

@@ -33,7 +33,6 @@ from server.library.catalog.query import (
     ParentalRules,
     get_row,
     get_rows,
-    item_rows,
     parental_conditions,
 )
 from server.library.catalog.sorting import sort_name
@@ -280,18 +279,20 @@ class PlaylistService:
                 conds.append(items.c.library_id.in_(sorted(allowed_library_ids)))
             if parental is not None:
                 conds += parental_conditions(s, parental)
-            base = select(items, entries.c.id.label("playlist_entry_id")).select_from(
-                entries.join(items, items.c.id == entries.c.item_id)).where(*conds)
-            q = base.order_by(entries.c.sort_order, entries.c.id).offset(start_index)
+            # two steps, as run_query: the page's (entry, item) ids from the entries' order index
+            # (skipping startIndex entries reads no wide item row), then those rows by id
+            source = entries.join(items, items.c.id == entries.c.item_id)
+            q = (select(entries.c.id, entries.c.item_id).select_from(source).where(*conds)
+                 .order_by(entries.c.sort_order, entries.c.id).offset(start_index))
             if limit is not None:
                 q = q.limit(limit)
-            result = s.execute(q).all()
-            rows = item_rows(r[:-1] for r in result)  # the items columns, then playlist_entry_id
-            total = s.execute(select(func.count()).select_from(entries.join(items, items.c.id == entries.c.item_id))
-                              .where(*conds)).scalar() or 0
-            dtos = build_dtos(s, rows, opts, self.server_id)
-            for dto, entry in zip(dtos, result, strict=True):
-                dto.PlaylistItemId = entry.playlist_entry_id
+            page_ids = s.execute(q).all()
+            found = get_rows(s, [item_id for _, item_id in page_ids])
+            page = [(entry_id, found[item_id]) for entry_id, item_id in page_ids if item_id in found]
+            total = s.execute(select(func.count()).select_from(source).where(*conds)).scalar() or 0
+            dtos = build_dtos(s, [row for _, row in page], opts, self.server_id)
+            for dto, (entry_id, _) in zip(dtos, page, strict=True):
+                dto.PlaylistItemId = entry_id
             return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
 
         return await self.db.read(read)

@@ -23,7 +23,7 @@ from server.db.tables import Person
 from server.errors import NotFoundError
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
-from server.library.catalog.query import BY_NAME, ItemQuery, ItemRow, get_row, get_rows, item_rows
+from server.library.catalog.query import ByNameIndex, ItemQuery, ItemRow, get_row, get_rows, item_rows
 from server.wire import models as w
 
 if TYPE_CHECKING:
@@ -109,7 +109,8 @@ def _rows_in_order(s: Session, ordered_ids: list[str]) -> list[ItemRow]:
 
 
 def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | None, exclude: list[str],
-                 allowed: frozenset[str] | None, exclude_artists: list[str]) -> list[ItemRow]:
+                 allowed: frozenset[str] | None, exclude_artists: list[str],
+                 names: ByNameIndex | None = None) -> list[ItemRow]:
     """Best-scored items of ``types``; ties in random order (as Jellyfin). The scores are
     summed over ``item_values`` alone (covering index ix_item_values_listing); the best few
     hundred are then checked against ``items`` (type, extras, libraries): a large library
@@ -133,10 +134,10 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
     if exclude_artists:
-        names = [n.lower() for n in BY_NAME.names(s, exclude_artists, ("MusicArtist",))]
-        if names:
+        excluded = [n.lower() for n in (names or ByNameIndex()).names(s, exclude_artists, ("MusicArtist",))]
+        if excluded:
             q = q.where(c.id.not_in(select(item_values.c.item_id).where(
-                item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(names))))
+                item_values.c.kind.in_(("Artist", "AlbumArtist")), item_values.c.clean_value.in_(excluded))))
     if limit is not None:
         q = q.limit(limit)
     return _rows_in_order(s, [r[0] for r in s.execute(q).all()])
@@ -210,7 +211,8 @@ class RelatedService:
         allowed = viewer.allowed_library_ids
 
         def read(s: Session) -> list[ItemRow]:
-            return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids)
+            return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids,
+                                self.items.by_name)
 
         return await self._dtos(await self.db.read(read), opts)
 
@@ -228,7 +230,7 @@ class RelatedService:
         if item_id is not None:
             row = await self._mix_seed_row(item_id, viewer)
         elif genre_id is not None:
-            found = await self.db.read(lambda s: BY_NAME.lookup(s, genre_id))
+            found = await self.db.read(lambda s: self.items.by_name.lookup(s, genre_id))
             if found is None or found[0] not in ("Genre", "MusicGenre"):
                 raise NotFoundError("Genre not found.")
             genre_name = found[1]
@@ -253,7 +255,7 @@ class RelatedService:
         try:
             return await self.items.row(key, viewer)
         except NotFoundError:
-            found = await self.db.read(lambda s: BY_NAME.lookup(s, key))
+            found = await self.db.read(lambda s: self.items.by_name.lookup(s, key))
             if found is None:
                 raise
             kind, name = found

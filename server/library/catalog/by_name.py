@@ -8,18 +8,27 @@ GET /Items (parent, types, the user's libraries), so the counts agree with the i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import case, func, literal, select
+from sqlalchemy import Integer, case, cast, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
-from server.db.handles import item_people, item_values, items, people, user_data
+from server.db.handles import (
+    item_field_counts,
+    item_people,
+    item_value_counts,
+    item_values,
+    items,
+    people,
+    user_data,
+)
 from server.db.tables import ByNameArtwork
-from server.library.catalog import ids
+from server.library.catalog import facets, ids
 from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
-from server.library.catalog.query import ItemQuery, item_rows, scope
+from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES, ItemQuery, item_rows, scope
 from server.wire import models as w
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
@@ -54,6 +63,8 @@ class NameQuery:
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
+    #: (cache, database generation): totals of full pages are kept while nothing was written
+    totals: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -117,19 +128,87 @@ def _page(entries: list[NameEntry], nq: NameQuery, favorites: set[str] | None) -
     return entries[nq.start_index:end], total
 
 
-def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any) -> tuple[list[NameEntry], int]:
+def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
+              make_all: Callable[[Sequence[Any]], list[NameEntry]] | None = None) -> tuple[list[NameEntry], int]:
     """The page from SQL; the total from a lean count of the groups, and only when the page
-    does not already tell it."""
+    does not already tell it. ``make_all`` (rows -> entries) replaces ``make`` when entries
+    need a lookup over the whole page."""
     page = q.offset(nq.start_index or None)
     if nq.limit is not None:
         page = page.limit(nq.limit)
-    entries = [make(r) for r in s.execute(page).all()]
+    rows = s.execute(page).all()
+    entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
     end = nq.start_index + len(entries)
     if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
                                                                 (entries or nq.start_index == 0)):
         return entries, end
+    key = None
+    if nq.totals is not None:
+        cache, generation = nq.totals
+        key = "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
+        total = cache.get(key, generation)
+        if total is not None:
+            return entries, total
     groups = q.with_only_columns(group_key).order_by(None).subquery()
-    return entries, s.execute(select(func.count()).select_from(groups)).scalar() or 0
+    total = s.execute(select(func.count()).select_from(groups)).scalar() or 0
+    if key is not None:
+        cache.put(key, generation, total)
+    return entries, total
+
+
+def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
+    """The list from the kept counts (server/library/catalog/facets.py) when the scope is
+    one they answer (libraries and item types); None otherwise."""
+    sc = facets.simple_scope(s, nq.scope, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
+    if sc is None:
+        return None
+    t = item_field_counts if nq.kind == "Year" else item_value_counts
+    if facets.counts_playlists(s, t, sc):
+        return None
+    cols = [facets.count_sum(t).label("ChildCount")]
+    if nq.with_counts:
+        cols += [facets.count_sum(t, kind).label(label) for label, kind in COUNT_TYPES]
+    conds = facets.scope_conditions(t, sc)
+    make_all: Callable[[Sequence[Any]], list[NameEntry]] | None = None
+    make: Callable[[Any], NameEntry]
+    if nq.kind == "Year":
+        year = cast(t.c.value, Integer)
+        q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
+             .order_by(year.desc() if nq.descending else year.asc()))
+        make = lambda r: NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r))  # noqa: E731
+        group_key = t.c.value
+    else:
+        value_kinds, result_kind = VALUE_KINDS[nq.kind]
+        single = len(value_kinds) == 1
+        extra = [func.min(t.c.value).label("name")] if single else []
+        q = (select(t.c.clean_value, *extra, *cols)
+             .where(t.c.kind == (value_kinds[0] if single else "AnyArtist"), *conds,
+                    *_name_filters(t.c.clean_value, nq))
+             .group_by(t.c.clean_value)
+             .order_by(t.c.clean_value.desc() if nq.descending else t.c.clean_value.asc()))
+        make = lambda r: NameEntry(result_kind, r.name, ids.by_name_id(result_kind, r.name), _counts(r))  # noqa: E731
+        group_key = t.c.clean_value
+        if not single:  # the spelling: the least one among the artist and album artist rows in scope
+            def spelled_entries(rows: Sequence[Any]) -> list[NameEntry]:
+                spelled: dict[str, str] = {}
+                cleans = [r.clean_value for r in rows]
+                for start in range(0, len(cleans), 500):
+                    spelled.update(s.execute(
+                        select(t.c.clean_value, func.min(t.c.value)).where(
+                            t.c.kind.in_(value_kinds), t.c.clean_value.in_(cleans[start:start + 500]), *conds)
+                        .group_by(t.c.clean_value)).all())
+                out = []
+                for r in rows:
+                    name = spelled.get(r.clean_value) or r.clean_value
+                    out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
+                return out
+
+            make_all = spelled_entries
+    if use_sql_paging:
+        return _sql_page(s, q, nq, make, group_key, make_all)
+    rows = s.execute(q).all()
+    entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
+    return _page(entries, nq, _favorites(s, nq.scope.user_id))
 
 
 def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
@@ -137,6 +216,9 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
     use_sql_paging = nq.is_favorite is None
     if nq.kind == "Person":
         return _persons(s, nq, use_sql_paging)
+    kept = _kept_listing(s, nq, use_sql_paging)
+    if kept is not None:
+        return kept
     source, conds = scope(s, nq.scope)
     single_kind = nq.kind == "Year" or len(VALUE_KINDS[nq.kind][0]) == 1
     cols = _count_columns(distinct=not single_kind, per_type=nq.with_counts)
@@ -166,29 +248,40 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
 
 
 def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int]:
+    """People linked to an item in scope. The page comes first (people in name order that have
+    such a link: an indexed probe per person), then the counts of that page only, so the cost
+    does not grow with the number of links."""
     ip = item_people.alias("pip")
-    conds = list(_name_filters(people.c.name, nq))
+    link = [ip.c.person_id == people.c.id]
     if nq.person_types:
-        conds.append(ip.c.kind.in_(nq.person_types))
+        link.append(ip.c.kind.in_(nq.person_types))
     if nq.exclude_person_types:
-        conds.append(ip.c.kind.not_in(nq.exclude_person_types))
+        link.append(ip.c.kind.not_in(nq.exclude_person_types))
     if nq.appears_in_item_id:
-        conds.append(ip.c.item_id == nq.appears_in_item_id)
+        link.append(ip.c.item_id == nq.appears_in_item_id)
     allowed = nq.scope.allowed_library_ids
-    source = people.join(ip, ip.c.person_id == people.c.id).join(items, items.c.id == ip.c.item_id)
     if allowed is not None:
-        conds.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
+        link.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
+    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
     order = func.lower(people.c.name)
-    q = (select(people.c.id, people.c.name, people.c.image_tag, *_count_columns(per_type=nq.with_counts))
-         .select_from(source)
-         .where(*conds).group_by(people.c.id).order_by(order.desc() if nq.descending else order.asc()))
+    q = (select(people.c.id, people.c.name, people.c.image_tag).where(*_name_filters(people.c.name, nq), linked)
+         .order_by(order.desc() if nq.descending else order.asc()))
 
-    def make(r: Any) -> NameEntry:
-        return NameEntry("Person", r.name, r.id, _counts(r), r.image_tag)
+    def make_all(rows: Sequence[Any]) -> list[NameEntry]:
+        counts: dict[str, Any] = {}
+        person_ids = [r.id for r in rows]
+        for start in range(0, len(person_ids), 500):
+            chunk = person_ids[start:start + 500]
+            counts.update((r.person_id, r) for r in s.execute(
+                select(ip.c.person_id, *_count_columns(per_type=nq.with_counts))
+                .select_from(ip.join(items, items.c.id == ip.c.item_id))
+                .where(ip.c.person_id.in_(chunk), *link[1:]).group_by(ip.c.person_id)).all())
+        return [NameEntry("Person", r.name, r.id, _counts(counts[r.id]) if r.id in counts else {"ChildCount": 0},
+                          r.image_tag) for r in rows]
 
     if use_sql_paging:
-        return _sql_page(s, q, nq, make, people.c.id)
-    return _page([make(r) for r in s.execute(q).all()], nq, _favorites(s, nq.scope.user_id))
+        return _sql_page(s, q, nq, None, people.c.id, make_all)
+    return _page(make_all(s.execute(q).all()), nq, _favorites(s, nq.scope.user_id))
 
 
 def find_name(s: Session, kind: str, name: str, q: ItemQuery) -> NameEntry | None:

@@ -235,13 +235,42 @@ def people_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[w.BaseItemP
     return out
 
 
+_MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
+
+
+def _owners_among(s: Session, item_ids: list[str]) -> list[str]:
+    """The ids that own rows (versions or extras). Plain SQL text: SQLAlchemy spends more on
+    building and caching a statement with a 100-value IN than SQLite on answering it."""
+    conn = s.connection()
+    marker = _MARKERS.get(conn.dialect.paramstyle)
+    if marker is None:  # an unusual driver: let SQLAlchemy render it
+        return [o for (o,) in conn.execute(select(items.c.owner_id).where(items.c.owner_id.in_(item_ids))
+                                           .group_by(items.c.owner_id)).all()]
+    out: list[str] = []
+    for start in range(0, len(item_ids), 500):
+        chunk = item_ids[start:start + 500]
+        sql = ("SELECT owner_id FROM items WHERE owner_id IN (" + ", ".join([marker] * len(chunk))
+               + ") GROUP BY owner_id")
+        out.extend(o for (o,) in conn.exec_driver_sql(sql, tuple(chunk)).all())
+    return out
+
+
 def versions_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[Any]]:
     """Alternate versions (owned rows without an extra type) per owner."""
     out: dict[str, list[Any]] = defaultdict(list)
     if not item_ids:
         return out
-    for r in s.execute(select(items).where(items.c.owner_id.in_(list(item_ids)), items.c.extra_type.is_(None))).all():
-        out[r.owner_id].append(r)
+    # Two steps. Nearly every row's owner_id is NULL, so SQLite's statistics say each owner_id
+    # value matches ~1,000 rows, and for a page of 100 ids it scans the whole table (measured at
+    # 100k items: 100+ ms per page). The first step only reads the owner_id index (covering, so
+    # it is always used); the rows are read only for the few owners that have versions.
+    owners = _owners_among(s, list(dict.fromkeys(item_ids)))
+    if not owners:
+        return out
+    for start in range(0, len(owners), 20):  # (a long IN list would tip the estimate to a scan again)
+        chunk = owners[start:start + 20]
+        for r in s.execute(select(items).where(items.c.owner_id.in_(chunk), items.c.extra_type.is_(None))).all():
+            out[r.owner_id].append(r)
     return out
 
 

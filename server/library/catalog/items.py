@@ -23,14 +23,14 @@ from server.db.tables import UserData
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
-from server.library.catalog import ids, search_index
+from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
 from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, user_data_dtos
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
-    BY_NAME,
     PLAYLISTS_FOLDER_ID,
     ROOT_FOLDER_ID,
+    ByNameIndex,
     CountCache,
     ItemQuery,
     ItemRow,
@@ -42,7 +42,6 @@ from server.library.catalog.query import (
     item_rows,
     item_visible,
     playlist_visible,
-    register_by_name_index,
     run_query,
 )
 from server.library.catalog.search import SearchRequest, search_hints
@@ -134,11 +133,14 @@ class ItemService:
         self.events = events
         self.count_cache = CountCache()
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
-        register_by_name_index(db.engine, lambda: db.generation)
+        #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
+        self.by_name = ByNameIndex(lambda: db.generation)
 
     async def start(self) -> None:
-        """After the migration: check the search index (see search_index.ensure)."""
+        """After the migration: check the search index (see search_index.ensure) and the kept
+        list counts' triggers (facets.ensure)."""
         await asyncio.to_thread(search_index.ensure, self.db.engine)
+        await asyncio.to_thread(facets.ensure, self.db.engine)
         if self.db.dialect == "postgresql":
             await asyncio.to_thread(warn_about_collation, self.db.engine)
 
@@ -224,11 +226,14 @@ class ItemService:
         if not viewer.may_watch_livetv:
             q.exclude_library_ids = set(q.exclude_library_ids) | LIVETV_LIBRARY_IDS
         q.parental = viewer.parental
+        q.names = self.by_name
         return q
 
     # -- queries -------------------------------------------------------------------------
 
     async def query(self, q: ItemQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        q.names = q.names or self.by_name
+
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             rows, total = run_query(s, q, self.count_cache, self.db.generation)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
@@ -238,6 +243,8 @@ class ItemService:
 
     async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
         """Latest media: grouped rows, ChildCount = how many new items a group holds."""
+        q.names = q.names or self.by_name
+
         def read(s: Session) -> list[w.BaseItemDto]:
             groups = latest_groups(s, q, limit, group)
             dtos = build_dtos(s, [row for row, _ in groups], opts, self.server_id)
@@ -249,6 +256,7 @@ class ItemService:
         return await self.db.read(read)
 
     async def rows(self, q: ItemQuery) -> tuple[list[ItemRow], int]:
+        q.names = q.names or self.by_name
         return await self.db.read(lambda s: run_query(s, q))
 
     async def dtos(self, rows: list[ItemRow], opts: DtoOptions) -> list[w.BaseItemDto]:
@@ -300,7 +308,7 @@ class ItemService:
             row = get_row(s, key)
             if row is not None:
                 return row if viewer is None or self._may_see(s, row, viewer) else None
-            found = BY_NAME.lookup(s, key)
+            found = self.by_name.lookup(s, key)
             if found is None:
                 return None
             return ByNameTarget(id=key, type=found[0], name=found[1])
@@ -428,6 +436,8 @@ class ItemService:
             raise BadRequestError("startIndex and limit must not be negative.")
 
         nq.with_counts = opts.has("ItemCounts")
+        nq.scope.names = nq.scope.names or self.by_name
+        nq.totals = (self.count_cache, self.db.generation)
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)
@@ -473,7 +483,7 @@ class ItemService:
 
     async def filter_values(self, q: ItemQuery, viewer: Viewer) -> dict[str, list]:
         q = self.scoped(q, viewer)
-        return await self.db.read(lambda s: filter_values(s, q))
+        return await self.db.read(lambda s: facets.filter_values(s, q) or filter_values(s, q))
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
         return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))

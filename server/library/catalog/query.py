@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,7 +61,7 @@ VALUE_KINDS = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")
 
 # Item types whose rows are structure rather than content: left out of recursive listings
 # unless asked for by type (Jellyfin keeps them outside the library tree).
-_STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
+STRUCTURAL_TYPES = _STRUCTURAL = ("CollectionFolder", "MusicArtist", "UserRootFolder", "ManualPlaylistsFolder", "UserView",
                "TvChannel")  # Live TV (server/livetv/items.py) only when asked for by type
 
 
@@ -261,6 +260,9 @@ class ItemQuery:
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
+    #: resolves by-name ids (genre, studio, artist, year) in filters and parentId; owned by the
+    #: ItemService (see ``names_of``); not part of the query's identity
+    names: ByNameIndex | None = field(default=None, repr=False, compare=False)
 
 
 # ---------------------------------------------------------------- by-name ids
@@ -335,34 +337,13 @@ class ByNameIndex:
         return out
 
 
-_INDEXES: weakref.WeakKeyDictionary[Any, ByNameIndex] = weakref.WeakKeyDictionary()
-
-
-def register_by_name_index(engine: Any, generation: Callable[[], int]) -> ByNameIndex:
-    """Give a database's by-name index its write generation (ItemService does this)."""
-    index = _INDEXES[engine] = ByNameIndex(generation)
-    return index
-
-
-class _ByName:
-    """``BY_NAME.lookup(s, id)``: the by-name index of the session's database."""
-
-    @staticmethod
-    def of(s: Session) -> ByNameIndex:
-        engine = s.get_bind()
-        index = _INDEXES.get(engine)
-        if index is None:
-            index = _INDEXES[engine] = ByNameIndex()
-        return index
-
-    def lookup(self, s: Session, item_id: str) -> tuple[str, str] | None:
-        return self.of(s).lookup(s, item_id)
-
-    def names(self, s: Session, id_list: list[str], kinds: tuple[str, ...]) -> list[str]:
-        return self.of(s).names(s, id_list, kinds)
-
-
-BY_NAME = _ByName()
+def names_of(s: Session, q: ItemQuery) -> ByNameIndex:
+    """The by-name index a query resolves ids with: the one its service gave it
+    (``ItemQuery.names``, set by ``ItemService.scoped``/``query``), else a throw-away index
+    built on first use (correct, just not cached: code that runs queries without the service)."""
+    if q.names is None:
+        q.names = ByNameIndex()
+    return q.names
 
 
 # ---------------------------------------------------------------- compiling
@@ -443,7 +424,7 @@ def _parent_scope(s: Session, c: _Ctx, conds: list) -> None:
     row = s.execute(select(items.c.id, items.c.type, items.c.name, items.c.library_id)
                     .where(items.c.id == parent_id)).first()
     if row is None:
-        by_name = BY_NAME.lookup(s, parent_id)
+        by_name = names_of(s, q).lookup(s, parent_id)
         if by_name is None:
             raise NotFoundError(f"Item {parent_id} not found.")
         kind, name = by_name
@@ -525,26 +506,28 @@ def _conditions(s: Session, c: _Ctx) -> list:
         conds.append(items.c.id.in_(q.ids))
     if q.exclude_ids:
         conds.append(items.c.id.not_in(q.exclude_ids))
-    genres = _lower(q.genres) + _lower(BY_NAME.names(s, q.genre_ids, ("Genre", "MusicGenre")))
+    genres = _lower(q.genres) + _lower(names_of(s, q).names(s, q.genre_ids, ("Genre", "MusicGenre"))) \
+        if q.genre_ids else _lower(q.genres)
     if q.genres or q.genre_ids:
         conds.append(_has_value(("Genre",), genres) if genres else false())
-    studios = _lower(q.studios) + _lower(BY_NAME.names(s, q.studio_ids, ("Studio",)))
+    studios = _lower(q.studios) + _lower(names_of(s, q).names(s, q.studio_ids, ("Studio",))) \
+        if q.studio_ids else _lower(q.studios)
     if q.studios or q.studio_ids:
         conds.append(_has_value(("Studio",), studios) if studios else false())
     if q.tags:
         conds.append(_has_value(("Tag",), _lower(q.tags)))
-    artist_names = _lower(q.artists) + _lower(_artist_names(s, q.artist_ids))
+    artist_names = _lower(q.artists) + _lower(_artist_names(s, q, q.artist_ids))
     if q.artists or q.artist_ids:
         conds.append(_has_value(("Artist", "AlbumArtist"), artist_names) if artist_names else false())
     if q.album_artist_ids:
-        names = _lower(_artist_names(s, q.album_artist_ids))
+        names = _lower(_artist_names(s, q, q.album_artist_ids))
         conds.append(_has_value(("AlbumArtist",), names) if names else false())
     if q.contributing_artist_ids:
-        names = _lower(_artist_names(s, q.contributing_artist_ids))
+        names = _lower(_artist_names(s, q, q.contributing_artist_ids))
         conds.append(and_(_has_value(("Artist",), names), not_(_has_value(("AlbumArtist",), names)))
                      if names else false())
     if q.exclude_artist_ids:
-        names = _lower(_artist_names(s, q.exclude_artist_ids))
+        names = _lower(_artist_names(s, q, q.exclude_artist_ids))
         if names:
             conds.append(not_(_has_value(("Artist", "AlbumArtist"), names)))
     if q.albums:
@@ -691,7 +674,7 @@ def _conditions(s: Session, c: _Ctx) -> list:
     return conds
 
 
-def _artist_names(s: Session, id_list: list[str]) -> list[str]:
+def _artist_names(s: Session, q: ItemQuery, id_list: list[str]) -> list[str]:
     if not id_list:
         return []
     rows = s.execute(select(items.c.id, items.c.name).where(items.c.id.in_(id_list),
@@ -699,7 +682,7 @@ def _artist_names(s: Session, id_list: list[str]) -> list[str]:
     found = {r.id: r.name for r in rows}
     names = [found[i] for i in id_list if i in found]
     missing = [i for i in id_list if i not in found]
-    return names + BY_NAME.names(s, missing, ("MusicArtist",))
+    return names + (names_of(s, q).names(s, missing, ("MusicArtist",)) if missing else [])
 
 
 SORT_KEYS = ("Default", "AiredEpisodeOrder", "Album", "AlbumArtist", "Artist", "DateCreated", "OfficialRating",

@@ -1,0 +1,390 @@
+"""Latency of every list an app shows, at 10k and 100k items, against a real `reelroom-server`,
+optionally side by side with a baseline checkout.
+
+The library (built straight through SQL, the same content for every checkout): 95% music
+tracks (albums of 10 tracks, album artists, featured artists, music genres, years, MusicArtist
+rows as the scanner makes them) and 5% movies (genres, studios, people) plus shows with seasons
+and episodes (bench/items_query.py's synthetic shows). The signed-in user watched part of a
+third of the series, has resume points and favourites on some movies, and owns a 5,000-entry
+playlist. Each list is asked the way jellyfin-web / Finamp ask it (Fields, ImageTypeLimit,
+EnableImageTypes, userId, paging), one client, keep-alive; p50/p99 in ms.
+
+    python bench/lists.py [--sizes 10000,100000] [--requests 60] [--baseline PATH]
+
+``--baseline PATH`` is another checkout (e.g. ``git worktree add`` or ``git archive main | tar
+-x -C DIR``): its database is built by its own code and its server runs from it, and both
+columns are printed with their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+# The database is written by the code of the checkout under test (``--build-only`` runs in a
+# subprocess with that checkout first on sys.path, before items_query imports ``server``).
+if os.environ.get("REELROOM_BENCH_ROOT"):
+    sys.path.insert(0, os.environ["REELROOM_BENCH_ROOT"])
+    import server.db.migrate  # noqa: F401,E402  (pins that checkout's ``server`` package)
+sys.path.insert(1, str(HERE))
+
+from _server import start_server, stop_server  # noqa: E402
+from items_query import AUTH, build, pct, sign_in  # noqa: E402
+
+from server.db.database import Database, sqlite_url  # noqa: E402
+from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData  # noqa: E402
+
+try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
+    from server.library.catalog import ids  # noqa: E402
+except ImportError:
+    from server.library import ids  # noqa: E402
+from server.paths import ServerPaths  # noqa: E402
+
+MUSIC_GENRES = ["Rock", "Pop", "Jazz", "Blues", "Classical", "Electronic", "Hip-Hop", "Folk", "Metal", "Punk",
+                "Soul", "Reggae", "Country", "Ambient", "House", "Techno", "Funk", "Disco", "Gospel", "Latin",
+                "Indie", "Grunge", "Ska", "Swing", "Opera", "Trance", "Dub", "Bossa Nova", "Chanson", "Afrobeat"]
+STUDIOS = [f"Studio {i}" for i in range(60)]
+
+
+def _base(now, item_id: str, **kw) -> dict:
+    row = {c: None for c in Item.__table__.columns.keys()}
+    row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
+               genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
+               provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
+               is_locked=False, locked_fields_json="[]", is_virtual=False)
+    row.update(kw)
+    return row
+
+
+def add_music(db: Database, tracks: int) -> None:
+    """Albums of 10 tracks by ``tracks // 50`` album artists (MusicArtist rows in the library),
+    a featured artist on every fifth track, a genre and a year per album."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    lib = ids.library_id_for_name("Music")
+    rnd = random.Random(11)
+    n_artists = max(10, tracks // 50)
+    rows = [_base(now, lib, type="CollectionFolder", is_folder=True, library_id=lib, name="Music", sort_name="music",
+                  path="/media/music")]
+    values: list[dict] = []
+
+    def value(item_id: str, kind: str, v: str) -> None:
+        values.append({"item_id": item_id, "kind": kind, "clean_value": v.lower(), "value": v})
+
+    for a in range(n_artists):
+        name = f"Artist {a:05d}"
+        rows.append(_base(now, ids.by_name_id("MusicArtist", name), type="MusicArtist", is_folder=True,
+                          library_id=lib, parent_id=lib, path=f"/media/music/{name}", name=name,
+                          sort_name=name.lower()))
+    for al in range(tracks // 10):
+        artist = f"Artist {al % n_artists:05d}"
+        artist_id = ids.by_name_id("MusicArtist", artist)
+        genre = MUSIC_GENRES[rnd.randrange(len(MUSIC_GENRES))]
+        year = 1960 + rnd.randrange(65)
+        album = f"Album {al}"
+        apath = f"/media/music/{artist}/{album}"
+        album_id = ids.item_id_for_path(apath)
+        rows.append(_base(now - timedelta(minutes=al), album_id, type="MusicAlbum", is_folder=True, library_id=lib,
+                          parent_id=artist_id, path=apath, name=album, sort_name=album.lower(), production_year=year,
+                          album_artists_json=json.dumps([artist]), artists_json=json.dumps([artist]),
+                          genres_json=json.dumps([genre])))
+        value(album_id, "AlbumArtist", artist)
+        value(album_id, "Artist", artist)
+        value(album_id, "Genre", genre)
+        for t in range(10):
+            i = al * 10 + t
+            path = f"{apath}/{t + 1:02d} Track {i}.mp3"
+            item_id = ids.item_id_for_path(path)
+            artists = [artist] if i % 5 else [artist, f"Artist {rnd.randrange(n_artists):05d}"]
+            artists = list(dict.fromkeys(artists))
+            rows.append(_base(now - timedelta(minutes=al), item_id, type="Audio", media_type="Audio",
+                              library_id=lib, parent_id=album_id, album_id=album_id, album=album, path=path,
+                              name=f"Track {i}", sort_name=f"track {i:07d}", index_number=t + 1,
+                              production_year=year, run_time_ticks=2_000_000_000, container="mp3",
+                              artists_json=json.dumps(artists), album_artists_json=json.dumps([artist]),
+                              genres_json=json.dumps([genre])))
+            for a in artists:
+                value(item_id, "Artist", a)
+            value(item_id, "AlbumArtist", artist)
+            value(item_id, "Genre", genre)
+    with db.engine.begin() as conn:
+        conn.execute(Library.__table__.insert(), [{"id": lib, "name": "Music", "collection_type": "music",
+                                                   "options_json": "{}", "date_created": now}])
+        for s in range(0, len(rows), 5000):
+            conn.execute(Item.__table__.insert(), rows[s:s + 5000])
+        for s in range(0, len(values), 10000):
+            conn.execute(ItemValue.__table__.insert(), values[s:s + 10000])
+
+
+def add_movie_facets(db: Database) -> None:
+    """Studios and a cast (3 actors, a director) for every movie, from pools of 60 studios and
+    movies/2 people."""
+    rnd = random.Random(13)
+    items = Item.__table__
+    with db.engine.begin() as conn:
+        movie_ids = [r[0] for r in conn.execute(items.select().with_only_columns(items.c.id)
+                                                .where(items.c.type == "Movie").order_by(items.c.id)).all()]
+        n_people = max(10, len(movie_ids) // 2)
+        people = [{"id": ids.by_name_id("Person", f"Person {p}"), "name": f"Person {p}",
+                   "sort_name": f"person {p}", "provider_ids_json": "{}"} for p in range(n_people)]
+        links, values = [], []
+        for m in movie_ids:
+            studio = rnd.choice(STUDIOS)
+            values.append({"item_id": m, "kind": "Studio", "clean_value": studio.lower(), "value": studio})
+            conn.execute(items.update().where(items.c.id == m).values(studios_json=json.dumps([studio])))
+            cast = rnd.sample(range(n_people), 4)
+            for order, p in enumerate(cast):
+                links.append({"item_id": m, "person_id": people[p]["id"], "kind": "Director" if order == 3 else "Actor",
+                              "role": None, "sort_order": order})
+        conn.execute(Person.__table__.insert(), people)
+        for s in range(0, len(links), 10000):
+            conn.execute(ItemPerson.__table__.insert(), links[s:s + 10000])
+        conn.execute(ItemValue.__table__.insert(), values)
+
+
+def add_user_state(data_dir: Path, user_id: str) -> None:
+    """The user watched the first 1-5 episodes of every third series, stopped half-way in 40
+    movies and favoured a few movies and tracks."""
+    from datetime import UTC, datetime, timedelta
+
+    db = Database(sqlite_url(ServerPaths(data_dir).database_file))
+    items = Item.__table__
+    now = datetime.now(UTC)
+    rnd = random.Random(3)
+    rows: dict[str, dict] = {}
+    with db.engine.begin() as conn:
+        series = [r[0] for r in conn.execute(items.select().with_only_columns(items.c.id)
+                                             .where(items.c.type == "Series").order_by(items.c.id)).all()]
+        for n, sid in enumerate(series[::3]):
+            eps = conn.execute(items.select().with_only_columns(items.c.id).where(
+                items.c.series_id == sid, items.c.type == "Episode")
+                .order_by(items.c.parent_index_number, items.c.index_number).limit(rnd.randint(1, 5))).all()
+            for (e,) in eps:
+                rows[e] = {"user_id": user_id, "item_id": e, "played": True, "play_count": 1, "is_favorite": False,
+                           "playback_position_ticks": 0, "last_played_date": now - timedelta(minutes=n)}
+        movies = [r[0] for r in conn.execute(items.select().with_only_columns(items.c.id)
+                                             .where(items.c.type == "Movie").order_by(items.c.id)).all()]
+        tracks = [r[0] for r in conn.execute(items.select().with_only_columns(items.c.id)
+                                             .where(items.c.type == "Audio").order_by(items.c.id).limit(5000)).all()]
+        for k, m in enumerate(rnd.sample(movies, min(len(movies), 240))):
+            rows[m] = {"user_id": user_id, "item_id": m, "played": False, "play_count": 0,
+                       "is_favorite": k >= 40 and k < 140, "playback_position_ticks": 12_000_000_000 if k < 40 else 0,
+                       "last_played_date": now - timedelta(hours=k)}
+        for t in rnd.sample(tracks, min(len(tracks), 200)):
+            rows[t] = {"user_id": user_id, "item_id": t, "played": True, "play_count": 2, "is_favorite": True,
+                       "playback_position_ticks": 0, "last_played_date": now - timedelta(days=1)}
+        conn.execute(UserData.__table__.insert(), list(rows.values()))
+    db.close()
+
+
+def build_library(data_dir: Path, size: int) -> None:
+    """5% movies (and as many episodes), 95% tracks."""
+    build(data_dir, max(200, size // 10))
+    db = Database(sqlite_url(ServerPaths(data_dir).database_file))
+    try:
+        add_music(db, size * 95 // 100)
+        add_movie_facets(db)
+    finally:
+        db.close()
+
+
+# ------------------------------------------------------------------------------ the lists
+
+IMG = {"ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Banner,Thumb"}
+
+
+def lists(c: httpx.Client, user_id: str) -> list[tuple[str, callable]]:
+    """(name, a function returning (path, params)) for every list, with the ids they need."""
+    rnd = random.Random(5)
+    views = {v["Name"]: v["Id"] for v in c.get("/UserViews", params={"userId": user_id}).json()["Items"]}
+    music, movies, shows = views["Music"], views["Movies"], views["Shows"]
+
+    def ids_of(**params) -> list[str]:
+        r = c.get("/Items", params={"userId": user_id, "recursive": "true", "fields": "", "enableImages": "false",
+                                    **params})
+        r.raise_for_status()
+        return [i["Id"] for i in r.json()["Items"]]
+
+    series = ids_of(parentId=shows, includeItemTypes="Series", limit="1000")
+    tracks = ids_of(parentId=music, includeItemTypes="Audio", limit="20000")
+    albums = ids_of(parentId=music, includeItemTypes="MusicAlbum", limit="2000")
+    artists = [a["Id"] for a in c.get("/Artists/AlbumArtists", params={"userId": user_id, "limit": "300",
+                                                                       "parentId": music}).json()["Items"]]
+    movie_ids = ids_of(parentId=movies, includeItemTypes="Movie", limit="2000")
+    pid = c.post("/Playlists", json={"Name": "Big", "Ids": rnd.sample(tracks, min(5000, len(tracks))),
+                                     "UserId": user_id, "MediaType": "Audio"}).json()["Id"]
+    season_of = {}
+    for s in series[:50]:
+        season_of[s] = [x["Id"] for x in c.get(f"/Shows/{s}/Seasons", params={"userId": user_id}).json()["Items"]]
+    with_seasons = [s for s in series[:50] if season_of[s]]
+    artist_page = {"userId": user_id, "Fields": "PrimaryImageAspectRatio,SortName", "SortBy": "SortName",
+                   "SortOrder": "Ascending", "Recursive": "true", "StartIndex": "0", "Limit": "100",
+                   "ParentId": music, **IMG}
+    genre_page = {"userId": user_id, "SortBy": "SortName", "SortOrder": "Ascending", "Recursive": "true",
+                  "Fields": "PrimaryImageAspectRatio,ItemCounts", "StartIndex": "0", **IMG}
+    terms = ["star", "night", "track 12", "artist 001", "blue", "album 7"]
+    return [
+        ("Artists (first 100)", lambda: ("/Artists", artist_page)),
+        ("Artists (random page)", lambda: ("/Artists", {**artist_page, "StartIndex": str(
+            rnd.randrange(0, max(1, len(artists) * 6)) // 100 * 100)})),
+        ("AlbumArtists (first 100)", lambda: ("/Artists/AlbumArtists", artist_page)),
+        ("Artists, no parent (Finamp)", lambda: ("/Artists", {
+            "userId": user_id, "SortBy": "SortName", "SortOrder": "Ascending",
+            "Fields": "SortName,Genres,ChildCount,DateCreated", "Recursive": "true", "StartIndex": "0",
+            "Limit": "100", "EnableUserData": "true", **IMG})),
+        ("Genres (movies)", lambda: ("/Genres", {**genre_page, "IncludeItemTypes": "Movie", "ParentId": movies})),
+        ("MusicGenres", lambda: ("/MusicGenres", {**genre_page, "ParentId": music})),
+        ("Genres (music parent)", lambda: ("/Genres", {**genre_page, "ParentId": music})),
+        ("Studios", lambda: ("/Studios", {**genre_page, "IncludeItemTypes": "Movie", "ParentId": movies})),
+        ("Persons", lambda: ("/Persons", {"userId": user_id, "Fields": "PrimaryImageAspectRatio", "Limit": "100",
+                                          "StartIndex": "0", "PersonTypes": "Actor", **IMG})),
+        ("Years (movies)", lambda: ("/Years", {"userId": user_id, "SortBy": "SortName", "SortOrder": "Descending",
+                                               "Recursive": "true", "IncludeItemTypes": "Movie",
+                                               "ParentId": movies, **IMG})),
+        ("Years (music)", lambda: ("/Years", {"userId": user_id, "SortBy": "SortName", "SortOrder": "Descending",
+                                              "Recursive": "true", "ParentId": music, **IMG})),
+        ("NextUp (24)", lambda: ("/Shows/NextUp", {
+            "userId": user_id, "Limit": "24", "Fields": "PrimaryImageAspectRatio,DateCreated,Path,MediaSourceCount",
+            "EnableTotalRecordCount": "false", "DisableFirstEpisode": "false", "EnableRewatching": "false",
+            "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Banner,Thumb"})),
+        ("Resume (video)", lambda: ("/UserItems/Resume", {
+            "userId": user_id, "Limit": "12", "Fields": "PrimaryImageAspectRatio", "MediaTypes": "Video",
+            "EnableTotalRecordCount": "false", "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"})),
+        ("Resume (audio)", lambda: ("/UserItems/Resume", {
+            "userId": user_id, "Limit": "12", "Fields": "PrimaryImageAspectRatio", "MediaTypes": "Audio",
+            "EnableTotalRecordCount": "false", "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"})),
+        ("Latest (music)", lambda: ("/Items/Latest", {
+            "userId": user_id, "Limit": "16", "Fields": "PrimaryImageAspectRatio,Path", "ParentId": music,
+            "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"})),
+        ("Latest (movies)", lambda: ("/Items/Latest", {
+            "userId": user_id, "Limit": "16", "Fields": "PrimaryImageAspectRatio,Path", "ParentId": movies,
+            "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"})),
+        ("Latest (shows)", lambda: ("/Items/Latest", {
+            "userId": user_id, "Limit": "16", "Fields": "PrimaryImageAspectRatio,Path", "ParentId": shows,
+            "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"})),
+        ("Search/Hints", lambda: ("/Search/Hints", {"userId": user_id, "searchTerm": rnd.choice(terms),
+                                                    "limit": "24"})),
+        ("Items/Filters (movies)", lambda: ("/Items/Filters", {"userId": user_id, "parentId": movies,
+                                                               "includeItemTypes": "Movie"})),
+        ("Items/Filters (music)", lambda: ("/Items/Filters", {"userId": user_id, "parentId": music,
+                                                              "includeItemTypes": "MusicAlbum"})),
+        ("Items/Filters2 (movies)", lambda: ("/Items/Filters2", {"userId": user_id, "parentId": movies,
+                                                                 "includeItemTypes": "Movie"})),
+        ("Items/Filters2 (music)", lambda: ("/Items/Filters2", {"userId": user_id, "parentId": music,
+                                                                "includeItemTypes": "Audio"})),
+        ("Shows/{id}/Seasons", lambda: (f"/Shows/{rnd.choice(series)}/Seasons", {
+            "userId": user_id, "Fields": "ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount"})),
+        ("Shows/{id}/Episodes (season)", lambda: (lambda s: (f"/Shows/{s}/Episodes", {
+            "userId": user_id, "seasonId": rnd.choice(season_of[s]),
+            "Fields": "ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount,Overview"}))(
+            rnd.choice(with_seasons))),
+        ("Shows/{id}/Episodes (all)", lambda: (f"/Shows/{rnd.choice(series)}/Episodes", {
+            "userId": user_id, "Fields": "PrimaryImageAspectRatio,MediaSourceCount"})),
+        ("Playlists/{id}/Items (100)", lambda: (f"/Playlists/{pid}/Items", {
+            "userId": user_id, "StartIndex": str(rnd.randrange(0, 4900)), "Limit": "100",
+            "Fields": "PrimaryImageAspectRatio", **IMG})),
+        ("Items/{movie}/Similar (12)", lambda: (f"/Items/{rnd.choice(movie_ids)}/Similar", {
+            "userId": user_id, "limit": "12", "fields": "PrimaryImageAspectRatio,CanDelete"})),
+        ("Items/{album}/Similar (12)", lambda: (f"/Items/{rnd.choice(albums)}/Similar", {
+            "userId": user_id, "limit": "12", "fields": "PrimaryImageAspectRatio,CanDelete"})),
+        ("InstantMix song (200)", lambda: (f"/Songs/{rnd.choice(tracks)}/InstantMix", {
+            "userId": user_id, "limit": "200", "fields": "PrimaryImageAspectRatio"})),
+        ("InstantMix album (200)", lambda: (f"/Albums/{rnd.choice(albums)}/InstantMix", {
+            "userId": user_id, "limit": "200", "fields": "PrimaryImageAspectRatio"})),
+        ("InstantMix artist (200)", lambda: ("/Artists/InstantMix", {
+            "id": rnd.choice(artists), "userId": user_id, "limit": "200", "fields": "PrimaryImageAspectRatio"})),
+    ]
+
+
+def measure(url: str, token: str, user_id: str, n: int) -> dict[str, list[float]]:
+    headers = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
+    out: dict[str, list[float]] = {}
+    with httpx.Client(base_url=url, headers=headers, timeout=120) as c:
+        for name, make in lists(c, user_id):
+            times = []
+            for i in range(n + 3):
+                path, params = make()
+                t0 = time.perf_counter()
+                r = c.get(path, params=params)
+                dt = (time.perf_counter() - t0) * 1000
+                if r.status_code != 200:
+                    raise RuntimeError(f"{name}: {path} {params} -> {r.status_code} {r.text[:300]}")
+                if i >= 3:  # warm-up
+                    times.append(dt)
+            out[name] = times
+    return out
+
+
+def run_checkout(root: Path, size: int, n: int) -> dict[str, list[float]]:
+    data = Path(tempfile.mkdtemp(prefix="reelroom-lists-bench-"))
+    try:
+        subprocess.run([sys.executable, str(HERE / "lists.py"), "--build-only", str(data), "--sizes", str(size)],
+                       check=True, env={**os.environ, "REELROOM_BENCH_ROOT": str(root)})
+        proc, url = start_server(data, root=root)
+        try:
+            token, user_id = sign_in(url)
+        finally:
+            stop_server(proc)
+        add_user_state(data, user_id)
+        proc, url = start_server(data, root=root)
+        try:
+            token, user_id = sign_in(url)
+            time.sleep(2)  # planner statistics are refreshed a second after start-up
+            return measure(url, token, user_id, n)
+        finally:
+            stop_server(proc)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--baseline", type=Path, help="another checkout to measure side by side")
+    parser.add_argument("--only", help="comma-separated name prefixes of the lists to print")
+    parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.build_only:
+        build_library(args.build_only, int(args.sizes))
+        return
+    print(f"cpus: {os.cpu_count()}; one client, keep-alive; {args.requests} requests per list; target p50 <= 10 ms, "
+          f"p99 <= 30 ms at 100k")
+    for size in (int(x) for x in args.sizes.split(",")):
+        results = {}
+        if args.baseline:
+            results["baseline"] = run_checkout(args.baseline.resolve(), size, args.requests)
+        results["this"] = run_checkout(ROOT, size, args.requests)
+        print(f"\n{size} library items (+ albums, artists, seasons); ms:")
+        head = f"    {'list':<30}"
+        for label in results:
+            head += f" {label + ' p50':>14} {label + ' p99':>14}"
+        print(head + ("   ratio p50" if args.baseline else ""))
+        for name in results["this"]:
+            line = f"    {name:<30}"
+            for values in results.values():
+                v = values.get(name, [float("nan")])
+                line += f" {statistics.median(v):14.1f} {pct(v, 99):14.1f}"
+            if args.baseline:
+                line += f"   {statistics.median(results['baseline'][name]) / statistics.median(results['this'][name]):6.1f}x"
+            print(line)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,378 @@
+"""The mixed load of issue 13, against a real `reelroom-server` on loopback, bounded in time.
+
+A synthetic library (bench/items_query.py's builder: movies, shows, user data) of --size items;
+a few hundred movies point at one real video and one real poster made with ffmpeg. Then, for
+--seconds:
+
+- --clients browsing clients (200), each in a loop: GET /UserViews, an Items page with
+  Fields=PrimaryImageAspectRatio,MediaSources,Overview (random startIndex), GET /Items/{id},
+  and a resized Primary image (/Items/{id}/Images/Primary?fillWidth=..);
+- --streams direct streams (20): GET /Videos/{id}/stream?static=true read at --bitrate
+  (8 Mbit/s, looping over the file with Range requests); a stream *holds its bitrate* when,
+  from its first bytes on, it never falls more than --buffer seconds (2) of playback behind its
+  schedule (the wait for the first bytes is printed apart).
+
+It prints requests/s, p50/p99 latency (per route and overall), connection resets and errors,
+the server's peak RSS and CPU, and each stream's verdict. The clients are a small hand-written
+HTTP/1.1 keep-alive client on asyncio (httpx would spend more CPU than the server on this
+2-core machine), in --client-procs processes.
+
+    python bench/load.py [--size 100000] [--seconds 30] [--clients 200] [--streams 20]
+                         [--baseline DIR]   # another checkout, measured first on the same library
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import start_server, stop_server  # noqa: E402
+from items_query import AUTH, FIELDS, add_user_data, build, cpu_seconds, pct, sign_in  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.mediagen import make_image, make_video  # noqa: E402
+
+TARGETS = ">= 1000 requests/s, p99 <= 500 ms, no resets, every stream at its bitrate"
+
+
+# ------------------------------------------------------------------ a minimal HTTP/1.1 client
+
+
+class Conn:
+    """One keep-alive connection; reconnects (and counts it) when the server closed it."""
+
+    def __init__(self, port: int, stats: dict) -> None:
+        self.port = port
+        self.stats = stats
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def _open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.stats["connects"] += 1
+
+    async def request(self, path: str, headers: str, body_sink=None) -> tuple[int, int]:
+        """GET path; returns (status, body bytes). ``body_sink(n)`` is awaited per chunk read
+        (streams pace themselves there). A reset is counted and raised."""
+        try:
+            return await self._request(path, headers, body_sink)
+        except (ConnectionResetError, BrokenPipeError) as exc:
+            self.stats["resets"] += 1
+            kind = type(exc).__name__
+            self.stats["reset_kinds"][kind] = self.stats["reset_kinds"].get(kind, 0) + 1
+            self.close()
+            raise
+
+    async def _request(self, path: str, headers: str, body_sink) -> tuple[int, int]:
+        for attempt in range(2):
+            if self.writer is None:
+                await self._open()
+            try:
+                self.writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode())
+                head = await self.reader.readuntil(b"\r\n\r\n")
+                break
+            except asyncio.IncompleteReadError:
+                # closed by the server between requests (keep-alive expiry): a client retries once
+                self.stats["closed_idle"] += 1
+                self.close()
+                if attempt:
+                    raise
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = 0
+        chunked = False
+        close = False
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "transfer-encoding" and "chunked" in value.lower():
+                chunked = True
+            elif name == "connection" and "close" in value.lower():
+                close = True
+        total = 0
+        if chunked:
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                if size == 0:
+                    await self.reader.readuntil(b"\r\n")
+                    break
+                total += len(await self.reader.readexactly(size + 2)) - 2
+        else:
+            while total < length:
+                chunk = await self.reader.read(min(262144, length - total))
+                if not chunk:
+                    raise asyncio.IncompleteReadError(b"", length - total)
+                total += len(chunk)
+                if body_sink is not None:
+                    await body_sink(len(chunk))
+        if close:
+            self.close()
+        return status, total
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+def new_stats() -> dict:
+    return {"lat": {}, "errors": 0, "status": {}, "resets": 0, "reset_kinds": {}, "closed_idle": 0, "connects": 0,
+            "requests": 0, "streams": []}
+
+
+async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
+    rnd = random.Random(k)
+    conn = Conn(port, stats)
+    headers = f'Authorization: {AUTH.format(n=100 + k)}, Token="{cfg["token"]}"\r\n'
+    base_items = cfg["items_query"]
+    await asyncio.sleep(rnd.random() * 0.5)
+    while time.monotonic() < stop_at:
+        item = rnd.choice(cfg["movie_ids"])
+        imaged = rnd.choice(cfg["imaged_ids"])
+        steps = (("views", f"/UserViews?userId={cfg['user_id']}"),
+                 ("items", f"{base_items}&startIndex={rnd.randrange(0, cfg['movie_count'] - 100)}"),
+                 ("item", f"/Items/{item}?userId={cfg['user_id']}"),
+                 ("image", f"/Items/{imaged}/Images/Primary?fillWidth={rnd.choice((160, 240, 320))}&quality=90"))
+        for name, path in steps:
+            if time.monotonic() >= stop_at:
+                break
+            t0 = time.perf_counter()
+            try:
+                status, _ = await conn.request(path, headers)
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+                stats["errors"] += 1
+                conn.close()
+                continue
+            stats["lat"].setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+            stats["status"][status] = stats["status"].get(status, 0) + 1
+            stats["requests"] += 1
+            if status >= 400:
+                stats["errors"] += 1
+    conn.close()
+
+
+async def streamer(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
+    """Reads the file at the bitrate, looping; tracks how far it fell behind its schedule."""
+    conn = Conn(port, stats)
+    rate = cfg["bitrate"] / 8  # bytes/s
+    size = cfg["video_size"]
+    headers = f'Authorization: {AUTH.format(n=1000 + k)}, Token="{cfg["token"]}"\r\n'
+    asked = time.monotonic()
+    start: float | None = None  # playback starts with the first bytes (the wait is reported apart)
+    received = 0
+    worst_lag = 0.0
+    restarts = 0
+
+    async def sink(n: int) -> None:
+        nonlocal received, worst_lag, start
+        if start is None:
+            start = time.monotonic()
+        received += n
+        due = received / rate  # seconds of playback received
+        elapsed = time.monotonic() - start
+        worst_lag = max(worst_lag, elapsed - due - cfg["buffer"])
+        ahead = due - elapsed - cfg["buffer"]  # a player keeps a buffer, then reads as it plays
+        if ahead > 0:
+            await asyncio.sleep(ahead)
+        if time.monotonic() >= stop_at:
+            raise TimeoutError
+
+    offset = 0
+    while time.monotonic() < stop_at:
+        path = f"/Videos/{cfg['video_id']}/stream?static=true&mediaSourceId={cfg['video_id']}"
+        try:
+            await conn.request(path, headers + f"Range: bytes={offset}-\r\n", sink)
+            offset = 0
+            restarts += 1
+        except TimeoutError:
+            break
+        except (OSError, asyncio.IncompleteReadError):
+            stats["errors"] += 1
+            conn.close()
+            offset = received % size
+    conn.close()
+    if start is None:
+        stats["streams"].append({"held": False, "worst_lag": float("inf"), "mbit": 0.0, "first_byte": float("inf")})
+        return
+    elapsed = min(time.monotonic(), stop_at) - start
+    stats["streams"].append({"held": worst_lag <= 0.0, "worst_lag": max(0.0, worst_lag),
+                             "mbit": received * 8 / max(elapsed, 1e-6) / 1e6, "first_byte": start - asked})
+
+
+def client_proc(idx: int, port: int, cfg: dict, browsers: range, streams: range, stop_at_wall: float,
+                out: multiprocessing.Queue) -> None:
+    stats = new_stats()
+
+    async def main() -> None:
+        stop_at = time.monotonic() + (stop_at_wall - time.time())
+        await asyncio.gather(*(browser(k, port, cfg, stats, stop_at) for k in browsers),
+                             *(streamer(k, port, cfg, stats, stop_at) for k in streams))
+
+    asyncio.run(main())
+    out.put(stats)
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> dict:
+    port = int(url.rsplit(":", 1)[1])
+    out: multiprocessing.Queue = multiprocessing.Queue()
+    procs = []
+    n = args.client_procs
+    stop_at = time.time() + 2 + args.seconds  # 2 s for the processes to start
+    for i in range(n):
+        p = multiprocessing.Process(target=client_proc, args=(
+            i, port, cfg, range(i, args.clients, n), range(i, args.streams, n), stop_at, out))
+        p.start()
+        procs.append(p)
+    cpu0 = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)])
+    peak = 0.0
+    t0 = time.time()
+    while time.time() < stop_at:
+        peak = max(peak, sum(rss_mb(p) for p in [proc_pid, *children(proc_pid)]))
+        time.sleep(0.25)
+    results = [out.get(timeout=args.seconds + 120) for _ in procs]
+    for p in procs:
+        p.join(30)
+    cpu = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)]) - cpu0
+    wall = time.time() - t0
+    merged = new_stats()
+    for r in results:
+        for k, v in r["lat"].items():
+            merged["lat"].setdefault(k, []).extend(v)
+        for key in ("errors", "resets", "closed_idle", "connects", "requests"):
+            merged[key] += r[key]
+        for k, v in r["status"].items():
+            merged["status"][k] = merged["status"].get(k, 0) + v
+        for k, v in r["reset_kinds"].items():
+            merged["reset_kinds"][k] = merged["reset_kinds"].get(k, 0) + v
+        merged["streams"].extend(r["streams"])
+    merged["peak_rss"] = peak
+    merged["cpu_share"] = cpu / max(wall, 1e-6)
+    merged["rps"] = merged["requests"] / args.seconds
+    return merged
+
+
+def report(label: str, r: dict) -> None:
+    every = [x for v in r["lat"].values() for x in v]
+    held = sum(1 for s in r["streams"] if s["held"])
+    print(f"  {label:<9} {r['rps']:.0f} requests/s, p50 {statistics.median(every) if every else float('nan'):.0f} ms, "
+          f"p99 {pct(every, 99) if every else float('nan'):.0f} ms | resets {r['resets']} {r['reset_kinds'] or ''}, "
+          f"closed while idle {r['closed_idle']}, errors {r['errors']}, statuses {dict(sorted(r['status'].items()))}, "
+          f"connections {r['connects']} | server peak RSS {r['peak_rss']:.0f} MB, "
+          f"CPU {r['cpu_share'] * 100:.0f}% of one core | streams holding {held}/{len(r['streams'])}")
+    for name, values in sorted(r["lat"].items()):
+        print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
+              f"p99 {pct(values, 99):.0f} ms")
+    if r["streams"]:
+        waits = sorted(s["first_byte"] for s in r["streams"])
+        print(f"            streams: first bytes after p50 {waits[len(waits) // 2] * 1000:.0f} ms, "
+              f"max {waits[-1] * 1000:.0f} ms; mean rate "
+              f"{statistics.mean(s['mbit'] for s in r['streams']):.1f} Mbit/s")
+    slow = [s for s in r["streams"] if not s["held"]]
+    if slow:
+        print("            streams behind: " + ", ".join(f"{s['mbit']:.1f} Mbit/s (lag {s['worst_lag']:.1f} s)"
+                                                      for s in slow))
+
+
+def prepare(data: Path, size: int) -> dict:
+    info = build(data, size)
+    media = data / "bench-media"
+    video = make_video(media / "stream.mkv", seconds=20, width=1280, height=720)
+    poster = make_image(media / "poster.jpg", width=680, height=1000)
+    db = sqlite3.connect(data / "data" / "reelroom.db")
+    imaged = info["movie_ids"][:: max(1, len(info["movie_ids"]) // 300)]
+    images = json.dumps([{"Type": "Primary", "Path": str(poster), "Tag": "b" * 32, "Width": 680, "Height": 1000}])
+    db.executemany("UPDATE items SET images_json = ? WHERE id = ?", [(images, i) for i in imaged])
+    video_id = info["movie_ids"][1]
+    db.execute("UPDATE items SET path = ?, size = ?, file_size = ?, container = 'mkv' WHERE id = ?",
+               (str(video), video.stat().st_size, video.stat().st_size, video_id))
+    db.commit()
+    db.close()
+    info.update(imaged_ids=imaged, video_id=video_id, video_size=video.stat().st_size)
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=100000)
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--streams", type=int, default=20)
+    parser.add_argument("--bitrate", type=float, default=8e6, help="bits/s each stream reads at")
+    parser.add_argument("--buffer", type=float, default=2.0, help="seconds of playback a player buffers")
+    parser.add_argument("--client-procs", type=int, default=2)
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout, measured first")
+    args = parser.parse_args()
+    print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
+          f"{args.bitrate / 1e6:.0f} Mbit/s for {args.seconds} s, {args.size} items; targets: {TARGETS}")
+    data = Path(tempfile.mkdtemp(prefix="reelroom-load-bench-"))
+    try:
+        t0 = time.perf_counter()
+        info = prepare(data, args.size)
+        proc, url = start_server(data)
+        token, user_id = sign_in(url)
+        stop_server(proc)
+        add_user_data(data, user_id, info["movie_ids"])
+        print(f"  library of {info['items']} items built in {time.perf_counter() - t0:.0f} s; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
+        results = {}
+        for label, root in runs:
+            proc, url = start_server(data, root=root)
+            try:
+                token, user_id = sign_in(url)
+                query = {"userId": user_id, "parentId": info["movies"], "recursive": "true",
+                         "includeItemTypes": "Movie", "sortBy": "SortName", "sortOrder": "Ascending",
+                         "limit": "100", "fields": FIELDS, "enableTotalRecordCount": "true"}
+                cfg = {"token": token, "user_id": user_id, "movie_ids": info["movie_ids"][:5000],
+                       "imaged_ids": info["imaged_ids"], "movie_count": info["movie_count"],
+                       "items_query": "/Items?" + urllib.parse.urlencode(query), "video_id": info["video_id"],
+                       "video_size": info["video_size"], "bitrate": args.bitrate, "buffer": args.buffer}
+                time.sleep(2)  # planner statistics are refreshed a second after start-up
+                results[label] = run_load(url, proc.pid, cfg, args)
+            finally:
+                stop_server(proc)
+            report(label, results[label])
+        if "baseline" in results:
+            b, t = results["baseline"], results["this"]
+            pb = pct([x for v in b["lat"].values() for x in v], 99)
+            pt = pct([x for v in t["lat"].values() for x in v], 99)
+            print(f"  ratios    requests/s x{t['rps'] / max(b['rps'], 1e-9):.1f}, p99 x{pb / max(pt, 1e-9):.1f} lower")
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
