@@ -138,4 +138,4 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
             handler = entry[0] if isinstance(entry, tuple) else entry
             if isinstance(handler, HTTPRouteHandler):
                 wire.add_route(template, method, BY_ID.get(handler.opt.get("op", "")))
-    return WebHostMiddleware(wire, ctx)
+    return WebHostMiddleware(wire, ctx.web, lambda: ctx.config.server().CorsHosts, ctx.server_name, ctx.port)

@@ -1,7 +1,10 @@
-"""The composition of one running server: its paths, configuration, database and services.
+"""The composition root of one running server: its paths, configuration, database and services.
 
-Handlers reach services through this object (injected as ``ctx``). Services never import
-handlers, and nothing here imports Qt.
+Every service is built here with exactly the dependencies its constructor names (other services,
+the database, a small callable for a late-bound setting), and wired here: listeners, scheduled
+tasks, close hooks. Handlers reach services through this object (injected as ``ctx``); no other
+module under ``server/`` but ``app.py`` and ``runner.py`` imports it (tests/test_architecture.py).
+Nothing here imports Qt.
 """
 
 from __future__ import annotations
@@ -15,18 +18,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.artwork.service import ArtworkService
+from server.artwork.service import ArtworkService, ArtworkTask
 from server.auth.service import AuthInfo, TokenService
+from server.auth.signin import SignInService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
-from server.images.service import ImageService
+from server.images.service import CleanImageCacheTask, ImageService
+from server.library.browse.boxsets import CollectionService
+from server.library.browse.editing import EditingService
+from server.library.browse.playlists import PlaylistService
+from server.library.browse.playstate import PlayStateService
+from server.library.browse.related import RelatedService
 from server.library.browse.service import Browse
+from server.library.browse.tv import TvService
 from server.library.catalog.items import ItemService
-from server.library.scan.scanner import Scanner
+from server.library.catalog.planner_stats import PlannerStats
+from server.library.scan.hosts import CONFIG_KEY as LIBRARY_HOSTS_KEY
+from server.library.scan.hosts import configured_hosts, wake_library_hosts
+from server.library.scan.scanner import RefreshLibraryTask, Scanner
 from server.library.scan.virtual_folders import LibraryService
+from server.livetv.channel_playback import ChannelPlayback
+from server.livetv.guide_task import RefreshGuideTask
 from server.livetv.items import LiveTvItems
 from server.livetv.live import LiveStreamManager
 from server.livetv.recordings import RecordingService
@@ -40,9 +55,10 @@ from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
 from server.playback import settings as playback_settings
-from server.playback.hls_service import TranscodeService
-from server.playback.service import PlaybackReports
+from server.playback.hls_service import SETTINGS_SECTIONS, TranscodeService
+from server.playback.service import PlaybackInfoService, PlaybackReports
 from server.playback.streams import StreamService
+from server.playback.versions import VersionService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
@@ -57,10 +73,13 @@ from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
 from server.system.filesystem import SECTIONS as FILESYSTEM_SECTIONS
 from server.system.filesystem import FileSystemBrowser
+from server.system.info import SystemInfoService
+from server.tasks.builtin import CleanLogsTask, CleanTranscodeTask, OptimizeDatabaseTask
 from server.tasks.scheduler import TaskScheduler
-from server.trickplay.service import TrickplayService
+from server.trickplay.service import TrickplayService, TrickplayTask
 from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
+from server.web.host import WebClientHost
 from server.web.settings import SECTIONS as WEB_SECTIONS
 
 log = logging.getLogger("reelroom.server")
@@ -91,6 +110,10 @@ def read_or_create_system_id(path: Path) -> str:
 
 
 class ServerContext:
+    """Builds every service of one running server with the dependencies it names in its constructor,
+    then wires them (listeners, scheduled tasks, close hooks) in ``_wire``. Nothing else in
+    ``server/`` but the app, the runner and the handlers sees this object."""
+
     def __init__(self, options: ServerOptions, port: int | None = None) -> None:
         self.options = options
         self.port = port or options.port  # the bound port (differs when options.port is 0)
@@ -100,6 +123,12 @@ class ServerContext:
         self.paths.ensure()
         self.started_at = time.time()
         self.system_id = read_or_create_system_id(self.paths.system_id_file)
+        self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
+        self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
+        self._last_touch: dict[str, float] = {}
+        self._closers: list[Callable[[], object]] = []
+
+        # -- the core: configuration, events, database, tasks
         self.config = ConfigurationStore(self.paths)
         # Each domain declares its configuration sections (key, defaults, validator) in its own module.
         self.config.register(*playback_settings.SECTIONS)  # encoding, transcoding
@@ -110,65 +139,128 @@ class ServerContext:
         self.startup = StartupState()
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
+        self.tasks = TaskScheduler(self.db, self.events)
+        self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
+                                    lambda: bool(self.config.server().AllowClientLogUpload))
+        server_config = self.config.server  # the ServerConfiguration, read at each use
+
+        # -- accounts, sessions, system
         self.users = UserService(self.db)
         self.tokens = TokenService(self.db, self.users, self.system_id, self.server_name)
         self.signin_throttle = SignInThrottle()  # per-address and per-user sign-in rate limits
         self.sessions = SessionManager(self.events, self.system_id)
+        self.signin = SignInService(self.users, self.tokens, self.sessions, self.activity, self.signin_throttle,
+                                    self.system_id)
         self.syncplay = SyncPlayManager(self.events)
-        self.sessions.on_end(self.syncplay.forget_device)
-        self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
-                                    lambda: bool(self.config.server().AllowClientLogUpload))
+        self.quick_connect = QuickConnect(lambda: bool(server_config().QuickConnectAvailable))
         self.branding = BrandingService(self.config, self.paths.branding_dir,
                                         resources_dir() / "branding" / "splashscreen.png")
-        self.tasks = TaskScheduler(self.db, self.events)
-        self.quick_connect = QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
-        self.lan = LanServices(self)
+        self.system_info = SystemInfoService(self.system_id, options.port, self.paths, self.config, self.server_name)
+        self.lan = LanServices(self.system_id, self.port, self.server_name, self.config.network,
+                               enabled=options.enable_lan, host=options.host, discovery_port=options.discovery_port,
+                               zeroconf=options.enable_zeroconf)
+        self.web = WebClientHost(self.paths.data_dir, self.paths.cache_dir, options.web_dir, options.host_web,
+                                 lambda: self.config.get("web"))  # the web client at /web/
+
+        # -- Live TV
         self.livetv = LiveTvService(self.config, self.filesystem)
-        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events)
-        self.livetv_items = LiveTvItems(self.db, self.paths.metadata_dir)  # channels/recordings as items
-        self.livetv.on_channels.append(self.livetv_items.sync)
         self.live_streams = LiveStreamManager(self.livetv, self.ffmpeg_path, self.paths.cache_dir / "livetv-hls")
-        self.recordings.live_streams = self.live_streams
+        self.recordings = RecordingService(self.db, self.livetv, self.paths.data_dir, self.ffmpeg_path, self.events,
+                                           self.live_streams)
+        self.livetv_items = LiveTvItems(self.db, self.paths.metadata_dir)  # channels/recordings as items
+        self.channel_playback = ChannelPlayback(self.livetv, self.live_streams)
         self.schedules_direct = SchedulesDirectClient(lambda: provider_settings(self.config.get("schedulesdirect"),
                                                                                 "schedulesdirect"),
                                                       self.paths.cache_dir / "schedulesdirect")
+
+        # -- the library: folders, the catalog (query engine, DTOs), browsing, images
+        self.library = LibraryService(self.db, self.filesystem)
+        self.items = ItemService(self.db, self.users, self.system_id, self.events,
+                                 rating_country=lambda: server_config().MetadataCountryCode)
+        self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
+
+        # -- plugins and the remote providers
         self.plugins = PluginManager(self.config, self.paths.data_dir,
                                      lambda: builtin_plugins(self.config, self.schedules_direct))
         self.plugins.load()  # a plugin that fails to load is Malfunctioned; the server starts anyway
-        self.plugins.on_change(self._plugins_changed)
         self._plugins_changed()
         self.packages = PackageService(self.config, self.plugins, self.events)
         self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events,
                                               providers=lambda: self.plugins.providers("metadata") + [
                                                   p for p in self.plugins.providers("image")
                                                   if "metadata" not in p.provider_kinds],
-                                              library_options=self._library_options)
-        self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
-        self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
-        self._last_touch: dict[str, float] = {}
-        self._extensions: list[Callable[[ServerContext], object]] = []
-        self._closers: list[Callable[[], object]] = []
-        self.library = LibraryService(self.db, self.filesystem)
-        self.images = ImageService(self)  # registers the image-cache cleanup task, closes its pool
-        self.items = ItemService(self.db, self.users, self.system_id, self.events)  # the query engine and item DTOs
-        self.items.rating_country = lambda: self.config.server().MetadataCountryCode
-        self.browse = Browse(self)  # TV, playlists, collections, similar, mixes, editing, play state
-        self.playback_reports = PlaybackReports(self)  # playback reports -> user data and the Sessions view
+                                              library_options=self.library.options_of)
+
+        # -- art: image routes, offline artwork (collages, frames), trickplay tiles
+        def art_changed() -> None:  # late-bound: the artwork service is built after the images
+            self.artwork.request()
+
+        self.images = ImageService(self.db, self.events, self.users, self.paths, on_change=art_changed)
+        self.artwork = ArtworkService(self.db, self.events, self.tasks, self.paths, self.ffmpeg_path,
+                                      self.images.folder_images)
+        self.trickplay = TrickplayService(self.db, self.paths, self.ffmpeg_path,
+                                          lambda: server_config().TrickplayOptions)
+        self.browse = Browse(  # TV, playlists, collections, similar, mixes, editing, play state
+            playstate=PlayStateService(self.db, self.events, self.items),
+            tv=TvService(self.db, self.items),
+            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed),
+            collections=CollectionService(self.db, on_change=art_changed),
+            related=RelatedService(self.db, self.items),
+            editing=EditingService(self.db, self.events, self.items, self.config, self.metadata.external_id_infos),
+        )
+        self.scanner = Scanner(self.db, self.events, self.library, self.paths, self.tasks)
+
+        # -- playback, subtitles, lyrics
         # progressive streams; ffmpeg as the transcoder found it (no ffmpeg: 503 ProblemDetails)
         self.streams = StreamService(self.items.row, self.db, lambda: self.transcodes.ffmpeg().path)
-        # HLS requests and their ffmpeg jobs (settings applied by a configuration listener)
+        # HLS requests and their ffmpeg jobs (settings follow the configuration: see _wire)
         self.transcodes = TranscodeService(self.config, self.paths, self.streams.source_row)
-        self.on_close(self.transcodes.close)  # kills every transcode
+        self.playback = PlaybackInfoService(self.db, self.items, server_config, self.is_local_address,
+                                            self.channel_playback.playback_info)
+        self.playback_reports = PlaybackReports(self.items, self.sessions, self.events, self.transcodes,
+                                                self.live_streams, server_config)  # -> user data, Sessions
+        self.versions = VersionService(self.db, self.events)  # MergeVersions, DeleteAlternateSources
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
         self.lyrics = LyricsService(self.db)
-        self.remote_text = RemoteTextService(self.plugins.providers, self._library_options, self.items,
+        self.remote_text = RemoteTextService(self.plugins.providers, self.library.options_of, self.items,
                                              self.subtitles, self.lyrics, self.paths.data_dir)
-        self.trickplay = TrickplayService(self)  # registers the RefreshTrickplayImages task
-        self.web = None  # the web client host (server.web.host.WebClientHost), set by create_app
-        self.scanner = Scanner(self)  # registers the RefreshLibrary task and closes its pool and watcher
-        self.artwork = ArtworkService(self)  # registers RefreshArtwork; runs after scans that changed something
+
+        self._wire()
+
+    def _wire(self) -> None:
+        """Listeners, scheduled tasks and close hooks: every link between services that is not a
+        constructor argument is made here."""
+        # listeners
+        self.sessions.on_end(self.syncplay.forget_device)  # a session that ends leaves its group
+        self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
+        self.plugins.on_change(self._plugins_changed)
+        self.config.add_listener(self.lan.config_saved)  # AutoDiscovery switches the LAN services live
+        for key in SETTINGS_SECTIONS:  # encoding/transcoding saves reach the transcoder's running jobs
+            self.config.on_change(key, self.transcodes.section_saved)
+        self.scanner.add_listener(self.artwork.after_scan)  # a scan that changed something: new art
+        if self.planner_stats.enabled:
+            self.events.add_listener(self.planner_stats.on_event)
+
+        # scheduled tasks, in the order /ScheduledTasks lists them (and start-up triggers fire)
+        for task in (
+            CleanImageCacheTask(self.images),
+            TrickplayTask(self.trickplay),
+            RefreshLibraryTask(self.scanner, self._wake_library_hosts),
+            ArtworkTask(self.artwork),
+            CleanLogsTask(self.paths.log_dir, self.activity, self.config.server),
+            CleanTranscodeTask(self.paths.transcode_dir),
+            OptimizeDatabaseTask(self.db),
+            RefreshGuideTask(self.livetv, self.recordings),
+        ):
+            self.tasks.register(task)
+
+        # close hooks, run in reverse order by close() after the services it stops itself
+        self.on_close(self.images.cache.close)  # the rendering pool
+        self.on_close(self.transcodes.close)  # every HLS job's ffmpeg
+        self.on_close(self.scanner.aclose)  # a running pass, the watcher, the probe pool
+        self.on_close(self.web.compression.close)  # the web client's compression pool
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -194,13 +286,9 @@ class ServerContext:
     def _plugins_changed(self) -> None:
         self.livetv.listing_sources = {p.type: p for p in self.plugins.providers("listings")}
 
-    async def _library_options(self, library_id: str | None):
-        if not library_id:
-            return None
-        for info in await self.library.libraries():
-            if info.id == library_id:
-                return info.options
-        return None
+    async def _wake_library_hosts(self) -> list[bool]:
+        """Wake-on-LAN for the NAS boxes of the ``libraryhosts`` configuration, before a scan."""
+        return await wake_library_hosts(configured_hosts(self.config.get(LIBRARY_HOSTS_KEY)))
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -217,9 +305,6 @@ class ServerContext:
             await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
             await self.items.start()
             await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
-            from server.tasks.builtin import register_builtin_tasks
-
-            register_builtin_tasks(self)
             await self.tasks.load()
             await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")

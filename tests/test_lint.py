@@ -19,16 +19,3 @@ def test_ruff_is_clean():
     result = subprocess.run([ruff, "check", "--output-format", "concise", "app", "server", "ui", "tests", "bench"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_server_never_imports_qt_and_ui_never_imports_server():
-    offenders = []
-    for path in (ROOT / "server").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if "PySide6" in text or "from ui" in text or "import ui" in text:
-            offenders.append(str(path.relative_to(ROOT)))
-    for path in (ROOT / "ui").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if "from server" in text or "import server" in text:
-            offenders.append(str(path.relative_to(ROOT)))
-    assert offenders == []

@@ -12,8 +12,6 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
 from server.guid import normalize_guid
-from server.livetv.playback import open_channel
-from server.playback.service import playback_info
 from server.wire import models as w
 
 
@@ -25,7 +23,7 @@ def _remote(request: Request) -> str | None:
 @operation("GetPlaybackInfo")
 async def get_playback_info(ctx: ServerContext, auth: AuthInfo | None, request: Request, itemId: str,
                             userId: str | None = None) -> w.PlaybackInfoResponse:
-    return await playback_info(ctx, require_user(auth), itemId, userId, w.PlaybackInfoDto(), _remote(request))
+    return await ctx.playback.info(require_user(auth), itemId, userId, w.PlaybackInfoDto(), _remote(request))
 
 
 @operation("GetPostedPlaybackInfo")
@@ -48,7 +46,7 @@ async def get_posted_playback_info(
                   "AllowVideoStreamCopy": allowVideoStreamCopy, "AllowAudioStreamCopy": allowAudioStreamCopy}
     dto = msgspec.structs.replace(dto, **{k: v for k, v in from_query.items()
                                          if v is not None and getattr(dto, k) is None})
-    return await playback_info(ctx, require_user(auth), itemId, dto.UserId or userId, dto, _remote(request))
+    return await ctx.playback.info(require_user(auth), itemId, dto.UserId or userId, dto, _remote(request))
 
 
 @operation("OpenLiveStream")
@@ -70,9 +68,9 @@ async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: R
     row = await ctx.items.row(key, viewer) if key else None
     if row is not None and row.type == "TvChannel":
         channel = await ctx.livetv.channel(row.id)
-        source = await open_channel(ctx, channel, auth, dto.DeviceProfile, dto.PlaySessionId or playSessionId)
+        source = await ctx.channel_playback.open(channel, auth, dto.DeviceProfile, dto.PlaySessionId or playSessionId)
         return w.LiveStreamResponse(MediaSource=source)
-    info = await playback_info(ctx, auth, item_id, dto.UserId or userId, w.PlaybackInfoDto(
+    info = await ctx.playback.info(auth, item_id, dto.UserId or userId, w.PlaybackInfoDto(
         DeviceProfile=dto.DeviceProfile, MaxStreamingBitrate=dto.MaxStreamingBitrate,
         StartTimeTicks=dto.StartTimeTicks, AudioStreamIndex=dto.AudioStreamIndex,
         SubtitleStreamIndex=dto.SubtitleStreamIndex, MaxAudioChannels=dto.MaxAudioChannels,

@@ -11,34 +11,34 @@ from server.wire import models as w
 
 @operation("GetStartupConfiguration")
 async def get_startup_configuration(ctx: ServerContext) -> w.StartupConfigurationDto:
-    return startup.get_startup_configuration(ctx)
+    return startup.get_startup_configuration(ctx.config)
 
 
 @operation("UpdateInitialConfiguration")
 async def update_initial_configuration(ctx: ServerContext, data: w.StartupConfigurationDto) -> None:
-    startup.update_startup_configuration(ctx, data)
+    startup.update_startup_configuration(ctx.config, data)
 
 
 @operation("GetFirstUser")
 async def get_first_user(ctx: ServerContext) -> w.StartupUserDto:
-    return await startup.get_startup_user(ctx)
+    return await startup.get_startup_user(ctx.users)
 
 
 @operation("GetFirstUser_2")
 async def get_first_user_2(ctx: ServerContext) -> w.StartupUserDto:
-    return await startup.get_startup_user(ctx)
+    return await startup.get_startup_user(ctx.users)
 
 
 @operation("UpdateStartupUser")
 async def update_startup_user(ctx: ServerContext, data: w.StartupUserDto) -> None:
-    await startup.update_startup_user(ctx, data)
+    await startup.update_startup_user(ctx.users, data)
 
 
 @operation("SetRemoteAccess")
 async def set_remote_access(ctx: ServerContext, data: w.StartupRemoteAccessDto) -> None:
-    startup.set_remote_access(ctx, data)
+    startup.set_remote_access(ctx.config, data)
 
 
 @operation("CompleteWizard")
 async def complete_wizard(ctx: ServerContext) -> None:
-    startup.complete(ctx)
+    startup.complete(ctx.config)

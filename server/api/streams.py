@@ -14,7 +14,6 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
 from server.guid import normalize_guid
-from server.playback import versions
 from server.wire import models as w
 
 
@@ -147,10 +146,10 @@ async def merge_versions(ctx: ServerContext, ids: list[str] | None = None) -> No
     wanted = [normalize_guid(i) for i in ids or []]
     if len(wanted) < 2 or any(i is None for i in wanted):
         raise BadRequestError("ids must name at least two items.")
-    await versions.merge_versions(ctx, wanted)
+    await ctx.versions.merge(wanted)
 
 
 @operation("DeleteAlternateSources")
 async def delete_alternate_sources(ctx: ServerContext, itemId: str) -> None:
     row = await ctx.items.row(itemId)
-    await versions.split_versions(ctx, row)
+    await ctx.versions.split(row)

@@ -11,7 +11,7 @@ from server.api.base import operation
 from server.context import ServerContext
 from server.net.wake import wake_on_lan_info
 from server.playback.range_response import RangeFileResponse
-from server.system import info, logfiles
+from server.system import logfiles
 from server.version import JELLYFIN_PRODUCT_NAME
 from server.wire import models as w
 
@@ -22,12 +22,12 @@ def _host(request: Request) -> str | None:
 
 @operation("GetPublicSystemInfo")
 async def get_public_system_info(ctx: ServerContext, request: Request) -> w.PublicSystemInfo:
-    return info.public_info(ctx, _host(request))
+    return ctx.system_info.public_info(_host(request))
 
 
 @operation("GetSystemInfo")
 async def get_system_info(ctx: ServerContext, request: Request) -> w.SystemInfo:
-    return await asyncio.to_thread(info.system_info, ctx, _host(request))
+    return await asyncio.to_thread(ctx.system_info.system_info, _host(request))
 
 
 @operation("GetPingSystem")

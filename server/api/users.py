@@ -7,7 +7,6 @@ from litestar import Request
 from server.api.base import operation, require_user
 from server.auth.header import identify
 from server.auth.service import AuthInfo
-from server.auth.signin import authentication_result, sign_in_by_name
 from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import parse_guid
@@ -89,7 +88,7 @@ async def delete_user(ctx: ServerContext, auth: AuthInfo | None, userId: str) ->
 @operation("AuthenticateUserByName")
 async def authenticate_user_by_name(ctx: ServerContext, request: Request,
                                     data: w.AuthenticateUserByName) -> w.AuthenticationResult:
-    return await sign_in_by_name(ctx, data.Username, data.Pw, _identity(request), _remote(request))
+    return await ctx.signin.sign_in_by_name(data.Username, data.Pw, _identity(request), _remote(request))
 
 
 @operation("AuthenticateWithQuickConnect")
@@ -97,7 +96,7 @@ async def authenticate_with_quick_connect(ctx: ServerContext, request: Request,
                                           data: w.QuickConnectDto) -> w.AuthenticationResult:
     user_id = ctx.quick_connect.redeem(data.Secret or "")
     user = await ctx.users.get(user_id)
-    return await authentication_result(ctx, user, _identity(request), _remote(request))
+    return await ctx.signin.authentication_result(user, _identity(request), _remote(request))
 
 
 @operation("UpdateUser")

@@ -1,6 +1,6 @@
 """Artwork that needs no internet: what Jellyfin's screen grabber and dynamic image providers do.
 
-``ctx.artwork`` registers the "RefreshArtwork" task (Library category). It runs at start-up,
+``ctx.artwork`` runs as the "RefreshArtwork" task (Library category). It runs at start-up,
 after every scan that changed something, after playlist, collection and image changes
 (debounced), daily, and on demand; one run at a time. A run, in order:
 
@@ -41,7 +41,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +61,10 @@ from server.tasks.scheduler import Progress, daily, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.paths import ServerPaths
+    from server.tasks.scheduler import TaskScheduler
 
 log = logging.getLogger("reelroom.artwork")
 
@@ -177,13 +180,18 @@ class _Source:
 class ArtworkService:
     DEBOUNCE = 2.0
 
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
-        self.metadata_dir = ctx.paths.metadata_dir
-        self.generated_dir = ctx.paths.metadata_dir / "generated"
-        self.task = ArtworkTask(self)
-        ctx.tasks.register(self.task)
-        ctx.scanner.add_listener(self._scanned)
+    """``ctx.artwork``. The server context registers its task (``ArtworkTask``) and calls ``after_scan``
+    after every scan pass, ``request`` after playlist, collection and image changes."""
+
+    def __init__(self, db: Database, events: EventHub, tasks: TaskScheduler, paths: ServerPaths,
+                 ffmpeg_path: Callable[[], str], folder_images: Callable[[str, str], list[dict[str, Any]]]) -> None:
+        self.db = db
+        self.events = events
+        self.tasks = tasks  # request() starts the RefreshArtwork task
+        self.ffmpeg_path = ffmpeg_path  # blocking (may look ffmpeg up): called in a thread
+        self.folder_images = folder_images  # ImageService.folder_images: a by-name folder's pictures win
+        self.metadata_dir = paths.metadata_dir
+        self.generated_dir = paths.metadata_dir / "generated"
         self.failures: dict[str, str] = {}  # item id -> file source ffmpeg could not grab from
         self.last = RunStats()
         self.runs = 0
@@ -197,7 +205,7 @@ class ArtworkService:
     def bind_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 
-    def _scanned(self, _library_id: str, _changes: dict[str, list[str]]) -> None:
+    def after_scan(self, _library_id: str, _changes: dict[str, list[str]]) -> None:
         if self._loop is not None:  # called from the scan's worker thread
             self._loop.call_soon_threadsafe(self.request)
 
@@ -216,7 +224,7 @@ class ArtworkService:
         if self._running:
             self._again = True
             return
-        self.ctx.tasks.start(self.ctx.tasks.find(ArtworkTask.key).id)
+        self.tasks.start(self.tasks.find(ArtworkTask.key).id)
 
     # -- a run ---------------------------------------------------------------------------------------
 
@@ -252,12 +260,12 @@ class ArtworkService:
     def _announce(self, item_ids: list[str]) -> None:
         wanted = list(dict.fromkeys(i for i in item_ids if i))
         if wanted:
-            self.ctx.events.publish("LibraryChanged", w.LibraryUpdateInfo(
+            self.events.publish("LibraryChanged", w.LibraryUpdateInfo(
                 FoldersAddedTo=[], FoldersRemovedFrom=[], ItemsAdded=[], ItemsRemoved=[],
                 ItemsUpdated=wanted[:2000], CollectionFolders=[], IsEmpty=False))
 
     async def _save(self, item_id: str, entry: dict[str, Any], source: str | None = None) -> bool:
-        replaced = await self.ctx.db.write(store_generated, item_id, entry, source)
+        replaced = await self.db.write(store_generated, item_id, entry, source)
         if replaced is None:
             await asyncio.to_thread(remove_replaced, [entry["Path"]], self.metadata_dir)
             return False
@@ -281,9 +289,9 @@ class ArtworkService:
         return out
 
     async def frames(self, stats: RunStats, progress: Progress, start: float, end: float) -> list[str]:
-        ffmpeg = await asyncio.to_thread(self.ctx.ffmpeg_path)
-        disabled = await self.ctx.db.read(self._frame_libraries)
-        todo = await self.ctx.db.read(self._frame_candidates, disabled)
+        ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
+        disabled = await self.db.read(self._frame_libraries)
+        todo = await self.db.read(self._frame_candidates, disabled)
         changed: list[str] = []
         for n, row in enumerate(todo):
             if progress.cancelled:
@@ -348,10 +356,10 @@ class ArtworkService:
     # -- artists -------------------------------------------------------------------------------------
 
     async def artist_covers(self, stats: RunStats) -> list[str]:
-        todo = await self.ctx.db.read(self._artists_without_art)
+        todo = await self.db.read(self._artists_without_art)
         changed: list[str] = []
         for artist_id, name, cover in todo:
-            folder = await asyncio.to_thread(self.ctx.images.folder_images, "MusicArtist", name)
+            folder = await asyncio.to_thread(self.folder_images, "MusicArtist", name)
             if any(img["Type"] == "Primary" for img in folder):
                 continue  # the by-name folder's picture is served for this artist
             out = image_folder(self.metadata_dir, artist_id) / f"cover-{cover.tag[:16]}{Path(cover.path).suffix.lower()}"
@@ -397,7 +405,7 @@ class ArtworkService:
         changed: list[str] = []
         # playlists and collections first: the views' collages are made of theirs
         for types in (("Playlist", "BoxSet"), ("CollectionFolder", "ManualPlaylistsFolder")):
-            for plan in await self.ctx.db.read(self._collage_plans, types):
+            for plan in await self.db.read(self._collage_plans, types):
                 if progress.cancelled:
                     return changed
                 if await self._make_item_collage(plan, stats):
@@ -408,7 +416,7 @@ class ArtworkService:
     async def _make_item_collage(self, plan: _Plan, stats: RunStats) -> bool:
         if not plan.sources:
             if plan.current is not None:
-                removed = await self.ctx.db.write(drop_generated, plan.item_id)
+                removed = await self.db.write(drop_generated, plan.item_id)
                 await asyncio.to_thread(remove_replaced, removed, self.metadata_dir)
                 stats.removed += 1
                 return True
@@ -465,13 +473,13 @@ class ArtworkService:
     # -- by-name items (genres, music genres, artists without a row) ---------------------------------
 
     async def by_name(self, stats: RunStats, progress: Progress) -> None:
-        plans, stale = await self.ctx.db.read(self._by_name_plans)
+        plans, stale = await self.db.read(self._by_name_plans)
         for plan in plans:
             if progress.cancelled:
                 return
             await self._make_by_name(plan, stats)
         if stale:
-            paths = await self.ctx.db.write(_delete_by_name, stale)
+            paths = await self.db.write(_delete_by_name, stale)
             await asyncio.to_thread(remove_replaced, paths, self.metadata_dir)
             stats.removed += len(stale)
 
@@ -513,18 +521,18 @@ class ArtworkService:
         return plans, [i for i in existing if i not in wanted]
 
     async def _make_by_name(self, plan: _Plan, stats: RunStats) -> None:
-        folder = await asyncio.to_thread(self.ctx.images.folder_images, plan.kind, plan.name)
+        folder = await asyncio.to_thread(self.folder_images, plan.kind, plan.name)
         own = next((img for img in folder if img["Type"] == "Primary"), None)
         if own is not None:  # an administrator's picture in the by-name folder wins
             key = "folder:" + own["Tag"]
             if plan.stored_key != key:
                 entry = await asyncio.to_thread(_measured, own)
-                old = await self.ctx.db.write(_store_by_name, plan, [entry], key)
+                old = await self.db.write(_store_by_name, plan, [entry], key)
                 await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
             return
         if not plan.sources:
             if plan.current is not None:
-                old = await self.ctx.db.write(_store_by_name, plan, [], "")
+                old = await self.db.write(_store_by_name, plan, [], "")
                 await asyncio.to_thread(remove_replaced, old, self.metadata_dir)
             return
         key = plan.key()
@@ -543,7 +551,7 @@ class ArtworkService:
         except (ImageError, OSError) as exc:
             log.warning("No image for %s %s: %s", plan.kind, plan.name, exc)
             return
-        old = await self.ctx.db.write(_store_by_name, plan, [entry], key)
+        old = await self.db.write(_store_by_name, plan, [entry], key)
         await asyncio.to_thread(remove_replaced, [p for p in old if p != entry["Path"]], self.metadata_dir)
         if plan.kind == "MusicArtist":
             stats.covers += 1

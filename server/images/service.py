@@ -16,6 +16,7 @@ import base64
 import binascii
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,10 @@ from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.auth.service import AuthInfo
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.paths import ServerPaths
+    from server.users.service import UserService
 
 log = logging.getLogger("reelroom.images")
 
@@ -111,14 +115,21 @@ def decode_upload(body: bytes) -> bytes:
 
 
 class ImageService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
-        self.metadata_dir = ctx.paths.metadata_dir
-        self.users_dir = ctx.paths.data_dir / "users"
-        self.cache = ImageCache(ctx.paths.image_cache_dir)
+    """``ctx.images``. The server context registers its cache cleanup task (``CleanImageCacheTask``)
+    and closes the cache's rendering pool."""
+
+    def __init__(self, db: Database, events: EventHub, users: UserService, paths: ServerPaths,
+                 on_change: Callable[[], None] = lambda: None) -> None:
+        self.db = db
+        self.events = events
+        self.users = users
+        self.metadata_dir = paths.metadata_dir
+        self.users_dir = paths.data_dir / "users"
+        self.cache = ImageCache(paths.image_cache_dir)
         self.by_name_index = byname.ByNameIndex(self.metadata_dir)
-        ctx.tasks.register(CleanImageCacheTask(self))
-        ctx.on_close(self.cache.close)
+        # called after an item's images changed: a deleted upload leaves room for generated art, a
+        # folder picture wins over it (the artwork service runs again soon)
+        self._on_change = on_change
 
     # -- for other domains ---------------------------------------------------------------------
 
@@ -142,9 +153,9 @@ class ImageService:
                 return Target("person", item_id, _person_images(person), name=person.name, by_name_kind="Person")
             return None
 
-        target = await self.ctx.db.read(read)
+        target = await self.db.read(read)
         if target is None:
-            art = await self.ctx.db.read(store.byname_artwork_row, item_id)
+            art = await self.db.read(store.byname_artwork_row, item_id)
             if art is not None:
                 target = Target("byname", item_id, store.parse_images(art.images_json), name=art.name,
                                 by_name_kind=art.kind)
@@ -162,18 +173,18 @@ class ImageService:
             raise NotFoundError(f"No {kind} with an empty name.")
         item_id = by_name_id(kind, name)
         if kind == "Person":
-            person = await self.ctx.db.read(store.person_by_name, name)
+            person = await self.db.read(store.person_by_name, name)
             target = Target("person", person.id, _person_images(person), name=person.name, by_name_kind="Person") \
                 if person is not None else Target("byname", item_id, [], name=name, by_name_kind=kind)
         elif kind == "MusicArtist":
-            item = await self.ctx.db.read(store.item_row, item_id)
+            item = await self.db.read(store.item_row, item_id)
             target = Target("item", item_id, store.parse_images(item.images_json), name=item.name,
                             by_name_kind=kind) if item is not None else \
                 Target("byname", item_id, [], name=name, by_name_kind=kind)
         else:
             target = Target("byname", item_id, [], name=name, by_name_kind=kind)
         if target.kind == "byname":  # a collage or cover made by server/artwork
-            art = await self.ctx.db.read(store.byname_artwork_row, item_id)
+            art = await self.db.read(store.byname_artwork_row, item_id)
             if art is not None:
                 target.images = store.parse_images(art.images_json)
         return await self._with_folder(target)
@@ -192,8 +203,8 @@ class ImageService:
         return target
 
     async def user_target(self, user_id: str) -> Target:
-        user = await self.ctx.users.get(user_id)  # NotFoundError for an unknown user
-        path = await self.ctx.users.image_path(user_id)
+        user = await self.users.get(user_id)  # NotFoundError for an unknown user
+        path = await self.users.image_path(user_id)
         images = [{"Type": "Primary", "Path": path, "Tag": user.primary_image_tag, "Index": 0}] if path else []
         return Target("user", user_id, images, name=user.name)
 
@@ -277,12 +288,12 @@ class ImageService:
             folder = image_folder(self.metadata_dir, item_id)
             entry = await self._save(folder, image_type, content)
             append = index is None and image_type in store.MULTIPLE_TYPES
-            replaced = await self.ctx.db.write(store.store_item_image, item_id, entry, index, append)
+            replaced = await self.db.write(store.store_item_image, item_id, entry, index, append)
             await asyncio.to_thread(remove_replaced, replaced, self.metadata_dir)
         elif target.kind == "person" and image_type == "Primary" and not index:
             folder = image_folder(self.metadata_dir, item_id, is_person=True)
             entry = await self._save(folder, image_type, content)
-            old = await self.ctx.db.write(store.set_person_image, item_id, entry["Path"], entry["Tag"])
+            old = await self.db.write(store.set_person_image, item_id, entry["Path"], entry["Tag"])
             if old:
                 await asyncio.to_thread(remove_replaced, [old], self.metadata_dir)
         else:
@@ -293,7 +304,7 @@ class ImageService:
         try:
             return await self.item_target(item_id)
         except NotFoundError:
-            found = await self.ctx.db.read(store.name_for_value_id, item_id)
+            found = await self.db.read(store.name_for_value_id, item_id)
             if found is None:
                 raise
             kind, name = found
@@ -337,18 +348,18 @@ class ImageService:
         target = await self.item_target(item_id)
         image = self.pick(target, image_type, index)  # 404 when there is no such image
         if image.get("RowImage"):
-            old = await self.ctx.db.write(store.set_person_image, item_id, None, None)
+            old = await self.db.write(store.set_person_image, item_id, None, None)
             if old:
                 await asyncio.to_thread(remove_replaced, [old], self.metadata_dir)
         elif image.get("Generated") and target.kind == "byname":
-            removed = await self.ctx.db.write(store.delete_byname_artwork, item_id)
+            removed = await self.db.write(store.delete_byname_artwork, item_id)
             await asyncio.to_thread(remove_replaced, removed, self.metadata_dir)
         elif image.get("Folder"):
             typed = store.of_type(target.images, image_type)
             doomed = typed if index is None else [image]
             await asyncio.to_thread(remove_replaced, [img["Path"] for img in doomed], self.metadata_dir)
         else:
-            removed = await self.ctx.db.write(store.delete_item_image, item_id, image_type, index)
+            removed = await self.db.write(store.delete_item_image, item_id, image_type, index)
             await asyncio.to_thread(remove_replaced, removed, self.metadata_dir)
         self._changed(item_id)
 
@@ -358,14 +369,12 @@ class ImageService:
         target = await self.item_target(item_id)
         if target.kind != "item":
             raise BadRequestError("Only library items' images can be reordered.")
-        await self.ctx.db.write(store.move_item_image, item_id, image_type, index, new_index)
+        await self.db.write(store.move_item_image, item_id, image_type, index, new_index)
         self._changed(item_id)
 
     def _changed(self, item_id: str) -> None:
-        artwork = getattr(self.ctx, "artwork", None)
-        if artwork is not None:  # a deleted upload leaves room for generated art; a folder picture wins
-            artwork.request()
-        self.ctx.events.publish("LibraryChanged", w.LibraryUpdateInfo(
+        self._on_change()
+        self.events.publish("LibraryChanged", w.LibraryUpdateInfo(
             FoldersAddedTo=[], FoldersRemovedFrom=[], ItemsAdded=[], ItemsRemoved=[], ItemsUpdated=[item_id],
             CollectionFolders=[], IsEmpty=False))
 
@@ -384,16 +393,16 @@ class ImageService:
 
     async def set_user_image(self, user_id: str, body: bytes) -> None:
         content = decode_upload(body)
-        await self.ctx.users.get(user_id)
+        await self.users.get(user_id)
         entry = await self._save(self.users_dir / user_id, "Primary", content)
-        old = await self.ctx.users.image_path(user_id)
-        await self.ctx.users.set_image(user_id, entry["Path"], entry["Tag"])
+        old = await self.users.image_path(user_id)
+        await self.users.set_image(user_id, entry["Path"], entry["Tag"])
         if old and old != entry["Path"]:
             await asyncio.to_thread(remove_replaced, [old], self.users_dir)
 
     async def delete_user_image(self, user_id: str) -> None:
-        old = await self.ctx.users.image_path(user_id)
-        await self.ctx.users.set_image(user_id, None, None)
+        old = await self.users.image_path(user_id)
+        await self.users.set_image(user_id, None, None)
         if old:
             await asyncio.to_thread(remove_replaced, [old], self.users_dir)
 

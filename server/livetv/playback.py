@@ -9,7 +9,6 @@ codecs the client's HLS transcoding profile lists and transcodes the rest.
 
 from __future__ import annotations
 
-import uuid
 from urllib.parse import urlencode
 
 from server.wire import models as w
@@ -50,31 +49,3 @@ def channel_source(channel, auth, profile: w.DeviceProfile | None, play_session_
         DefaultAudioStreamIndex=first_audio, TranscodingSubProtocol="hls", TranscodingContainer="ts",
         TranscodingUrl=f"/videos/{channel.id}/live.m3u8?{urlencode(query)}", VideoType="VideoFile",
         UseMostCompatibleTranscodingProfile=False)
-
-
-async def open_channel(ctx, channel, auth, profile: w.DeviceProfile | None,
-                       play_session_id: str | None = None) -> w.MediaSourceInfo:
-    """Open the channel (sharing a running tuner stream) and describe it."""
-    live_id, stream = await ctx.live_streams.open(channel)
-    try:
-        media = await ctx.live_streams.probe(stream)
-    except Exception:
-        await ctx.live_streams.close(live_id)
-        raise
-    return channel_source(channel, auth, profile, play_session_id or uuid.uuid4().hex, live_id, media)
-
-
-async def channel_playback_info(ctx, auth, row, dto: w.PlaybackInfoDto) -> w.PlaybackInfoResponse:
-    channel = await ctx.livetv.channel(row.id)
-    play_session_id = uuid.uuid4().hex
-    stream = ctx.live_streams.get(dto.LiveStreamId)
-    if stream is not None and stream.channel.id == channel.id:
-        source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, dto.LiveStreamId,
-                                await ctx.live_streams.probe(stream))
-    elif dto.AutoOpenLiveStream:
-        source = await open_channel(ctx, channel, auth, dto.DeviceProfile, play_session_id)
-    else:
-        running = ctx.live_streams.for_channel(channel.id)
-        source = channel_source(channel, auth, dto.DeviceProfile, play_session_id, None,
-                                running.media_streams if running is not None else None)
-    return w.PlaybackInfoResponse(MediaSources=[source], PlaySessionId=play_session_id)

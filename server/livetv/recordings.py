@@ -58,7 +58,8 @@ def _safe_name(text: str) -> str:
 
 
 class RecordingService:
-    def __init__(self, db: Database, livetv, data_dir: Path, ffmpeg_path: Callable[[], str], events) -> None:
+    def __init__(self, db: Database, livetv, data_dir: Path, ffmpeg_path: Callable[[], str], events,
+                 live_streams=None) -> None:
         self.db = db
         self.livetv = livetv  # LiveTvService: options, channels, guide
         self.data_dir = data_dir
@@ -68,7 +69,7 @@ class RecordingService:
         self._loop_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
         self.poll_seconds = 2.0
-        self.live_streams = None  # LiveStreamManager (set by the context)
+        self.live_streams = live_streams  # LiveStreamManager: a recording shares the channel's tuner stream
         self._live: dict[str, tuple[str, object]] = {}  # timer id -> (LiveStreamId, its feed_server)
         self._busy: dict[str, str] = {}  # timer id -> why no tuner was free
 

@@ -6,39 +6,50 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.net.discovery import DiscoveryResponder, ServerFacts
 from server.version import JELLYFIN_VERSION
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
     from server.net.zeroconf_advert import ZeroconfAdvert
+    from server.wire.models import NetworkConfiguration
 
 log = logging.getLogger("reelroom.lan")
 
 
 class LanServices:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    """``ctx.lan``. The server context calls ``config_saved`` on every configuration save."""
+
+    def __init__(self, system_id: str, port: int, server_name: Callable[[], str],
+                 network: Callable[[], NetworkConfiguration], *, enabled: bool = True, host: str = "0.0.0.0",
+                 discovery_port: int = 7359, zeroconf: bool = True) -> None:
+        self.system_id = system_id
+        self.port = port  # the bound HTTP port
+        self.server_name = server_name
+        self.network = network  # the network configuration (AutoDiscovery, BaseUrl), read at each use
+        self.enabled = enabled  # False: never (--no-lan, tests)
+        self.host = host
+        self.discovery_port = discovery_port
+        self.zeroconf = zeroconf
         self.responder: DiscoveryResponder | None = None
         self.advert: ZeroconfAdvert | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
         self._closed = False
-        ctx.config.add_listener(self._config_saved)
 
     @property
     def running(self) -> bool:
         return self.responder is not None
 
     def wanted(self) -> bool:
-        return bool(self.ctx.options.enable_lan and self.ctx.config.network().AutoDiscovery)
+        return bool(self.enabled and self.network().AutoDiscovery)
 
     def _facts(self) -> ServerFacts:
-        base = self.ctx.config.network().BaseUrl or ""
-        return ServerFacts(system_id=self.ctx.system_id, server_name=self.ctx.server_name(),
-                           http_port=self.ctx.port, base_path=base)
+        base = self.network().BaseUrl or ""
+        return ServerFacts(system_id=self.system_id, server_name=self.server_name(),
+                           http_port=self.port, base_path=base)
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -51,14 +62,14 @@ class LanServices:
         if not self.wanted():
             log.info("LAN discovery is switched off")
             return
-        host = self.ctx.options.host if self.ctx.options.host not in ("", "::") else "0.0.0.0"
-        self.responder = DiscoveryResponder(self._facts, host=host, port=self.ctx.options.discovery_port)
+        host = self.host if self.host not in ("", "::") else "0.0.0.0"
+        self.responder = DiscoveryResponder(self._facts, host=host, port=self.discovery_port)
         await self.responder.start()
-        if self.ctx.options.enable_zeroconf:
+        if self.zeroconf:
             from server.net.zeroconf_advert import ZeroconfAdvert  # zeroconf loads only when it advertises
 
-            self.advert = ZeroconfAdvert(self.ctx.system_id, self.ctx.server_name(), self.ctx.port,
-                                         base_path=(self.ctx.config.network().BaseUrl or "/"),
+            self.advert = ZeroconfAdvert(self.system_id, self.server_name(), self.port,
+                                         base_path=(self.network().BaseUrl or "/"),
                                          version=JELLYFIN_VERSION)
             self.advert.start()  # registers on its own thread (it blocks for about 1.6 s)
         log.info("LAN discovery is on")
@@ -76,7 +87,7 @@ class LanServices:
                     await asyncio.to_thread(advert.stop)  # unregistering blocks
                 log.info("LAN discovery switched off")
 
-    def _config_saved(self, key: str, _value: Any) -> None:
+    def config_saved(self, key: str, _value: Any) -> None:
         loop = self._loop
         if key != "network" or loop is None or self._closed or loop.is_closed():
             return

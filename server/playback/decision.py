@@ -22,6 +22,7 @@ from server.playback.conditions import codec_profile_failures, video_facts
 from server.playback.direct_play import analyse_audio_direct_play, analyse_video_direct_play
 from server.playback.formats import codec_in, single_container, split_list
 from server.playback.options import PlaybackOptions
+from server.playback.playback_decision import PlaybackDecision
 from server.playback.stream_selection import (
     default_audio_stream_index,
     default_subtitle_stream_index,
@@ -50,65 +51,6 @@ __all__ = [
 TRANSCODE_REASONS: tuple[str, ...] = ENUMS["TranscodeReason"]
 # Without a known bitrate, a source is assumed to need this much.
 UNKNOWN_SOURCE_BITRATE = 40_000_000
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlaybackDecision:
-    """How one media source will be played by one client."""
-
-    options: PlaybackOptions
-    media_type: str
-    play_method: str | None
-    error_code: str | None = None
-    transcode_reasons: tuple[str, ...] = ()
-    container: str | None = None
-    sub_protocol: str = "http"
-    source_container: str | None = None
-    transcoding_container: str | None = None
-    audio_stream_index: int | None = None
-    subtitle_stream_index: int | None = None
-    subtitle_deliveries: tuple[SubtitleDelivery, ...] = ()
-    video_codecs: tuple[str, ...] = ()
-    audio_codecs: tuple[str, ...] = ()
-    copy_video: bool = False
-    copy_audio: bool = False
-    video_bitrate: int | None = None
-    audio_bitrate: int | None = None
-    audio_sample_rate: int | None = None
-    audio_channels: int | None = None
-    transcoding_max_audio_channels: int | None = None
-    max_width: int | None = None
-    max_height: int | None = None
-    max_framerate: float | None = None
-    codec_options: tuple[tuple[str, str], ...] = ()
-    require_avc: bool = False
-    require_non_anamorphic: bool = False
-    min_segments: int | None = None
-    segment_length: int | None = None
-    break_on_non_keyframes: bool = False
-    enable_subtitles_in_manifest: bool = False
-    enable_mpegts_m2ts_mode: bool = False
-    estimate_content_length: bool = False
-    copy_timestamps: bool = False
-    transcode_seek_info: str | None = None
-    enable_audio_vbr_encoding: bool = True
-    supports_direct_play: bool = False
-    supports_direct_stream: bool = False
-    supports_transcoding: bool = False
-    max_bitrate: int | None = None
-
-    @property
-    def start_ticks(self) -> int:
-        return self.options.start_ticks
-
-    @property
-    def subtitle_delivery(self) -> SubtitleDelivery | None:
-        """The delivery of the selected subtitle stream, if one is selected."""
-        return next((d for d in self.subtitle_deliveries if d.index == self.subtitle_stream_index), None)
-
-    def codec_option(self, key: str) -> str | None:
-        """One codec-qualified option, e.g. ``codec_option("h264-level")``."""
-        return dict(self.codec_options).get(key)
 
 
 @dataclass

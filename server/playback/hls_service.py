@@ -423,7 +423,7 @@ class TranscoderSettings:
         manager.keep_segments_behind = self.keep_segments_behind
 
 
-_SETTINGS_SECTIONS = ("encoding", "transcoding")
+SETTINGS_SECTIONS = ("encoding", "transcoding")  # section_saved listens to these (wired in context.py)
 
 
 def _segment_media_type(container: str, audio_only: bool) -> str:
@@ -465,8 +465,6 @@ class TranscodeService:
         self._ffmpeg_path: str | None = None
         self._lock = threading.Lock()  # first use of the manager and ffmpeg discovery (worker threads)
         self.settings = self._read_settings(0)
-        for key in _SETTINGS_SECTIONS:
-            config.on_change(key, self._section_saved)
 
     # -- settings -----------------------------------------------------------------------
 
@@ -474,7 +472,7 @@ class TranscodeService:
         return TranscoderSettings.from_config(self._config.get("encoding"), self._config.get("transcoding"),
                                               generation)
 
-    def _section_saved(self, _value: Any) -> None:
+    def section_saved(self, _value: Any) -> None:
         """The configuration listener (``encoding`` or ``transcoding`` saved, on the saving
         thread): rebuild the settings and apply them to the running manager."""
         settings = self._read_settings(self.settings.generation + 1)

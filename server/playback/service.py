@@ -1,6 +1,6 @@
 """Playback for handlers: PlaybackInfo, what a stream request serves, and play-state reports.
 
-- ``playback_info`` builds the item's media sources (server/library/catalog/media_sources.py, alternate
+- ``PlaybackInfoService`` (``ctx.playback``) builds the item's media sources (server/library/catalog/media_sources.py, alternate
   versions included), runs the decision engine (decision.py) against the client's DeviceProfile
   and fills in TranscodingUrl, TranscodeReasons and the default streams.
 - ``stream_plan`` says whether a stream request is served from the file as it is (byte ranges)
@@ -15,9 +15,10 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
@@ -29,6 +30,14 @@ from server.playback.decision import apply_decision, decide_playback
 from server.playback.errors import PlaybackRequestError
 from server.playback.options import PlaybackOptions
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.library.catalog.items import ItemService
+    from server.livetv.live import LiveStreamManager
+    from server.playback.hls_service import TranscodeService
+    from server.sessions.manager import SessionManager
 
 log = logging.getLogger("reelroom.playback")
 
@@ -56,43 +65,54 @@ def source_rows(row: Any, versions: list[Any]) -> dict[str, Any]:
     return {r.id: r for r in [row, *versions]}
 
 
-async def playback_info(ctx, auth, item_id: str, user_id: str | None, dto: w.PlaybackInfoDto,
-                        remote_address: str | None = None) -> w.PlaybackInfoResponse:
-    viewer = await ctx.items.viewer(auth, user_id)
-    row = await ctx.items.row(item_id, viewer)
-    if row.type == "TvChannel":
-        from server.livetv.playback import channel_playback_info
+class PlaybackInfoService:
+    """``ctx.playback``: PlaybackInfo for an item (a Live TV channel's goes to ``channel_info``)."""
 
-        return await channel_playback_info(ctx, auth, row, dto)
-    if row.is_folder or not row.path:
-        raise BadRequestError(f"Item {item_id} has no media to play.")
-    versions = await item_versions(ctx.db, row)
-    sources = media_sources_for(row, versions)
-    if dto.MediaSourceId:
-        sources = [s for s in sources if s.Id == dto.MediaSourceId.replace("-", "").lower()]
-        if not sources:
-            raise NotFoundError(f"Item {item_id} has no media source {dto.MediaSourceId}.")
-    user = viewer.user
-    server = ctx.config.server()
-    remote = remote_address is not None and not ctx.is_local_address(remote_address)
-    play_session_id = uuid.uuid4().hex
-    try:
-        options = PlaybackOptions.from_request(
-            row.id, dto, is_audio_item=row.media_type == "Audio", policy=user.policy if user else None,
-            configuration=user.configuration if user else None, is_remote_client=remote,
-            server_remote_bitrate_limit=server.RemoteClientBitrateLimit or None, play_session_id=play_session_id,
-            device_id=auth.device_id if auth else None, api_key=auth.token if auth else None)
-        decided = []
-        for source in sources:
-            decision = decide_playback(dto.DeviceProfile, source, options)
-            decided.append((decision, apply_decision(source, decision)))
-    except PlaybackRequestError as exc:
-        raise BadRequestError(f"The playback request cannot be honoured: {exc}") from None
-    error = None
-    if not any(d.play_method for d, _ in decided):
-        error = next((d.error_code for d, _ in decided if d.error_code), None) or "NoCompatibleStream"
-    return w.PlaybackInfoResponse(MediaSources=[s for _, s in decided], PlaySessionId=play_session_id,
-                                  ErrorCode=error)
+    def __init__(self, db: Database, items: ItemService, server_config: Callable[[], w.ServerConfiguration],
+                 is_local_address: Callable[[str], bool],
+                 channel_info: Callable[[Any, Any, w.PlaybackInfoDto], Awaitable[w.PlaybackInfoResponse]]) -> None:
+        self.db = db
+        self.items = items
+        self.server_config = server_config  # RemoteClientBitrateLimit
+        self.is_local_address = is_local_address
+        self.channel_info = channel_info  # ChannelPlayback.playback_info
+
+    async def info(self, auth, item_id: str, user_id: str | None, dto: w.PlaybackInfoDto,
+                   remote_address: str | None = None) -> w.PlaybackInfoResponse:
+        viewer = await self.items.viewer(auth, user_id)
+        row = await self.items.row(item_id, viewer)
+        if row.type == "TvChannel":
+            return await self.channel_info(auth, row, dto)
+        if row.is_folder or not row.path:
+            raise BadRequestError(f"Item {item_id} has no media to play.")
+        versions = await item_versions(self.db, row)
+        sources = media_sources_for(row, versions)
+        if dto.MediaSourceId:
+            sources = [s for s in sources if s.Id == dto.MediaSourceId.replace("-", "").lower()]
+            if not sources:
+                raise NotFoundError(f"Item {item_id} has no media source {dto.MediaSourceId}.")
+        user = viewer.user
+        server = self.server_config()
+        remote = remote_address is not None and not self.is_local_address(remote_address)
+        play_session_id = uuid.uuid4().hex
+        try:
+            options = PlaybackOptions.from_request(
+                row.id, dto, is_audio_item=row.media_type == "Audio", policy=user.policy if user else None,
+                configuration=user.configuration if user else None, is_remote_client=remote,
+                server_remote_bitrate_limit=server.RemoteClientBitrateLimit or None,
+                play_session_id=play_session_id, device_id=auth.device_id if auth else None,
+                api_key=auth.token if auth else None)
+            decided = []
+            for source in sources:
+                decision = decide_playback(dto.DeviceProfile, source, options)
+                decided.append((decision, apply_decision(source, decision)))
+        except PlaybackRequestError as exc:
+            raise BadRequestError(f"The playback request cannot be honoured: {exc}") from None
+        error = None
+        if not any(d.play_method for d, _ in decided):
+            error = next((d.error_code for d, _ in decided if d.error_code), None) or "NoCompatibleStream"
+        return w.PlaybackInfoResponse(MediaSources=[s for _, s in decided], PlaySessionId=play_session_id,
+                                      ErrorCode=error)
 
 
 # -- stream requests ------------------------------------------------------------------------------
@@ -248,20 +268,29 @@ def apply_stop(record: UserData, position: int | None, runtime: int | None, medi
 
 
 class PlaybackReports:
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
+    """``ctx.playback_reports``: start / progress / stop reports."""
+
+    def __init__(self, items: ItemService, sessions: SessionManager, events: EventHub,
+                 transcodes: TranscodeService, live_streams: LiveStreamManager,
+                 server_config: Callable[[], w.ServerConfiguration]) -> None:
+        self.items = items
+        self.sessions = sessions
+        self.events = events
+        self.transcodes = transcodes  # a stopped play session ends its HLS job; progress keeps it alive
+        self.live_streams = live_streams  # a stopped live stream frees its tuner
+        self.server_config = server_config  # the resume rules (MinResumePct, ...)
         self._last_progress_write: dict[tuple[str, str], float] = {}
 
     async def _row(self, item_id: str | None) -> Any:
         if not item_id:
             raise BadRequestError("ItemId is required.")
-        return await self.ctx.items.row(item_id)
+        return await self.items.row(item_id)
 
     async def _now_playing(self, row: Any, user_id: str | None) -> w.BaseItemDto | None:
-        viewer = await self.ctx.items.viewer(None, None)
-        opts = self.ctx.items.options(viewer, [])
+        viewer = await self.items.viewer(None, None)
+        opts = self.items.options(viewer, [])
         opts.user_id = user_id
-        return (await self.ctx.items.dtos([row], opts))[0]
+        return (await self.items.dtos([row], opts))[0]
 
     async def start(self, auth, info: w.PlaybackStartInfo) -> None:
         row = await self._row(info.ItemId)
@@ -274,18 +303,18 @@ class PlaybackReports:
                 if row.media_type == "Audio" and row.type != "AudioBook":
                     record.played = True
 
-            await self.ctx.items.update_user_data(auth.user.id, row, change, reason="PlaybackStart")
-        session = self.ctx.sessions.by_device(auth.device_id)
+            await self.items.update_user_data(auth.user.id, row, change, reason="PlaybackStart")
+        session = self.sessions.by_device(auth.device_id)
         if session is not None:
             session.now_playing = await self._now_playing(row, auth.user_id)
             session.play_state = _player_state(info)
             session.last_playback_check_in = datetime.now(UTC)
             session.extra["play_session_id"] = info.PlaySessionId
-        self.ctx.events.publish("SessionsChanged", None, admins_only=True)
+        self.events.publish("SessionsChanged", None, admins_only=True)
 
     async def progress(self, auth, info: w.PlaybackProgressInfo) -> None:
         row = await self._row(info.ItemId)
-        session = self.ctx.sessions.by_device(auth.device_id)
+        session = self.sessions.by_device(auth.device_id)
         if session is not None:
             if session.now_playing is None or session.now_playing.Id != row.id:
                 session.now_playing = await self._now_playing(row, auth.user_id)
@@ -304,30 +333,30 @@ class PlaybackReports:
                 def change(record: UserData) -> None:
                     record.playback_position_ticks = max(0, position)
 
-                await self.ctx.items.update_user_data(auth.user.id, row, change, reason="PlaybackProgress")
+                await self.items.update_user_data(auth.user.id, row, change, reason="PlaybackProgress")
 
     async def stop(self, auth, info: w.PlaybackStopInfo) -> w.UserItemDataDto | None:
         row = await self._row(info.ItemId)
         result = None
         if auth.user is not None and not info.Failed and row.type != "TvChannel":  # live: nothing to resume
-            server = self.ctx.config.server()
+            server = self.server_config()
             position = info.PositionTicks
 
             def change(record: UserData) -> None:
                 apply_stop(record, position, row.run_time_ticks, row.media_type, row.type, server)
 
-            result = await self.ctx.items.update_user_data(auth.user.id, row, change, reason="PlaybackFinished")
+            result = await self.items.update_user_data(auth.user.id, row, change, reason="PlaybackFinished")
             self._last_progress_write.pop((auth.user.id, row.id), None)
-        session = self.ctx.sessions.by_device(auth.device_id)
+        session = self.sessions.by_device(auth.device_id)
         if session is not None:
             session.now_playing = None
             session.play_state = None
             session.extra.pop("play_session_id", None)
-        self.ctx.events.publish("SessionsChanged", None, admins_only=True)
+        self.events.publish("SessionsChanged", None, admins_only=True)
         if info.PlaySessionId:
-            self.ctx.transcodes.on_playback_stopped(info.PlaySessionId)  # its HLS job ends with it
+            self.transcodes.on_playback_stopped(info.PlaySessionId)  # its HLS job ends with it
         if info.LiveStreamId:
-            await self.ctx.live_streams.close(info.LiveStreamId)  # the tuner is free when its last viewer left
+            await self.live_streams.close(info.LiveStreamId)  # the tuner is free when its last viewer left
         return result
 
     def ping(self, play_session_id: str | None) -> None:
@@ -335,7 +364,7 @@ class PlaybackReports:
 
     def _keep_alive(self, play_session_id: str | None) -> None:
         if play_session_id:
-            self.ctx.transcodes.ping(play_session_id)  # an active player's transcode is not idle
+            self.transcodes.ping(play_session_id)  # an active player's transcode is not idle
 
 
 def _player_state(info: Any) -> w.PlayerStateInfo:

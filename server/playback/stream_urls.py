@@ -11,7 +11,7 @@ from server.playback.transcode_plan import format_number
 from server.wire.models import MediaSourceInfo
 
 if TYPE_CHECKING:
-    from server.playback.decision import PlaybackDecision
+    from server.playback.playback_decision import PlaybackDecision
 
 
 def _query(pairs: list[tuple[str, str | None]]) -> str:

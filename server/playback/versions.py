@@ -8,12 +8,16 @@ links are locked (``locked_fields_json`` gets "Versions") so a rescan keeps them
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlmodel import Session, select
 
 from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
+
+if TYPE_CHECKING:
+    from server.db.database import Database
+    from server.events.hub import EventHub
 
 LOCK = "Versions"
 
@@ -24,49 +28,56 @@ def _lock(item: Item, on: bool) -> None:
     item.locked_fields_json = json.dumps(sorted(fields))
 
 
-async def merge_versions(ctx, ids: list[str]) -> str:
-    """Make the first video the primary version and the others its alternate versions."""
-    def write(s: Session) -> str:
-        rows = [s.get(Item, i) for i in ids]
-        if any(r is None for r in rows):
-            raise NotFoundError("One of the items to merge does not exist.")
-        if any(r.is_folder or r.media_type != "Video" for r in rows):
-            raise BadRequestError("Only videos can be merged into versions.")
-        primary = rows[0]
-        primary.owner_id = None
-        _lock(primary, True)
-        for row in rows[1:]:
-            # Versions of a merged item follow it to the new primary.
+class VersionService:
+    """``ctx.versions``: MergeVersions and DeleteAlternateSources."""
+
+    def __init__(self, db: Database, events: EventHub) -> None:
+        self.db = db
+        self.events = events
+
+    async def merge(self, ids: list[str]) -> str:
+        """Make the first video the primary version and the others its alternate versions."""
+        def write(s: Session) -> str:
+            rows = [s.get(Item, i) for i in ids]
+            if any(r is None for r in rows):
+                raise NotFoundError("One of the items to merge does not exist.")
+            if any(r.is_folder or r.media_type != "Video" for r in rows):
+                raise BadRequestError("Only videos can be merged into versions.")
+            primary = rows[0]
+            primary.owner_id = None
+            _lock(primary, True)
+            for row in rows[1:]:
+                # Versions of a merged item follow it to the new primary.
+                for child in s.exec(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
+                    child.owner_id = primary.id
+                    s.add(child)
+                row.owner_id = primary.id
+                row.parent_id = primary.parent_id
+                _lock(row, True)
+                s.add(row)
+            s.add(primary)
+            return primary.id
+
+        primary = await self.db.write(write)
+        self.events.publish("LibraryChanged", {"ItemsUpdated": ids, "ItemsAdded": [], "ItemsRemoved": [],
+                                               "FoldersAddedTo": [], "FoldersRemovedFrom": [],
+                                               "CollectionFolders": []})
+        return primary
+
+    async def split(self, row: Any) -> list[str]:
+        """Make every alternate version of the item an item of its own again."""
+        def write(s: Session) -> list[str]:
+            freed = []
             for child in s.exec(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
-                child.owner_id = primary.id
+                child.owner_id = None
+                _lock(child, True)
                 s.add(child)
-            row.owner_id = primary.id
-            row.parent_id = primary.parent_id
-            _lock(row, True)
-            s.add(row)
-        s.add(primary)
-        return primary.id
+                freed.append(child.id)
+            return freed
 
-    primary = await ctx.db.write(write)
-    ctx.events.publish("LibraryChanged", {"ItemsUpdated": ids, "ItemsAdded": [], "ItemsRemoved": [],
-                                          "FoldersAddedTo": [], "FoldersRemovedFrom": [], "CollectionFolders": []})
-    return primary
-
-
-async def split_versions(ctx, row: Any) -> list[str]:
-    """Make every alternate version of the item an item of its own again."""
-    def write(s: Session) -> list[str]:
-        freed = []
-        for child in s.exec(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
-            child.owner_id = None
-            _lock(child, True)
-            s.add(child)
-            freed.append(child.id)
+        freed = await self.db.write(write)
+        if freed:
+            self.events.publish("LibraryChanged", {"ItemsUpdated": [row.id, *freed], "ItemsAdded": [],
+                                                   "ItemsRemoved": [], "FoldersAddedTo": [], "FoldersRemovedFrom": [],
+                                                   "CollectionFolders": []})
         return freed
-
-    freed = await ctx.db.write(write)
-    if freed:
-        ctx.events.publish("LibraryChanged", {"ItemsUpdated": [row.id, *freed], "ItemsAdded": [], "ItemsRemoved": [],
-                                              "FoldersAddedTo": [], "FoldersRemovedFrom": [],
-                                              "CollectionFolders": []})
-    return freed

@@ -8,8 +8,8 @@ import re
 
 import msgspec
 
-from server.context import ServerContext
-from server.users.service import UserRecord
+from server.system.configuration import ConfigurationStore
+from server.users.service import UserRecord, UserService
 from server.wire import models as w
 
 
@@ -22,13 +22,13 @@ def _default_admin_name() -> str:
     return name or "admin"
 
 
-async def first_user(ctx: ServerContext) -> UserRecord:
+async def first_user(users: UserService) -> UserRecord:
     """The wizard's administrator, created on first use (as Jellyfin does on an empty server)."""
-    users = await ctx.users.all()
-    if users:
-        admins = [u for u in users if u.is_admin]
-        return (admins or users)[0]
-    return await ctx.users.create(_default_admin_name(), is_admin=True)
+    everyone = await users.all()
+    if everyone:
+        admins = [u for u in everyone if u.is_admin]
+        return (admins or everyone)[0]
+    return await users.create(_default_admin_name(), is_admin=True)
 
 
 def _password_digest(user_hash_present: bool, user_id: str, name: str) -> str | None:
@@ -38,40 +38,40 @@ def _password_digest(user_hash_present: bool, user_id: str, name: str) -> str | 
     return hashlib.sha256(f"reelroom-password-set:{user_id}:{name}".encode()).hexdigest()
 
 
-async def get_startup_user(ctx: ServerContext) -> w.StartupUserDto:
-    user = await first_user(ctx)
+async def get_startup_user(users: UserService) -> w.StartupUserDto:
+    user = await first_user(users)
     return w.StartupUserDto(Name=user.name, Password=_password_digest(user.has_password, user.id, user.name))
 
 
-async def update_startup_user(ctx: ServerContext, body: w.StartupUserDto) -> None:
-    user = await first_user(ctx)
+async def update_startup_user(users: UserService, body: w.StartupUserDto) -> None:
+    user = await first_user(users)
     if body.Name is not None and body.Name != user.name:
-        await ctx.users.rename(user.id, body.Name)
+        await users.rename(user.id, body.Name)
     if body.Password is not None:
-        await ctx.users.set_password(user.id, body.Password)
+        await users.set_password(user.id, body.Password)
 
 
-def get_startup_configuration(ctx: ServerContext) -> w.StartupConfigurationDto:
-    cfg = ctx.config.server()
+def get_startup_configuration(config: ConfigurationStore) -> w.StartupConfigurationDto:
+    cfg = config.server()
     return w.StartupConfigurationDto(UICulture=cfg.UICulture, MetadataCountryCode=cfg.MetadataCountryCode,
                                      PreferredMetadataLanguage=cfg.PreferredMetadataLanguage)
 
 
-def update_startup_configuration(ctx: ServerContext, body: w.StartupConfigurationDto) -> None:
+def update_startup_configuration(config: ConfigurationStore, body: w.StartupConfigurationDto) -> None:
     changes = {k: v for k, v in (("UICulture", body.UICulture), ("MetadataCountryCode", body.MetadataCountryCode),
                                  ("PreferredMetadataLanguage", body.PreferredMetadataLanguage)) if v is not None}
-    ctx.config.update_server(**changes)
+    config.update_server(**changes)
 
 
-def set_remote_access(ctx: ServerContext, body: w.StartupRemoteAccessDto) -> None:
-    net = ctx.config.network()
+def set_remote_access(config: ConfigurationStore, body: w.StartupRemoteAccessDto) -> None:
+    net = config.network()
     changes = {}
     if body.EnableRemoteAccess is not None:
         changes["EnableRemoteAccess"] = body.EnableRemoteAccess
     if body.EnableAutomaticPortMapping is not None:
         changes["EnableUPnP"] = body.EnableAutomaticPortMapping
-    ctx.config.save("network", msgspec.structs.replace(net, **changes))
+    config.save("network", msgspec.structs.replace(net, **changes))
 
 
-def complete(ctx: ServerContext) -> None:
-    ctx.config.update_server(IsStartupWizardCompleted=True)
+def complete(config: ConfigurationStore) -> None:
+    config.update_server(IsStartupWizardCompleted=True)

@@ -1,13 +1,16 @@
 """The server's own maintenance tasks: clean logs, clean the transcode cache, optimise the
-database. Other domains register theirs (the library scan) the same way."""
+database. Each takes what it works on; the server context registers them, and the other domains'
+tasks (the library scan, the guide, ...) the same way."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import text
@@ -17,12 +20,15 @@ from server.tasks.scheduler import Progress, daily, interval, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.system.activity import ActivityLog
 
 
 @dataclass
 class CleanLogsTask:
-    ctx: ServerContext
+    log_dir: Path
+    activity: ActivityLog
+    server_config: Callable[[], w.ServerConfiguration]  # LogFileRetentionDays, ActivityLogRetentionDays
     key: str = "CleanLogFiles"
     name: str = "Clean log directory"
     description: str = "Deletes log files older than the configured retention."
@@ -31,23 +37,23 @@ class CleanLogsTask:
     default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [interval(24)])
 
     async def run(self, progress: Progress) -> None:
-        days = self.ctx.config.server().LogFileRetentionDays or 3
+        days = self.server_config().LogFileRetentionDays or 3
         cutoff = time.time() - days * 86400
 
         def clean() -> None:
-            for f in self.ctx.paths.log_dir.glob("*"):
+            for f in self.log_dir.glob("*"):
                 if f.is_file() and f.name != "reelroom.log" and f.stat().st_mtime < cutoff:
                     f.unlink(missing_ok=True)
 
         await asyncio.to_thread(clean)
-        retention = self.ctx.config.server().ActivityLogRetentionDays or 30
-        await self.ctx.activity.prune(datetime.now(UTC) - timedelta(days=retention))
+        retention = self.server_config().ActivityLogRetentionDays or 30
+        await self.activity.prune(datetime.now(UTC) - timedelta(days=retention))
         progress(100)
 
 
 @dataclass
 class CleanTranscodeTask:
-    ctx: ServerContext
+    transcode_dir: Path
     key: str = "DeleteTranscodeFiles"
     name: str = "Clean transcode directory"
     description: str = "Deletes transcode files more than one day old."
@@ -57,7 +63,7 @@ class CleanTranscodeTask:
 
     async def run(self, progress: Progress) -> None:
         cutoff = time.time() - 86400
-        root = self.ctx.paths.transcode_dir
+        root = self.transcode_dir
 
         def clean() -> None:
             for entry in root.glob("*"):
@@ -77,7 +83,7 @@ class CleanTranscodeTask:
 
 @dataclass
 class OptimizeDatabaseTask:
-    ctx: ServerContext
+    db: Database
     key: str = "OptimizeDatabaseTask"
     name: str = "Optimize database"
     description: str = "Compacts the database and refreshes its query statistics."
@@ -86,7 +92,7 @@ class OptimizeDatabaseTask:
     default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [daily(3)])
 
     async def run(self, progress: Progress) -> None:
-        db = self.ctx.db
+        db = self.db
 
         def optimize(session) -> None:
             for statement in optimize_statements(db.dialect):
@@ -94,31 +100,3 @@ class OptimizeDatabaseTask:
 
         await db.write(optimize)
         progress(100)
-
-
-@dataclass
-class RefreshGuideTask:
-    ctx: ServerContext
-    key: str = "RefreshGuide"
-    name: str = "Refresh Guide"
-    description: str = "Reads the TV guide from the listing providers and schedules series recordings."
-    category: str = "Live TV"
-    is_hidden: bool = False
-    default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(24)])
-
-    async def run(self, progress: Progress) -> None:
-        from server.livetv.tuners import GuideRefreshError
-
-        try:
-            await self.ctx.livetv.refresh_guide()
-        except GuideRefreshError:
-            await self.ctx.recordings.apply_series_timers()  # from what the other providers gave
-            raise  # the task ends Failed with the reason
-        progress(80)
-        await self.ctx.recordings.apply_series_timers()
-        progress(100)
-
-
-def register_builtin_tasks(ctx: ServerContext) -> None:
-    for task in (CleanLogsTask(ctx), CleanTranscodeTask(ctx), OptimizeDatabaseTask(ctx), RefreshGuideTask(ctx)):
-        ctx.tasks.register(task)

@@ -15,9 +15,10 @@ import logging
 import math
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 
@@ -26,6 +27,10 @@ from server.errors import NotFoundError
 from server.media import spawn
 from server.tasks.scheduler import Progress, daily
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.database import Database
+    from server.paths import ServerPaths
 
 log = logging.getLogger("reelroom.trickplay")
 VIDEO_TYPES = ("Movie", "Episode", "Video", "MusicVideo", "Trailer")
@@ -48,13 +53,18 @@ def info_for(s, item_ids: list[str]) -> dict[str, dict[str, dict[str, w.Trickpla
 
 
 class TrickplayService:
-    def __init__(self, ctx) -> None:
-        self.ctx = ctx
-        self.root = ctx.paths.data_dir / "trickplay"
-        ctx.tasks.register(TrickplayTask(self))
+    """``ctx.trickplay``; the server context registers its task (``TrickplayTask``)."""
+
+    def __init__(self, db: Database, paths: ServerPaths, ffmpeg_path: Callable[[], str],
+                 options: Callable[[], w.TrickplayOptions | None]) -> None:
+        self.db = db
+        self.root = paths.data_dir / "trickplay"
+        self.scratch_dir = paths.cache_dir
+        self.ffmpeg_path = ffmpeg_path  # blocking (may look ffmpeg up): called in a thread
+        self._options = options  # ServerConfiguration.TrickplayOptions, read at each use
 
     def options(self) -> w.TrickplayOptions:
-        return self.ctx.config.server().TrickplayOptions or w.TrickplayOptions()
+        return self._options() or w.TrickplayOptions()
 
     def folder(self, item_id: str, width: int | None = None) -> Path:
         base = self.root / item_id[:2] / item_id
@@ -63,7 +73,7 @@ class TrickplayService:
     # -- serving ----------------------------------------------------------------------------------
 
     async def info(self, item_id: str, width: int) -> TrickplayInfo:
-        row = await self.ctx.db.read(lambda s: s.get(TrickplayInfo, (item_id, width)))
+        row = await self.db.read(lambda s: s.get(TrickplayInfo, (item_id, width)))
         if row is None:
             raise NotFoundError(f"Item {item_id} has no trickplay tiles at width {width}.")
         return row
@@ -111,7 +121,7 @@ class TrickplayService:
                     and any(made.get(v.id, {}).get(width) != _signature(v) for width in widths)]
             return todo, [i for i in made if i not in present]
 
-        return await self.ctx.db.read(read)
+        return await self.db.read(read)
 
     async def remove(self, item_ids: list[str]) -> None:
         if not item_ids:
@@ -120,7 +130,7 @@ class TrickplayService:
         def write(s) -> None:
             s.execute(delete(TrickplayInfo).where(TrickplayInfo.item_id.in_(item_ids)))
 
-        await self.ctx.db.write(write)
+        await self.db.write(write)
         for item_id in item_ids:
             await asyncio.to_thread(shutil.rmtree, self.folder(item_id), True)
 
@@ -128,10 +138,10 @@ class TrickplayService:
         opts = self.options()
         interval = max(100, opts.Interval or 10000)
         tiles_w, tiles_h = max(1, opts.TileWidth or 10), max(1, opts.TileHeight or 10)
-        ffmpeg = await asyncio.to_thread(self.ctx.ffmpeg_path)
+        ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
         for width in sorted(set(opts.WidthResolutions or [320])):
             scratch = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="trickplay-",
-                                                   dir=self.ctx.paths.cache_dir))
+                                                   dir=self.scratch_dir))
             try:
                 await self._extract(ffmpeg, video.path, scratch, interval, width, opts)
                 frames = sorted(scratch.glob("*.jpg"))
@@ -150,7 +160,7 @@ class TrickplayService:
             def write(s, record=record) -> None:
                 s.merge(record)
 
-            await self.ctx.db.write(write)
+            await self.db.write(write)
 
     async def _extract(self, ffmpeg: str, path: str, out: Path, interval: int, width: int,
                        opts: w.TrickplayOptions) -> None:

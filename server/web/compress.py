@@ -15,11 +15,8 @@ import logging
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from server.web.static import FileFacts
 
 try:
     import brotli
@@ -41,6 +38,22 @@ def compress_bytes(data: bytes, encoding: str) -> bytes:
     if encoding == "gzip":
         return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
     raise ValueError(encoding)
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        return (self.path, self.size, self.mtime_ns, self.ino)
+
+    @property
+    def etag(self) -> str:
+        return f"{self.size:x}-{self.mtime_ns:x}"
 
 
 class CompressionCache:

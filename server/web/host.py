@@ -16,15 +16,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from server.web import cors
 from server.web.compress import CompressionCache
 from server.web.locate import WebLocation, locate_web_client
 from server.web.static import MemoryCache, StaticSite, safe_relative
-
-if TYPE_CHECKING:
-    from server.context import ServerContext
 
 log = logging.getLogger("reelroom.web")
 
@@ -33,32 +31,32 @@ ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
 LOOKUP_SECONDS = 1.0  # how long a folder lookup stands (an install swaps the folder under us)
 
 
-def web_settings(ctx: ServerContext) -> dict[str, Any]:
-    return ctx.config.get("web")
-
-
 class WebClientHost:
-    """Finds the web client folder (again at most once a second) and serves it."""
+    """``ctx.web``: finds the web client folder (again at most once a second) and serves it. The
+    server context closes its compression pool."""
 
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
-        self.compression = CompressionCache(ctx.paths.cache_dir / "web")
+    def __init__(self, data_dir: Path, cache_dir: Path, web_dir: Path | None, host_web: bool,
+                 settings: Callable[[], dict[str, Any]]) -> None:
+        self.data_dir = data_dir  # <data>/web is one place the client is looked for, and installed to
+        self.web_dir = web_dir  # --web-dir / REELROOM_WEB_DIR
+        self.host_web = host_web  # False with --no-web / REELROOM_NO_WEB
+        self.settings = settings  # the ``web`` configuration section (HostWebClient)
+        self.compression = CompressionCache(cache_dir / "web")
         self.memory = MemoryCache()
         self._checked = 0.0
         self._location: WebLocation | None = None
         self._site: StaticSite | None = None
-        ctx.on_close(self.compression.close)
 
     def hosting_enabled(self) -> bool:
-        if not self.ctx.options.host_web:
+        if not self.host_web:
             return False
-        return bool(web_settings(self.ctx).get("HostWebClient", True))
+        return bool(self.settings().get("HostWebClient", True))
 
     def location(self) -> WebLocation:
         now = time.monotonic()
         if self._location is None or now - self._checked > LOOKUP_SECONDS:
             self._checked = now
-            location = locate_web_client(self.ctx.paths.data_dir, self.ctx.options.web_dir,
+            location = locate_web_client(self.data_dir, self.web_dir,
                                          self.hosting_enabled())
             if location != self._location:
                 if location.folder is not None:
@@ -84,7 +82,7 @@ class WebClientHost:
         return {"Hosted": location.folder is not None, "Folder": str(location.folder or ""),
                 "Source": location.source, "Reason": location.reason,
                 "HostingEnabled": self.hosting_enabled(),
-                "Installed": installed_info(self.ctx.paths.data_dir)}
+                "Installed": installed_info(self.data_dir)}
 
     async def install(self, source: str, sha256: str | None = None) -> dict[str, Any]:
         """Install into <data>/web in a worker thread; WebInstallError becomes a 400."""
@@ -94,7 +92,7 @@ class WebClientHost:
         from server.web.install import WebInstallError, install_web
 
         try:
-            result = await asyncio.to_thread(install_web, source, self.ctx.paths.data_dir, sha256)
+            result = await asyncio.to_thread(install_web, source, self.data_dir, sha256)
         except WebInstallError as exc:
             raise BadRequestError(str(exc)) from exc
         self.forget()
@@ -103,12 +101,13 @@ class WebClientHost:
 
 
 class WebHostMiddleware:
-    def __init__(self, app: ASGIApp, ctx: ServerContext) -> None:
+    def __init__(self, app: ASGIApp, web: WebClientHost, cors_hosts: Callable[[], list[str] | None],
+                 server_name: Callable[[], str], port: int) -> None:
         self.app = app
-        self.ctx = ctx
-        self.web = WebClientHost(ctx)
-        self.cors = cors.CorsPolicy(lambda: ctx.config.server().CorsHosts)
-        ctx.web = self.web
+        self.web = web
+        self.cors = cors.CorsPolicy(cors_hosts)  # ServerConfiguration.CorsHosts, read at each use
+        self.server_name = server_name  # for the page shown without a web client
+        self.port = port  # the bound port, for that page's address
 
     def __getattr__(self, name: str) -> Any:  # the wire middleware's attributes (index, routes...)
         return getattr(self.app, name)
@@ -153,7 +152,7 @@ class WebHostMiddleware:
             if relative in ("", "index.html"):
                 from server.web.landing import landing_page
 
-                body = landing_page(self.ctx, scope, self.web.location())
+                body = landing_page(self.server_name(), self.port, scope, self.web.location())
                 await _send_html(send, scope, body)
                 return True
             return False

@@ -15,7 +15,6 @@ import segno
 from server.resources import resources_dir
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
     from server.web.locate import WebLocation
 
 log = logging.getLogger("reelroom.web")
@@ -91,7 +90,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def server_address(ctx: ServerContext, scope: dict) -> str:
+def server_address(port: int, scope: dict) -> str:
     """The address other devices should use: the Host this page was reached on, unless that is
     loopback, then this machine's LAN address."""
     host = _host_header(scope)
@@ -102,12 +101,12 @@ def server_address(ctx: ServerContext, scope: dict) -> str:
     lan = local_address_for("192.0.2.1")  # the interface of the default route; nothing is sent
     if ":" in lan:
         lan = f"[{lan}]"
-    return f"http://{lan}:{ctx.port}"
+    return f"http://{lan}:{port}"
 
 
-def landing_page(ctx: ServerContext, scope: dict, location: WebLocation) -> bytes:
-    name = html.escape(ctx.server_name())
-    address = server_address(ctx, scope)
+def landing_page(server_name: str, port: int, scope: dict, location: WebLocation) -> bytes:
+    name = html.escape(server_name)
+    address = server_address(port, scope)
     hosting_off = location.reason.startswith("Hosting the web app is turned off")
     reason = html.escape(location.reason)
     native = "\n".join(f"<li><strong>{html.escape(app)}</strong>: {html.escape(where)}</li>"

@@ -15,11 +15,10 @@ import stat as stat_mod
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from server.web.compress import CompressionCache
+from server.web.compress import CompressionCache, FileFacts
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -119,22 +118,6 @@ def parse_accept_encoding(value: str) -> frozenset[str]:
     if "*" in accepted:
         accepted |= {"br", "gzip"} - refused
     return frozenset(accepted)
-
-
-@dataclass(frozen=True, slots=True)
-class FileFacts:
-    path: str
-    size: int
-    mtime_ns: int
-    ino: int
-
-    @property
-    def key(self) -> tuple:
-        return (self.path, self.size, self.mtime_ns, self.ino)
-
-    @property
-    def etag(self) -> str:
-        return f"{self.size:x}-{self.mtime_ns:x}"
 
 
 def _etag_values(header: str) -> set[str]:

@@ -5,6 +5,7 @@ members in ``collection_items``. The query engine lists a BoxSet's members as it
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from server.library.catalog.query import get_row, get_rows
 from server.library.catalog.sorting import sort_name
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
 
 #: The "Collections" view: a CollectionFolder that no library scan owns.
 COLLECTIONS_FOLDER_ID = guid_from_text("folder", "collections")
@@ -51,8 +52,11 @@ def _add(s: Session, collection_id: str, item_ids: list[str]) -> None:
 
 
 class CollectionService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, on_change: Callable[[], None] = lambda: None) -> None:
+        self.db = db
+        # called after a collection's members change: its poster is a collage of them (the artwork
+        # service remakes it soon)
+        self._on_change = on_change
 
     async def create(self, name: str | None, item_ids: list[str], is_locked: bool | None) -> str:
         name = (name or "").strip()
@@ -68,28 +72,23 @@ class CollectionService:
             s.flush()
             _add(s, collection_id, item_ids)
 
-        await self.ctx.db.write(write)
-        self._artwork_changed()
+        await self.db.write(write)
+        self._on_change()
         return collection_id
 
     async def _check(self, collection_id: str) -> None:
-        row = await self.ctx.db.read(lambda s: get_row(s, collection_id))
+        row = await self.db.read(lambda s: get_row(s, collection_id))
         if row is None or row.type != "BoxSet":
             raise NotFoundError("Collection not found.")
 
     async def add(self, collection_id: str, item_ids: list[str]) -> None:
         await self._check(collection_id)
-        await self.ctx.db.write(lambda s: _add(s, collection_id, item_ids))
-        self._artwork_changed()
+        await self.db.write(lambda s: _add(s, collection_id, item_ids))
+        self._on_change()
 
     async def remove(self, collection_id: str, item_ids: list[str]) -> None:
         await self._check(collection_id)
-        await self.ctx.db.write(lambda s: s.execute(delete(members).where(
+        await self.db.write(lambda s: s.execute(delete(members).where(
             members.c.collection_id == collection_id, members.c.item_id.in_(item_ids))))
-        self._artwork_changed()
+        self._on_change()
 
-    def _artwork_changed(self) -> None:
-        """A collection's poster is a collage of its members (server/artwork): remake it soon."""
-        artwork = getattr(self.ctx, "artwork", None)
-        if artwork is not None:
-            artwork.request()

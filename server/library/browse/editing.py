@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,10 @@ from server.system.localization import bundled_localization
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.library.catalog.items import ItemService
+    from server.system.configuration import ConfigurationStore
     from server.users.service import UserRecord
 
 log = logging.getLogger("reelroom.library")
@@ -217,18 +221,23 @@ def _remove_from_disk(paths: list[str]) -> None:
 
 
 class EditingService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, events: EventHub, items: ItemService, config: ConfigurationStore,
+                 external_ids: Callable[[str], Awaitable[list[w.ExternalIdInfo]]]) -> None:
+        self.db = db
+        self.events = events
+        self.items = items
+        self.config = config  # MetadataCountryCode, ContentTypes
+        self.external_ids = external_ids  # the metadata providers' ExternalIdInfos of an item
 
     def _changed(self, item_id: str, added: list[str] = (), updated: list[str] = (), removed: list[str] = ()) -> None:
-        self.ctx.events.publish("LibraryChanged", {
+        self.events.publish("LibraryChanged", {
             "CollectionFolders": [], "FoldersAddedTo": [], "FoldersRemovedFrom": [], "ItemsAdded": list(added),
             "ItemsRemoved": list(removed), "ItemsUpdated": list(updated), "IsEmpty": False})
 
     # -- metadata editor -----------------------------------------------------------------
 
     async def update_item(self, item_id: str, data: w.BaseItemDto) -> None:
-        row = await self.ctx.items.row(item_id)
+        row = await self.items.row(item_id)
         columns = edited_columns(data)
 
         def write(s: Session) -> None:
@@ -262,15 +271,15 @@ class EditingService:
             if any(c.endswith("_json") and c != "provider_ids_json" for c in changed):
                 write_values(s, item)
 
-        await self.ctx.db.write(write)
+        await self.db.write(write)
         self._changed(row.id, updated=[row.id])
 
     async def editor_info(self, item_id: str) -> w.MetadataEditorInfo:
-        row = await self.ctx.items.row(item_id)
+        row = await self.items.row(item_id)
         loc = bundled_localization()
-        cfg = self.ctx.config.server()
+        cfg = self.config.server()
         try:
-            external = await self.ctx.metadata.external_id_infos(row.id)
+            external = await self.external_ids(row.id)
         except Exception:  # a provider problem must not break the editor
             external = []
         info = w.MetadataEditorInfo(
@@ -286,17 +295,17 @@ class EditingService:
         return info
 
     async def set_content_type(self, item_id: str, content_type: str | None) -> None:
-        row = await self.ctx.items.row(item_id)
+        row = await self.items.row(item_id)
         if not row.path:
             raise BadRequestError("This item has no folder to set a content type for.")
         path = row.path if row.is_folder else os.path.dirname(row.path)
         if content_type and content_type not in {v for v, _ in _CONTENT_TYPES}:
             raise BadRequestError(f"Unknown content type {content_type!r}.")
-        cfg = self.ctx.config.server()
+        cfg = self.config.server()
         kept = [p for p in cfg.ContentTypes or [] if p.Name and p.Name != path]
         if content_type:
             kept.append(w.NameValuePair(Name=path, Value=content_type))
-        self.ctx.config.update_server(ContentTypes=kept)
+        self.config.update_server(ContentTypes=kept)
 
     # -- deleting -------------------------------------------------------------------------
 
@@ -318,8 +327,8 @@ class EditingService:
             raise BadRequestError("No item ids were given.")
         rows = []
         for item_id in item_ids:
-            rows.append(await self.ctx.items.row(item_id))
-        owner_of = await self.ctx.db.read(lambda s: dict(s.execute(select(Playlist.id, Playlist.owner_user_id).where(
+            rows.append(await self.items.row(item_id))
+        owner_of = await self.db.read(lambda s: dict(s.execute(select(Playlist.id, Playlist.owner_user_id).where(
             Playlist.id.in_([r.id for r in rows]))).all()))
         for row in rows:
             if not await self._check_delete(row, user, owner_of):
@@ -330,8 +339,8 @@ class EditingService:
             await self._delete_one(row)
 
     async def delete_one_checked(self, item_id: str, user: UserRecord | None) -> None:
-        row = await self.ctx.items.row(item_id)
-        owner_of = await self.ctx.db.read(lambda s: dict(s.execute(select(Playlist.id, Playlist.owner_user_id).where(
+        row = await self.items.row(item_id)
+        owner_of = await self.db.read(lambda s: dict(s.execute(select(Playlist.id, Playlist.owner_user_id).where(
             Playlist.id == row.id)).all()))
         if not await self._check_delete(row, user, owner_of):
             raise UnauthorizedError("Unauthorized access")
@@ -344,7 +353,7 @@ class EditingService:
             doomed = _descendants(s, row.id)
             return doomed, roots, _owns_its_folder(s, row, doomed, roots)
 
-        doomed, roots, own_folder = await self.ctx.db.read(read)
+        doomed, roots, own_folder = await self.db.read(read)
         if own_folder:  # a movie in its own folder: the folder goes (its art, NFO, extras)
             paths = [os.path.dirname(row.path)]
         else:
@@ -358,7 +367,7 @@ class EditingService:
             s.execute(delete(CollectionEntry.__table__).where(CollectionEntry.collection_id == row.id))
             s.execute(update(items).where(items.c.id == row.id).values(date_modified=datetime.now(UTC)))
 
-        await self.ctx.db.write(write)
-        await asyncio.to_thread(store.remove_items, self.ctx.db, doomed)
+        await self.db.write(write)
+        await asyncio.to_thread(store.remove_items, self.db, doomed)
         self._changed(row.id, removed=doomed)
 

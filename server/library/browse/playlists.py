@@ -12,6 +12,7 @@ episodes in play order.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,8 @@ from server.library.catalog.sorting import sort_name
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.users.service import UserService
 
 # The folder every playlist row hangs under (Jellyfin's ManualPlaylistsFolder; view type
 # "playlists"): PLAYLISTS_FOLDER_ID, defined with the query engine that scopes on it.
@@ -61,13 +63,6 @@ class PlaylistAccess:
 
     def owns(self, user_id: str | None) -> bool:
         return user_id is None or self.playlist.owner_user_id == user_id
-
-
-def _artwork_changed(ctx: ServerContext) -> None:
-    """Playlist covers are collages of their items (server/artwork): remake them soon."""
-    artwork = getattr(ctx, "artwork", None)
-    if artwork is not None:
-        artwork.request()
 
 
 def ensure_folder(s: Session) -> None:
@@ -130,11 +125,17 @@ def _touch(s: Session, playlist_id: str) -> None:
 
 
 class PlaylistService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, users: UserService, server_id: str,
+                 on_change: Callable[[], None] = lambda: None) -> None:
+        self.db = db
+        self._users = users  # (``users`` is the method that lists a playlist's shares)
+        self.server_id = server_id
+        # called after a playlist's items change: covers are collages of them (the artwork service
+        # remakes them soon)
+        self._on_change = on_change
 
     async def _access(self, playlist_id: str, user_id: str | None, *, view: bool = True) -> PlaylistAccess:
-        found = await self.ctx.db.read(lambda s: _load(s, playlist_id))
+        found = await self.db.read(lambda s: _load(s, playlist_id))
         if found is None or (view and not found.can_view(user_id)):
             raise NotFoundError("Playlist not found.")
         return found
@@ -147,7 +148,7 @@ class PlaylistService:
         if media_type and media_type not in _MEDIA_TYPES:
             raise BadRequestError(f"Unknown media type {media_type!r}.")
         for user_id, _ in share_with:
-            await self.ctx.users.get(user_id)
+            await self._users.get(user_id)
         playlist_id = uuid.uuid4().hex
 
         def write(s: Session) -> None:
@@ -167,8 +168,8 @@ class PlaylistService:
                     s.add(PlaylistShare(playlist_id=playlist_id, user_id=user_id, can_edit=can_edit))
             _append(s, playlist_id, wanted)
 
-        await self.ctx.db.write(write)
-        _artwork_changed(self.ctx)
+        await self.db.write(write)
+        self._on_change()
         return playlist_id
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
@@ -179,7 +180,7 @@ class PlaylistService:
         if name is not None and not name.strip():
             raise BadRequestError("A playlist needs a name.")
         for user_id, _ in share_with or ():
-            await self.ctx.users.get(user_id)
+            await self._users.get(user_id)
 
         def write(s: Session) -> None:
             if name is not None:
@@ -197,12 +198,12 @@ class PlaylistService:
                         s.add(PlaylistShare(playlist_id=playlist_id, user_id=user_id, can_edit=can_edit))
             _touch(s, playlist_id)
 
-        await self.ctx.db.write(write)
-        _artwork_changed(self.ctx)
+        await self.db.write(write)
+        self._on_change()
 
     async def get(self, playlist_id: str, caller: str | None) -> w.PlaylistDto:
         found = await self._access(playlist_id, caller)
-        pairs = await self.ctx.db.read(lambda s: _entry_ids(s, playlist_id))
+        pairs = await self.db.read(lambda s: _entry_ids(s, playlist_id))
         return w.PlaylistDto(OpenAccess=bool(found.playlist.is_public),
                              Shares=[w.PlaylistUserPermissions(UserId=u, CanEdit=e) for u, e in found.shares.items()],
                              ItemIds=[item_id for _, item_id in pairs])
@@ -216,8 +217,8 @@ class PlaylistService:
             _append(s, playlist_id, expand(s, item_ids))
             _touch(s, playlist_id)
 
-        await self.ctx.db.write(write)
-        _artwork_changed(self.ctx)
+        await self.db.write(write)
+        self._on_change()
 
     async def remove(self, playlist_id: str, caller: str | None, entry_ids: list[str]) -> None:
         found = await self._access(playlist_id, caller)
@@ -236,8 +237,8 @@ class PlaylistService:
                 _renumber(s, playlist_id, [e for e, _ in pairs if e not in doomed])
                 _touch(s, playlist_id)
 
-        await self.ctx.db.write(write)
-        _artwork_changed(self.ctx)
+        await self.db.write(write)
+        self._on_change()
 
     async def move(self, playlist_id: str, caller: str | None, entry_id: str, new_index: int) -> None:
         if new_index < 0:
@@ -260,8 +261,8 @@ class PlaylistService:
             _renumber(s, playlist_id, order)
             _touch(s, playlist_id)
 
-        await self.ctx.db.write(write)
-        _artwork_changed(self.ctx)
+        await self.db.write(write)
+        self._on_change()
 
     async def items(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
                     limit: int | None, allowed_library_ids: frozenset[str] | None = None,
@@ -289,16 +290,16 @@ class PlaylistService:
             found = get_rows(s, [item_id for _, item_id in page_ids])
             page = [(entry_id, found[item_id]) for entry_id, item_id in page_ids if item_id in found]
             total = s.execute(select(func.count()).select_from(source).where(*conds)).scalar() or 0
-            dtos = build_dtos(s, [row for _, row in page], opts, self.ctx.system_id)
+            dtos = build_dtos(s, [row for _, row in page], opts, self.server_id)
             for dto, (entry_id, _) in zip(dtos, page, strict=True):
                 dto.PlaylistItemId = entry_id
             return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
 
-        return await self.ctx.db.read(read)
+        return await self.db.read(read)
 
     async def item_ids(self, playlist_id: str, caller: str | None) -> list[str]:
         await self._access(playlist_id, caller)
-        return [item_id for _, item_id in await self.ctx.db.read(lambda s: _entry_ids(s, playlist_id))]
+        return [item_id for _, item_id in await self.db.read(lambda s: _entry_ids(s, playlist_id))]
 
     # -- users -------------------------------------------------------------------------
 
@@ -324,7 +325,7 @@ class PlaylistService:
         found = await self._access(playlist_id, caller, view=False)
         if not found.owns(caller):
             raise ForbiddenError("Only the owner may share this playlist.")
-        await self.ctx.users.get(user_id)
+        await self._users.get(user_id)
         if user_id == found.playlist.owner_user_id:
             return
 
@@ -336,7 +337,7 @@ class PlaylistService:
                 existing.can_edit = can_edit
                 s.add(existing)
 
-        await self.ctx.db.write(write)
+        await self.db.write(write)
 
     async def remove_user(self, playlist_id: str, caller: str | None, user_id: str) -> None:
         found = await self._access(playlist_id, caller, view=False)
@@ -344,9 +345,9 @@ class PlaylistService:
             raise ForbiddenError("Only the owner may change who shares this playlist.")
         if user_id not in found.shares:
             raise NotFoundError("User permissions not found.")
-        await self.ctx.db.write(lambda s: s.execute(delete(shares).where(shares.c.playlist_id == playlist_id,
+        await self.db.write(lambda s: s.execute(delete(shares).where(shares.c.playlist_id == playlist_id,
                                                                           shares.c.user_id == user_id)))
 
     async def is_playlist(self, item_id: str) -> bool:
-        return await self.ctx.db.read(
+        return await self.db.read(
             lambda s: s.execute(select(playlists.c.id).where(playlists.c.id == item_id)).first() is not None)

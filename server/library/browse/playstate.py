@@ -22,7 +22,9 @@ from server.library.catalog.query import get_row
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.library.catalog.items import ItemService
 
 
 
@@ -77,14 +79,16 @@ def set_played(s: Session, user_id: str, item_ids: list[str], played: bool, when
 
 
 class PlayStateService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, events: EventHub, items: ItemService) -> None:
+        self.db = db
+        self.events = events
+        self.items = items
 
     async def mark(self, user_id: str, item_id: str, played: bool,
                    date_played: datetime | None = None) -> w.UserItemDataDto:
         """Mark an item (and, for a folder, everything under it) played or unplayed."""
-        viewer = await self.ctx.items.viewer(None, user_id)  # 404 for an unknown user
-        row = await self.ctx.items.row(item_id, viewer)  # 404 for an unknown or hidden item
+        viewer = await self.items.viewer(None, user_id)  # 404 for an unknown user
+        row = await self.items.row(item_id, viewer)  # 404 for an unknown or hidden item
         when = date_played or datetime.now(UTC)
         when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
 
@@ -94,16 +98,16 @@ class PlayStateService:
                 targets.append(row.id)
             set_played(s, user_id, targets, played, when, count_play=date_played is not None)
 
-        await self.ctx.db.write(write)
-        opts = self.ctx.items.options(viewer, [])
+        await self.db.write(write)
+        opts = self.items.options(viewer, [])
 
         def read(s: Session) -> w.UserItemDataDto:
             fresh = get_row(s, row.id)
             if fresh is None:
                 raise NotFoundError(f"Item {row.id} not found.")
-            return build_dtos(s, [fresh], opts, self.ctx.system_id)[0].UserData
+            return build_dtos(s, [fresh], opts, self.items.server_id)[0].UserData
 
-        data = await self.ctx.db.read(read)
-        self.ctx.events.publish("UserDataChanged", w.UserDataChangeInfo(UserId=user_id, UserDataList=[data]),
+        data = await self.db.read(read)
+        self.events.publish("UserDataChanged", w.UserDataChangeInfo(UserId=user_id, UserDataList=[data]),
                                 user_id=user_id)
         return data

@@ -27,7 +27,8 @@ from server.library.catalog.query import ByNameIndex, ItemQuery, ItemRow, get_ro
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.library.catalog.items import ItemService
 
 
 INSTANT_MIX_LIMIT = 200
@@ -195,11 +196,12 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None)
 
 
 class RelatedService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, items: ItemService) -> None:
+        self.db = db
+        self.items = items
 
     async def _dtos(self, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
-        dtos = await self.ctx.items.dtos(rows, opts)
+        dtos = await self.items.dtos(rows, opts)
         return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=len(dtos), StartIndex=0)
 
     async def similar(self, item_id: str, viewer: Viewer, opts: DtoOptions, *, limit: int | None,
@@ -210,13 +212,13 @@ class RelatedService:
 
         def read(s: Session) -> list[ItemRow]:
             return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids,
-                                self.ctx.items.by_name)
+                                self.items.by_name)
 
-        return await self._dtos(await self.ctx.db.read(read), opts)
+        return await self._dtos(await self.db.read(read), opts)
 
     async def _row_or_artist(self, item_id: str, viewer: Viewer) -> ItemRow:
         """An item row; a by-name artist id resolves to its MusicArtist row."""
-        return await self.ctx.items.row(item_id, viewer)
+        return await self.items.row(item_id, viewer)
 
     # -- instant mix ------------------------------------------------------------------------
 
@@ -228,7 +230,7 @@ class RelatedService:
         if item_id is not None:
             row = await self._mix_seed_row(item_id, viewer)
         elif genre_id is not None:
-            found = await self.ctx.db.read(lambda s: self.ctx.items.by_name.lookup(s, genre_id))
+            found = await self.db.read(lambda s: self.items.by_name.lookup(s, genre_id))
             if found is None or found[0] not in ("Genre", "MusicGenre"):
                 raise NotFoundError("Genre not found.")
             genre_name = found[1]
@@ -246,14 +248,14 @@ class RelatedService:
                 seed.add("Genre", genre_name or "")
             return mix_rows(s, seed, limit, allowed)
 
-        return await self._dtos(await self.ctx.db.read(read), opts)
+        return await self._dtos(await self.db.read(read), opts)
 
     async def _mix_seed_row(self, item_id: str, viewer: Viewer) -> ItemRow | _Pseudo:
         key = item_id
         try:
-            return await self.ctx.items.row(key, viewer)
+            return await self.items.row(key, viewer)
         except NotFoundError:
-            found = await self.ctx.db.read(lambda s: self.ctx.items.by_name.lookup(s, key))
+            found = await self.db.read(lambda s: self.items.by_name.lookup(s, key))
             if found is None:
                 raise
             kind, name = found
@@ -270,7 +272,7 @@ class RelatedService:
         if viewer.user_id is None:
             return []
         user_id, allowed = viewer.user_id, viewer.allowed_library_ids
-        server_id = self.ctx.system_id
+        server_id = self.items.server_id
 
         def read(s: Session) -> list[w.RecommendationDto]:
             c = items.c
@@ -317,31 +319,31 @@ class RelatedService:
                             BaselineItemName=pname.name if pname else name, CategoryId=person[0]))
             return out[:category_limit]
 
-        return await self.ctx.db.read(read)
+        return await self.db.read(read)
 
     async def suggestions(self, viewer: Viewer, opts: DtoOptions, media_types: list[str], types: list[str],
                           start_index: int, limit: int | None, total: bool) -> w.BaseItemDtoQueryResult:
         q = ItemQuery(recursive=True, media_types=media_types, include_types=types, is_missing=False,
                       sort_by=["Random"], start_index=start_index, limit=limit, enable_total_record_count=total)
-        self.ctx.items.scoped(q, viewer)
-        return await self.ctx.items.query(q, opts)
+        self.items.scoped(q, viewer)
+        return await self.items.query(q, opts)
 
     # -- theme media ------------------------------------------------------------------------
 
     async def theme(self, item_id: str, viewer: Viewer, opts: DtoOptions, kind: str, inherit: bool,
                     sort_by: list[str], sort_order: list[str]) -> w.ThemeMediaResult:
-        row = await self.ctx.items.row(item_id, viewer)
+        row = await self.items.row(item_id, viewer)
         extra = "ThemeSong" if kind == "songs" else "ThemeVideo"
         owner: ItemRow | None = row
         result = None
         while owner is not None:
             q = ItemQuery(owner_id=owner.id, extra_types=[extra], sort_by=sort_by or ["SortName"], sort_order=sort_order)
-            self.ctx.items.scoped(q, viewer)
-            result = await self.ctx.items.query(q, opts)
+            self.items.scoped(q, viewer)
+            result = await self.items.query(q, opts)
             if result.Items or not inherit or not owner.parent_id:
                 break
             parent_id = owner.parent_id
-            owner = await self.ctx.db.read(lambda s, pid=parent_id: get_row(s, pid))
+            owner = await self.db.read(lambda s, pid=parent_id: get_row(s, pid))
             if owner is not None and owner.type in ("CollectionFolder", "UserRootFolder"):
                 owner = None
         items_ = result.Items if result else []

@@ -28,7 +28,8 @@ from server.library.catalog.query import ItemQuery, ItemRow, get_rows
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.library.catalog.items import ItemService
 
 
 
@@ -138,11 +139,12 @@ def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[s
 
 
 class TvService:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, items: ItemService) -> None:
+        self.db = db
+        self.items = items
 
     async def _series(self, series_id: str, viewer: Viewer) -> ItemRow:
-        row = await self.ctx.items.row(series_id, viewer)
+        row = await self.items.row(series_id, viewer)
         if row.type != "Series":
             raise NotFoundError(f"Series {series_id} not found.")
         return row
@@ -154,8 +156,8 @@ class TvService:
                       is_missing=is_missing, adjacent_to=adjacent_to)
         if is_special is not None:
             q.index_number = 0 if is_special else None
-        self.ctx.items.scoped(q, viewer)
-        result = await self.ctx.items.query(q, opts)
+        self.items.scoped(q, viewer)
+        result = await self.items.query(q, opts)
         if is_special is False:
             result.Items = [i for i in result.Items or [] if i.IndexNumber != 0]
             result.TotalRecordCount = len(result.Items)
@@ -167,7 +169,7 @@ class TvService:
                        sort_by: str | None = None) -> w.BaseItemDtoQueryResult:
         series = await self._series(series_id, viewer)
         if season_id:
-            season_row = await self.ctx.items.row(season_id, viewer)
+            season_row = await self.items.row(season_id, viewer)
             if season_row.type != "Season":
                 raise NotFoundError(f"Season {season_id} not found.")
             q = ItemQuery(parent_id=season_row.id, recursive=True)
@@ -177,17 +179,17 @@ class TvService:
         q.is_missing = is_missing
         q.adjacent_to = adjacent_to
         q.sort_by = [sort_by] if sort_by and sort_by != "Default" else ["AiredEpisodeOrder", "SortName"]
-        self.ctx.items.scoped(q, viewer)
+        self.items.scoped(q, viewer)
         if not start_item_id:
             q.start_index, q.limit = start_index, limit
-            return await self.ctx.items.query(q, opts)
-        rows, _ = await self.ctx.items.rows(q)
+            return await self.items.query(q, opts)
+        rows, _ = await self.items.rows(q)
         ids = [r.id for r in rows]
         if start_item_id in ids:
             rows = rows[ids.index(start_item_id):]
         total = len(rows)
         rows = rows[start_index:None if limit is None else start_index + limit]
-        return w.BaseItemDtoQueryResult(Items=await self.ctx.items.dtos(rows, opts), TotalRecordCount=total,
+        return w.BaseItemDtoQueryResult(Items=await self.items.dtos(rows, opts), TotalRecordCount=total,
                                         StartIndex=start_index)
 
     async def next_up(self, viewer: Viewer, nq: NextUpQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
@@ -200,17 +202,17 @@ class TvService:
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             rows, total = next_up_rows(s, user_id, nq, allowed)
-            return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.ctx.system_id),
+            return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.items.server_id),
                                             TotalRecordCount=total, StartIndex=nq.start_index)
 
-        return await self.ctx.db.read(read)
+        return await self.db.read(read)
 
     async def upcoming(self, viewer: Viewer, opts: DtoOptions, *, parent_id: str | None, start_index: int,
                        limit: int | None) -> w.BaseItemDtoQueryResult:
         since = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
         q = ItemQuery(parent_id=parent_id, recursive=True, include_types=["Episode"], min_premiere_date=since,
                       sort_by=["PremiereDate", "AiredEpisodeOrder", "SortName"], start_index=start_index, limit=limit)
-        self.ctx.items.scoped(q, viewer)
-        return await self.ctx.items.query(q, opts)
+        self.items.scoped(q, viewer)
+        return await self.items.query(q, opts)
 
 

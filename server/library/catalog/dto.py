@@ -12,7 +12,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import msgspec
 from sqlalchemy import and_, case, false, func, literal, select, true
@@ -25,9 +25,6 @@ from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
-
-if TYPE_CHECKING:
-    from server.library.catalog.items import ByNameTarget
 
 _JSON = msgspec.json.Decoder()
 _CHAPTERS = msgspec.json.Decoder(list[w.ChapterInfo])
@@ -46,6 +43,21 @@ _EXTERNAL_URLS = {"Imdb": ("IMDb", "https://www.imdb.com/title/{}"),
                   "Tvdb": ("TheTVDB", "https://thetvdb.com/?tab=series&id={}"),
                   "MusicBrainzAlbum": ("MusicBrainz", "https://musicbrainz.org/release/{}"),
                   "MusicBrainzArtist": ("MusicBrainz", "https://musicbrainz.org/artist/{}")}
+
+
+@dataclass(frozen=True)
+class ByNameTarget:
+    """What ``ItemService.target`` returns for a by-name item (genre, studio, person, year,
+    artist without a row): the attributes user data needs."""
+
+    id: str
+    type: str
+    name: str
+    is_folder: bool = False
+    path: str | None = None
+    run_time_ticks: int | None = None
+    library_id: str | None = None
+    by_name: bool = True
 
 
 @dataclass

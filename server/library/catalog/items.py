@@ -25,7 +25,7 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import DtoOptions, build_dtos, user_data_dtos
+from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, user_data_dtos
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
@@ -65,21 +65,6 @@ def _lower_tags(values: list[str] | None) -> list[str]:
 #: see makes the whole request a 404 (ItemService.check_path_items, run by the guard).
 ITEM_PATH_PARAMS = ("itemId", "routeItemId", "videoId", "seriesId", "collectionId", "playlistId", "mediaSourceId",
                     "routeMediaSourceId", "recordingId", "programId", "channelId")
-
-
-@dataclass(frozen=True)
-class ByNameTarget:
-    """What ``ItemService.target`` returns for a by-name item (genre, studio, person, year,
-    artist without a row): the attributes user data needs."""
-
-    id: str
-    type: str
-    name: str
-    is_folder: bool = False
-    path: str | None = None
-    run_time_ticks: int | None = None
-    library_id: str | None = None
-    by_name: bool = True
 
 
 @dataclass(frozen=True)
@@ -140,13 +125,14 @@ class Viewer:
 
 
 class ItemService:
-    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None) -> None:
+    def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
+                 rating_country: Callable[[], str | None] = lambda: None) -> None:
         self.db = db
         self.users = users
         self.server_id = server_id
         self.events = events
         self.count_cache = CountCache()
-        self.rating_country: Callable[[], str | None] = lambda: None  # set by the server context
+        self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
         self.by_name = ByNameIndex(lambda: db.generation)
 

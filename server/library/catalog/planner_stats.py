@@ -20,7 +20,7 @@ from sqlalchemy import text
 from server.db.dialect import quick_statistics_statements
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
 
 log = logging.getLogger("reelroom.library")
 
@@ -28,16 +28,16 @@ DEBOUNCE_SECONDS = 10.0
 
 
 class PlannerStats:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
-        self.enabled = bool(ctx.db.is_sqlite)
+    """``ctx.planner_stats``; the server context feeds it every published event (``on_event``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.enabled = bool(db.is_sqlite)
         self._handle: asyncio.TimerHandle | None = None
         self._started = False
         self.last_run: float | None = None
-        if self.enabled:
-            ctx.events.add_listener(self._on_event)
 
-    def _on_event(self, message_type: str, _data: Any) -> None:
+    def on_event(self, message_type: str, _data: Any) -> None:
         if not self._started:  # the first event after start-up: refresh soon
             self._started = True
             self.schedule(1.0)
@@ -58,12 +58,12 @@ class PlannerStats:
             return
 
         def analyze(s) -> None:
-            for statement in quick_statistics_statements(self.ctx.db.dialect):
+            for statement in quick_statistics_statements(self.db.dialect):
                 s.execute(text(statement))
 
         t0 = time.perf_counter()
         try:
-            await self.ctx.db.write(analyze)
+            await self.db.write(analyze)
         except Exception:  # statistics are an optimisation: never fail anything over them
             log.exception("ANALYZE failed")
             return

@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server.net.wake import InvalidWakeTarget, wait_for_host, wake_host
-
-if TYPE_CHECKING:
-    from server.context import ServerContext
 
 log = logging.getLogger("reelroom.scanner")
 CONFIG_KEY = "libraryhosts"
 
 
-def configured_hosts(ctx: ServerContext) -> list[dict[str, Any]]:
-    value = ctx.config.get(CONFIG_KEY)
+def configured_hosts(value: Any) -> list[dict[str, Any]]:
+    """The hosts of the ``libraryhosts`` configuration value that can be woken."""
     hosts = value.get("Hosts") if isinstance(value, dict) else None
     return [h for h in hosts or [] if isinstance(h, dict) and h.get("MacAddress")]
 
@@ -53,8 +50,8 @@ def wake_and_wait(host: dict[str, Any]) -> bool:
     return up
 
 
-async def wake_library_hosts(ctx: ServerContext) -> list[bool]:
-    hosts = configured_hosts(ctx)
+async def wake_library_hosts(hosts: list[dict[str, Any]]) -> list[bool]:
+    """Wake each host and wait for it (in threads, together); True for each that is up."""
     if not hosts:
         return []
     return list(await asyncio.gather(*(asyncio.to_thread(wake_and_wait, h) for h in hosts)))

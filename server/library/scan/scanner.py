@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,11 @@ from server.tasks.scheduler import Progress, interval, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.db.database import Database
+    from server.events.hub import EventHub
+    from server.library.scan.virtual_folders import LibraryService
+    from server.paths import ServerPaths
+    from server.tasks.scheduler import TaskScheduler
 
 log = logging.getLogger("reelroom.scanner")
 
@@ -94,8 +98,13 @@ def _image_key(path: str) -> str:
 
 
 class Scanner:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, events: EventHub, library: LibraryService, paths: ServerPaths,
+                 tasks: TaskScheduler) -> None:
+        self.db = db
+        self.events = events
+        self.library = library
+        self.paths = paths
+        self.tasks = tasks  # request_scan starts the RefreshLibrary task (registered by the server context)
         self.pool = probing.WorkerPool()
         self.last_stats: dict[str, ScanStats] = {}
         self.probe_calls = 0  # files probed since start (tests prove incremental scans with it)
@@ -108,14 +117,12 @@ class Scanner:
         self._closing = threading.Event()  # set at shutdown: a running pass stops early
         self._task_progress: Progress | None = None  # the RefreshLibrary run (StopTask cancels it)
         self._cancelled: Callable[[], bool] = lambda: False  # the running pass's own stop check
-        ctx.tasks.register(RefreshLibraryTask(ctx))
-        ctx.on_close(self.aclose)
 
     async def start(self) -> None:
         """Start watching library folders (after the database is ready)."""
         from server.library.scan.watcher import LibraryWatcher
 
-        self.watcher = LibraryWatcher(self.ctx)
+        self.watcher = LibraryWatcher(self.library, self.scan_units)
         await self.watcher.start()
 
     async def aclose(self) -> None:
@@ -136,8 +143,8 @@ class Scanner:
         every library; ``units`` limits it to parts of the library; ``force`` re-resolves
         parts whose files did not change (from the probe cache: nothing is probed again)."""
         self._pending.append((library_id, tuple(units) if units else None, force))
-        state = self.ctx.tasks.find(RefreshLibraryTask.key)
-        return self.ctx.tasks.start(state.id)
+        state = self.tasks.find(RefreshLibraryTask.key)
+        return self.tasks.start(state.id)
 
     async def run_pending(self, progress: Progress | None = None) -> None:
         """The RefreshLibrary task body: scan what was requested (everything if nothing was)."""
@@ -146,7 +153,7 @@ class Scanner:
         while self._pending:
             requests = list(self._pending)
             self._pending.clear()
-            libraries = await self.ctx.library.libraries()
+            libraries = await self.library.libraries()
             plan: dict[str, tuple[set[str] | None, bool]] = {}
             for library_id, units, force in requests:
                 for lib in libraries:
@@ -187,7 +194,7 @@ class Scanner:
             now = time.monotonic()
             if now - last[0] >= 0.5 or pct >= 100:
                 last[0] = now
-                self.ctx.events.publish("RefreshProgress", {"ItemId": lib.id, "Progress": f"{pct:.1f}"},
+                self.events.publish("RefreshProgress", {"ItemId": lib.id, "Progress": f"{pct:.1f}"},
                                         admins_only=True)
             if report is not None:
                 loop.call_soon_threadsafe(report, pct)
@@ -205,7 +212,7 @@ class Scanner:
 
     async def scan_paths(self, paths: list[str]) -> None:
         """Rescan the libraries that contain these paths (the watcher, PostUpdatedMedia)."""
-        libraries = await self.ctx.library.libraries()
+        libraries = await self.library.libraries()
         hit = [lib for lib in libraries if any(_inside(p, root) for p in paths for root in lib.paths)]
         for lib in hit:
             await self.scan_library(lib)
@@ -235,10 +242,10 @@ class Scanner:
                 path = parent.path if parent is not None else None
             return row, path
 
-        row, path = await self.ctx.db.read(read)
+        row, path = await self.db.read(read)
         if row is None:
             raise NotFoundError(f"Item {item_id} not found.")
-        libraries = await self.ctx.library.libraries()
+        libraries = await self.library.libraries()
         lib = next((lib for lib in libraries if lib.id == (row.library_id or row.id)), None)
         if lib is None:
             return
@@ -294,14 +301,14 @@ class Scanner:
                     out[r[0]] = row(r)
             return out
 
-        return self.ctx.db.read_sync(read)
+        return self.db.read_sync(read)
 
     def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None,
               force: bool = False) -> ScanStats:
         t0 = time.monotonic()
         stats = ScanStats(library_id=lib.id, units=units)
-        db = self.ctx.db
-        metadata_dir = str(self.ctx.paths.metadata_dir)
+        db = self.db
+        metadata_dir = str(self.paths.metadata_dir)
         progress(0)
 
         full_tree = walk(list(lib.paths)) if units is None else walk_units(list(lib.paths), units)
@@ -516,7 +523,7 @@ class Scanner:
                         continue
             return out
 
-        return self.ctx.db.read_sync(read)
+        return self.db.read_sync(read)
 
     def _announce(self, library_id: str, scanned: dict[str, ScannedItem], existing: dict[str, tuple],
                   added: list[str], updated: list[str], removed: list[str]) -> None:
@@ -526,7 +533,7 @@ class Scanner:
             FoldersAddedTo=folders_added[:_CHANGE_LIST_LIMIT], FoldersRemovedFrom=folders_removed[:_CHANGE_LIST_LIMIT],
             ItemsAdded=added[:_CHANGE_LIST_LIMIT], ItemsRemoved=removed[:_CHANGE_LIST_LIMIT],
             ItemsUpdated=updated[:_CHANGE_LIST_LIMIT], CollectionFolders=[library_id], IsEmpty=False)
-        self.ctx.events.publish("LibraryChanged", info)
+        self.events.publish("LibraryChanged", info)
         for fn in list(self._listeners):
             try:
                 fn(library_id, {"added": added, "updated": updated, "removed": removed})
@@ -564,7 +571,8 @@ def _inside(path: str, root: str) -> bool:
 class RefreshLibraryTask:
     """Jellyfin's "Scan Media Library" task (key RefreshLibrary)."""
 
-    ctx: ServerContext
+    scanner: Scanner
+    wake_hosts: Callable[[], Awaitable[object]]  # Wake-on-LAN for the library hosts before a run
     key: str = "RefreshLibrary"
     name: str = "Scan Media Library"
     description: str = "Scans your media library for new files and refreshes metadata."
@@ -575,14 +583,12 @@ class RefreshLibraryTask:
     default_triggers: list[w.TaskTriggerInfo] = field(default_factory=lambda: [startup(), interval(12)])
 
     async def run(self, progress: Progress) -> None:
-        from server.library.scan.hosts import wake_library_hosts
-
-        await wake_library_hosts(self.ctx)
-        self.ctx.scanner._task_progress = progress
+        await self.wake_hosts()
+        self.scanner._task_progress = progress
         try:
-            await self.ctx.scanner.run_pending(progress)
+            await self.scanner.run_pending(progress)
         finally:
-            self.ctx.scanner._task_progress = None
+            self.scanner._task_progress = None
 
 
 __all__ = ["RefreshLibraryTask", "ScanStats", "Scanner", "Tree"]

@@ -109,6 +109,15 @@ class LibraryService:
     async def libraries(self) -> list[LibraryInfo]:
         return await self.db.read(self._infos)
 
+    async def options_of(self, library_id: str | None) -> w.LibraryOptions | None:
+        """A library's LibraryOptions (None for no or an unknown library): the provider order."""
+        if not library_id:
+            return None
+        for info in await self.libraries():
+            if info.id == library_id:
+                return info.options
+        return None
+
     async def get(self, library_id: str) -> LibraryInfo:
         library_id = normalize_id(library_id)
         for info in await self.libraries():

@@ -15,7 +15,8 @@ import asyncio
 import logging
 import os
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 import watchfiles
 
@@ -23,7 +24,7 @@ from server.library.scan.virtual_folders import LibraryInfo
 from server.library.scan.walk import units_of
 
 if TYPE_CHECKING:
-    from server.context import ServerContext
+    from server.library.scan.virtual_folders import LibraryService
 
 log = logging.getLogger("reelroom.watcher")
 
@@ -38,9 +39,16 @@ def _interesting(change: watchfiles.Change, path: str) -> bool:
     return not name.startswith(".") and not name.lower().endswith(_TEMP_SUFFIXES)
 
 
+class _Applied(Protocol):  # what a rescan of parts reports (the scanner's ScanStats)
+    written: int
+    removed: int
+
+
 class LibraryWatcher:
-    def __init__(self, ctx: ServerContext) -> None:
-        self.ctx = ctx
+    def __init__(self, library: LibraryService,
+                 scan_units: Callable[[LibraryInfo, list[str]], Awaitable[_Applied]]) -> None:
+        self.library = library
+        self.scan_units = scan_units  # Scanner.scan_units: rescan parts of a library
         self._task: asyncio.Task | None = None
         self._stop: asyncio.Event | None = None
         self._libraries: list[LibraryInfo] = []
@@ -52,7 +60,7 @@ class LibraryWatcher:
     async def refresh(self) -> None:
         """(Re)start watching the current libraries' paths."""
         await self.stop()
-        libraries = [lib for lib in await self.ctx.library.libraries() if lib.realtime_monitor]
+        libraries = [lib for lib in await self.library.libraries() if lib.realtime_monitor]
         paths = sorted({p for lib in libraries for p in lib.paths if os.path.isdir(p)})
         self._libraries = libraries
         self.watched = paths
@@ -97,7 +105,7 @@ class LibraryWatcher:
                         entry[1].update(units_of(root, path))
         for lib, units in work.values():
             t0 = time.monotonic()
-            stats = await self.ctx.scanner.scan_units(lib, sorted(units))
+            stats = await self.scan_units(lib, sorted(units))
             log.info("Applied changes in %s (%d part(s)) in %.2f s: %d written, %d removed", lib.name,
                      len(units), time.monotonic() - t0, stats.written, stats.removed)
 

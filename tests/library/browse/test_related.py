@@ -159,5 +159,5 @@ def test_planner_statistics_are_kept(browse_server):
     deadline = time.monotonic() + 30
     while ("items", "ix_items_series_id") not in indexed() and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert live.ctx.browse.planner_stats.last_run is not None
+    assert live.ctx.planner_stats.last_run is not None
     assert ("items", "ix_items_series_id") in indexed()

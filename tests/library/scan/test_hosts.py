@@ -6,17 +6,8 @@ import asyncio
 import socket
 import threading
 import time
-from types import SimpleNamespace
 
-from server.library.scan.hosts import wake_library_hosts
-
-
-class _Config:
-    def __init__(self, value: dict) -> None:
-        self.value = value
-
-    def get(self, key: str):
-        return self.value if key == "libraryhosts" else {}
+from server.library.scan.hosts import configured_hosts, wake_library_hosts
 
 
 async def test_hosts_are_woken_and_waited_for() -> None:
@@ -40,11 +31,11 @@ async def test_hosts_are_woken_and_waited_for() -> None:
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     thread = threading.Thread(target=come_up_later)
     thread.start()
-    ctx = SimpleNamespace(config=_Config({"Hosts": [{
+    hosts = configured_hosts({"Hosts": [{
         "Name": "nas", "MacAddress": "00:11:22:33:44:55", "BroadcastAddress": "127.0.0.1",
-        "WakePort": udp.getsockname()[1], "Host": "127.0.0.1", "Port": tcp_port, "WaitSeconds": 5}]}))
+        "WakePort": udp.getsockname()[1], "Host": "127.0.0.1", "Port": tcp_port, "WaitSeconds": 5}]})
     t0 = time.monotonic()
-    assert await wake_library_hosts(ctx) == [True]
+    assert await wake_library_hosts(hosts) == [True]
     assert time.monotonic() - t0 >= 0.3
     thread.join(5)
     assert received[0] == b"\xff" * 6 + bytes.fromhex("001122334455") * 16
@@ -56,10 +47,12 @@ async def test_a_host_that_stays_down_does_not_block_forever() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    ctx = SimpleNamespace(config=_Config({"Hosts": [{
+    hosts = configured_hosts({"Hosts": [{
         "MacAddress": "00:11:22:33:44:55", "BroadcastAddress": "127.0.0.1", "Host": "127.0.0.1",
-        "Port": port, "WaitSeconds": 0.5}, {"MacAddress": "not-a-mac"}]}))
+        "Port": port, "WaitSeconds": 0.5}, {"MacAddress": "not-a-mac"}, {"Name": "no mac"}]})
+    assert len(hosts) == 2
     t0 = time.monotonic()
-    assert await wake_library_hosts(ctx) == [False, False]
+    assert await wake_library_hosts(hosts) == [False, False]
     assert time.monotonic() - t0 < 3
-    assert await asyncio.wait_for(wake_library_hosts(SimpleNamespace(config=_Config({}))), 1) == []
+    assert configured_hosts({}) == configured_hosts(None) == []
+    assert await asyncio.wait_for(wake_library_hosts([]), 1) == []

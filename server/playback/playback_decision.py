@@ -1,0 +1,69 @@
+"""``PlaybackDecision``: how one media source will be played by one client (made by
+``decision.decide_playback``; read by ``stream_urls``, ``decision.apply_decision`` and the stream
+handlers). A module of its own so that the URL builders need not import the decision engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.playback.options import PlaybackOptions
+from server.playback.subtitles import SubtitleDelivery
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlaybackDecision:
+    """How one media source will be played by one client."""
+
+    options: PlaybackOptions
+    media_type: str
+    play_method: str | None
+    error_code: str | None = None
+    transcode_reasons: tuple[str, ...] = ()
+    container: str | None = None
+    sub_protocol: str = "http"
+    source_container: str | None = None
+    transcoding_container: str | None = None
+    audio_stream_index: int | None = None
+    subtitle_stream_index: int | None = None
+    subtitle_deliveries: tuple[SubtitleDelivery, ...] = ()
+    video_codecs: tuple[str, ...] = ()
+    audio_codecs: tuple[str, ...] = ()
+    copy_video: bool = False
+    copy_audio: bool = False
+    video_bitrate: int | None = None
+    audio_bitrate: int | None = None
+    audio_sample_rate: int | None = None
+    audio_channels: int | None = None
+    transcoding_max_audio_channels: int | None = None
+    max_width: int | None = None
+    max_height: int | None = None
+    max_framerate: float | None = None
+    codec_options: tuple[tuple[str, str], ...] = ()
+    require_avc: bool = False
+    require_non_anamorphic: bool = False
+    min_segments: int | None = None
+    segment_length: int | None = None
+    break_on_non_keyframes: bool = False
+    enable_subtitles_in_manifest: bool = False
+    enable_mpegts_m2ts_mode: bool = False
+    estimate_content_length: bool = False
+    copy_timestamps: bool = False
+    transcode_seek_info: str | None = None
+    enable_audio_vbr_encoding: bool = True
+    supports_direct_play: bool = False
+    supports_direct_stream: bool = False
+    supports_transcoding: bool = False
+    max_bitrate: int | None = None
+
+    @property
+    def start_ticks(self) -> int:
+        return self.options.start_ticks
+
+    @property
+    def subtitle_delivery(self) -> SubtitleDelivery | None:
+        """The delivery of the selected subtitle stream, if one is selected."""
+        return next((d for d in self.subtitle_deliveries if d.index == self.subtitle_stream_index), None)
+
+    def codec_option(self, key: str) -> str | None:
+        """One codec-qualified option, e.g. ``codec_option("h264-level")``."""
+        return dict(self.codec_options).get(key)
