@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -254,9 +255,18 @@ def test_audio_hls_from_universal_redirect(live):
 
 def test_seek_restarts_ffmpeg_at_the_segment(live):
     url = _with(_transcoding_url(live, "Old Clip", restrictive_tv_profile()), PlaySessionId="seeksession")
-    _master, _main, segments, _ = _open(live, url)
-    later, _, _, _ = _media(_fetch(segments[5]), "mpegts")  # 30 s in, far beyond the encoder
-    job = _job(live, "seeksession")
+    manager = live.ctx.transcodes.manager()
+    gap = manager.seek_gap_seconds
+    manager.seek_gap_seconds = SEGMENT  # a request one segment past the encoder is a seek
+    try:
+        _master, _main, segments, _ = _open(live, url)
+        job = _job(live, "seeksession")
+        # Hold the first ffmpeg where it is: on a quiet machine it could otherwise reach 30 s
+        # before the request below, and there would be nothing to seek to.
+        os.kill(job.runs[0].process.pid, signal.SIGSTOP)
+        later, _, _, _ = _media(_fetch(segments[5]), "mpegts")  # 30 s in, beyond the encoder
+    finally:
+        manager.seek_gap_seconds = gap
     assert any(run.start_segment == 5 for run in job.runs)
     assert "-ss" in job.runs[-1].command and job.runs[-1].command[job.runs[-1].command.index("-ss") + 1] == "30"
     start, _, _, _ = _media(_fetch(segments[0]), "mpegts")  # back to the start: another restart
