@@ -5,13 +5,14 @@ source itself is described by ``playback.channel_source``."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from server.livetv.playback import channel_source
 from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.auth.service import AuthInfo
+    from server.library.catalog.query import ItemRow
     from server.livetv.live import LiveStreamManager
     from server.livetv.tuners import Channel, LiveTvService
 
@@ -34,7 +35,7 @@ class ChannelPlayback:
             raise
         return channel_source(channel, auth, profile, play_session_id or uuid.uuid4().hex, live_id, media)
 
-    async def playback_info(self, auth: AuthInfo | None, row: Any, dto: w.PlaybackInfoDto) -> w.PlaybackInfoResponse:
+    async def playback_info(self, auth: AuthInfo | None, row: ItemRow, dto: w.PlaybackInfoDto) -> w.PlaybackInfoResponse:
         channel = await self.livetv.channel(row.id)
         play_session_id = uuid.uuid4().hex
         stream = self.live_streams.get(dto.LiveStreamId)

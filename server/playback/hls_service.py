@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
@@ -43,6 +43,9 @@ from server.playback.transcode_jobs import (
     TranscodeLimitError,
 )
 from server.playback.transcode_plan import hls_audio_codecs
+
+if TYPE_CHECKING:
+    from server.library.catalog.query import ItemRow
 
 log = logging.getLogger("reelroom.hls")
 
@@ -157,7 +160,7 @@ class HlsPlan:
     runtime_ticks: int
 
 
-def _streams(row: Any) -> list[dict[str, Any]]:
+def _streams(row: ItemRow) -> list[dict[str, Any]]:
     try:
         return [s for s in json.loads(row.media_streams_json or "[]") if not s.get("IsExternal")]
     except ValueError:
@@ -222,7 +225,7 @@ def capped_video_bitrate(requested: int | None, source_rate: int | None) -> int 
     return min(requested, cap)
 
 
-def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: EncodingOptions,
+def plan_hls(row: ItemRow, params: HlsParams, *, audio_only: bool, options: EncodingOptions,
              ffmpeg: FfmpegInfo) -> HlsPlan:
     """Decide copy vs encode for each stream and build the EncodingRequest."""
     runtime = row.run_time_ticks or 0
@@ -308,6 +311,8 @@ def plan_hls(row: Any, params: HlsParams, *, audio_only: bool, options: Encoding
             audio_out = AudioOutput(copy=False, codec=target, bitrate=audio_rate, channels=out_channels)
             audio_tag = _AUDIO_CODEC_TAGS.get(target, target)
 
+    if not row.path:  # source_row only hands over items with a file
+        raise NotFoundError("The item has no media file.")
     request = EncodingRequest(
         input_path=Path(row.path),
         start_ticks=params.start_ticks,
@@ -523,7 +528,7 @@ class TranscodeService:
 
     # -- planning (a playlist request, or a segment request that found no job) -------------
 
-    def _key(self, session: str, row: Any, params: HlsParams) -> TranscodeJobKey:
+    def _key(self, session: str, row: ItemRow, params: HlsParams) -> TranscodeJobKey:
         return TranscodeJobKey(play_session_id=session, item_id=row.id,
                                media_source_id=params.media_source_id or row.id, device_id=params.device_id)
 
@@ -538,7 +543,7 @@ class TranscodeService:
         return (normalize_guid(item_id) or item_id, audio_only, params, frozenset(params.codec_options.items()),
                 settings.generation)
 
-    def _start(self, row: Any, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
+    def _start(self, row: ItemRow, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
         """The play session's job (blocking), started if needed; errors as ProblemDetails."""
         key = self._key(self._session(params, row.id), row, params)
         try:

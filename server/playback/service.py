@@ -21,11 +21,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from server.db.handles import items
 from server.db.tables import UserData
 from server.errors import BadRequestError, NotFoundError
 from server.library.catalog.media_sources import media_sources_for
+from server.library.catalog.query import ItemRow, item_rows
 from server.playback.decision import apply_decision, decide_playback
 from server.playback.errors import PlaybackRequestError
 from server.playback.options import PlaybackOptions
@@ -52,16 +54,16 @@ FFMPEG_FORMATS = {"mp3": "mp3", "aac": "adts", "m4a": "ipod", "mp4": "mp4", "opu
                   "mkv": "matroska", "mpegts": "mpegts"}
 
 
-async def item_versions(db, row: Any) -> list[Any]:
+async def item_versions(db: Database, row: ItemRow) -> list[ItemRow]:
     """The alternate versions stored for an item (rows whose owner_id is the item, same type)."""
-    def read(s) -> list[Any]:
+    def read(s: Session) -> list[ItemRow]:
         q = select(items).where(items.c.owner_id == row.id, items.c.type == row.type, items.c.extra_type.is_(None))
-        return list(s.execute(q).all())
+        return item_rows(s.execute(q))
 
     return await db.read(read)
 
 
-def source_rows(row: Any, versions: list[Any]) -> dict[str, Any]:
+def source_rows(row: ItemRow, versions: list[ItemRow]) -> dict[str, Any]:
     return {r.id: r for r in [row, *versions]}
 
 
@@ -130,14 +132,14 @@ def _codecs(value: str | None) -> list[str]:
     return [c.strip().lower() for c in (value or "").split(",") if c.strip()]
 
 
-def _stream_codec(row: Any, kind: str) -> str | None:
+def _stream_codec(row: ItemRow, kind: str) -> str | None:
     for s in json.loads(row.media_streams_json or "[]"):
         if s.get("Type") == kind and not s.get("IsExternal"):
             return (s.get("Codec") or "").lower() or None
     return None
 
 
-def file_container(row: Any) -> str | None:
+def file_container(row: ItemRow) -> str | None:
     """The container a file is served as: its extension when the probe lists it (an .mp4 is
     probed as "mov,mp4,m4a,..."), else the probe's first name."""
     parts = [p for p in (row.container or "").lower().split(",") if p]
@@ -147,7 +149,7 @@ def file_container(row: Any) -> str | None:
     return parts[0] if parts else None
 
 
-def stream_plan(row: Any, *, audio: bool, container: str | None, static: bool | None,
+def stream_plan(row: ItemRow, *, audio: bool, container: str | None, static: bool | None,
                 video_codec: str | None = None, audio_codec: str | None = None, start_ticks: int | None = None,
                 audio_bitrate: int | None = None, video_bitrate: int | None = None,
                 max_width: int | None = None, max_height: int | None = None,
@@ -208,7 +210,7 @@ def stream_plan(row: Any, *, audio: bool, container: str | None, static: bool | 
     return StreamPlan(path=row.path, container=wanted, direct=False, args=args)
 
 
-def universal_plan(row: Any, *, containers: list[str], audio_codec: str | None, max_bitrate: int | None,
+def universal_plan(row: ItemRow, *, containers: list[str], audio_codec: str | None, max_bitrate: int | None,
                    transcoding_container: str | None, audio_bitrate: int | None,
                    max_channels: int | None, start_ticks: int | None) -> tuple[str, StreamPlan | None]:
     """Jellyfin's universal audio: ("direct", plan) when the file fits one of the client's
@@ -286,7 +288,7 @@ class PlaybackReports:
             raise BadRequestError("ItemId is required.")
         return await self.items.row(item_id)
 
-    async def _now_playing(self, row: Any, user_id: str | None) -> w.BaseItemDto | None:
+    async def _now_playing(self, row: ItemRow, user_id: str | None) -> w.BaseItemDto | None:
         viewer = await self.items.viewer(None, None)
         opts = self.items.options(viewer, [])
         opts.user_id = user_id

@@ -8,7 +8,7 @@ links are locked (``locked_fields_json`` gets "Versions") so a rescan keeps them
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlmodel import Session, select
 
@@ -18,6 +18,7 @@ from server.errors import BadRequestError, NotFoundError
 if TYPE_CHECKING:
     from server.db.database import Database
     from server.events.hub import EventHub
+    from server.library.catalog.query import ItemRow
 
 LOCK = "Versions"
 
@@ -64,7 +65,7 @@ class VersionService:
                                                "CollectionFolders": []})
         return primary
 
-    async def split(self, row: Any) -> list[str]:
+    async def split(self, row: ItemRow) -> list[str]:
         """Make every alternate version of the item an item of its own again."""
         def write(s: Session) -> list[str]:
             freed = []

@@ -9,7 +9,7 @@ sockets as ``UserDataChanged``. Rows of ``user_data`` are updated or created, ne
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, case, false, insert, select, update
 from sqlalchemy.orm import Session
@@ -25,10 +25,11 @@ if TYPE_CHECKING:
     from server.db.database import Database
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService
+    from server.library.catalog.query import ItemRow
 
 
 
-def playable_descendants(s: Session, row: Any) -> list[str]:
+def playable_descendants(s: Session, row: ItemRow) -> list[str]:
     """Ids of the playable (non-folder) items a folder stands for; [row.id] for a media item."""
     if not row.is_folder:
         return [row.id]
