@@ -18,6 +18,7 @@ import httpx
 import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QFileDialog, QWidget, QWizard
+from pytestqt.exceptions import TimeoutError as WaitTimeout
 
 from app.autostart import LoginItem
 from app.server_host import ServerHost
@@ -447,10 +448,18 @@ def test_library_window_manages_a_real_servers_libraries(
     next(row.child(i) for i in range(row.childCount()) if row.child(i).text(0) == str(more)).setSelected(True)
     window.remove_folder_button.click()
     qtbot.waitUntil(lambda: server_folders() == [("Shows", [str(shows)])], timeout=10_000)
+    # The window reloads its list after the removal; a click while the tree is rebuilt finds
+    # no selection (the scan button is disabled then), so wait for the rebuilt row first.
+    qtbot.waitUntil(lambda: window.tree.topLevelItemCount() == 1 and window.tree.topLevelItem(0).childCount() == 1,
+                    timeout=10_000)
 
     window.select_library("Shows")
+    qtbot.waitUntil(lambda: window.selected_library() == "Shows" and window.scan_button.isEnabled(), timeout=10_000)
     window.scan_button.click()
-    qtbot.waitUntil(lambda: window.message.text() == "Scanning Shows…", timeout=10_000)
+    try:
+        qtbot.waitUntil(lambda: window.message.text() == "Scanning Shows…", timeout=10_000)
+    except WaitTimeout as exc:  # say what the window shows instead
+        raise AssertionError(f"the window says {window.message.text()!r}") from exc
 
     window.rename_button.click()
     rename = window.findChild(QInputDialog)
