@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _server import start_server as start  # noqa: E402
 from _server import stop_server as stop  # noqa: E402
-from items_query import AUTH, GENRES, build, pct, sign_in  # noqa: E402
+from items_query import AUTH, GENRES, build, item_row, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
@@ -49,13 +49,7 @@ def add_music(data_dir: Path, tracks: int) -> list[str]:
     rows, values, out = [], [], []
 
     def base(item_id: str, **kw) -> dict:
-        row = {c: None for c in Item.__table__.columns.keys()}
-        row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
-                   genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
-                   provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
-                   is_locked=False, locked_fields_json="[]", is_virtual=False)
-        row.update(kw)
-        return row
+        return item_row(now, item_id, **kw)
 
     rows.append(base(lib, type="CollectionFolder", is_folder=True, library_id=lib, name="Music", sort_name="music",
                      path="/media/music"))

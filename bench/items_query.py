@@ -87,6 +87,17 @@ EPISODE_IMAGES = json.dumps([{"Type": "Primary", "Path": "/media/shows/thumb.jpg
                               "Height": 1080}])
 
 
+def item_row(now: datetime, item_id: str, **kw) -> dict:
+    """An ``items`` row with every column the scanner would fill, defaults first, then ``kw``."""
+    row = {c: None for c in Item.__table__.columns.keys()}
+    row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
+               genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
+               provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
+               is_locked=False, locked_fields_json="[]", is_virtual=False)
+    row.update(kw)
+    return row
+
+
 def build(data_dir: Path, size: int) -> dict:
     """Migrate a database and fill it; returns ids the bench needs."""
     paths = ServerPaths(data_dir)
@@ -103,13 +114,7 @@ def build(data_dir: Path, size: int) -> dict:
     values: list[dict] = []
 
     def base(item_id: str, **kw) -> dict:
-        row = {c: None for c in Item.__table__.columns.keys()}
-        row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
-                   genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
-                   provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
-                   is_locked=False, locked_fields_json="[]", is_virtual=False)
-        row.update(kw)
-        return row
+        return item_row(now, item_id, **kw)
 
     for lib_id, name in ((movies_lib, "Movies"), (shows_lib, "Shows")):
         rows.append(base(lib_id, type="CollectionFolder", is_folder=True, library_id=lib_id, name=name,

@@ -43,7 +43,7 @@ if os.environ.get("REELROOM_BENCH_ROOT"):
 sys.path.insert(1, str(HERE))
 
 from _server import start_server, stop_server  # noqa: E402
-from items_query import AUTH, build, pct, sign_in  # noqa: E402
+from items_query import AUTH, build, item_row, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData  # noqa: E402
@@ -60,16 +60,6 @@ MUSIC_GENRES = ["Rock", "Pop", "Jazz", "Blues", "Classical", "Electronic", "Hip-
 STUDIOS = [f"Studio {i}" for i in range(60)]
 
 
-def _base(now, item_id: str, **kw) -> dict:
-    row = {c: None for c in Item.__table__.columns.keys()}
-    row.update(id=item_id, media_type="Unknown", is_folder=False, name="", sort_name="", date_created=now,
-               genres_json="[]", studios_json="[]", tags_json="[]", artists_json="[]", album_artists_json="[]",
-               provider_ids_json="{}", media_streams_json="[]", chapters_json="[]", images_json="[]",
-               is_locked=False, locked_fields_json="[]", is_virtual=False)
-    row.update(kw)
-    return row
-
-
 def add_music(db: Database, tracks: int) -> None:
     """Albums of 10 tracks by ``tracks // 50`` album artists (MusicArtist rows in the library),
     a featured artist on every fifth track, a genre and a year per album."""
@@ -79,7 +69,7 @@ def add_music(db: Database, tracks: int) -> None:
     lib = ids.library_id_for_name("Music")
     rnd = random.Random(11)
     n_artists = max(10, tracks // 50)
-    rows = [_base(now, lib, type="CollectionFolder", is_folder=True, library_id=lib, name="Music", sort_name="music",
+    rows = [item_row(now, lib, type="CollectionFolder", is_folder=True, library_id=lib, name="Music", sort_name="music",
                   path="/media/music")]
     values: list[dict] = []
 
@@ -88,7 +78,7 @@ def add_music(db: Database, tracks: int) -> None:
 
     for a in range(n_artists):
         name = f"Artist {a:05d}"
-        rows.append(_base(now, ids.by_name_id("MusicArtist", name), type="MusicArtist", is_folder=True,
+        rows.append(item_row(now, ids.by_name_id("MusicArtist", name), type="MusicArtist", is_folder=True,
                           library_id=lib, parent_id=lib, path=f"/media/music/{name}", name=name,
                           sort_name=name.lower()))
     for al in range(tracks // 10):
@@ -99,7 +89,7 @@ def add_music(db: Database, tracks: int) -> None:
         album = f"Album {al}"
         apath = f"/media/music/{artist}/{album}"
         album_id = ids.item_id_for_path(apath)
-        rows.append(_base(now - timedelta(minutes=al), album_id, type="MusicAlbum", is_folder=True, library_id=lib,
+        rows.append(item_row(now - timedelta(minutes=al), album_id, type="MusicAlbum", is_folder=True, library_id=lib,
                           parent_id=artist_id, path=apath, name=album, sort_name=album.lower(), production_year=year,
                           album_artists_json=json.dumps([artist]), artists_json=json.dumps([artist]),
                           genres_json=json.dumps([genre])))
@@ -112,7 +102,7 @@ def add_music(db: Database, tracks: int) -> None:
             item_id = ids.item_id_for_path(path)
             artists = [artist] if i % 5 else [artist, f"Artist {rnd.randrange(n_artists):05d}"]
             artists = list(dict.fromkeys(artists))
-            rows.append(_base(now - timedelta(minutes=al), item_id, type="Audio", media_type="Audio",
+            rows.append(item_row(now - timedelta(minutes=al), item_id, type="Audio", media_type="Audio",
                               library_id=lib, parent_id=album_id, album_id=album_id, album=album, path=path,
                               name=f"Track {i}", sort_name=f"track {i:07d}", index_number=t + 1,
                               production_year=year, run_time_ticks=2_000_000_000, container="mp3",

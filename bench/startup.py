@@ -39,6 +39,10 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _server import stop_server as stop  # noqa: E402
+from items_query import sign_in  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bench-startup-{n}", Version="1.0"'
 POSTERS = 300  # movies given a real poster file, for the image part of browsing
@@ -114,34 +118,12 @@ def start_and_wait(tree: Tree, data_dir: Path, path: str = "/System/Info/Public"
         time.sleep(0.01)
 
 
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def idle_rss(pid: int, seconds: float) -> float:
     time.sleep(seconds)
     return rss_mib(pid)
 
 
 # -- the 100k library --------------------------------------------------------------------------
-
-def sign_in(url: str) -> tuple[str, str]:
-    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=0)}, timeout=60) as c:
-        if not c.get("/System/Info/Public").json().get("StartupWizardCompleted"):
-            c.post("/Startup/Configuration", json={"UICulture": "en-US", "MetadataCountryCode": "US",
-                                                   "PreferredMetadataLanguage": "en"}).raise_for_status()
-            c.get("/Startup/User").raise_for_status()
-            c.post("/Startup/User", json={"Name": "bench", "Password": "bench"}).raise_for_status()
-            c.post("/Startup/Complete").raise_for_status()
-        r = c.post("/Users/AuthenticateByName", json={"Username": "bench", "Pw": "bench"})
-        r.raise_for_status()
-        return r.json()["AccessToken"], r.json()["User"]["Id"]
-
 
 def build_library(data_dir: Path, size: int, tree: Tree) -> dict:
     """The synthetic library of bench/items_query.py, a user, user data and real posters for a few
