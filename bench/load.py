@@ -32,6 +32,7 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -306,6 +307,63 @@ def report(label: str, r: dict) -> None:
                                                       for s in slow))
 
 
+async def _route_costs(port: int, pid: int, cfg: dict, n: int) -> dict[str, float]:
+    """Server CPU (ms) per request of each browsing route and per MB of a direct stream, one
+    client, sequential: the lowest of three blocks of ``n`` requests (background work only adds)."""
+    stats = new_stats()
+    conn = Conn(port, stats)
+    headers = f'Authorization: {AUTH.format(n=99)}, Token="{cfg["token"]}"\r\n'
+    rnd = random.Random(3)
+    imaged = cfg["imaged_ids"][:20]
+    etags: dict[str, str] = {}
+    for i in imaged:  # renderings in the disk cache first: the figures are of cache hits
+        await conn.request(f"/Items/{i}/Images/Primary?fillWidth=240&quality=90", headers)
+    routes = {
+        "views": lambda: (f"/UserViews?userId={cfg['user_id']}", ""),
+        "item": lambda: (f"/Items/{rnd.choice(cfg['movie_ids'])}?userId={cfg['user_id']}", ""),
+        "image hit": lambda: (f"/Items/{rnd.choice(imaged)}/Images/Primary?fillWidth=240&quality=90", ""),
+        "image 304": lambda: (f"/Items/{imaged[0]}/Images/Primary?fillWidth=240&quality=90",
+                              f"If-None-Match: {etags.get('x', '*')}\r\n"),
+    }
+    # the ETag of the image for the 304 route
+    reader_writer = await asyncio.open_connection("127.0.0.1", port)
+    reader_writer[1].write((f"GET {routes['image 304']()[0]} HTTP/1.1\r\nHost: x\r\n{headers}"
+                            "Connection: close\r\n\r\n").encode())
+    raw = await reader_writer[0].read()
+    reader_writer[1].close()
+    for line in raw.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n"):
+        if line.lower().startswith("etag:"):
+            etags["x"] = line.split(":", 1)[1].strip()
+    out: dict[str, float] = {}
+    for name, make in routes.items():
+        best = float("inf")
+        for _ in range(3):
+            c0 = cpu_seconds(pid)
+            for _ in range(n):
+                path, extra = make()
+                status, _ = await conn.request(path, headers + extra)
+                assert status in (200, 304), (name, status)
+            best = min(best, (cpu_seconds(pid) - c0) * 1000 / n)
+        out[name] = best
+    size = cfg["video_size"]
+    best = float("inf")
+    for _ in range(3):
+        c0 = cpu_seconds(pid)
+        total = 0
+        for _ in range(4):
+            _status, got = await conn.request(f"/Videos/{cfg['video_id']}/stream?static=true", headers)
+            total += got
+        best = min(best, (cpu_seconds(pid) - c0) * 1000 / (total / 1e6))
+    out["stream per MB"] = best
+    out["_stream_bytes"] = size
+    conn.close()
+    return out
+
+
+def route_costs(url: str, pid: int, cfg: dict, n: int) -> dict[str, float]:
+    return asyncio.run(_route_costs(int(url.rsplit(":", 1)[1]), pid, cfg, n))
+
+
 def prepare(data: Path, size: int) -> dict:
     info = build(data, size)
     media = data / "bench-media"
@@ -334,21 +392,38 @@ def main() -> None:
     parser.add_argument("--buffer", type=float, default=2.0, help="seconds of playback a player buffers")
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout, measured first")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="keep the built library in DIR and reuse it on the next run with the same --size")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="py-spy record each server during the load into DIR/<label>.txt (needs py-spy)")
+    parser.add_argument("--cost", type=int, default=100, metavar="N",
+                        help="before the load, server CPU per request of each route (N requests each; 0: skip)")
+    parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
           f"{args.bitrate / 1e6:.0f} Mbit/s for {args.seconds} s, {args.size} items; targets: {TARGETS}")
-    data = Path(tempfile.mkdtemp(prefix="reelroom-load-bench-"))
+    data = args.data.resolve() if args.data else Path(tempfile.mkdtemp(prefix="reelroom-load-bench-"))
+    saved = data / "load-bench.json"
     try:
         t0 = time.perf_counter()
-        info = prepare(data, args.size)
-        proc, url = start_server(data)
-        token, user_id = sign_in(url)
-        stop_server(proc)
-        add_user_data(data, user_id, info["movie_ids"])
+        info = json.loads(saved.read_text()) if args.data and saved.exists() else {}
+        if info.get("size") != args.size:
+            if data.exists() and args.data:
+                shutil.rmtree(data)
+            data.mkdir(parents=True, exist_ok=True)
+            info = prepare(data, args.size)
+            proc, url = start_server(data)
+            token, user_id = sign_in(url)
+            stop_server(proc)
+            add_user_data(data, user_id, info["movie_ids"])
+            info["size"] = args.size
+            saved.write_text(json.dumps(info))
+        shutil.rmtree(data / "data" / "cache", ignore_errors=True)  # every run renders its images afresh
         print(f"  library of {info['items']} items built in {time.perf_counter() - t0:.0f} s; "
               f"load average {os.getloadavg()[0]:.1f}")
         runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
-        results = {}
+        results: dict[str, dict] = {}
+        costs: dict[str, dict] = {}
         for label, root in runs:
             proc, url = start_server(data, root=root)
             try:
@@ -361,17 +436,38 @@ def main() -> None:
                        "items_query": "/Items?" + urllib.parse.urlencode(query), "video_id": info["video_id"],
                        "video_size": info["video_size"], "bitrate": args.bitrate, "buffer": args.buffer}
                 time.sleep(2)  # planner statistics are refreshed a second after start-up
-                results[label] = run_load(url, proc.pid, cfg, args)
+                if args.cost:
+                    costs[label] = route_costs(url, proc.pid, cfg, args.cost)
+                spy = None
+                if args.profile and not args.skip_load:
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    spy = subprocess.Popen(
+                        [shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(proc.pid), "--format", "raw", "--duration",
+                         str(args.seconds), "--output", str(args.profile / f"{label}.txt"), "--nonblocking"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if not args.skip_load:
+                    results[label] = run_load(url, proc.pid, cfg, args)
+                if spy is not None:
+                    spy.wait(60)
             finally:
                 stop_server(proc)
-            report(label, results[label])
+            if label in costs:
+                print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))
+            if label in results:
+                report(label, results[label])
+        if "baseline" in costs and "this" in costs:
+            print("  ratios    CPU per request " + ", ".join(
+                f"{k} x{costs['baseline'][k] / max(v, 1e-9):.1f} lower" for k, v in costs["this"].items()
+                if not k.startswith("_")))
         if "baseline" in results:
             b, t = results["baseline"], results["this"]
             pb = pct([x for v in b["lat"].values() for x in v], 99)
             pt = pct([x for v in t["lat"].values() for x in v], 99)
             print(f"  ratios    requests/s x{t['rps'] / max(b['rps'], 1e-9):.1f}, p99 x{pb / max(pt, 1e-9):.1f} lower")
     finally:
-        shutil.rmtree(data, ignore_errors=True)
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

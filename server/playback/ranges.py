@@ -1,8 +1,10 @@
 """HTTP byte ranges for media files (RFC 9110 sections 13 and 14), at the ASGI level.
 
 ``parse_range_header`` and ``plan_file_reply`` are pure functions; ``send_file_range``
-streams part of a file as ``http.response.body`` messages; ``RangeFileApp`` is an ASGI
-app that does all of it for one file, so any ASGI framework can return it.
+streams part of a file as ``http.response.body`` messages (chunks read in a thread), and
+``send_file_zero_copy`` as one ``http.response.zerocopysend`` message where the server offers
+that extension (server/http/protocol.py); ``RangeFileApp`` is an ASGI app that does all of it
+for one file, so any ASGI framework can return it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import anyio.to_thread
 
 log = logging.getLogger(__name__)
 
+ZERO_COPY = "http.response.zerocopysend"  # the ASGI extension server/http/protocol.py offers
 MIB = 1024 * 1024
 DEFAULT_CHUNK_SIZE = 2 * MIB
 
@@ -271,6 +274,18 @@ async def _pump(send: Any, handle: BinaryIO, start: int, end: int, chunk_size: i
         sent[0] += len(data)
 
 
+async def send_file_zero_copy(send: Any, path: str | os.PathLike[str], start: int, end: int) -> None:
+    """Send bytes ``start``..``end`` (inclusive) of a file with the server's
+    ``http.response.zerocopysend`` extension (server/http/protocol.py: ``os.sendfile`` from the
+    page cache to the socket, driven by the event loop). One thread hop opens the file."""
+    handle: BinaryIO = await anyio.to_thread.run_sync(open, os.fspath(path), "rb")
+    try:
+        await send({"type": ZERO_COPY, "file": handle, "offset": start, "count": end - start + 1,
+                    "more_body": False})
+    finally:
+        handle.close()
+
+
 async def _cancel_on_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
     while True:
         message = await receive()
@@ -324,6 +339,8 @@ class RangeFileApp:
         await send({"type": "http.response.start", "status": reply.status, "headers": _encode(reply.headers)})
         if reply.body_range is None:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif ZERO_COPY in (scope.get("extensions") or {}):
+            await send_file_zero_copy(send, self.path, reply.body_range.start, reply.body_range.end)
         else:
             await send_file_range(
                 send, self.path, stat.st_size, reply.body_range.start, reply.body_range.end,

@@ -324,8 +324,28 @@ class ItemService:
         key = normalize_guid(item_id)
         if key == ROOT_FOLDER_ID:
             return self.root_folder(viewer)
-        target = await self.target(item_id, viewer)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
         opts = opts or self.options(viewer, all_fields=True)
+        user_id = viewer.user_id
+
+        def read_row_item(s: Session) -> w.BaseItemDto | None:
+            # a library row: found, checked (scope, parental rules, private playlists) and built in
+            # one read, one thread hop (the same checks as ``target``)
+            row = get_row(s, key)
+            if row is None:
+                return None
+            if not self._may_see(s, row, viewer) or (
+                    row.type == "Playlist" and user_id is not None
+                    and s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first()
+                    is None):
+                raise NotFoundError(f"Item {item_id} not found.")
+            return build_dtos(s, [row], opts, self.server_id)[0]
+
+        built = await self.db.read(read_row_item)
+        if built is not None:
+            return built
+        target = await self.target(item_id, viewer)
         if isinstance(target, ByNameTarget):
             opts.fields = opts.fields | {"ItemCounts", "ChildCount"}
 
@@ -355,13 +375,13 @@ class ItemService:
 
     async def library_rows(self, viewer: Viewer) -> list[ItemRow]:
         """The CollectionFolder rows the viewer may see, in name order."""
-        def read(s: Session) -> list[ItemRow]:
-            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
-                                                      "UserView")))  # + Live TV (server/livetv/items.py)
-            q = q.order_by(items.c.sort_name, items.c.name)
-            return item_rows(s.execute(q).all())
+        return await self.db.read(self._library_rows, viewer)
 
-        return [r for r in await self.db.read(read) if self.visible(r, viewer)]
+    def _library_rows(self, s: Session, viewer: Viewer) -> list[ItemRow]:
+        q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
+                                                  "UserView")))  # + Live TV (server/livetv/items.py)
+        q = q.order_by(items.c.sort_name, items.c.name)
+        return [r for r in item_rows(s.execute(q).all()) if self.visible(r, viewer)]
 
     # -- user data -----------------------------------------------------------------------
 
@@ -390,16 +410,21 @@ class ItemService:
                     fields: list[str] | None = None) -> list[w.BaseItemDto]:
         """The viewer's libraries as CollectionFolder DTOs: the policy's folders only, without
         the user's hidden ones (MyMediaExcludes) unless asked, in the user's order."""
-        rows = await self.library_rows(viewer)
-        if viewer.user is not None:
-            config = viewer.user.configuration
-            if not include_hidden:
-                hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
-                rows = [r for r in rows if r.id not in hidden]
-            order = [normalize_guid(x) for x in config.OrderedViews or []]
-            rank = {item_id: i for i, item_id in enumerate(order) if item_id}
-            rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
-        return await self.dtos(rows, self.options(viewer, fields))
+        opts = self.options(viewer, fields)
+
+        def read(s: Session) -> list[w.BaseItemDto]:  # rows and DTOs in one read, one thread hop
+            rows = self._library_rows(s, viewer)
+            if viewer.user is not None:
+                config = viewer.user.configuration
+                if not include_hidden:
+                    hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
+                    rows = [r for r in rows if r.id not in hidden]
+                order = [normalize_guid(x) for x in config.OrderedViews or []]
+                rank = {item_id: i for i, item_id in enumerate(order) if item_id}
+                rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
+            return build_dtos(s, rows, opts, self.server_id)
+
+        return await self.db.read(read)
 
     async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
         """How many items of each kind the viewer sees (one grouped query)."""
