@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -124,6 +125,9 @@ class Viewer:
         return self.user is None or self.user.policy.EnableContentDownloading is not False
 
 
+VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
+
+
 class ItemService:
     def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
                  rating_country: Callable[[], str | None] = lambda: None) -> None:
@@ -135,6 +139,9 @@ class ItemService:
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
         self.by_name = ByNameIndex(lambda: db.generation)
+        #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
+        self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
+                                                                         list[w.BaseItemDto]]] = {}
 
     async def start(self) -> None:
         """After the migration: check the search index (see search_index.ensure) and the kept
@@ -409,7 +416,17 @@ class ItemService:
     async def views(self, viewer: Viewer, *, include_hidden: bool = False, preset: list[str] | None = None,
                     fields: list[str] | None = None) -> list[w.BaseItemDto]:
         """The viewer's libraries as CollectionFolder DTOs: the policy's folders only, without
-        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order."""
+        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order.
+
+        Kept per user and arguments while ``Database.generation`` is unchanged and the user's
+        record is the same object (UserService makes a new one when the user, their policy or
+        configuration changes; those writes bump the generation too): every write (user data,
+        a rename, new artwork, a scan) makes the next call read again. Callers get copies."""
+        key = (viewer.user_id, include_hidden, tuple(fields or ()))
+        generation = self.db.generation  # taken before reading: a write during the read outdates it
+        kept = self._views.get(key)
+        if kept is not None and kept[0] == generation and kept[1] is viewer.user:
+            return [msgspec.structs.replace(dto) for dto in kept[2]]
         opts = self.options(viewer, fields)
 
         def read(s: Session) -> list[w.BaseItemDto]:  # rows and DTOs in one read, one thread hop
@@ -424,7 +441,11 @@ class ItemService:
                 rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
             return build_dtos(s, rows, opts, self.server_id)
 
-        return await self.db.read(read)
+        views = await self.db.read(read)
+        if len(self._views) >= VIEWS_KEPT:
+            self._views.clear()
+        self._views[key] = (generation, viewer.user, views)
+        return [msgspec.structs.replace(dto) for dto in views]
 
     async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
         """How many items of each kind the viewer sees (one grouped query)."""
