@@ -1,5 +1,6 @@
 """uvicorn's HTTP protocol with bounds on the request head, as Jellyfin's web server (Kestrel) has,
-and zero-copy file bodies (the ASGI ``http.response.zerocopysend`` extension).
+a response head written together with the first body message, and zero-copy file bodies (the
+ASGI ``http.response.zerocopysend`` extension).
 
 httptools keeps a header in memory until it is complete and has no limit of its own, so a client
 could send one 64 MiB header and have it read and answered. Here the bytes of the head are
@@ -14,6 +15,12 @@ Zero-copy: on a plain TCP connection (no TLS) where the OS has ``sendfile``, the
 the page cache to the socket through ``loop.sendfile`` (``os.sendfile`` driven by the event
 loop's writable events): no read into Python, no worker thread per chunk, no copy, and a busy
 event loop still moves as much as the socket buffer takes on each wake-up.
+
+One write per reply: uvicorn writes the head when ``http.response.start`` is sent and the body
+with each body message, two system calls for every small reply. Under load each call on the
+event loop's thread lets the GIL go to a busy database reader and waits to get it back, so
+``response_sender`` holds the head until the first body message (or any other message) and
+writes both at once.
 """
 
 from __future__ import annotations
@@ -45,47 +52,103 @@ _HAS_SENDFILE = hasattr(os, "sendfile")
 _NATIVE_SENDFILE = asyncio_constants._SendfileMode.TRY_NATIVE
 
 
-def zero_copy_sender(cycle: RequestResponseCycle) -> Callable[[Any], Coroutine[Any, Any, None]]:
-    """``cycle.send`` that also takes ``http.response.zerocopysend`` messages."""
+class _Gathered:
+    """Stands in for the transport while a held response head and the first body message are
+    sent: their writes are gathered into one, a close is remembered for after it."""
+
+    __slots__ = ("closed", "parts", "transport")
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.parts: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def response_sender(cycle: RequestResponseCycle, zero_copy: bool) -> Callable[[Any], Coroutine[Any, Any, None]]:
+    """``cycle.send`` that writes a response's head together with its first body message (one
+    write, one system call, instead of two: on a busy server each call gives the GIL away and
+    waits to get it back), and, when ``zero_copy``, also takes ``http.response.zerocopysend``."""
     send = cycle.send
+    held: Any = None  # the http.response.start message, until the first body message
+
+    async def send_held(message: Any) -> None:
+        nonlocal held
+        start, held = held, None
+        real = cycle.transport
+        gathered = _Gathered(real)
+        cycle.transport = gathered  # type: ignore[assignment]
+        try:
+            await send(start)
+            if message is not None:
+                await send(message)
+        finally:
+            cycle.transport = real
+            if gathered.parts and not real.is_closing():
+                real.write(b"".join(gathered.parts))
+            if gathered.closed:
+                real.close()
 
     async def sender(message: Any) -> None:
-        if message["type"] != ZERO_COPY:
+        nonlocal held
+        kind = message["type"]
+        if kind == "http.response.start" and held is None and not cycle.response_started:
+            held = message
+            return
+        if held is not None:
+            if kind == "http.response.body":
+                await send_held(message)
+                return
+            await send_held(None)
+        if kind == ZERO_COPY and zero_copy:
+            await _send_zero_copy(cycle, send, message)
+        else:
             await send(message)
-            return
-        if not cycle.response_started or cycle.response_complete or cycle.chunked_encoding:
-            raise RuntimeError("http.response.zerocopysend needs a started response with a Content-Length.")
-        more_body = bool(message.get("more_body", False))
-        file = message["file"]
-        offset = int(message.get("offset") or 0)
-        count = message.get("count")
-        if count is None:
-            count = os.fstat(file.fileno()).st_size - offset
-        if cycle.scope["method"] == "HEAD" or count <= 0:
-            await send({"type": "http.response.body", "body": b"", "more_body": more_body})
-            return
-        if count > cycle.expected_content_length:
-            raise RuntimeError("Response content longer than Content-Length")
-        if cycle.flow.write_paused and not cycle.disconnected:
-            await cycle.flow.drain()
-        if cycle.disconnected or cycle.transport.is_closing():
-            return
-        try:
-            sent = await asyncio.get_running_loop().sendfile(cycle.transport, file, offset, count)
-        except (OSError, RuntimeError) as exc:  # the client went away (EPIPE, ECONNRESET), or closed
-            log.debug("Zero-copy send ended early: %r", exc)
-            cycle.disconnected = True
-            cycle.transport.close()
-            return
-        cycle.expected_content_length -= sent
-        if sent < count:  # the file shrank under us: the promised length cannot be kept
-            log.warning("A file shrank while being sent (%d of %d bytes); closing the connection", sent, count)
-            cycle.disconnected = True
-            cycle.transport.close()
-            return
-        await send({"type": "http.response.body", "body": b"", "more_body": more_body})
 
     return sender
+
+
+async def _send_zero_copy(cycle: RequestResponseCycle, send: Callable[[Any], Coroutine[Any, Any, None]],
+                          message: Any) -> None:
+    if not cycle.response_started or cycle.response_complete or cycle.chunked_encoding:
+        raise RuntimeError("http.response.zerocopysend needs a started response with a Content-Length.")
+    more_body = bool(message.get("more_body", False))
+    file = message["file"]
+    offset = int(message.get("offset") or 0)
+    count = message.get("count")
+    if count is None:
+        count = os.fstat(file.fileno()).st_size - offset
+    if cycle.scope["method"] == "HEAD" or count <= 0:
+        await send({"type": "http.response.body", "body": b"", "more_body": more_body})
+        return
+    if count > cycle.expected_content_length:
+        raise RuntimeError("Response content longer than Content-Length")
+    if cycle.flow.write_paused and not cycle.disconnected:
+        await cycle.flow.drain()
+    if cycle.disconnected or cycle.transport.is_closing():
+        return
+    try:
+        sent = await asyncio.get_running_loop().sendfile(cycle.transport, file, offset, count)
+    except (OSError, RuntimeError) as exc:  # the client went away (EPIPE, ECONNRESET), or closed
+        log.debug("Zero-copy send ended early: %r", exc)
+        cycle.disconnected = True
+        cycle.transport.close()
+        return
+    cycle.expected_content_length -= sent
+    if sent < count:  # the file shrank under us: the promised length cannot be kept
+        log.warning("A file shrank while being sent (%d of %d bytes); closing the connection", sent, count)
+        cycle.disconnected = True
+        cycle.transport.close()
+        return
+    await send({"type": "http.response.body", "body": b"", "more_body": more_body})
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -109,7 +172,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                                and transport.get_extra_info("sslcontext") is None)
         if self._zero_copy:
             cycle.scope["extensions"] = {**cycle.scope.get("extensions", {}), ZERO_COPY: {}}
-            cycle.send = zero_copy_sender(cycle)  # type: ignore[assignment]  # an instance attribute
+        cycle.send = response_sender(cycle, self._zero_copy)  # type: ignore[assignment]  # an instance attribute
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:
