@@ -15,7 +15,7 @@ a few hundred movies point at one real video and one real poster made with ffmpe
 It prints requests/s, p50/p99 latency (per route and overall), connection resets and errors,
 the server's peak RSS and CPU, and each stream's verdict. The clients are a small hand-written
 HTTP/1.1 keep-alive client on asyncio (httpx would spend more CPU than the server on this
-2-core machine), in --client-procs processes.
+2-core machine), in --client-procs processes, and the players in one more of their own.
 
     python bench/load.py [--size 100000] [--seconds 30] [--clients 200] [--streams 20]
                          [--baseline DIR]   # another checkout, measured first on the same library
@@ -252,9 +252,13 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     procs = []
     n = args.client_procs
     stop_at = time.time() + 2 + args.seconds  # 2 s for the processes to start
-    for i in range(n):
-        p = multiprocessing.Process(target=client_proc, args=(
-            i, port, cfg, range(i, args.clients, n), range(i, args.streams, n), stop_at, out))
+    # browsers in --client-procs processes; the players in one of their own (a player is another
+    # device: its reading must not wait for the browsing clients' CPU)
+    plan = [(range(i, args.clients, n), range(0)) for i in range(n)]
+    if args.streams:
+        plan.append((range(0), range(args.streams)))
+    for i, (browsers, streams) in enumerate(plan):
+        p = multiprocessing.Process(target=client_proc, args=(i, port, cfg, browsers, streams, stop_at, out))
         p.start()
         procs.append(p)
     cpu0 = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)])
@@ -281,6 +285,7 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         merged["streams"].extend(r["streams"])
     merged["peak_rss"] = peak
     merged["cpu_share"] = cpu / max(wall, 1e-6)
+    merged["cpu_per_request"] = cpu * 1000 / max(merged["requests"], 1)
     merged["rps"] = merged["requests"] / args.seconds
     return merged
 
@@ -292,7 +297,8 @@ def report(label: str, r: dict) -> None:
           f"p99 {pct(every, 99) if every else float('nan'):.0f} ms | resets {r['resets']} {r['reset_kinds'] or ''}, "
           f"closed while idle {r['closed_idle']}, errors {r['errors']}, statuses {dict(sorted(r['status'].items()))}, "
           f"connections {r['connects']} | server peak RSS {r['peak_rss']:.0f} MB, "
-          f"CPU {r['cpu_share'] * 100:.0f}% of one core | streams holding {held}/{len(r['streams'])}")
+          f"CPU {r['cpu_share'] * 100:.0f}% of one core ({r['cpu_per_request']:.1f} ms per browsing request, streams "
+          f"included) | streams holding {held}/{len(r['streams'])}")
     for name, values in sorted(r["lat"].items()):
         print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
               f"p99 {pct(values, 99):.0f} ms")
