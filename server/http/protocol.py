@@ -19,8 +19,9 @@ event loop still moves as much as the socket buffer takes on each wake-up.
 One write per reply: uvicorn writes the head when ``http.response.start`` is sent and the body
 with each body message, two system calls for every small reply. Under load each call on the
 event loop's thread lets the GIL go to a busy database reader and waits to get it back, so
-``response_sender`` holds the head until the first body message (or any other message) and
-writes both at once.
+``response_sender`` holds the head of a reply with a Content-Length (its body follows at once;
+a streamed reply's head still goes out at once) until the first body message and writes both
+together.
 """
 
 from __future__ import annotations
@@ -100,8 +101,9 @@ def response_sender(cycle: RequestResponseCycle, zero_copy: bool) -> Callable[[A
     async def sender(message: Any) -> None:
         nonlocal held
         kind = message["type"]
-        if kind == "http.response.start" and held is None and not cycle.response_started:
-            held = message
+        if (kind == "http.response.start" and held is None and not cycle.response_started
+                and any(name.lower() == b"content-length" for name, _ in message.get("headers", ()))):
+            held = message  # a reply of known length: its body follows at once
             return
         if held is not None:
             if kind == "http.response.body":
