@@ -3,19 +3,19 @@ camelCase. Only struct field names change: dictionary keys (ImageTags, ProviderI
 as in Jellyfin's serializer.
 
 camelCase is produced by msgspec itself: every wire model (``server.wire.models``) has a *camel
-twin*, a struct with the same fields whose encode names are the camelCase ones, made on first use
-(``camel_twin``). A value is converted to its twin in C (``msgspec.convert(..., from_attributes=
-True)``, nested structs included) and encoded as usual. Structs that are no wire model, and
-values the twin's types refuse, take the slow path (``to_camel_builtins``: a walk to builtins)."""
+twin*, a struct of the same base and fields whose encode names are the camelCase ones, made on
+first use (``camel_twin``). A value is shallow-copied and the copy takes the twin's class (the
+same memory layout), its struct-holding fields converted the same way, then msgspec encodes it
+as usual: no dict is built and no field without a struct is visited. Structs that are no wire
+model take the slow path (``to_camel_builtins``: a walk to builtins)."""
 
 from __future__ import annotations
 
 import contextvars
-import sys
+import re
 import threading
-import types
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -63,70 +63,90 @@ def to_camel_builtins(value: Any) -> Any:
 
 # ---------------------------------------------------------------- camel twins of the wire models
 
-_TWIN_MODULE = "server.wire._camel_twins"
-_twins: dict[type, type] | None = None
+#: names in an annotation that hold no struct: a field typed only with these is copied as it is
+_LEAF_NAMES = frozenset(("str", "int", "float", "bool", "bytes", "datetime", "list", "dict", "tuple", "None"))
+_twins: dict[type, tuple[type, tuple[str, ...]]] | None = None
 _twins_lock = threading.Lock()
 
 
-def _make_twins() -> dict[type, type]:
-    """A twin per struct of ``server.wire.models`` (all at once: their annotations name each
-    other, and msgspec resolves them in the twins' own module, where each name is the twin)."""
+def _holds_structs(annotation: Any) -> bool:
+    if not isinstance(annotation, str):
+        return True
+    return not set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", annotation)) <= _LEAF_NAMES
+
+
+def _make_twins() -> dict[type, tuple[type, tuple[str, ...]]]:
+    """Per struct of ``server.wire.models``: its twin (same base, same fields in the same order,
+    camelCase encode names) and the fields that may hold structs."""
     from server.wire import models
 
-    module = types.ModuleType(_TWIN_MODULE)
-    module.__dict__.update({k: v for k, v in vars(models).items() if not k.startswith("__")})
-    twins: dict[type, type] = {}
+    twins: dict[type, tuple[type, tuple[str, ...]]] = {}
     for name, cls in list(vars(models).items()):
         if not (isinstance(cls, type) and issubclass(cls, models.WireStruct) and cls is not models.WireStruct
-                and cls.__module__ == models.__name__):
+                and cls.__module__ == models.__name__ and cls.__bases__ == (models.WireStruct,)):
             continue
-        config = cls.__struct_config__
-        if not config.omit_defaults or config.tag is not None or config.array_like:
-            continue  # (every generated model is a plain WireStruct; anything else takes the slow path)
-        annotations: dict[str, Any] = {}
-        for base in reversed(cls.__mro__):
-            annotations.update(getattr(base, "__annotations__", {}))
-        defaults = dict(zip(cls.__struct_fields__[len(cls.__struct_fields__) - len(cls.__struct_defaults__):],
-                            cls.__struct_defaults__, strict=True))
-        if any(d is not None for d in defaults.values()) or len(defaults) != len(cls.__struct_fields__):
-            continue  # a twin must leave out exactly what the model leaves out: None
-        fields = [(f, annotations[f], None) for f in cls.__struct_fields__]
-        rename = {f: camel_name(wire) for f, wire in zip(cls.__struct_fields__, cls.__struct_encode_fields__,
-                                                         strict=True)}
-        twin = msgspec.defstruct(name, fields, kw_only=True, omit_defaults=True, module=_TWIN_MODULE,
-                                 rename=rename)
-        twins[cls] = twin
-        module.__dict__[name] = twin
-    sys.modules[_TWIN_MODULE] = module
+        fields = cls.__struct_fields__
+        if len(cls.__struct_defaults__) != len(fields) or any(d is not None for d in cls.__struct_defaults__):
+            continue  # a twin leaves out exactly what the model leaves out: None
+        rename = {f: camel_name(wire) for f, wire in zip(fields, cls.__struct_encode_fields__, strict=True)}
+        twin = msgspec.defstruct(name, [(f, object, None) for f in fields], bases=(models.WireStruct,),
+                                 module=_TWIN_MODULE, rename=rename)
+        try:  # the same layout: an instance can take the twin's class
+            probe: Any = cls()
+            probe.__class__ = twin
+        except TypeError:
+            continue
+        annotations = getattr(cls, "__annotations__", {})
+        nested = tuple(f for f in fields if _holds_structs(annotations.get(f)))
+        twins[cls] = (twin, nested)
     return twins
+
+
+_TWIN_MODULE = "server.wire.camel_twins"
 
 
 def camel_twin(cls: type) -> type | None:
     """The camelCase twin of a wire model class (None for any other class)."""
+    found = _twin_table().get(cls)
+    return found[0] if found is not None else None
+
+
+def _twin_table() -> dict[type, tuple[type, tuple[str, ...]]]:
     global _twins
     if _twins is None:
         with _twins_lock:
             if _twins is None:
                 _twins = _make_twins()
-    return _twins.get(cls)
+    return _twins
 
 
 def to_camel(value: Any) -> Any:
-    """``value`` in a form msgspec encodes with camelCase names: wire models as their twins,
-    lists and dicts walked, anything else as it is."""
+    """``value`` in a form msgspec encodes with camelCase names. A wire model becomes a shallow
+    copy whose class is its twin (its struct-holding fields converted the same way); lists and
+    dicts are walked (dict keys kept); anything else is returned as it is."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, msgspec.Struct):
-        twin = camel_twin(type(value))
-        if twin is not None:
-            try:
-                return msgspec.convert(value, twin, from_attributes=True)
-            except msgspec.ValidationError:
-                pass  # a value its declared type does not allow (the encoder is lenient): slow path
-        return to_camel_builtins(value)
+        found = _twin_table().get(kind)
+        if found is None:
+            return to_camel_builtins(value)
+        twin, nested = found
+        out: Any = cast(Any, value).__copy__()  # (msgspec copies the slots in C)
+        for attr in nested:
+            v = getattr(out, attr)
+            if v is not None and type(v) not in _SCALARS:
+                setattr(out, attr, to_camel(v))
+        out.__class__ = twin
+        return out
     if isinstance(value, list | tuple):
-        return [to_camel(v) for v in value]
+        return [v if type(v) in _SCALARS else to_camel(v) for v in value]
     if isinstance(value, dict):
-        return {k: to_camel(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else to_camel(v) for k, v in value.items()}
     return value
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 _encoder = msgspec.json.Encoder()
