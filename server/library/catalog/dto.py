@@ -535,34 +535,43 @@ def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                          opts.can_delete, opts.can_download, server_id, camel)) if cache is not None else 0
     user_key = b',"userData":' if camel else b',"UserData":'
     with_people = "People" in opts.fields
+    counts_of = [b.counts.get(r.id) for r in rows]
+    deps_of: list[tuple[Any, ...]] = []
+    heads: list[bytes | None] = [None] * len(rows)
+    if cache is not None:
+        parents, versions, extras, ctypes, cast, tiles = b.parents, b.versions, b.extras, b.ctypes, b.cast, b.tiles
+        for i, r in enumerate(rows):
+            counts = counts_of[i]
+            chain = tuple(parents.get(x) for x in (r.season_id, r.series_id, r.album_id, r.parent_id) if x) \
+                if parents else ()
+            deps_of.append((r, chain, versions.get(r.id), extras.get(r.id), ctypes.get(r.id),
+                            (counts.children, counts.total) if counts is not None else None,
+                            cast.get(r.id) if with_people else None, tiles.get(r.id),
+                            child_counts[i] if child_counts is not None else None))
+        heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
+    made: list[tuple[str, Any, bytes]] = []
     out: list[bytes] = []
     for i, r in enumerate(rows):
-        counts = b.counts.get(r.id)
-        child_count = child_counts[i] if child_counts is not None else None
-        head = None
-        deps: tuple[Any, ...] = ()
-        if cache is not None:
-            chain = tuple(b.parents.get(x) for x in (r.season_id, r.series_id, r.album_id, r.parent_id) if x) \
-                if b.parents else ()
-            deps = (r, chain, b.versions.get(r.id), b.extras.get(r.id), b.ctypes.get(r.id),
-                    (counts.children, counts.total) if counts is not None else None,
-                    b.cast.get(r.id) if with_people else None, b.tiles.get(r.id), child_count)
-            head = cache.get(r.id, shape, deps)
+        counts = counts_of[i]
+        head = heads[i]
         if head is None:
             dto = _build_one(r, opts, server_id, None, counts, b.cast, b.versions, b.extras, b.parents, b.ctypes,
                              False)
             if r.id in b.tiles:
                 dto.Trickplay = b.tiles[r.id]
+            child_count = child_counts[i] if child_counts is not None else None
             if child_count:
                 dto.ChildCount = child_count
             head = encode_wire(dto, camel)[:-1]
             if cache is not None:
-                cache.put(r.id, shape, deps, head)
+                made.append((r.id, deps_of[i], head))
         if b.want_user_data:
             ud = encode_wire(_user_data_dto(r, b.uds.get(r.id), counts), camel)
             out.append(b"".join((head, user_key, ud, b"}")))
         else:
             out.append(head + b"}")
+    if made and cache is not None:
+        cache.put_many(shape, made)
     return out
 
 

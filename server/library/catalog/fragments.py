@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-DEFAULT_BUDGET = 32 * 1024 * 1024
+DEFAULT_BUDGET = 24 * 1024 * 1024
 _MAX_SHAPES = 512
 
 
@@ -78,27 +78,42 @@ class FragmentCache:
             return found
 
     def get(self, item_id: str, shape: int, deps: Any) -> bytes | None:
-        key = (item_id, shape)
+        return self.get_many(shape, [(item_id, deps)])[0]
+
+    def get_many(self, shape: int, wanted: Sequence[tuple[str, Any]]) -> list[bytes | None]:
+        """The fragment of each (item id, deps), or None where there is none made from ``deps``."""
+        out: list[bytes | None] = []
+        entries = self._entries
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is None or entry[0] != deps:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return entry[1]
+            for item_id, deps in wanted:
+                key = (item_id, shape)
+                entry = entries.get(key)
+                if entry is None or entry[0] != deps:
+                    out.append(None)
+                    continue
+                entries.move_to_end(key)
+                out.append(entry[1])
+            hits = sum(1 for f in out if f is not None)
+            self.hits += hits
+            self.misses += len(out) - hits
+        return out
 
     def put(self, item_id: str, shape: int, deps: Any, fragment: bytes) -> None:
-        size = len(fragment) + _size_of(deps) + 200  # (+ the entry, its key and the dict slot)
-        if size > self.budget // 8:
-            return
-        key = (item_id, shape)
+        self.put_many(shape, [(item_id, deps, fragment)])
+
+    def put_many(self, shape: int, made: Sequence[tuple[str, Any, bytes]]) -> None:
+        sized = [(item_id, deps, fragment, len(fragment) + _size_of(deps) + 200)  # (+ entry, key, dict slot)
+                 for item_id, deps, fragment in made]
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._size -= old[2]
-            self._entries[key] = (deps, fragment, size)
-            self._size += size
+            for item_id, deps, fragment, size in sized:
+                if size > self.budget // 8:
+                    continue
+                key = (item_id, shape)
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._size -= old[2]
+                self._entries[key] = (deps, fragment, size)
+                self._size += size
             while self._size > self.budget and self._entries:
                 _, (_, _, dropped) = self._entries.popitem(last=False)
                 self._size -= dropped
