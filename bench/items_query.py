@@ -14,6 +14,13 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 the same run and prints ratios.
 
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
+                                [--camel] [--web] [--pages N]
+
+`--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
+asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
+ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the issue's Fields;
+`--pages N` picks the random page among the first N pages (clients going back over the pages they
+browsed) instead of anywhere in the library. After each run the server's RSS is printed.
 """
 
 from __future__ import annotations
@@ -207,13 +214,38 @@ def sign_in(url: str) -> tuple[str, str]:
 
 
 FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
+WEB_FIELDS = "PrimaryImageAspectRatio,MediaSourceCount"
+CAMEL = 'application/json; profile="CamelCase"'
+MODE = {"camel": False, "web": False, "pages": 0}  # set from the command line
 
 
 def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
-    start_index = 0 if first_page else rnd.randrange(0, max(1, info["movie_count"] - 100))
-    return {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
-            "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
-            "fields": FIELDS, "enableTotalRecordCount": "true"}
+    if first_page:
+        start_index = 0
+    elif MODE["pages"]:
+        start_index = 100 * rnd.randrange(0, MODE["pages"])
+    else:
+        start_index = rnd.randrange(0, max(1, info["movie_count"] - 100))
+    p = {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
+         "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
+         "fields": FIELDS, "enableTotalRecordCount": "true"}
+    if MODE["web"]:
+        p.update(fields=WEB_FIELDS, imageTypeLimit="1", enableImageTypes="Primary,Backdrop,Banner,Thumb")
+    return p
+
+
+def extra_headers() -> dict:
+    return {"Accept": CAMEL} if MODE["camel"] else {}
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 WRK_SCRIPT = """
@@ -241,7 +273,8 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     p.pop("startIndex")
     base = "/Items?" + urllib.parse.urlencode(p)
     top = max(1, info["movie_count"] - 100)
-    start_expr = "0" if first_page else "math.random(0, top)"
+    start_expr = "0" if first_page else (f"100 * math.random(0, {MODE['pages'] - 1})" if MODE["pages"]
+                                         else "math.random(0, top)")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(WRK_SCRIPT % (base, top, start_expr))
         script = f.name
@@ -249,7 +282,7 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
         cpu0 = cpu_seconds(pid)
         out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
                               "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
-                              url], capture_output=True, text=True, timeout=seconds + 60).stdout
+                              *(["-H", "Accept: " + CAMEL] if MODE["camel"] else []), url], capture_output=True, text=True, timeout=seconds + 60).stdout
         cpu = cpu_seconds(pid) - cpu0
     finally:
         os.unlink(script)
@@ -287,7 +320,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
     rnd = random.Random(7)
     out = []
     size = 0
-    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"'}
+    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"', **extra_headers()}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as c:
         for _ in range(20):  # warm-up
             c.get("/Items", params=params(info, user_id, rnd, first_page)).raise_for_status()
@@ -297,7 +330,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
             r = c.get("/Items", params=p)
             out.append((time.perf_counter() - t0) * 1000)
             r.raise_for_status()
-            assert len(r.json()["Items"]) == 100
+            assert len(r.json()["items" if MODE["camel"] else "Items"]) == 100
             size = len(r.content)
     return out, size
 
@@ -305,7 +338,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
 async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, clients: int,
                      first_page: bool) -> tuple[list[float], float]:
     out: list[float] = []
-    headers = {"Authorization": AUTH.format(n=2) + f', Token="{token}"'}
+    headers = {"Authorization": AUTH.format(n=2) + f', Token="{token}"', **extra_headers()}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as c:
         async def worker(k: int) -> None:
@@ -337,10 +370,12 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
                                            args.clients, args.first_page))
         wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
             if args.wrk_seconds else None
+        rss = rss_mb(proc.pid)
     finally:
         stop_server(proc)
     return {"p50": statistics.median(one), "p99": pct(one, 99), "cpu": cpu_per_request, "bytes": size,
-            "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk}
+            "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk,
+            "rss": rss}
 
 
 def report(label: str, r: dict, clients: int) -> str:
@@ -351,7 +386,7 @@ def report(label: str, r: dict, clients: int) -> str:
         w = r["wrk"]
         line += (f" | wrk {clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.1f} ms, p99 {w['p99']:.1f} ms, "
                  f"server CPU {w['cpu_ms']:.2f} ms/page, errors: {w['errors']}")
-    return line
+    return line + f" | RSS after {r['rss']:.0f} MB"
 
 
 def main() -> None:
@@ -364,9 +399,16 @@ def main() -> None:
                         help="another checkout (e.g. `git worktree add /tmp/base main`) measured on the same "
                              "library in the same run, for ratios")
     parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
+    parser.add_argument("--camel", action="store_true", help='Accept: application/json; profile="CamelCase"')
+    parser.add_argument("--web", action="store_true", help="jellyfin-web's Fields and image options")
+    parser.add_argument("--pages", type=int, default=0, help="random page among the first N (0: anywhere)")
     args = parser.parse_args()
-    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
-          f"user data, {'first page' if args.first_page else 'random startIndex'}; "
+    MODE.update(camel=args.camel, web=args.web, pages=args.pages)
+    where = "first page" if args.first_page else (f"random page of the first {args.pages}" if args.pages
+                                                  else "random startIndex")
+    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={WEB_FIELDS if args.web else FIELDS}"
+          f"{' (jellyfin-web: ImageTypeLimit=1)' if args.web else ''}, {'camelCase' if args.camel else 'PascalCase'}, "
+          f"user data, {where}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
     runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
