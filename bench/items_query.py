@@ -14,6 +14,9 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 the same run and prints ratios.
 
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
+                                [--sorts SortName,DateCreated,Random]
+
+`--sorts` measures each sort order in turn on the same library (SortName by default).
 """
 
 from __future__ import annotations
@@ -209,10 +212,13 @@ def sign_in(url: str) -> tuple[str, str]:
 FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
 
 
+SORT = ["SortName"]  # the sortBy of the pages measured (--sorts sets it per run)
+
+
 def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
     start_index = 0 if first_page else rnd.randrange(0, max(1, info["movie_count"] - 100))
     return {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
-            "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
+            "sortBy": SORT[0], "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
             "fields": FIELDS, "enableTotalRecordCount": "true"}
 
 
@@ -354,6 +360,15 @@ def report(label: str, r: dict, clients: int) -> str:
     return line
 
 
+def ratios(b: dict, t: dict) -> str:
+    line = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
+            f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+    if b["wrk"] and t["wrk"]:
+        line += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
+                 f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
@@ -364,8 +379,11 @@ def main() -> None:
                         help="another checkout (e.g. `git worktree add /tmp/base main`) measured on the same "
                              "library in the same run, for ratios")
     parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
+    parser.add_argument("--sorts", default="SortName", help="sortBy values measured in turn, e.g. "
+                                                             "SortName,DateCreated,Random")
     args = parser.parse_args()
-    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
+    sorts = [x for x in args.sorts.split(",") if x]
+    print(f"cpus: {os.cpu_count()}; page: limit 100, sortBy {'/'.join(sorts)}, Fields={FIELDS}, "
           f"user data, {'first page' if args.first_page else 'random startIndex'}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
@@ -381,18 +399,16 @@ def main() -> None:
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
-            results = {}
-            for label, root in runs:
-                results[label] = measure(root, data, info, args)
-                print(report(label, results[label], args.clients), flush=True)
-            if "baseline" in results:
-                b, t = results["baseline"], results["this"]
-                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
-                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
-                if b["wrk"] and t["wrk"]:
-                    ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
-                               f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
-                print(ratios)
+            for sort in sorts:
+                SORT[0] = sort
+                if len(sorts) > 1:
+                    print(f" sortBy={sort}, load average {os.getloadavg()[0]:.1f}")
+                results = {}
+                for label, root in runs:
+                    results[label] = measure(root, data, info, args)
+                    print(report(label, results[label], args.clients), flush=True)
+                if "baseline" in results:
+                    print(ratios(results["baseline"], results["this"]))
         finally:
             shutil.rmtree(data, ignore_errors=True)
 
