@@ -857,18 +857,53 @@ class PackedIds:
         return [data[i * width:(i + 1) * width].decode("ascii") for i in positions]
 
 
+#: What a cached answer is checked against: ``Database.generations`` (content generation,
+#: generation), or one int that stands for both.
+Generations = int | tuple[int, int]
+
+
+def _current(generation: Generations, reads_user_data: bool) -> int:
+    if isinstance(generation, int):
+        return generation
+    return generation[1] if reads_user_data else generation[0]
+
+
+class _Lru:
+    """Entries stamped with the generation they were computed at (see ``CountCache``)."""
+
+    def __init__(self, size: int) -> None:
+        self._entries: OrderedDict[str, tuple[bool, int, Any]] = OrderedDict()
+        self._size = size
+
+    def get(self, key: str, generation: Generations) -> Any:
+        found = self._entries.get(key)
+        if found is None or found[1] != _current(generation, found[0]):
+            return None
+        self._entries.move_to_end(key)
+        return found[2]
+
+    def put(self, key: str, generation: Generations, value: Any, reads_user_data: bool) -> None:
+        self._entries[key] = (reads_user_data, _current(generation, reads_user_data), value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
 class CountCache:
     """Totals, ordered id lists (deep paging, Random) and page statements of recent queries,
-    valid while the database has not been written since (``Database.generation``): paging
-    through a large view counts once, not per page, and builds its statement once."""
+    kept while the database has not been written since: paging through a large view counts
+    once, not per page, and builds its statement once. An answer whose SQL reads ``user_data``
+    is kept while ``Database.generation`` is unchanged (any write); any other while
+    ``Database.content_generation`` is (a write of more than user data), so play-state writes
+    do not make every library page count again. The key is the whole query, so the viewer's
+    scope (libraries, parental rules, user) is part of it."""
 
     def __init__(self, size: int = 256, id_lists: int = 8) -> None:
-        self._entries: OrderedDict[str, tuple[int, int]] = OrderedDict()
-        self._ids: OrderedDict[str, tuple[int, list[str] | PackedIds]] = OrderedDict()
-        #: the page-ids statement of a query shape as driver SQL and parameters (``_page_ids``)
-        self._sql: OrderedDict[str, tuple[int, tuple[str, tuple]]] = OrderedDict()
-        self._size = size
-        self._id_lists = id_lists
+        self._entries = _Lru(size)
+        self._ids = _Lru(id_lists)
+        #: the page-ids statement of a query shape as driver SQL and parameters (``_page_ids``);
+        #: it holds no user data, only what the conditions read from the library
+        self._sql = _Lru(size)
         self._lock = threading.Lock()
 
     @staticmethod
@@ -879,51 +914,38 @@ class CountCache:
     def ids_key(q: ItemQuery) -> str:
         return repr(replace(q, start_index=0, limit=None))
 
-    def get_ids(self, key: str, generation: int) -> list[str] | PackedIds | None:
+    def get_ids(self, key: str, generation: Generations) -> list[str] | PackedIds | None:
         with self._lock:
-            found = self._ids.get(key)
-            if found is None or found[0] != generation:
-                return None
-            self._ids.move_to_end(key)
-            return found[1]
+            found: list[str] | PackedIds | None = self._ids.get(key, generation)
+            return found
 
-    def put_ids(self, key: str, generation: int, ordered: list[str]) -> None:
+    def put_ids(self, key: str, generation: Generations, ordered: list[str], reads_user_data: bool = True) -> None:
         packed = PackedIds(ordered) if PackedIds.fits(ordered) else ordered
         with self._lock:
-            self._ids[key] = (generation, packed)
-            self._ids.move_to_end(key)
-            while len(self._ids) > self._id_lists:
-                self._ids.popitem(last=False)
+            self._ids.put(key, generation, packed, reads_user_data)
 
-    def get_sql(self, key: str, generation: int) -> tuple[str, tuple] | None:
+    def get_sql(self, key: str, generation: Generations) -> tuple[str, tuple[Any, ...]] | None:
         with self._lock:
-            found = self._sql.get(key)
-            if found is None or found[0] != generation:
-                return None
-            self._sql.move_to_end(key)
-            return found[1]
+            found: tuple[str, tuple[Any, ...]] | None = self._sql.get(key, generation)
+            return found
 
-    def put_sql(self, key: str, generation: int, sql: tuple[str, tuple]) -> None:
+    def put_sql(self, key: str, generation: Generations, sql: tuple[str, tuple[Any, ...]]) -> None:
         with self._lock:
-            self._sql[key] = (generation, sql)
-            self._sql.move_to_end(key)
-            while len(self._sql) > self._size:
-                self._sql.popitem(last=False)
+            self._sql.put(key, generation, sql, False)
 
-    def get(self, key: str, generation: int) -> int | None:
+    def get(self, key: str, generation: Generations) -> int | None:
         with self._lock:
-            found = self._entries.get(key)
-            if found is None or found[0] != generation:
-                return None
-            self._entries.move_to_end(key)
-            return found[1]
+            found: int | None = self._entries.get(key, generation)
+            return found
 
-    def put(self, key: str, generation: int, total: int) -> None:
+    def put(self, key: str, generation: Generations, total: int, reads_user_data: bool = True) -> None:
         with self._lock:
-            self._entries[key] = (generation, total)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            self._entries.put(key, generation, total, reads_user_data)
+
+
+def _reads_user_data(s: Session, statement: Select[Any]) -> bool:
+    """Whether a statement's answer depends on user data (its SQL names the table)."""
+    return "user_data" in str(statement.compile(dialect=s.connection().dialect))
 
 
 DEEP_PAGE = 1000  # from this startIndex on, the whole ordered id list is read once and cached
@@ -933,7 +955,7 @@ def _pick(ordered: list[str] | PackedIds, positions: list[int]) -> list[str]:
     return ordered.pick(positions) if isinstance(ordered, PackedIds) else [ordered[i] for i in positions]
 
 
-def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: int,
+def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,
                  key: str | None = None) -> list[str] | PackedIds:
     """The query's whole ordered id list (startIndex and limit ignored), from the cache or read
     once (from the covering index) and cached with its total for this write generation."""
@@ -946,13 +968,14 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: int,
         finally:
             q.start_index, q.limit = start, limit
         ordered = [r[0] for r in s.execute(page).all()]
-        counts.put_ids(key, generation, ordered)
-        counts.put(counts.key(q), generation, len(ordered))
+        reads_user_data = _reads_user_data(s, page)
+        counts.put_ids(key, generation, ordered, reads_user_data)
+        counts.put(counts.key(q), generation, len(ordered), reads_user_data)
         ordered = counts.get_ids(key, generation) or ordered
     return ordered
 
 
-def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: int) -> tuple[list[ItemRow], int]:
+def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Generations) -> tuple[list[ItemRow], int]:
     """sortBy=Random: ``limit`` items drawn uniformly from the query's scope, as ORDER BY random()
     with OFFSET/LIMIT would give, but from the scope's cached id list (in SortName order, shared
     with that listing) instead of sorting every row of the scope on every request."""
@@ -968,7 +991,7 @@ def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: int) 
 
 
 def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
-              generation: int = 0) -> tuple[list[ItemRow], int]:
+              generation: Generations = 0) -> tuple[list[ItemRow], int]:
     """The page of item rows and the total (or the page's end when the count is off).
 
     Two steps: the page's ids from the (covering) index, then those rows by primary key, so
@@ -991,11 +1014,13 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
             page_ids = ordered[q.start_index:end]
             found = get_rows(s, page_ids)
             return [found[i] for i in page_ids if i in found], len(ordered)
-    page_ids = _page_ids(s, q, counts, generation) if counts is not None and cacheable else None
+    by_statement = _page_ids(s, q, counts, generation) if counts is not None and cacheable else None
     count = None
-    if page_ids is None:
+    if by_statement is None:
         page, count = compile_query(s, q, [items.c.id])
         page_ids = [r[0] for r in s.execute(page).all()]
+    else:
+        page_ids = by_statement
     found = get_rows(s, page_ids)
     rows = [found[i] for i in page_ids if i in found]
     if q.enable_total_record_count:
@@ -1003,12 +1028,14 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
             total = q.start_index + len(rows)
         elif counts is not None and cacheable:
             key = counts.key(q)
-            total = counts.get(key, generation)
-            if total is None:
+            cached_total = counts.get(key, generation)
+            if cached_total is not None:
+                total = cached_total
+            else:
                 if count is None:
                     _, count = compile_query(s, q, [items.c.id])
                 total = s.execute(count).scalar() or 0 if count is not None else 0
-                counts.put(key, generation, total)
+                counts.put(key, generation, total, count is None or _reads_user_data(s, count))
         else:
             if count is None:
                 _, count = compile_query(s, q, [items.c.id])
@@ -1018,13 +1045,16 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
     return rows, total
 
 
-def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: int) -> list[str] | None:
+def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generations) -> list[str] | None:
     """The page's ids by the query shape's statement, built once per write generation (building
     the select and its conditions costs more than SQLite walking the index): SQLAlchemy compiles
     it to driver SQL with its parameters bound and processed, LIMIT/OFFSET added per page. None
-    when the driver's parameters are not positional (the caller builds the statement)."""
+    when the driver's parameters are not positional or the query has parental rules (the
+    caller builds the statement)."""
     conn = s.connection()
-    if conn.dialect.paramstyle != "qmark":
+    if conn.dialect.paramstyle != "qmark" or q.parental is not None:
+        # parental conditions list the library's ratings as read in the last few seconds
+        # (_distinct_ratings): built per request, so a new rating is never left out for long
         return None
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
@@ -1039,7 +1069,7 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: int) -> 
         names = compiled.positiontup or []
         if any(name not in values for name in names):
             return None
-        processors = compiled._bind_processors
+        processors: Any = compiled._bind_processors  # name -> the type's bind processor
         bound = tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
         cached = (compiled.string, bound)
         counts.put_sql(key, generation, cached)
@@ -1158,7 +1188,7 @@ _MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 
 
 def driver_rows(s: Session, head: str, values: Sequence[Any], tail: str = "",
-                before: Sequence[Any] = ()) -> list[Sequence[Any]] | None:
+                before: Sequence[Any] = ()) -> Sequence[Sequence[Any]] | None:
     """``head (?, ?, ...) tail`` with one marker per value, run on the session's DB-API cursor:
     no statement building, caching or per-value result processing, which at 100 values cost more
     than SQLite answering. The rows as the driver gives them; None for a driver whose parameter
@@ -1171,7 +1201,8 @@ def driver_rows(s: Session, head: str, values: Sequence[Any], tail: str = "",
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, (*before, *values))
-        return cursor.fetchall()
+        found: Sequence[Sequence[Any]] = cursor.fetchall()
+        return found
     finally:
         cursor.close()
 
@@ -1186,7 +1217,7 @@ def get_rows(s: Session, id_list: list[str]) -> dict[str, ItemRow]:
         chunk = list(dict.fromkeys(id_list[start:start + 500]))
         found = driver_rows(s, _SELECT_ROWS, chunk)
         if found is None:  # an unusual driver: let SQLAlchemy render the statement
-            found = s.connection().execute(select(*items.columns).where(items.c.id.in_(chunk))).all()
+            found = list(s.connection().execute(select(*items.columns).where(items.c.id.in_(chunk))).all())
         for values in found:
             row = from_db(values)
             out[row.id] = row
@@ -1236,8 +1267,8 @@ def get_user_data(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str
         found = None if marker is None else driver_rows(s, _SELECT_USER_DATA.format(marker=marker), chunk,
                                                         before=(user_id,))
         if found is None:
-            found = s.connection().execute(select(*user_data.columns).where(
-                user_data.c.user_id == user_id, user_data.c.item_id.in_(chunk))).all()
+            found = list(s.connection().execute(select(*user_data.columns).where(
+                user_data.c.user_id == user_id, user_data.c.item_id.in_(chunk))).all())
         for values in found:
             row = _user_data_row(values)
             out[row.item_id] = row
