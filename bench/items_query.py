@@ -15,12 +15,14 @@ the same run and prints ratios.
 
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
                                 [--camel] [--web] [--pages N]
+                                [--sorts SortName,DateCreated,Random]
 
 `--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
 asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
 ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the issue's Fields;
 `--pages N` picks the random page among the first N pages (clients going back over the pages they
 browsed) instead of anywhere in the library. After each run the server's RSS is printed.
+`--sorts` measures each sort order in turn on the same library (SortName by default).
 """
 
 from __future__ import annotations
@@ -219,6 +221,9 @@ CAMEL = 'application/json; profile="CamelCase"'
 MODE = {"camel": False, "web": False, "pages": 0}  # set from the command line
 
 
+SORT = ["SortName"]  # the sortBy of the pages measured (--sorts sets it per run)
+
+
 def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
     if first_page:
         start_index = 0
@@ -227,7 +232,7 @@ def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> di
     else:
         start_index = rnd.randrange(0, max(1, info["movie_count"] - 100))
     p = {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
-         "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
+         "sortBy": SORT[0], "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
          "fields": FIELDS, "enableTotalRecordCount": "true"}
     if MODE["web"]:
         p.update(fields=WEB_FIELDS, imageTypeLimit="1", enableImageTypes="Primary,Backdrop,Banner,Thumb")
@@ -389,6 +394,15 @@ def report(label: str, r: dict, clients: int) -> str:
     return line + f" | RSS after {r['rss']:.0f} MB"
 
 
+def ratios(b: dict, t: dict) -> str:
+    line = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
+            f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+    if b["wrk"] and t["wrk"]:
+        line += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
+                 f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
+    return line
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000")
@@ -402,11 +416,14 @@ def main() -> None:
     parser.add_argument("--camel", action="store_true", help='Accept: application/json; profile="CamelCase"')
     parser.add_argument("--web", action="store_true", help="jellyfin-web's Fields and image options")
     parser.add_argument("--pages", type=int, default=0, help="random page among the first N (0: anywhere)")
+    parser.add_argument("--sorts", default="SortName", help="sortBy values measured in turn, e.g. "
+                                                             "SortName,DateCreated,Random")
     args = parser.parse_args()
+    sorts = [x for x in args.sorts.split(",") if x]
     MODE.update(camel=args.camel, web=args.web, pages=args.pages)
     where = "first page" if args.first_page else (f"random page of the first {args.pages}" if args.pages
                                                   else "random startIndex")
-    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={WEB_FIELDS if args.web else FIELDS}"
+    print(f"cpus: {os.cpu_count()}; page: limit 100, sortBy {'/'.join(sorts)}, Fields={WEB_FIELDS if args.web else FIELDS}"
           f"{' (jellyfin-web: ImageTypeLimit=1)' if args.web else ''}, {'camelCase' if args.camel else 'PascalCase'}, "
           f"user data, {where}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
@@ -423,18 +440,16 @@ def main() -> None:
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
-            results = {}
-            for label, root in runs:
-                results[label] = measure(root, data, info, args)
-                print(report(label, results[label], args.clients), flush=True)
-            if "baseline" in results:
-                b, t = results["baseline"], results["this"]
-                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
-                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
-                if b["wrk"] and t["wrk"]:
-                    ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
-                               f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
-                print(ratios)
+            for sort in sorts:
+                SORT[0] = sort
+                if len(sorts) > 1:
+                    print(f" sortBy={sort}, load average {os.getloadavg()[0]:.1f}")
+                results = {}
+                for label, root in runs:
+                    results[label] = measure(root, data, info, args)
+                    print(report(label, results[label], args.clients), flush=True)
+                if "baseline" in results:
+                    print(ratios(results["baseline"], results["this"]))
         finally:
             shutil.rmtree(data, ignore_errors=True)
 

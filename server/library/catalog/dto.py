@@ -23,7 +23,7 @@ from server.guid import guid_from_text
 from server.library.catalog import ids
 from server.library.catalog.fragments import FragmentCache
 from server.library.catalog.media_sources import media_sources_for, streams_of
-from server.library.catalog.query import ItemRow
+from server.library.catalog.query import ItemRow, get_user_data
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 from server.wire.casing import encode_wire
@@ -140,11 +140,10 @@ def _name_pairs(names: Sequence[str], kind: str) -> list[w.NameGuidPair]:
 
 
 def user_data_rows(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, Any]:
+    """The user's data rows of these items (query.get_user_data: one driver-level query)."""
     if not item_ids:
         return {}
-    rows = s.execute(select(user_data).where(user_data.c.user_id == user_id,
-                                             user_data.c.item_id.in_(list(item_ids)))).all()
-    return {r.item_id: r for r in rows}
+    return get_user_data(s, user_id, item_ids)
 
 
 @dataclass

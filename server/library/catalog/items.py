@@ -141,7 +141,7 @@ class ItemService:
         self.count_cache = CountCache()
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
-        self.by_name = ByNameIndex(lambda: db.generation)
+        self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
@@ -247,7 +247,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            rows, total = run_query(s, q, self.count_cache, self.db.generations)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
                                             TotalRecordCount=total, StartIndex=q.start_index)
 
