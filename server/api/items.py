@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from server.api.base import operation
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
@@ -83,7 +84,10 @@ async def get_items(
     if hasSpecialFeature is not None:
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
-    return await ctx.items.query(q, dto.options(ctx.items, viewer))
+    reply = await ctx.readers.items(q, dto.options(ctx.items, viewer), ctx.items.query)
+    # From a reader process the page comes encoded (bytes, which WireResponse sends as they are);
+    # the annotation stays the model, so the OpenAPI document describes what those bytes hold.
+    return cast(w.BaseItemDtoQueryResult, reply)
 
 
 @operation("GetItemUserData")
