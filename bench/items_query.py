@@ -13,7 +13,12 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 (e.g. the commit before a change: `git worktree add /tmp/base <commit>`) on the same library in
 the same run and prints ratios.
 
+`--readers 0,1` measures this checkout once per value of REELROOM_READERS (0: no reader processes;
+N: up to N, server/readers/), side by side, with the RSS of the server and its readers after the
+wrk run and the CPU per page of all of them together.
+
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
+                                [--readers 0,1]
 """
 
 from __future__ import annotations
@@ -246,11 +251,12 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
         f.write(WRK_SCRIPT % (base, top, start_expr))
         script = f.name
     try:
-        cpu0 = cpu_seconds(pid)
+        cpu0, own0 = cpu_with_children(pid), cpu_seconds(pid)
         out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
                               "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
                               url], capture_output=True, text=True, timeout=seconds + 60).stdout
-        cpu = cpu_seconds(pid) - cpu0
+        cpu, own = cpu_with_children(pid) - cpu0, cpu_seconds(pid) - own0
+        rss = rss_mib(pid), [rss_mib(c) for c in children(pid)]
     finally:
         os.unlink(script)
 
@@ -264,7 +270,8 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     errors = re.search(r"Socket errors: (.*)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": ms("50"),
-            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests),
+            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests), "rss": rss,
+            "owner_cpu_ms": own * 1000 / max(1, requests),
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
@@ -276,6 +283,34 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux): the server's reader processes, ffmpeg."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                pass
+    return found
+
+
+def cpu_with_children(pid: int) -> float:
+    """CPU of the server and of its live children (reader processes) together."""
+    return cpu_seconds(pid) + sum(cpu_seconds(c) for c in children(pid))
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -324,15 +359,15 @@ async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, cli
     return out, len(out) / elapsed
 
 
-def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
+def measure(root: Path, data: Path, info: dict, args: argparse.Namespace, env: dict[str, str] | None = None) -> dict:
     """One server (from the checkout ``root``) on the built library: 1 client, N clients (httpx),
     then wrk (if installed)."""
-    proc, url = start_server(data, root=root)
+    proc, url = start_server(data, root=root, env=env)
     try:
         token, user_id = sign_in(url)
-        cpu0 = cpu_seconds(proc.pid)
+        cpu0 = cpu_with_children(proc.pid)
         one, size = single(url, token, info, user_id, args.requests, args.first_page)
-        cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
+        cpu_per_request = (cpu_with_children(proc.pid) - cpu0) * 1000 / (args.requests + 20)
         many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
                                            args.clients, args.first_page))
         wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
@@ -350,7 +385,11 @@ def report(label: str, r: dict, clients: int) -> str:
     if r["wrk"]:
         w = r["wrk"]
         line += (f" | wrk {clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.1f} ms, p99 {w['p99']:.1f} ms, "
-                 f"server CPU {w['cpu_ms']:.2f} ms/page, errors: {w['errors']}")
+                 f"server CPU {w['cpu_ms']:.2f} ms/page (owner process {w['owner_cpu_ms']:.2f}), "
+                 f"errors: {w['errors']}")
+        owner, readers = w["rss"]
+        line += f" | RSS after wrk: server {owner:.0f} MiB" + (
+            f" + {len(readers)} children {' + '.join(f'{r:.0f}' for r in readers)} MiB" if readers else "")
     return line
 
 
@@ -364,12 +403,20 @@ def main() -> None:
                         help="another checkout (e.g. `git worktree add /tmp/base main`) measured on the same "
                              "library in the same run, for ratios")
     parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
+    parser.add_argument("--readers", default=None,
+                        help="comma-separated REELROOM_READERS values to measure this checkout with, e.g. 0,1 "
+                             "(reader processes off, then at most one)")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
           f"user data, {'first page' if args.first_page else 'random startIndex'}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
-    runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
+    runs: list[tuple[str, Path, dict[str, str] | None]] = \
+        [("baseline", args.baseline.resolve(), None)] if args.baseline else []
+    if args.readers:
+        runs += [(f"readers={n}", ROOT, {"REELROOM_READERS": n}) for n in args.readers.split(",")]
+    else:
+        runs.append(("this", ROOT, None))
     for size in (int(x) for x in args.sizes.split(",")):
         data = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
         try:
@@ -382,13 +429,14 @@ def main() -> None:
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
             results = {}
-            for label, root in runs:
-                results[label] = measure(root, data, info, args)
+            for label, root, env in runs:
+                results[label] = measure(root, data, info, args, env)
                 print(report(label, results[label], args.clients), flush=True)
-            if "baseline" in results:
-                b, t = results["baseline"], results["this"]
-                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
-                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+            first = runs[0][0]
+            b = results[first]
+            for label, t in list(results.items())[1:]:
+                ratios = (f"  {label} vs {first}: 1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page "
+                          f"x{b['cpu'] / t['cpu']:.1f} less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
                 if b["wrk"] and t["wrk"]:
                     ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
                                f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")

@@ -332,8 +332,8 @@ class ReaderPool:
 
     async def _reap_idle(self) -> None:
         """Stop readers given nothing for ``idle_seconds``; ends when none is left."""
-        idle = self.settings.idle_seconds
         while self.readers and not self._closed:
+            idle = self.settings.idle_seconds  # read each round: settings may be replaced
             await asyncio.sleep(min(idle / 2, 5.0))
             now = time.monotonic()
             for reader in list(self.readers):
