@@ -97,7 +97,7 @@ class ServerOptions:
     discovery_port: int = 7359
     web_dir: Path | None = None  # --web-dir / REELROOM_WEB_DIR: the web client folder to host at /web/
     host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
-    readers: int | None = None  # most reader processes (0: none); None: REELROOM_READERS, else the default
+    readers: int | None = None  # most reader processes (0: none); None: REELROOM_READERS, else none
     readers_busy: int | None = None  # in-flight pages before readers take them; None: REELROOM_READERS_BUSY or 2
 
 

@@ -18,6 +18,7 @@ last committed write, and its own read transaction starts after that write.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hmac
 import itertools
@@ -51,19 +52,23 @@ STOP_GRACE_SECONDS = 2.0
 class ReaderSettings:
     """``max_readers`` 0 turns the pool off. ``busy``: how many requests of a kind may be in
     flight before readers take them (0: always, once a reader runs; for tests). ``depth``: requests
-    queued at one reader at most. ``idle_seconds``: a reader given nothing for this long stops."""
+    queued at a reader before the owner answers some itself; ``local``: how many the owner answers
+    at once while readers run (beyond that they queue at the readers, so the owner's event loop
+    stays free to feed them). ``idle_seconds``: a reader given nothing for this long stops."""
 
     max_readers: int
     busy: int = 2
     depth: int = 2
+    local: int = 2
     idle_seconds: float = 60.0
 
     @classmethod
     def resolve(cls, readers: int | None = None, busy: int | None = None,
                 environ: dict[str, str] | None = None) -> ReaderSettings:
         """From the server options, else the environment (``REELROOM_READERS``: the most reader
-        processes, 0 or ``off`` for none; ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE``
-        seconds), else the defaults: one reader per core beyond the first, at most two."""
+        processes, 0 or ``off`` for none, ``auto`` for one per core beyond the first, at most two;
+        ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else off (see
+        docs/architecture.md, "Reader processes", for the figures behind that default)."""
         env = os.environ if environ is None else environ
         if readers is None:
             text = env.get("REELROOM_READERS", "").strip().lower()
@@ -71,8 +76,10 @@ class ReaderSettings:
                 readers = 0
             elif text.isdigit():
                 readers = int(text)
+            elif text == "auto":
+                readers = auto_readers()
             else:
-                readers = default_readers()
+                readers = 0
         if busy is None:
             text = env.get("REELROOM_READERS_BUSY", "").strip()
             busy = int(text) if text.isdigit() else cls.busy
@@ -82,7 +89,7 @@ class ReaderSettings:
         return cls(max_readers=max(0, readers), busy=max(0, busy), idle_seconds=max(0.5, idle))
 
 
-def default_readers() -> int:
+def auto_readers() -> int:
     return max(0, min(2, (os.cpu_count() or 1) - 1))
 
 
@@ -166,7 +173,8 @@ class ReaderPool:
         self.readers: list[Reader] = []
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
-        self._inflight = 0
+        self._inflight = 0  # requests of the pool's kinds in flight
+        self._local = 0  # of those, answered in the owner
         self._starting = 0
         self._retry_after = 0.0
         self._closed = False
@@ -174,6 +182,7 @@ class ReaderPool:
         self._address: tuple[str, int] | None = None
         self._hellos: dict[str, asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._reaper: asyncio.Task[None] | None = None
 
     @property
@@ -188,45 +197,92 @@ class ReaderPool:
 
     async def items(self, q: ItemQuery, opts: DtoOptions,
                     local: Callable[[ItemQuery, DtoOptions], Awaitable[R]]) -> R | bytes:
-        """A GET /Items page: the encoded reply from a reader when one has room, else
-        ``local(q, opts)`` (ItemService.query) in this process."""
+        """A GET /Items page: the encoded reply from a reader, else ``local(q, opts)``
+        (ItemService.query) in this process.
+
+        While few pages are in flight (``busy``) or no reader runs, the owner answers as it
+        always did. Otherwise a page takes the first free slot: one of ``depth`` at the least
+        loaded reader, or one of ``local`` in the owner; with none free it waits for one. Each
+        side so takes pages at the pace it actually runs, whatever else the machine is doing."""
         if not self.enabled:
             return await local(q, opts)
         self._inflight += 1
         try:
-            reader = self._choose()
-            if reader is not None:
-                names, q.names = q.names, None  # the owner's by-name index stays here
-                try:
-                    args = (q, opts, camel_case_requested.get())
-                    reply = await reader.call(protocol.ITEMS, self.db.generation, args)
-                except ReaderGone:
-                    log.warning("Reader process %s ended; its request is answered here", reader.pid)
-                else:
-                    status, payload = reply
-                    if status == protocol.OK:
-                        self.served += 1
-                        return bytes(payload)
-                    if status == protocol.ERROR:
-                        raise payload
-                    log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
-                finally:
-                    q.names = names
-            return await local(q, opts)
+            while True:
+                if self._inflight <= self.settings.busy or not self._alive():
+                    if self._inflight > self.settings.busy:
+                        self._grow()
+                    return await local(q, opts)
+                reader = self._free_reader()
+                if reader is not None:
+                    try:
+                        encoded = await self._via(reader, q, opts)
+                    except ReaderGone:
+                        log.warning("Reader process %s ended; its request is answered elsewhere", reader.pid)
+                        continue  # take another slot (another reader's, or the owner's)
+                    if encoded is not None:
+                        return encoded
+                    return await local(q, opts)  # the reader failed on it: answered here
+                if self._local < self.settings.local:
+                    self._local += 1
+                    try:
+                        return await local(q, opts)
+                    finally:
+                        self._local -= 1
+                        self._wake()
+                await self._wait_for_slot()
         finally:
             self._inflight -= 1
 
-    def _choose(self) -> Reader | None:
-        if self._inflight <= self.settings.busy:
-            return None
+    async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | None:
+        """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
+        ended first. A 4xx it raised is raised here."""
+        names, q.names = q.names, None  # the owner's by-name index stays here
+        try:
+            status, payload = await reader.call(protocol.ITEMS, self.db.generation,
+                                                (q, opts, camel_case_requested.get()))
+        finally:
+            q.names = names
+            self._wake()
+        if status == protocol.OK:
+            self.served += 1
+            return bytes(payload)
+        if status == protocol.ERROR:
+            raise payload
+        log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
+        return None
+
+    def _alive(self) -> bool:
+        return any(r.alive for r in self.readers)
+
+    def _free_reader(self) -> Reader | None:
+        """The least loaded reader with fewer than ``depth`` pages queued; more readers are
+        started while the ones running are all busy."""
         best: Reader | None = None
         for reader in self.readers:
-            if reader.alive and reader.outstanding < self.settings.depth and (
-                    best is None or reader.outstanding < best.outstanding):
+            if reader.alive and (best is None or reader.outstanding < best.outstanding):
                 best = reader
         if best is None or best.outstanding > 0:
             self._grow()
-        return best
+        return best if best is not None and best.outstanding < self.settings.depth else None
+
+    async def _wait_for_slot(self) -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+
+    def _wake(self, everyone: bool = False) -> None:
+        """A slot came free (or the readers changed): the first waiting page (or all) looks again."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                if not everyone:
+                    return
 
     # -- starting and stopping -----------------------------------------------------------
 
@@ -297,6 +353,7 @@ class ReaderPool:
             reader.task = asyncio.create_task(self._run(reader))
             self.readers.append(reader)
             self.started += 1
+            self._wake(everyone=True)  # waiting pages may use it
             log.info("Reader process %s started (%d running)", pid, len(self.pids()))
             if self._reaper is None or self._reaper.done():
                 self._reaper = asyncio.create_task(self._reap_idle())
@@ -312,6 +369,7 @@ class ReaderPool:
 
     async def _run(self, reader: Reader) -> None:
         await reader.read_replies()
+        self._wake(everyone=True)  # pages waiting for slots look again (maybe no reader is left)
         if reader not in self.readers:
             return  # stopped on purpose (idle, shutdown): whoever stopped it waits for it
         self.readers.remove(reader)
@@ -346,6 +404,7 @@ class ReaderPool:
         """Stop every reader (the server is stopping or restarting)."""
         self._closed = True
         readers, self.readers = self.readers, []
+        self._wake(everyone=True)
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
         for task in list(self._tasks) + ([self._reaper] if self._reaper else []):
             task.cancel()

@@ -338,3 +338,17 @@ def test_readers_in_the_tray_host(tmp_path: Path) -> None:
     finally:
         host.stop()
     assert first != second and not alive(second)
+
+
+def test_settings_from_options_and_environment() -> None:
+    from server.readers.pool import ReaderSettings, auto_readers
+
+    assert ReaderSettings.resolve(environ={}).max_readers == 0  # off unless asked for
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "off"}).max_readers == 0
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "2"}).max_readers == 2
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "auto"}).max_readers == auto_readers()
+    assert ReaderSettings.resolve(1, environ={"REELROOM_READERS": "0"}).max_readers == 1  # the option wins
+    s = ReaderSettings.resolve(environ={"REELROOM_READERS": "1", "REELROOM_READERS_BUSY": "0",
+                                        "REELROOM_READERS_IDLE": "5"})
+    assert (s.max_readers, s.busy, s.idle_seconds) == (1, 0, 5.0)
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS_IDLE": "soon"}).idle_seconds == 60.0
