@@ -13,12 +13,14 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 (e.g. the commit before a change: `git worktree add /tmp/base <commit>`) on the same library in
 the same run and prints ratios.
 
-`--readers 0,1` measures this checkout once per value of REELROOM_READERS (0: no reader processes;
-N: up to N, server/readers/), side by side, with the RSS of the server and its readers after the
-wrk run and the CPU per page of all of them together.
+`--readers 0,1` compares this checkout under each value of REELROOM_READERS (0: no reader
+processes; N: up to N, server/readers/; with REELROOM_READERS_BUSY=0, so one client's pages go
+to a reader too): one server per value, all started first, then one client's latency and the CPU
+per page of the server process and of its readers, then `--rounds` wrk runs taking turns between
+the servers (fair on a noisy machine), with the RSS of the server and its readers.
 
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
-                                [--readers 0,1]
+                                [--readers 0,1 [--rounds 3]]
 """
 
 from __future__ import annotations
@@ -359,10 +361,10 @@ async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, cli
     return out, len(out) / elapsed
 
 
-def measure(root: Path, data: Path, info: dict, args: argparse.Namespace, env: dict[str, str] | None = None) -> dict:
+def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
     """One server (from the checkout ``root``) on the built library: 1 client, N clients (httpx),
     then wrk (if installed)."""
-    proc, url = start_server(data, root=root, env=env)
+    proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
         cpu0 = cpu_with_children(proc.pid)
@@ -376,6 +378,52 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace, env: d
         stop_server(proc)
     return {"p50": statistics.median(one), "p99": pct(one, 99), "cpu": cpu_per_request, "bytes": size,
             "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk}
+
+
+def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
+    """--readers: the same checkout with reader processes off and on, wrk runs taking turns."""
+    values = args.readers.split(",")
+    servers = {}
+    try:
+        for n in values:
+            env = {"REELROOM_READERS": n} | ({"REELROOM_READERS_BUSY": "0"} if n != "0" else {})
+            proc, url = start_server(data, env=env)
+            servers[n] = (proc, url, *sign_in(url))
+        for n, (proc, url, token, user_id) in servers.items():
+            single(url, token, info, user_id, 20, args.first_page)  # a reader starts (and warms up)
+            time.sleep(3 if n != "0" else 0)
+            own0, kids = cpu_seconds(proc.pid), children(proc.pid)
+            kids0 = sum(cpu_seconds(k) for k in kids)
+            one, _ = single(url, token, info, user_id, args.requests, args.first_page)
+            pages = args.requests + 20
+            own = (cpu_seconds(proc.pid) - own0) * 1000 / pages
+            readers = (sum(cpu_seconds(k) for k in kids) - kids0) * 1000 / pages
+            print(f"  readers={n:<3} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
+                  f"CPU/page: server process {own:.2f} ms + readers {readers:.2f} ms, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        results: dict[str, list[dict]] = {n: [] for n in values}
+        for k in range(args.rounds):
+            for n, (proc, url, token, user_id) in servers.items():
+                w = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid)
+                if w is None:
+                    print("  (wrk is not installed: apt-get install -y wrk)")
+                    return
+                results[n].append(w)
+                owner, kids_rss = w["rss"]
+                print(f"  round {k} readers={n:<3} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
+                      f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}), "
+                      f"RSS {owner:.0f} MiB" + (f" + readers {' + '.join(f'{r:.0f}' for r in kids_rss)} MiB"
+                                                if kids_rss else "")
+                      + f", errors: {w['errors']}, load {os.getloadavg()[0]:.1f}", flush=True)
+        for n in values:
+            rps = statistics.median(w["rps"] for w in results[n])
+            p99 = statistics.median(w["p99"] for w in results[n])
+            first = statistics.median(w["rps"] for w in results[values[0]])
+            print(f"  readers={n:<3} median of {args.rounds}: {rps:.0f} pages/s (x{rps / first:.2f} of readers="
+                  f"{values[0]}), p99 {p99:.0f} ms")
+    finally:
+        for proc, *_ in servers.values():
+            stop_server(proc)
 
 
 def report(label: str, r: dict, clients: int) -> str:
@@ -404,19 +452,15 @@ def main() -> None:
                              "library in the same run, for ratios")
     parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
     parser.add_argument("--readers", default=None,
-                        help="comma-separated REELROOM_READERS values to measure this checkout with, e.g. 0,1 "
-                             "(reader processes off, then at most one)")
+                        help="comma-separated REELROOM_READERS values to compare this checkout under, e.g. 0,1 "
+                             "(reader processes off, then at most one); --baseline is not used then")
+    parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
           f"user data, {'first page' if args.first_page else 'random startIndex'}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
-    runs: list[tuple[str, Path, dict[str, str] | None]] = \
-        [("baseline", args.baseline.resolve(), None)] if args.baseline else []
-    if args.readers:
-        runs += [(f"readers={n}", ROOT, {"REELROOM_READERS": n}) for n in args.readers.split(",")]
-    else:
-        runs.append(("this", ROOT, None))
+    runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
     for size in (int(x) for x in args.sizes.split(",")):
         data = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
         try:
@@ -428,15 +472,17 @@ def main() -> None:
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
+            if args.readers:
+                readers_compare(data, info, args)
+                continue
             results = {}
-            for label, root, env in runs:
-                results[label] = measure(root, data, info, args, env)
+            for label, root in runs:
+                results[label] = measure(root, data, info, args)
                 print(report(label, results[label], args.clients), flush=True)
-            first = runs[0][0]
-            b = results[first]
-            for label, t in list(results.items())[1:]:
-                ratios = (f"  {label} vs {first}: 1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page "
-                          f"x{b['cpu'] / t['cpu']:.1f} less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+            if "baseline" in results:
+                b, t = results["baseline"], results["this"]
+                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
+                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
                 if b["wrk"] and t["wrk"]:
                     ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
                                f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
