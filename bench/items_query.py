@@ -390,8 +390,11 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
             proc, url = start_server(data, env=env)
             servers[n] = (proc, url, *sign_in(url))
         for n, (proc, url, token, user_id) in servers.items():
-            single(url, token, info, user_id, 20, args.first_page)  # a reader starts (and warms up)
-            time.sleep(3 if n != "0" else 0)
+            single(url, token, info, user_id, 20, args.first_page)  # a reader starts
+            deadline = time.monotonic() + 60
+            while n != "0" and not children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
             own0, kids = cpu_seconds(proc.pid), children(proc.pid)
             kids0 = sum(cpu_seconds(k) for k in kids)
             one, _ = single(url, token, info, user_id, args.requests, args.first_page)

@@ -29,6 +29,7 @@ import secrets
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -129,7 +130,10 @@ class Reader:
         if not self.alive:
             raise ReaderGone
         request_id = next(self._ids)
-        data = protocol.frame((request_id, kind, generation, args))
+        try:
+            data = protocol.frame((request_id, kind, generation, args))
+        except Exception:  # a query that does not pickle: the owner answers it
+            return protocol.FAILED, traceback.format_exc()
         future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self.last_used = time.monotonic()
@@ -359,7 +363,8 @@ class ReaderPool:
                 self._reaper = asyncio.create_task(self._reap_idle())
         except Exception as exc:
             self._retry_after = time.monotonic() + RETRY_AFTER_FAILURE_SECONDS
-            log.error("A reader process did not start (%s); requests are answered here", exc)
+            if not self._closed:
+                log.error("A reader process did not start (%s); requests are answered here", exc)
             if proc is not None:
                 spawn.kill(proc)
                 await asyncio.to_thread(proc.wait)
