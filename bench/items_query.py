@@ -13,9 +13,16 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 (e.g. the commit before a change: `git worktree add /tmp/base <commit>`) on the same library in
 the same run and prints ratios.
 
+`--readers 0,1` compares this checkout under each value of REELROOM_READERS (0: no reader
+processes; N: up to N, server/readers/; with REELROOM_READERS_BUSY=0, so one client's pages go
+to a reader too): one server per value, all started first, then one client's latency and the CPU
+per page of the server process and of its readers, then `--rounds` wrk runs taking turns between
+the servers (fair on a noisy machine), with the RSS of the server and its readers.
+
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
                                 [--camel] [--web] [--pages N]
                                 [--sorts SortName,DateCreated,Random]
+                                [--readers 0,1 [--rounds 3]]
 
 `--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
 asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
@@ -284,11 +291,13 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
         f.write(WRK_SCRIPT % (base, top, start_expr))
         script = f.name
     try:
-        cpu0 = cpu_seconds(pid)
+        cpu0, own0 = cpu_with_children(pid), cpu_seconds(pid)
         out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
                               "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
-                              *(["-H", "Accept: " + CAMEL] if MODE["camel"] else []), url], capture_output=True, text=True, timeout=seconds + 60).stdout
-        cpu = cpu_seconds(pid) - cpu0
+                              *(["-H", "Accept: " + CAMEL] if MODE["camel"] else []), url],
+                             capture_output=True, text=True, timeout=seconds + 60).stdout
+        cpu, own = cpu_with_children(pid) - cpu0, cpu_seconds(pid) - own0
+        rss = rss_mib(pid), [rss_mib(c) for c in children(pid)]
     finally:
         os.unlink(script)
 
@@ -302,7 +311,8 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     errors = re.search(r"Socket errors: (.*)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": ms("50"),
-            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests),
+            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests), "rss": rss,
+            "owner_cpu_ms": own * 1000 / max(1, requests),
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
@@ -314,6 +324,34 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux): the server's reader processes, ffmpeg."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                pass
+    return found
+
+
+def cpu_with_children(pid: int) -> float:
+    """CPU of the server and of its live children (reader processes) together."""
+    return cpu_seconds(pid) + sum(cpu_seconds(c) for c in children(pid))
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -368,9 +406,9 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
     proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
-        cpu0 = cpu_seconds(proc.pid)
+        cpu0 = cpu_with_children(proc.pid)
         one, size = single(url, token, info, user_id, args.requests, args.first_page)
-        cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
+        cpu_per_request = (cpu_with_children(proc.pid) - cpu0) * 1000 / (args.requests + 20)
         many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
                                            args.clients, args.first_page))
         wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
@@ -383,6 +421,55 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
             "rss": rss}
 
 
+def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
+    """--readers: the same checkout with reader processes off and on, wrk runs taking turns."""
+    values = args.readers.split(",")
+    servers = {}
+    try:
+        for n in values:
+            env = {"REELROOM_READERS": n} | ({"REELROOM_READERS_BUSY": "0"} if n != "0" else {})
+            proc, url = start_server(data, env=env)
+            servers[n] = (proc, url, *sign_in(url))
+        for n, (proc, url, token, user_id) in servers.items():
+            single(url, token, info, user_id, 20, args.first_page)  # a reader starts
+            deadline = time.monotonic() + 60
+            while n != "0" and not children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
+            own0, kids = cpu_seconds(proc.pid), children(proc.pid)
+            kids0 = sum(cpu_seconds(k) for k in kids)
+            one, _ = single(url, token, info, user_id, args.requests, args.first_page)
+            pages = args.requests + 20
+            own = (cpu_seconds(proc.pid) - own0) * 1000 / pages
+            readers = (sum(cpu_seconds(k) for k in kids) - kids0) * 1000 / pages
+            print(f"  readers={n:<3} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
+                  f"CPU/page: server process {own:.2f} ms + readers {readers:.2f} ms, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        results: dict[str, list[dict]] = {n: [] for n in values}
+        for k in range(args.rounds):
+            for n, (proc, url, token, user_id) in servers.items():
+                w = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid)
+                if w is None:
+                    print("  (wrk is not installed: apt-get install -y wrk)")
+                    return
+                results[n].append(w)
+                owner, kids_rss = w["rss"]
+                print(f"  round {k} readers={n:<3} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
+                      f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}), "
+                      f"RSS {owner:.0f} MiB" + (f" + readers {' + '.join(f'{r:.0f}' for r in kids_rss)} MiB"
+                                                if kids_rss else "")
+                      + f", errors: {w['errors']}, load {os.getloadavg()[0]:.1f}", flush=True)
+        for n in values:
+            rps = statistics.median(w["rps"] for w in results[n])
+            p99 = statistics.median(w["p99"] for w in results[n])
+            first = statistics.median(w["rps"] for w in results[values[0]])
+            print(f"  readers={n:<3} median of {args.rounds}: {rps:.0f} pages/s (x{rps / first:.2f} of readers="
+                  f"{values[0]}), p99 {p99:.0f} ms")
+    finally:
+        for proc, *_ in servers.values():
+            stop_server(proc)
+
+
 def report(label: str, r: dict, clients: int) -> str:
     line = (f"  {label:<9} 1 client p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, server CPU {r['cpu']:.2f} ms/page, "
             f"{r['bytes'] / 1024:.0f} KB/page | httpx {clients} clients p50 {r['many_p50']:.0f} ms, "
@@ -390,7 +477,11 @@ def report(label: str, r: dict, clients: int) -> str:
     if r["wrk"]:
         w = r["wrk"]
         line += (f" | wrk {clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.1f} ms, p99 {w['p99']:.1f} ms, "
-                 f"server CPU {w['cpu_ms']:.2f} ms/page, errors: {w['errors']}")
+                 f"server CPU {w['cpu_ms']:.2f} ms/page (owner process {w['owner_cpu_ms']:.2f}), "
+                 f"errors: {w['errors']}")
+        owner, readers = w["rss"]
+        line += f" | RSS after wrk: server {owner:.0f} MiB" + (
+            f" + {len(readers)} children {' + '.join(f'{r:.0f}' for r in readers)} MiB" if readers else "")
     return line + f" | RSS after {r['rss']:.0f} MB"
 
 
@@ -418,6 +509,10 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=0, help="random page among the first N (0: anywhere)")
     parser.add_argument("--sorts", default="SortName", help="sortBy values measured in turn, e.g. "
                                                              "SortName,DateCreated,Random")
+    parser.add_argument("--readers", default=None,
+                        help="comma-separated REELROOM_READERS values to compare this checkout under, e.g. 0,1 "
+                             "(reader processes off, then at most one); --baseline is not used then")
+    parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
     args = parser.parse_args()
     sorts = [x for x in args.sorts.split(",") if x]
     MODE.update(camel=args.camel, web=args.web, pages=args.pages)
@@ -440,6 +535,9 @@ def main() -> None:
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
+            if args.readers:
+                readers_compare(data, info, args)
+                continue
             for sort in sorts:
                 SORT[0] = sort
                 if len(sorts) > 1:
