@@ -26,7 +26,8 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, user_data_dtos
+from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, build_fragments, user_data_dtos
+from server.library.catalog.fragments import DEFAULT_BUDGET, FragmentCache, splice
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
@@ -49,6 +50,7 @@ from server.library.catalog.search import SearchRequest, search_hints
 from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
+from server.wire.casing import encode_wire
 
 ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
                         "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
@@ -130,7 +132,8 @@ VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
 
 class ItemService:
     def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
-                 rating_country: Callable[[], str | None] = lambda: None) -> None:
+                 rating_country: Callable[[], str | None] = lambda: None,
+                 fragment_budget: int = DEFAULT_BUDGET) -> None:
         self.db = db
         self.users = users
         self.server_id = server_id
@@ -138,10 +141,12 @@ class ItemService:
         self.count_cache = CountCache()
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
-        self.by_name = ByNameIndex(lambda: db.generation)
+        self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
+        #: encoded DTOs per item and shape, used while what they were made from is unchanged
+        self.fragments = FragmentCache(fragment_budget)
 
     async def start(self) -> None:
         """After the migration: check the search index (see search_index.ensure) and the kept
@@ -242,11 +247,40 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            rows, total = run_query(s, q, self.count_cache, self.db.generations)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
                                             TotalRecordCount=total, StartIndex=q.start_index)
 
         return await self.db.read(read)
+
+    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
+        """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
+        from per-item fragments (fragments.py), without building the DTOs of unchanged items."""
+        q.names = q.names or self.by_name
+
+        def read(s: Session) -> bytes:
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
+                                                         StartIndex=q.start_index), camel)
+            return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
+
+        return await self.db.read(read)
+
+    async def latest_reply(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions, camel: bool) -> bytes:
+        """``latest``'s reply (a JSON array) already encoded, from per-item fragments."""
+        q.names = q.names or self.by_name
+
+        def read(s: Session) -> bytes:
+            groups = latest_groups(s, q, limit, group)
+            return splice(b"[]", build_fragments(s, [row for row, _ in groups], opts, self.server_id,
+                                                 self.fragments, camel, [count for _, count in groups]))
+
+        return await self.db.read(read)
+
+    async def dtos_reply(self, rows: list[ItemRow], opts: DtoOptions, camel: bool) -> bytes:
+        """``dtos`` as an encoded JSON array, from per-item fragments."""
+        return await self.db.read(lambda s: splice(b"[]", build_fragments(s, rows, opts, self.server_id,
+                                                                          self.fragments, camel)))
 
     async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
         """Latest media: grouped rows, ChildCount = how many new items a group holds."""
