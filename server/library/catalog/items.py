@@ -259,7 +259,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> bytes:
-            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            rows, total = run_query(s, q, self.count_cache, self.db.generations)
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
                                                          StartIndex=q.start_index), camel)
             return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
