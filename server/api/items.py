@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import cast
 
 from server.api.base import operation
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
@@ -87,11 +86,9 @@ async def get_items(
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
     camel = camel_case_requested.get()
-    # The page comes encoded (bytes, which WireResponse sends as they are), from a reader process
-    # or from this one; the annotation stays the model, so the OpenAPI document describes them.
-    reply = await ctx.readers.items(q, dto.options(ctx.items, viewer),
-                                    lambda q, opts: ctx.items.query_reply(q, opts, camel))
-    return cast(w.BaseItemDtoQueryResult, reply)
+    # encoded by a reader process (server/readers/) while the server is busy, else here
+    return await ctx.readers.items(q, dto.options(ctx.items, viewer),
+                                   lambda q, opts: ctx.items.query_reply(q, opts, camel))
 
 
 @operation("GetItemUserData")

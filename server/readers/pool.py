@@ -202,7 +202,7 @@ class ReaderPool:
     async def items(self, q: ItemQuery, opts: DtoOptions,
                     local: Callable[[ItemQuery, DtoOptions], Awaitable[R]]) -> R | bytes:
         """A GET /Items page: the encoded reply from a reader, else ``local(q, opts)``
-        (ItemService.query) in this process.
+        (ItemService.query_reply) in this process.
 
         While few pages are in flight (``busy``) or no reader runs, the owner answers as it
         always did. Otherwise a page takes the first free slot: one of ``depth`` at the least

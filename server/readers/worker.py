@@ -71,8 +71,8 @@ class Reader:
         self.loop = asyncio.new_event_loop()
 
     def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
-        """GET /Items: the scoped query and DTO options in, the encoded reply out (the bytes
-        WireResponse would have sent for ``ItemService.query``'s result)."""
+        """GET /Items: the scoped query and DTO options in, the encoded reply out (what the owner's
+        ``ItemService.query_reply`` would have answered)."""
         return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
 
     def handle(self, message: tuple[int, str, tuple[int, int], tuple[Any, ...]]) -> tuple[int, str, Any]:
