@@ -352,3 +352,28 @@ def test_settings_from_options_and_environment() -> None:
                                         "REELROOM_READERS_IDLE": "5"})
     assert (s.max_readers, s.busy, s.idle_seconds) == (1, 0, 5.0)
     assert ReaderSettings.resolve(environ={"REELROOM_READERS_IDLE": "soon"}).idle_seconds == 60.0
+
+
+def test_a_page_a_reader_cannot_take_is_answered_by_the_owner(live: LiveServer) -> None:
+    """A query that cannot travel (it does not pickle) is answered in the owner, not failed."""
+    import asyncio
+
+    from server.library.catalog.items import Viewer
+    from server.library.catalog.query import ItemQuery
+
+    reader_running(live)
+    ctx = live.ctx
+    q = ctx.items.scoped(ItemQuery(recursive=True, limit=3), Viewer(None))
+    opts = ctx.items.options(Viewer(None))
+    q.extra_unpicklable = lambda: None  # type: ignore[attr-defined]
+    answered_here: list[bool] = []
+
+    async def local(query: ItemQuery, options: object) -> bytes:
+        answered_here.append(True)
+        return await ctx.items.query_reply(query, options, False)
+
+    served = ctx.readers.served
+    future = asyncio.run_coroutine_threadsafe(ctx.readers.items(q, opts, local), live.runner.loop)
+    reply = future.result(30)
+    assert answered_here == [True] and ctx.readers.served == served
+    assert b'"TotalRecordCount"' in reply
