@@ -377,3 +377,37 @@ def test_a_page_a_reader_cannot_take_is_answered_by_the_owner(live: LiveServer) 
     reply = future.result(30)
     assert answered_here == [True] and ctx.readers.served == served
     assert b'"TotalRecordCount"' in reply
+
+
+@pytest.mark.parametrize("entry", ["entry_reelroom.py", "entry_reelroom_server.py"])
+def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> None:
+    """In the PyInstaller bundle a reader is the executable itself with --reelroom-reader
+    (reader_command when sys.frozen): both entry points hand it to the reader before anything
+    else, and it says hello to its owner and exits when the owner closes the connection."""
+    import socket
+
+    from server.db.database import Database, sqlite_url
+    from server.readers import protocol
+
+    db_file = tmp_path / "library.db"
+    Database(sqlite_url(db_file)).close()
+    root = Path(__file__).resolve().parents[2]
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(120)
+        env = {**os.environ, protocol.ENV_ADDRESS: f"127.0.0.1:{listener.getsockname()[1]}",
+               protocol.ENV_KEY: "k" * 32, protocol.ENV_DATABASE: sqlite_url(db_file),
+               protocol.ENV_SERVER_ID: "0" * 32, "PYTHONPATH": str(root)}
+        proc = subprocess.Popen([sys.executable, str(root / "installer" / entry), protocol.FROZEN_FLAG], env=env,
+                                stdout=subprocess.DEVNULL)
+        try:
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(30)
+                head = conn.recv(protocol.HEADER.size, socket.MSG_WAITALL)
+                (size,) = protocol.HEADER.unpack(head)
+                assert conn.recv(size, socket.MSG_WAITALL).decode() == f"{'k' * 32}:{proc.pid}"
+            assert proc.wait(30) == 0  # the owner closed the connection: the reader ends
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
