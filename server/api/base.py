@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from litestar import Request, delete, get, head, patch, post, put
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.handlers.http_handlers import HTTPRouteHandler
@@ -35,21 +35,26 @@ from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
 
-def _guarded(cls: type[HTTPRouteHandler]) -> type[HTTPRouteHandler]:
-    """``cls`` whose guard gets the handler itself. Litestar hands each guard a ``copy`` of the
-    handler (some 60 attributes copied on every request); ``authorize`` only reads its ``opt``."""
+class _Route(HTTPRouteHandler):
+    """Litestar's route handler, whose guard gets the handler itself: Litestar hands each guard a
+    ``copy`` of the handler (some 60 attributes copied on every request); ``authorize`` only
+    reads its ``opt``."""
 
-    async def authorize_connection(self: HTTPRouteHandler, connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+    async def authorize_connection(self, connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         for guard in self.resolve_guards():
             await guard(connection, self)  # type: ignore[misc]  # every guard is async (ensure_async_callable)
 
-    return type(cls.__name__, (cls,), {"authorize_connection": authorize_connection,
-                                       "__module__": __name__, "__qualname__": cls.__qualname__})
+
+def _route(method: str) -> Callable[..., HTTPRouteHandler]:
+    def decorator(path: str, **options: Any) -> HTTPRouteHandler:
+        return _Route(path, http_method=method, **options)
+
+    return decorator
 
 
-_DECORATORS: dict[str, type[HTTPRouteHandler]] = {
-    method: _guarded(cls) for method, cls in
-    {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}.items()}
+# What Litestar's get, post, ... decorators make (they only set the method), as _Route.
+_DECORATORS: dict[str, Callable[..., HTTPRouteHandler]] = {
+    method: _route(method) for method in ("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD")}
 _PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
 
@@ -76,10 +81,11 @@ def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]]
     if op.success_media == "application/json":
         options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
-    route = decorator(litestar_path(op), **options)
+    path = litestar_path(op)
+    route = decorator(path, **options)
 
     def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, op.params))
+        return route(expand_groups(fn, op.params, path))
 
     return register
 
@@ -91,7 +97,7 @@ def reelroom_route(method: str, path: str, *, auth: str = "none",
     route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
 
     def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, None))
+        return route(expand_groups(fn, None, path))
 
     return register
 
