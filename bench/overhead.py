@@ -13,11 +13,13 @@ Routes: GET /System/Ping and /System/Info/Public (no token), /Users/Me, /UserVie
 Fields=PrimaryImageAspectRatio,MediaSources,Overview), all with a token in the Authorization header
 as the Jellyfin apps send it.
 
-For the Items page it also prints the *non-handler share*: the server runs with the GetItems
-handler wrapped so that it adds up the process CPU spent between the handler's entry and its
-return (the handler's own work and its database reads; one request at a time, so nothing else runs
-meanwhile); everything else (HTTP parsing, the ASGI middleware, routing, the guard, the signature
-model, the response's encoding and sending) is the request's fixed cost.
+CPU counts the server process and its child processes (the reader processes that may build Items
+pages). For the Items page it also prints the *non-handler share* of the server process: the
+server runs with the GetItems handler wrapped so that it adds up the process CPU spent between the
+handler's entry and its return (the handler's own work and its database reads in this process;
+one request at a time, so nothing else runs meanwhile); everything else (HTTP parsing, the ASGI
+middleware, routing, the guard, the signature model, the response's encoding and sending) is the
+request's fixed cost.
 
     python bench/overhead.py [--size 2000] [--requests 1000] [--rounds 5] [--baseline DIR]
 """
@@ -108,14 +110,32 @@ class Server:
         self.stop()
         raise RuntimeError(f"{label}: reelroom-server did not start")
 
-    def cpu_ns(self) -> int:
+    def cpu_ns(self, pids: list[int] | None = None) -> int:
+        """Run time of the server's threads (and of the given other processes': its readers)."""
         total = 0
-        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+        for pid in [self.proc.pid, *(pids or ())]:
             try:
-                total += int((task / "schedstat").read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass  # a thread that ended meanwhile
+                tasks = list(Path(f"/proc/{pid}/task").iterdir())
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    total += int((task / "schedstat").read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    pass  # a thread that ended meanwhile
         return total
+
+    def children(self) -> list[int]:
+        """The server's child processes (reader processes for Items pages, when it has them)."""
+        out = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == self.proc.pid:
+                        out.append(int(entry.name))
+                except (OSError, ValueError, IndexError):
+                    pass
+        return out
 
     def handler_cpu(self) -> tuple[float, int]:
         self.probe_out.unlink(missing_ok=True)
@@ -201,14 +221,17 @@ def routes(info: dict, token: str, user_id: str) -> list[tuple[str, bytes]]:
     ]
 
 
-def batch(server: Server, conn: KeepAlive, raw: bytes, n: int) -> float:
-    """Server CPU in microseconds per request over ``n`` requests."""
-    cpu0 = server.cpu_ns()
+def batch(server: Server, conn: KeepAlive, raw: bytes, n: int) -> tuple[float, float]:
+    """Server CPU in microseconds per request over ``n`` requests: the server process's, and
+    with its child processes' (reader processes) added."""
+    children = server.children()
+    main0, all0 = server.cpu_ns(), server.cpu_ns(children)
     for _ in range(n):
         status, _body = conn.request(raw)
         if status != 200:
             raise RuntimeError(f"{server.label}: {raw.split(b' HTTP')[0].decode()} answered {status}")
-    return (server.cpu_ns() - cpu0) / n / 1000
+    main1, all1 = server.cpu_ns(), server.cpu_ns(children)
+    return (main1 - main0) / n / 1000, (all1 - all0) / n / 1000
 
 
 def main() -> None:
@@ -248,22 +271,19 @@ def main() -> None:
                 for server, conn, table in setups:
                     if name.startswith("GET /Items ("):
                         h0, c0 = server.handler_cpu()
-                        cpu0 = server.cpu_ns()
-                    micros = batch(server, conn, table[i][1], args.requests)
+                    main, micros = batch(server, conn, table[i][1], args.requests)
                     if name.startswith("GET /Items ("):
-                        total = (server.cpu_ns() - cpu0) / 1000 / args.requests  # without the probe's dump
                         h1, c1 = server.handler_cpu()
                         handler = (h1 - h0) * 1e6 / max(1, c1 - c0)
-                        micros = total
                         prev = items_share.get(server.label)
-                        if prev is None or total < prev[0]:
-                            items_share[server.label] = (total, handler)
+                        if prev is None or main < prev[0]:
+                            items_share[server.label] = (main, handler, micros)
                     key = (server.label, name)
                     best[key] = min(best.get(key, float("inf")), micros)
 
         load = os.getloadavg()[0]
         labels = [s.label for s, _, _ in setups]
-        print(f"\nserver CPU per request (us), best of {args.rounds} rounds of {args.requests}; "
+        print(f"\nserver CPU per request (us, the server process and its readers), best of {args.rounds} rounds of {args.requests}; "
               f"{args.size} items; load average {load:.1f}")
         header = f"  {'route':<28}" + "".join(f"{lab:>12}" for lab in labels)
         if len(labels) == 2:
@@ -274,9 +294,10 @@ def main() -> None:
             if len(labels) == 2:
                 line += f"{best[(labels[0], name)] / best[(labels[1], name)]:8.2f}"
             print(line)
-        print("\nItems page: total / in the handler / outside it (us per request, the round with the lowest total)")
+        print("\nItems page, the server process: total / in the handler / outside it (us per request, the round "
+              "with the lowest total; reader processes, if any, not counted here)")
         for lab in labels:
-            total, handler = items_share[lab]
+            total, handler, _with_readers = items_share[lab]
             print(f"  {lab:<10} {total:8.0f} {handler:8.0f} {total - handler:8.0f} "
                   f"({(total - handler) / total * 100:.0f}% outside the handler)")
         if args.json:
