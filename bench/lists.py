@@ -310,11 +310,12 @@ def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, t
     headers = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
     out: dict[str, tuple[list[float], float]] = {}
     with httpx.Client(base_url=url, headers=headers, timeout=120) as c:
+        print(f"  (start-up tasks done after {wait_quiet(c):.1f} s)", flush=True)
         made = lists(c, user_id)
         # making the playlist starts the offline artwork run (collages, and every artist's cover
-        # checked: ~10 s at 100k); measuring during it would time that run, not the lists
-        time.sleep(3)
-        print(f"  (artwork run after the playlist quiet after {wait_quiet(pid):.1f} s)", flush=True)
+        # checked: 10-20 s at 100k); measuring during it would time that run, not the lists
+        time.sleep(3)  # its debounce
+        print(f"  (artwork run after the playlist done after {wait_quiet(c):.1f} s)", flush=True)
         for name, make in made:
             if ONLY and not any(name.startswith(o) for o in ONLY):
                 continue
@@ -347,15 +348,16 @@ def prepare(root: Path, size: int, data: Path) -> None:
     add_user_state(data, user_id)
 
 
-def wait_quiet(pid: int, limit: float = 120.0) -> float:
-    """Wait until the server's start-up tasks (offline artwork over every artist, ...) are done:
-    under 5% of a core over a second. Returns the seconds waited."""
+def wait_quiet(c: httpx.Client, limit: float = 300.0) -> float:
+    """Wait until no scheduled task runs (the offline artwork run at start-up and after a
+    playlist change checks every artist's cover: 10-20 s of CPU at 100k) for two polls in a
+    row; a CPU threshold is not enough on a loaded machine. Returns the seconds waited."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < limit:
-        c0 = cpu_seconds(pid)
+    idle = 0
+    while time.monotonic() - t0 < limit and idle < 2:
+        tasks = c.get("/ScheduledTasks").json()
+        idle = idle + 1 if all(t.get("State") != "Running" for t in tasks) else 0
         time.sleep(1.0)
-        if cpu_seconds(pid) - c0 < 0.05:
-            break
     return time.monotonic() - t0
 
 
@@ -376,7 +378,7 @@ def run_checkout(root: Path, size: int, n: int, keep: Path | None = None) -> dic
         try:
             token, user_id = sign_in(url)
             time.sleep(2)  # planner statistics are refreshed a second after start-up
-            print(f"  ({root.name}: start-up tasks quiet after {wait_quiet(proc.pid):.1f} s)", flush=True)
+            print(f"  ({root.name})", flush=True)
             return measure(url, token, user_id, n, proc.pid)
         finally:
             stop_server(proc)
