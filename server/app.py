@@ -125,6 +125,16 @@ class _App(Litestar):
             index = self.__dict__["_path_index"] = _PathIndex(self)
         return index
 
+    @staticmethod
+    def _get_default_plugins(plugins: list[Any]) -> list[Any]:
+        """Litestar's defaults without its pydantic plugins: handlers take and return msgspec
+        structs, never pydantic models (SQLModel rows stay inside the services; a test checks every
+        handler), and those plugins import pydantic.v1 (~1.5 MiB, tens of ms) for nothing."""
+        from litestar.plugins.core import MsgspecDIPlugin
+
+        plugins.append(MsgspecDIPlugin())
+        return plugins
+
     def __init__(self, **kwargs: Any) -> None:
         # While Litestar registers the handlers given here, the routing trie is built once at the
         # end instead of after each handler (each build validated the whole trie again: quadratic).
