@@ -20,14 +20,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(data_dir: Path, *args: str, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+def start_server(data_dir: Path, *args: str, root: Path = ROOT,
+                 env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``app.server_main`` from the checkout ``root`` on 127.0.0.1 (LAN services off) and
-    wait for /System/Info/Public; returns the process and its base URL."""
+    wait for /System/Info/Public; returns the process and its base URL. ``env``: more environment
+    (e.g. REELROOM_READERS)."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data_dir), "--port",
                              str(port), "--host", "127.0.0.1", "--no-lan", *args], cwd=root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(root)})
+                            env={**os.environ, **(env or {}), "PYTHONPATH": str(root)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

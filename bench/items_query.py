@@ -13,7 +13,23 @@ p50/p99 in ms, pages/s and the server's CPU per page. `--baseline DIR` measures 
 (e.g. the commit before a change: `git worktree add /tmp/base <commit>`) on the same library in
 the same run and prints ratios.
 
+`--readers 0,1` compares this checkout under each value of REELROOM_READERS (0: no reader
+processes; N: up to N, server/readers/; with REELROOM_READERS_BUSY=0, so one client's pages go
+to a reader too): one server per value, all started first, then one client's latency and the CPU
+per page of the server process and of its readers, then `--rounds` wrk runs taking turns between
+the servers (fair on a noisy machine), with the RSS of the server and its readers.
+
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
+                                [--camel] [--web] [--pages N]
+                                [--sorts SortName,DateCreated,Random]
+                                [--readers 0,1 [--rounds 3]]
+
+`--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
+asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
+ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the issue's Fields;
+`--pages N` picks the random page among the first N pages (clients going back over the pages they
+browsed) instead of anywhere in the library. After each run the server's RSS is printed.
+`--sorts` measures each sort order in turn on the same library (SortName by default).
 """
 
 from __future__ import annotations
@@ -207,13 +223,41 @@ def sign_in(url: str) -> tuple[str, str]:
 
 
 FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
+WEB_FIELDS = "PrimaryImageAspectRatio,MediaSourceCount"
+CAMEL = 'application/json; profile="CamelCase"'
+MODE = {"camel": False, "web": False, "pages": 0}  # set from the command line
+
+
+SORT = ["SortName"]  # the sortBy of the pages measured (--sorts sets it per run)
 
 
 def params(info: dict, user_id: str, rnd: random.Random, first_page: bool) -> dict:
-    start_index = 0 if first_page else rnd.randrange(0, max(1, info["movie_count"] - 100))
-    return {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
-            "sortBy": "SortName", "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
-            "fields": FIELDS, "enableTotalRecordCount": "true"}
+    if first_page:
+        start_index = 0
+    elif MODE["pages"]:
+        start_index = 100 * rnd.randrange(0, MODE["pages"])
+    else:
+        start_index = rnd.randrange(0, max(1, info["movie_count"] - 100))
+    p = {"userId": user_id, "parentId": info["movies"], "recursive": "true", "includeItemTypes": "Movie",
+         "sortBy": SORT[0], "sortOrder": "Ascending", "limit": "100", "startIndex": str(start_index),
+         "fields": FIELDS, "enableTotalRecordCount": "true"}
+    if MODE["web"]:
+        p.update(fields=WEB_FIELDS, imageTypeLimit="1", enableImageTypes="Primary,Backdrop,Banner,Thumb")
+    return p
+
+
+def extra_headers() -> dict:
+    return {"Accept": CAMEL} if MODE["camel"] else {}
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 WRK_SCRIPT = """
@@ -241,16 +285,19 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     p.pop("startIndex")
     base = "/Items?" + urllib.parse.urlencode(p)
     top = max(1, info["movie_count"] - 100)
-    start_expr = "0" if first_page else "math.random(0, top)"
+    start_expr = "0" if first_page else (f"100 * math.random(0, {MODE['pages'] - 1})" if MODE["pages"]
+                                         else "math.random(0, top)")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(WRK_SCRIPT % (base, top, start_expr))
         script = f.name
     try:
-        cpu0 = cpu_seconds(pid)
+        cpu0, own0 = cpu_with_children(pid), cpu_seconds(pid)
         out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
                               "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
-                              url], capture_output=True, text=True, timeout=seconds + 60).stdout
-        cpu = cpu_seconds(pid) - cpu0
+                              *(["-H", "Accept: " + CAMEL] if MODE["camel"] else []), url],
+                             capture_output=True, text=True, timeout=seconds + 60).stdout
+        cpu, own = cpu_with_children(pid) - cpu0, cpu_seconds(pid) - own0
+        rss = rss_mib(pid), [rss_mib(c) for c in children(pid)]
     finally:
         os.unlink(script)
 
@@ -264,7 +311,8 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     errors = re.search(r"Socket errors: (.*)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": ms("50"),
-            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests),
+            "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests), "rss": rss,
+            "owner_cpu_ms": own * 1000 / max(1, requests),
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
@@ -278,6 +326,34 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux): the server's reader processes, ffmpeg."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                pass
+    return found
+
+
+def cpu_with_children(pid: int) -> float:
+    """CPU of the server and of its live children (reader processes) together."""
+    return cpu_seconds(pid) + sum(cpu_seconds(c) for c in children(pid))
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -287,7 +363,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
     rnd = random.Random(7)
     out = []
     size = 0
-    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"'}
+    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"', **extra_headers()}
     with httpx.Client(base_url=url, headers=headers, timeout=30) as c:
         for _ in range(20):  # warm-up
             c.get("/Items", params=params(info, user_id, rnd, first_page)).raise_for_status()
@@ -297,7 +373,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
             r = c.get("/Items", params=p)
             out.append((time.perf_counter() - t0) * 1000)
             r.raise_for_status()
-            assert len(r.json()["Items"]) == 100
+            assert len(r.json()["items" if MODE["camel"] else "Items"]) == 100
             size = len(r.content)
     return out, size
 
@@ -305,7 +381,7 @@ def single(url: str, token: str, info: dict, user_id: str, n: int, first_page: b
 async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, clients: int,
                      first_page: bool) -> tuple[list[float], float]:
     out: list[float] = []
-    headers = {"Authorization": AUTH.format(n=2) + f', Token="{token}"'}
+    headers = {"Authorization": AUTH.format(n=2) + f', Token="{token}"', **extra_headers()}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as c:
         async def worker(k: int) -> None:
@@ -330,17 +406,68 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
     proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
-        cpu0 = cpu_seconds(proc.pid)
+        cpu0 = cpu_with_children(proc.pid)
         one, size = single(url, token, info, user_id, args.requests, args.first_page)
-        cpu_per_request = (cpu_seconds(proc.pid) - cpu0) * 1000 / (args.requests + 20)
+        cpu_per_request = (cpu_with_children(proc.pid) - cpu0) * 1000 / (args.requests + 20)
         many, rps = asyncio.run(concurrent(url, token, info, user_id, max(5, args.requests // args.clients),
                                            args.clients, args.first_page))
         wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
             if args.wrk_seconds else None
+        rss = rss_mb(proc.pid)
     finally:
         stop_server(proc)
     return {"p50": statistics.median(one), "p99": pct(one, 99), "cpu": cpu_per_request, "bytes": size,
-            "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk}
+            "many_p50": statistics.median(many), "many_p99": pct(many, 99), "many_rps": rps, "wrk": wrk,
+            "rss": rss}
+
+
+def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
+    """--readers: the same checkout with reader processes off and on, wrk runs taking turns."""
+    values = args.readers.split(",")
+    servers = {}
+    try:
+        for n in values:
+            env = {"REELROOM_READERS": n} | ({"REELROOM_READERS_BUSY": "0"} if n != "0" else {})
+            proc, url = start_server(data, env=env)
+            servers[n] = (proc, url, *sign_in(url))
+        for n, (proc, url, token, user_id) in servers.items():
+            single(url, token, info, user_id, 20, args.first_page)  # a reader starts
+            deadline = time.monotonic() + 60
+            while n != "0" and not children(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
+            own0, kids = cpu_seconds(proc.pid), children(proc.pid)
+            kids0 = sum(cpu_seconds(k) for k in kids)
+            one, _ = single(url, token, info, user_id, args.requests, args.first_page)
+            pages = args.requests + 20
+            own = (cpu_seconds(proc.pid) - own0) * 1000 / pages
+            readers = (sum(cpu_seconds(k) for k in kids) - kids0) * 1000 / pages
+            print(f"  readers={n:<3} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
+                  f"CPU/page: server process {own:.2f} ms + readers {readers:.2f} ms, "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        results: dict[str, list[dict]] = {n: [] for n in values}
+        for k in range(args.rounds):
+            for n, (proc, url, token, user_id) in servers.items():
+                w = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid)
+                if w is None:
+                    print("  (wrk is not installed: apt-get install -y wrk)")
+                    return
+                results[n].append(w)
+                owner, kids_rss = w["rss"]
+                print(f"  round {k} readers={n:<3} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
+                      f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}), "
+                      f"RSS {owner:.0f} MiB" + (f" + readers {' + '.join(f'{r:.0f}' for r in kids_rss)} MiB"
+                                                if kids_rss else "")
+                      + f", errors: {w['errors']}, load {os.getloadavg()[0]:.1f}", flush=True)
+        for n in values:
+            rps = statistics.median(w["rps"] for w in results[n])
+            p99 = statistics.median(w["p99"] for w in results[n])
+            first = statistics.median(w["rps"] for w in results[values[0]])
+            print(f"  readers={n:<3} median of {args.rounds}: {rps:.0f} pages/s (x{rps / first:.2f} of readers="
+                  f"{values[0]}), p99 {p99:.0f} ms")
+    finally:
+        for proc, *_ in servers.values():
+            stop_server(proc)
 
 
 def report(label: str, r: dict, clients: int) -> str:
@@ -350,7 +477,20 @@ def report(label: str, r: dict, clients: int) -> str:
     if r["wrk"]:
         w = r["wrk"]
         line += (f" | wrk {clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.1f} ms, p99 {w['p99']:.1f} ms, "
-                 f"server CPU {w['cpu_ms']:.2f} ms/page, errors: {w['errors']}")
+                 f"server CPU {w['cpu_ms']:.2f} ms/page (owner process {w['owner_cpu_ms']:.2f}), "
+                 f"errors: {w['errors']}")
+        owner, readers = w["rss"]
+        line += f" | RSS after wrk: server {owner:.0f} MiB" + (
+            f" + {len(readers)} children {' + '.join(f'{r:.0f}' for r in readers)} MiB" if readers else "")
+    return line + f" | RSS after {r['rss']:.0f} MB"
+
+
+def ratios(b: dict, t: dict) -> str:
+    line = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
+            f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
+    if b["wrk"] and t["wrk"]:
+        line += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
+                 f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
     return line
 
 
@@ -364,9 +504,23 @@ def main() -> None:
                         help="another checkout (e.g. `git worktree add /tmp/base main`) measured on the same "
                              "library in the same run, for ratios")
     parser.add_argument("--wrk-seconds", type=int, default=10, help="0 skips the wrk run")
+    parser.add_argument("--camel", action="store_true", help='Accept: application/json; profile="CamelCase"')
+    parser.add_argument("--web", action="store_true", help="jellyfin-web's Fields and image options")
+    parser.add_argument("--pages", type=int, default=0, help="random page among the first N (0: anywhere)")
+    parser.add_argument("--sorts", default="SortName", help="sortBy values measured in turn, e.g. "
+                                                             "SortName,DateCreated,Random")
+    parser.add_argument("--readers", default=None,
+                        help="comma-separated REELROOM_READERS values to compare this checkout under, e.g. 0,1 "
+                             "(reader processes off, then at most one); --baseline is not used then")
+    parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
     args = parser.parse_args()
-    print(f"cpus: {os.cpu_count()}; page: limit 100, SortName, Fields={FIELDS}, "
-          f"user data, {'first page' if args.first_page else 'random startIndex'}; "
+    sorts = [x for x in args.sorts.split(",") if x]
+    MODE.update(camel=args.camel, web=args.web, pages=args.pages)
+    where = "first page" if args.first_page else (f"random page of the first {args.pages}" if args.pages
+                                                  else "random startIndex")
+    print(f"cpus: {os.cpu_count()}; page: limit 100, sortBy {'/'.join(sorts)}, Fields={WEB_FIELDS if args.web else FIELDS}"
+          f"{' (jellyfin-web: ImageTypeLimit=1)' if args.web else ''}, {'camelCase' if args.camel else 'PascalCase'}, "
+          f"user data, {where}; "
           f"targets: >= 1000 pages/s at p99 <= 100 ms ({args.clients} clients), <= 1.5 ms CPU/page, "
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
     runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
@@ -381,18 +535,19 @@ def main() -> None:
             stop_server(proc)
             add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
-            results = {}
-            for label, root in runs:
-                results[label] = measure(root, data, info, args)
-                print(report(label, results[label], args.clients), flush=True)
-            if "baseline" in results:
-                b, t = results["baseline"], results["this"]
-                ratios = (f"  ratios    1 client p50 x{b['p50'] / t['p50']:.1f} faster, CPU/page x{b['cpu'] / t['cpu']:.1f} "
-                          f"less, httpx pages/s x{t['many_rps'] / b['many_rps']:.1f}")
-                if b["wrk"] and t["wrk"]:
-                    ratios += (f", wrk pages/s x{t['wrk']['rps'] / b['wrk']['rps']:.1f}, "
-                               f"wrk p99 x{b['wrk']['p99'] / t['wrk']['p99']:.1f} lower")
-                print(ratios)
+            if args.readers:
+                readers_compare(data, info, args)
+                continue
+            for sort in sorts:
+                SORT[0] = sort
+                if len(sorts) > 1:
+                    print(f" sortBy={sort}, load average {os.getloadavg()[0]:.1f}")
+                results = {}
+                for label, root in runs:
+                    results[label] = measure(root, data, info, args)
+                    print(report(label, results[label], args.clients), flush=True)
+                if "baseline" in results:
+                    print(ratios(results["baseline"], results["this"]))
         finally:
             shutil.rmtree(data, ignore_errors=True)
 

@@ -15,7 +15,7 @@ a few hundred movies point at one real video and one real poster made with ffmpe
 It prints requests/s, p50/p99 latency (per route and overall), connection resets and errors,
 the server's peak RSS and CPU, and each stream's verdict. The clients are a small hand-written
 HTTP/1.1 keep-alive client on asyncio (httpx would spend more CPU than the server on this
-2-core machine), in --client-procs processes.
+2-core machine), in --client-procs processes, and the players in one more of their own.
 
     python bench/load.py [--size 100000] [--seconds 30] [--clients 200] [--streams 20]
                          [--baseline DIR]   # another checkout, measured first on the same library
@@ -32,6 +32,7 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -251,9 +252,13 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     procs = []
     n = args.client_procs
     stop_at = time.time() + 2 + args.seconds  # 2 s for the processes to start
-    for i in range(n):
-        p = multiprocessing.Process(target=client_proc, args=(
-            i, port, cfg, range(i, args.clients, n), range(i, args.streams, n), stop_at, out))
+    # browsers in --client-procs processes; the players in one of their own (a player is another
+    # device: its reading must not wait for the browsing clients' CPU)
+    plan = [(range(i, args.clients, n), range(0)) for i in range(n)]
+    if args.streams:
+        plan.append((range(0), range(args.streams)))
+    for i, (browsers, streams) in enumerate(plan):
+        p = multiprocessing.Process(target=client_proc, args=(i, port, cfg, browsers, streams, stop_at, out))
         p.start()
         procs.append(p)
     cpu0 = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)])
@@ -280,6 +285,7 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         merged["streams"].extend(r["streams"])
     merged["peak_rss"] = peak
     merged["cpu_share"] = cpu / max(wall, 1e-6)
+    merged["cpu_per_request"] = cpu * 1000 / max(merged["requests"], 1)
     merged["rps"] = merged["requests"] / args.seconds
     return merged
 
@@ -291,7 +297,8 @@ def report(label: str, r: dict) -> None:
           f"p99 {pct(every, 99) if every else float('nan'):.0f} ms | resets {r['resets']} {r['reset_kinds'] or ''}, "
           f"closed while idle {r['closed_idle']}, errors {r['errors']}, statuses {dict(sorted(r['status'].items()))}, "
           f"connections {r['connects']} | server peak RSS {r['peak_rss']:.0f} MB, "
-          f"CPU {r['cpu_share'] * 100:.0f}% of one core | streams holding {held}/{len(r['streams'])}")
+          f"CPU {r['cpu_share'] * 100:.0f}% of one core ({r['cpu_per_request']:.1f} ms per browsing request, streams "
+          f"included) | streams holding {held}/{len(r['streams'])}")
     for name, values in sorted(r["lat"].items()):
         print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
               f"p99 {pct(values, 99):.0f} ms")
@@ -304,6 +311,63 @@ def report(label: str, r: dict) -> None:
     if slow:
         print("            streams behind: " + ", ".join(f"{s['mbit']:.1f} Mbit/s (lag {s['worst_lag']:.1f} s)"
                                                       for s in slow))
+
+
+async def _route_costs(port: int, pid: int, cfg: dict, n: int) -> dict[str, float]:
+    """Server CPU (ms) per request of each browsing route and per MB of a direct stream, one
+    client, sequential: the lowest of three blocks of ``n`` requests (background work only adds)."""
+    stats = new_stats()
+    conn = Conn(port, stats)
+    headers = f'Authorization: {AUTH.format(n=99)}, Token="{cfg["token"]}"\r\n'
+    rnd = random.Random(3)
+    imaged = cfg["imaged_ids"][:20]
+    etags: dict[str, str] = {}
+    for i in imaged:  # renderings in the disk cache first: the figures are of cache hits
+        await conn.request(f"/Items/{i}/Images/Primary?fillWidth=240&quality=90", headers)
+    routes = {
+        "views": lambda: (f"/UserViews?userId={cfg['user_id']}", ""),
+        "item": lambda: (f"/Items/{rnd.choice(cfg['movie_ids'])}?userId={cfg['user_id']}", ""),
+        "image hit": lambda: (f"/Items/{rnd.choice(imaged)}/Images/Primary?fillWidth=240&quality=90", ""),
+        "image 304": lambda: (f"/Items/{imaged[0]}/Images/Primary?fillWidth=240&quality=90",
+                              f"If-None-Match: {etags.get('x', '*')}\r\n"),
+    }
+    # the ETag of the image for the 304 route
+    reader_writer = await asyncio.open_connection("127.0.0.1", port)
+    reader_writer[1].write((f"GET {routes['image 304']()[0]} HTTP/1.1\r\nHost: x\r\n{headers}"
+                            "Connection: close\r\n\r\n").encode())
+    raw = await reader_writer[0].read()
+    reader_writer[1].close()
+    for line in raw.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n"):
+        if line.lower().startswith("etag:"):
+            etags["x"] = line.split(":", 1)[1].strip()
+    out: dict[str, float] = {}
+    for name, make in routes.items():
+        best = float("inf")
+        for _ in range(3):
+            c0 = cpu_seconds(pid)
+            for _ in range(n):
+                path, extra = make()
+                status, _ = await conn.request(path, headers + extra)
+                assert status in (200, 304), (name, status)
+            best = min(best, (cpu_seconds(pid) - c0) * 1000 / n)
+        out[name] = best
+    size = cfg["video_size"]
+    best = float("inf")
+    for _ in range(3):
+        c0 = cpu_seconds(pid)
+        total = 0
+        for _ in range(4):
+            _status, got = await conn.request(f"/Videos/{cfg['video_id']}/stream?static=true", headers)
+            total += got
+        best = min(best, (cpu_seconds(pid) - c0) * 1000 / (total / 1e6))
+    out["stream per MB"] = best
+    out["_stream_bytes"] = size
+    conn.close()
+    return out
+
+
+def route_costs(url: str, pid: int, cfg: dict, n: int) -> dict[str, float]:
+    return asyncio.run(_route_costs(int(url.rsplit(":", 1)[1]), pid, cfg, n))
 
 
 def prepare(data: Path, size: int) -> dict:
@@ -334,21 +398,38 @@ def main() -> None:
     parser.add_argument("--buffer", type=float, default=2.0, help="seconds of playback a player buffers")
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout, measured first")
+    parser.add_argument("--data", type=Path, default=None,
+                        help="keep the built library in DIR and reuse it on the next run with the same --size")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="py-spy record each server during the load into DIR/<label>.txt (needs py-spy)")
+    parser.add_argument("--cost", type=int, default=100, metavar="N",
+                        help="before the load, server CPU per request of each route (N requests each; 0: skip)")
+    parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
           f"{args.bitrate / 1e6:.0f} Mbit/s for {args.seconds} s, {args.size} items; targets: {TARGETS}")
-    data = Path(tempfile.mkdtemp(prefix="reelroom-load-bench-"))
+    data = args.data.resolve() if args.data else Path(tempfile.mkdtemp(prefix="reelroom-load-bench-"))
+    saved = data / "load-bench.json"
     try:
         t0 = time.perf_counter()
-        info = prepare(data, args.size)
-        proc, url = start_server(data)
-        token, user_id = sign_in(url)
-        stop_server(proc)
-        add_user_data(data, user_id, info["movie_ids"])
+        info = json.loads(saved.read_text()) if args.data and saved.exists() else {}
+        if info.get("size") != args.size:
+            if data.exists() and args.data:
+                shutil.rmtree(data)
+            data.mkdir(parents=True, exist_ok=True)
+            info = prepare(data, args.size)
+            proc, url = start_server(data)
+            token, user_id = sign_in(url)
+            stop_server(proc)
+            add_user_data(data, user_id, info["movie_ids"])
+            info["size"] = args.size
+            saved.write_text(json.dumps(info))
+        shutil.rmtree(data / "data" / "cache", ignore_errors=True)  # every run renders its images afresh
         print(f"  library of {info['items']} items built in {time.perf_counter() - t0:.0f} s; "
               f"load average {os.getloadavg()[0]:.1f}")
         runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
-        results = {}
+        results: dict[str, dict] = {}
+        costs: dict[str, dict] = {}
         for label, root in runs:
             proc, url = start_server(data, root=root)
             try:
@@ -361,17 +442,38 @@ def main() -> None:
                        "items_query": "/Items?" + urllib.parse.urlencode(query), "video_id": info["video_id"],
                        "video_size": info["video_size"], "bitrate": args.bitrate, "buffer": args.buffer}
                 time.sleep(2)  # planner statistics are refreshed a second after start-up
-                results[label] = run_load(url, proc.pid, cfg, args)
+                if args.cost:
+                    costs[label] = route_costs(url, proc.pid, cfg, args.cost)
+                spy = None
+                if args.profile and not args.skip_load:
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    spy = subprocess.Popen(
+                        [shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(proc.pid), "--format", "raw", "--duration",
+                         str(args.seconds), "--output", str(args.profile / f"{label}.txt"), "--nonblocking"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if not args.skip_load:
+                    results[label] = run_load(url, proc.pid, cfg, args)
+                if spy is not None:
+                    spy.wait(60)
             finally:
                 stop_server(proc)
-            report(label, results[label])
+            if label in costs:
+                print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))
+            if label in results:
+                report(label, results[label])
+        if "baseline" in costs and "this" in costs:
+            print("  ratios    CPU per request " + ", ".join(
+                f"{k} x{costs['baseline'][k] / max(v, 1e-9):.1f} lower" for k, v in costs["this"].items()
+                if not k.startswith("_")))
         if "baseline" in results:
             b, t = results["baseline"], results["this"]
             pb = pct([x for v in b["lat"].values() for x in v], 99)
             pt = pct([x for v in t["lat"].values() for x in v], 99)
             print(f"  ratios    requests/s x{t['rps'] / max(b['rps'], 1e-9):.1f}, p99 x{pb / max(pt, 1e-9):.1f} lower")
     finally:
-        shutil.rmtree(data, ignore_errors=True)
+        if not args.data:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

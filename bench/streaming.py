@@ -1,6 +1,6 @@
 """Direct streaming through Reelroom against nginx serving the same file, in the same run.
 
-    python bench/streaming.py [--size-mib 1024] [--clients 32] [--seconds 10]
+    python bench/streaming.py [--size-mib 1024] [--clients 32] [--seconds 10] [--baseline DIR]
 
 1. Makes a ~1 GiB Matroska file (raw video, so it is quick to write), starts `reelroom-server`
    with a fresh data folder, completes the wizard, scans the file, and starts nginx (Debian's
@@ -57,11 +57,11 @@ def make_file(folder: Path, size_mib: int) -> Path:
     return path
 
 
-def start_reelroom(data: Path) -> tuple[subprocess.Popen, str]:
+def start_reelroom(data: Path, root: Path = ROOT) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(data), "--port", str(port),
-                             "--host", "127.0.0.1", "--no-lan"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                             "--host", "127.0.0.1", "--no-lan"], cwd=root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(root)})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -161,12 +161,19 @@ async def concurrent(url: str, clients: int, seconds: float, rate: float) -> lis
     return await asyncio.gather(*(player(url, rate, seconds) for _ in range(clients)))
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout, served side by side (curl runs interleaved with this one and nginx)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reelroom-bench-stream-"))
     procs: list[subprocess.Popen] = []
@@ -175,30 +182,44 @@ def main() -> None:
         t0 = time.perf_counter()
         media = make_file(library, args.size_mib)
         size = media.stat().st_size
-        print(f"file: {size / 2**20:.0f} MiB raw-video mkv, made in {time.perf_counter() - t0:.1f} s")
-        server, url = start_reelroom(work / "data")
-        procs.append(server)
-        stream = prepare(url, library)
+        print(f"file: {size / 2**20:.0f} MiB raw-video mkv, made in {time.perf_counter() - t0:.1f} s; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        servers: dict[str, tuple[subprocess.Popen, str]] = {}
+        for label, root in ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("reelroom", ROOT)]:
+            server, url = start_reelroom(work / f"data-{label}", root)
+            procs.append(server)
+            servers[label] = (server, prepare(url, library))
         nginx, nport = start_nginx(library, work)
         procs.append(nginx)
         relative = media.relative_to(library).as_posix().replace(" ", "%20").replace("(", "%28").replace(")", "%29")
         nginx_url = f"http://127.0.0.1:{nport}/{relative}"
-        curl_mb_per_s(stream)  # warm the page cache
-        ours = [curl_mb_per_s(stream) for _ in range(args.runs)]
-        theirs = [curl_mb_per_s(nginx_url) for _ in range(args.runs)]
-        print(f"direct stream, whole file with curl ({args.runs} runs):")
-        print(f"  reelroom  best {max(ours):8.0f} MB/s  median {statistics.median(ours):8.0f} MB/s")
-        print(f"  nginx     best {max(theirs):8.0f} MB/s  median {statistics.median(theirs):8.0f} MB/s")
-        print(f"  ratio (median) {statistics.median(ours) / statistics.median(theirs):.2f} (target >= 0.70)")
+        curl_mb_per_s(nginx_url)  # warm the page cache
+        speeds: dict[str, list[float]] = {label: [] for label in [*servers, "nginx"]}
+        cpu: dict[str, float] = dict.fromkeys(servers, 0.0)
+        for _ in range(args.runs):  # interleaved: the machine's load changes alike for all
+            for label, (server, stream) in servers.items():
+                c0 = cpu_seconds(server.pid)
+                speeds[label].append(curl_mb_per_s(stream))
+                cpu[label] += cpu_seconds(server.pid) - c0
+            speeds["nginx"].append(curl_mb_per_s(nginx_url))
+        print(f"direct stream, whole file with curl ({args.runs} runs, interleaved):")
+        for label, values in speeds.items():
+            extra = (f"  server CPU {cpu[label] * 1000 / (size * args.runs / 1e6):.2f} ms per MB"
+                     if label in cpu else "")
+            print(f"  {label:<9} best {max(values):8.0f} MB/s  median {statistics.median(values):8.0f} MB/s{extra}")
+        for label in servers:
+            print(f"  ratio {label} / nginx (median) "
+                  f"{statistics.median(speeds[label]) / statistics.median(speeds['nginx']):.2f} (target >= 0.70)")
 
         rate = 20e6 / 8
-        results = asyncio.run(concurrent(stream, args.clients, args.seconds, rate))
-        slowest = min(r for r, _ in results)
-        worst_gap = max(g for _, g in results)
-        stalls = sum(1 for _, g in results if g > 1.0)
-        print(f"{args.clients} concurrent players at 20 Mbit/s for {args.seconds:.0f} s:")
-        print(f"  slowest player {slowest * 8 / 1e6:.1f} Mbit/s, longest gap {worst_gap * 1000:.0f} ms, "
-              f"players with a stall > 1 s: {stalls}")
+        for label, (_server, stream) in servers.items():
+            results = asyncio.run(concurrent(stream, args.clients, args.seconds, rate))
+            slowest = min(r for r, _ in results)
+            worst_gap = max(g for _, g in results)
+            stalls = sum(1 for _, g in results if g > 1.0)
+            print(f"{label}: {args.clients} concurrent players at 20 Mbit/s for {args.seconds:.0f} s: "
+                  f"slowest player {slowest * 8 / 1e6:.1f} Mbit/s, longest gap {worst_gap * 1000:.0f} ms, "
+                  f"players with a stall > 1 s: {stalls}")
     finally:
         for proc in procs:
             proc.terminate()

@@ -62,6 +62,7 @@ from server.playback.versions import VersionService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
 from server.plugins.packages import PackageService
+from server.readers.pool import ReaderPool, ReaderSettings
 from server.resources import resources_dir
 from server.sessions.manager import SessionManager
 from server.subtitles.lyrics import LyricsService
@@ -96,6 +97,8 @@ class ServerOptions:
     discovery_port: int = 7359
     web_dir: Path | None = None  # --web-dir / REELROOM_WEB_DIR: the web client folder to host at /web/
     host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
+    readers: int | None = None  # most reader processes (0: none); None: REELROOM_READERS, else none
+    readers_busy: int | None = None  # in-flight pages before readers take them; None: REELROOM_READERS_BUSY or 2
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -179,6 +182,9 @@ class ServerContext:
         self.items = ItemService(self.db, self.users, self.system_id, self.events,
                                  rating_country=lambda: server_config().MetadataCountryCode)
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
+        # reader processes for heavy reads on the other cores, started only under load (server/readers/)
+        self.readers = ReaderPool(self.db, self.system_id,
+                                  ReaderSettings.resolve(options.readers, options.readers_busy))
 
         # -- plugins and the remote providers
         self.plugins = PluginManager(self.config, self.paths.data_dir,
@@ -261,6 +267,7 @@ class ServerContext:
         self.on_close(self.transcodes.close)  # every HLS job's ffmpeg
         self.on_close(self.scanner.aclose)  # a running pass, the watcher, the probe pool
         self.on_close(self.web.compression.close)  # the web client's compression pool
+        self.on_close(self.readers.close)  # the reader processes
 
     # -- facts ---------------------------------------------------------------------------
 

@@ -201,7 +201,8 @@ LAYERS = [  # lowest first; the longest matching prefix decides a module's layer
                       "server.plugins", "server.library.scan", "server.library.catalog", "server.system",
                       "server.tasks"]),
     ("domains", ["server.library.browse", "server.images", "server.subtitles", "server.playback",
-                 "server.trickplay", "server.artwork", "server.livetv", "server.syncplay", "server.web"]),
+                 "server.trickplay", "server.artwork", "server.livetv", "server.syncplay", "server.web",
+                 "server.readers"]),
     ("composition", ["server.context", "server.app", "server.runner", "server.api", "server.__main__",
                      "server.cli"]),
 ]

@@ -11,6 +11,7 @@ from server.context import ServerContext
 from server.errors import BadRequestError
 from server.library.catalog.query import ItemQuery
 from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 
 @operation("GetItems")
@@ -46,7 +47,8 @@ async def get_items(
     is3D: bool | None = None, seriesStatus: list[str] | None = None, nameStartsWithOrGreater: str | None = None,
     nameStartsWith: str | None = None, nameLessThan: str | None = None, studioIds: list[str] | None = None,
     genreIds: list[str] | None = None, enableTotalRecordCount: bool | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by ItemService.query_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     q = ItemQuery(
@@ -83,7 +85,10 @@ async def get_items(
     if hasSpecialFeature is not None:
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
-    return await ctx.items.query(q, dto.options(ctx.items, viewer))
+    camel = camel_case_requested.get()
+    # encoded by a reader process (server/readers/) while the server is busy, else here
+    return await ctx.readers.items(q, dto.options(ctx.items, viewer),
+                                   lambda q, opts: ctx.items.query_reply(q, opts, camel))
 
 
 @operation("GetItemUserData")
@@ -132,8 +137,9 @@ async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
                            userId: str | None = None, searchTerm: str | None = None, parentId: str | None = None,
                            mediaTypes: list[str] | None = None, excludeItemTypes: list[str] | None = None,
                            includeItemTypes: list[str] | None = None, enableTotalRecordCount: bool | None = None,
-                           excludeActiveSessions: bool | None = None) -> w.BaseItemDtoQueryResult:
-    """Partly played items (videos and audiobooks by default), last played first."""
+                           excludeActiveSessions: bool | None = None) -> w.BaseItemDtoQueryResult | bytes:
+    """Partly played items (videos and audiobooks by default), last played first (encoded by
+    ItemService.query_reply)."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     if viewer.user is None:
@@ -148,7 +154,7 @@ async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
         q.include_types = []
         q.resume_audiobooks = True
     ctx.items.scoped(q, viewer)
-    return await ctx.items.query(q, dto.options(ctx.items, viewer))
+    return await ctx.items.query_reply(q, dto.options(ctx.items, viewer), camel_case_requested.get())
 
 
 async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, dto: DtoOptions, page: Paging,

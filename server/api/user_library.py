@@ -9,6 +9,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.catalog.query import ItemQuery
 from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 _SPECIAL_EXCLUDED = ("Trailer", "ThemeSong", "ThemeVideo")
 _LATEST_TYPES = {"movies": ("Movie",), "tvshows": ("Episode",), "music": ("Audio",), "musicvideos": ("MusicVideo",),
@@ -63,7 +64,8 @@ async def get_special_features(ctx: ServerContext, auth: AuthInfo | None, itemId
 async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
                            userId: str | None = None, parentId: str | None = None,
                            includeItemTypes: list[str] | None = None, isPlayed: bool | None = None,
-                           groupItems: bool | None = None) -> list[w.BaseItemDto]:
+                           groupItems: bool | None = None) -> bytes:
+    """A list of BaseItemDto, encoded by ItemService.latest_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     _start, limit = page.bounds()
     limit = 20 if limit is None else limit
@@ -82,7 +84,8 @@ async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
                     if x}
         if parent is None and excludes:
             q.exclude_library_ids = excludes
-    return await ctx.items.latest(q, limit, groupItems is not False, dto.options(ctx.items, viewer))
+    return await ctx.items.latest_reply(q, limit, groupItems is not False, dto.options(ctx.items, viewer),
+                                        camel_case_requested.get())
 
 
 async def _user_target(ctx: ServerContext, auth: AuthInfo | None, item_id: str, user_id: str | None):

@@ -8,17 +8,25 @@ and callable from worker threads (the scanner) alike.
 PostgreSQL works the same way (READ COMMITTED, the default): one writer keeps write order and
 the ``generation`` counter simple, readers take pooled connections. Engines come from the
 dialect layer (``server/db/dialect.py``).
+
+Two counters tell readers' caches what changed: ``generation`` is bumped after every committed
+write, ``content_generation`` only after those that wrote more than user data (play state,
+favourites: the writes a playing client makes every few seconds). A cached answer that never
+read ``user_data`` stays valid while ``content_generation`` is unchanged
+(``server/library/catalog/query.py`` CountCache).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
@@ -31,6 +39,12 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+#: A statement that writes user data only (as SQLAlchemy spells INSERT, UPDATE and DELETE).
+_USER_DATA_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?user_data"?[\s(]', re.IGNORECASE)
+#: Statements that write nothing.
+_NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
+
+
 class Database:
     def __init__(self, url: str, readers: int = 4) -> None:
         self.url = normalize_url(url)
@@ -40,20 +54,46 @@ class Database:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
         self._writer_thread: threading.Thread | None = None
+        self._in_write = False
         self.generation = 0  # bumped after every committed write
+        self.content_generation = 0  # bumped after every committed write of more than user data
+        self._wrote_content = False
+        event.listen(self.engine, "before_cursor_execute", self._note_statement)
 
     # -- sync API (for worker threads) -------------------------------------------------
 
     def session(self) -> Session:
         return Session(self.engine, expire_on_commit=False)
 
+    def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        """On the writer: does this statement write anything but user data?"""
+        if (threading.current_thread() is self._writer_thread and not self._wrote_content
+                and not _NO_WRITE.match(statement) and not _USER_DATA_WRITE.match(statement)):
+            self._wrote_content = True
+
+    @property
+    def generations(self) -> tuple[int, int]:
+        """(content_generation, generation), read in that order (what CountCache compares)."""
+        return self.content_generation, self.generation
+
     def _run_write(self, fn: Callable[..., T], args: tuple) -> T:
+        outer = threading.current_thread() is not self._writer_thread or not self._in_write
         self._writer_thread = threading.current_thread()
-        with self.session() as s:
-            result = fn(s, *args)
-            s.commit()
-            self.generation += 1  # readers' caches (e.g. query counts) compare against this
-            return result
+        if outer:
+            self._wrote_content = False
+        self._in_write = True
+        try:
+            with self.session() as s:
+                result = fn(s, *args)
+                s.commit()
+                # readers' caches (query counts, id lists) compare against these
+                if self._wrote_content:
+                    self.content_generation += 1
+                self.generation += 1
+                return result
+        finally:
+            if outer:
+                self._in_write = False
 
     def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
         with self.session() as s:

@@ -1,17 +1,39 @@
-"""uvicorn's HTTP protocol with bounds on the request head, as Jellyfin's web server (Kestrel) has.
+"""uvicorn's HTTP protocol with bounds on the request head, as Jellyfin's web server (Kestrel) has,
+a response head written together with the first body message, and zero-copy file bodies (the
+ASGI ``http.response.zerocopysend`` extension).
 
 httptools keeps a header in memory until it is complete and has no limit of its own, so a client
 could send one 64 MiB header and have it read and answered. Here the bytes of the head are
 counted as they arrive (before the parser buffers them): a request line over
 :data:`MAX_REQUEST_LINE` bytes gets 414, headers over :data:`MAX_HEADER_BYTES` bytes or more than
 :data:`MAX_HEADER_COUNT` headers get 431, and the connection is closed without reading further.
+
+Zero-copy: on a plain TCP connection (no TLS) where the OS has ``sendfile``, the scope offers
+``extensions["http.response.zerocopysend"]``; an app (server/playback/ranges.py) may then send
+``{"type": "http.response.zerocopysend", "file": <binary file>, "offset": int, "count": int,
+"more_body": bool}`` after a ``http.response.start`` with a Content-Length. The bytes go from
+the page cache to the socket through ``loop.sendfile`` (``os.sendfile`` driven by the event
+loop's writable events): no read into Python, no worker thread per chunk, no copy, and a busy
+event loop still moves as much as the socket buffer takes on each wake-up.
+
+One write per reply: uvicorn writes the head when ``http.response.start`` is sent and the body
+with each body message, two system calls for every small reply. Under load each call on the
+event loop's thread lets the GIL go to a busy database reader and waits to get it back, so
+``response_sender`` holds the head of a reply with a Content-Length (its body follows at once;
+a streamed reply's head still goes out at once) until the first body message and writes both
+together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+from asyncio import constants as asyncio_constants
+from collections.abc import Callable, Coroutine
+from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 log = logging.getLogger("reelroom.http")
 
@@ -26,16 +48,134 @@ class _HeadTooLarge(Exception):
     pass
 
 
+ZERO_COPY = "http.response.zerocopysend"
+_HAS_SENDFILE = hasattr(os, "sendfile")
+_NATIVE_SENDFILE = asyncio_constants._SendfileMode.TRY_NATIVE
+
+
+class _Gathered:
+    """Stands in for the transport while a held response head and the first body message are
+    sent: their writes are gathered into one, a close is remembered for after it."""
+
+    __slots__ = ("closed", "parts", "transport")
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.parts: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def response_sender(cycle: RequestResponseCycle, zero_copy: bool) -> Callable[[Any], Coroutine[Any, Any, None]]:
+    """``cycle.send`` that writes a response's head together with its first body message (one
+    write, one system call, instead of two: on a busy server each call gives the GIL away and
+    waits to get it back), and, when ``zero_copy``, also takes ``http.response.zerocopysend``."""
+    send = cycle.send
+    held: Any = None  # the http.response.start message, until the first body message
+
+    async def send_held(message: Any) -> None:
+        nonlocal held
+        start, held = held, None
+        real = cycle.transport
+        gathered = _Gathered(real)
+        cycle.transport = gathered  # type: ignore[assignment]
+        try:
+            await send(start)
+            if message is not None:
+                await send(message)
+        finally:
+            cycle.transport = real
+            if gathered.parts and not real.is_closing():
+                real.write(b"".join(gathered.parts))
+            if gathered.closed:
+                real.close()
+
+    async def sender(message: Any) -> None:
+        nonlocal held
+        kind = message["type"]
+        if (kind == "http.response.start" and held is None and not cycle.response_started
+                and any(name.lower() == b"content-length" for name, _ in message.get("headers", ()))):
+            held = message  # a reply of known length: its body follows at once
+            return
+        if held is not None:
+            if kind == "http.response.body":
+                await send_held(message)
+                return
+            await send_held(None)
+        if kind == ZERO_COPY and zero_copy:
+            await _send_zero_copy(cycle, send, message)
+        else:
+            await send(message)
+
+    return sender
+
+
+async def _send_zero_copy(cycle: RequestResponseCycle, send: Callable[[Any], Coroutine[Any, Any, None]],
+                          message: Any) -> None:
+    if not cycle.response_started or cycle.response_complete or cycle.chunked_encoding:
+        raise RuntimeError("http.response.zerocopysend needs a started response with a Content-Length.")
+    more_body = bool(message.get("more_body", False))
+    file = message["file"]
+    offset = int(message.get("offset") or 0)
+    count = message.get("count")
+    if count is None:
+        count = os.fstat(file.fileno()).st_size - offset
+    if cycle.scope["method"] == "HEAD" or count <= 0:
+        await send({"type": "http.response.body", "body": b"", "more_body": more_body})
+        return
+    if count > cycle.expected_content_length:
+        raise RuntimeError("Response content longer than Content-Length")
+    if cycle.flow.write_paused and not cycle.disconnected:
+        await cycle.flow.drain()
+    if cycle.disconnected or cycle.transport.is_closing():
+        return
+    try:
+        sent = await asyncio.get_running_loop().sendfile(cycle.transport, file, offset, count)
+    except (OSError, RuntimeError) as exc:  # the client went away (EPIPE, ECONNRESET), or closed
+        log.debug("Zero-copy send ended early: %r", exc)
+        cycle.disconnected = True
+        cycle.transport.close()
+        return
+    cycle.expected_content_length -= sent
+    if sent < count:  # the file shrank under us: the promised length cannot be kept
+        log.warning("A file shrank while being sent (%d of %d bytes); closing the connection", sent, count)
+        cycle.disconnected = True
+        cycle.transport.close()
+        return
+    await send({"type": "http.response.body", "body": b"", "more_body": more_body})
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._in_head = True
         self._head_bytes = 0
         self._url_bytes = 0
         self._header_count = 0
         self._header_bytes = 0
-        self._header_bytes = 0
         self._refused: int | None = None
+        self._zero_copy: bool | None = None  # decided on the first request (the transport is known)
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        if self._zero_copy is None:
+            transport = self.transport
+            # asyncio's own socket transports (the server runs on asyncio.run) have a native
+            # loop.sendfile; TLS transports and uvloop's have none
+            self._zero_copy = (_HAS_SENDFILE and transport is not None
+                               and getattr(transport, "_sendfile_compatible", None) is _NATIVE_SENDFILE
+                               and transport.get_extra_info("sslcontext") is None)
+        if self._zero_copy:
+            cycle.scope["extensions"] = {**cycle.scope.get("extensions", {}), ZERO_COPY: {}}
+        cycle.send = response_sender(cycle, self._zero_copy)  # type: ignore[assignment]  # an instance attribute
+        super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:
         if self._refused is not None:

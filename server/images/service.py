@@ -47,6 +47,7 @@ LONG_CACHE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, no-cache"
 CACHE_MAX_AGE_DAYS = 30
 CACHE_MAX_BYTES = 2 * 1024 ** 3
+TARGET_CACHE_SIZE = 2048  # library items' image lists kept between requests (see ImageService.item_target)
 
 
 @dataclass
@@ -127,6 +128,9 @@ class ImageService:
         self.users_dir = paths.data_dir / "users"
         self.cache = ImageCache(paths.image_cache_dir)
         self.by_name_index = byname.ByNameIndex(self.metadata_dir)
+        # item id -> (database generation it was read at, Target): a library item's image list
+        # (items.images_json) without a database round trip while nothing was written since
+        self._targets: dict[str, tuple[int, Target]] = {}
         # called after an item's images changed: a deleted upload leaves room for generated art, a
         # folder picture wins over it (the artwork service runs again soon)
         self._on_change = on_change
@@ -142,7 +146,19 @@ class ImageService:
     # -- resolving targets ------------------------------------------------------------------
 
     async def item_target(self, item_id: str) -> Target:
-        """/Items/{itemId}/Images: a library item, a person or a by-name folder by its id."""
+        """/Items/{itemId}/Images: a library item, a person or a by-name folder by its id.
+
+        A library item's target (its images_json, nothing from a by-name folder) is kept in
+        memory with the ``Database.generation`` it was read at and used while the generation is
+        unchanged: every committed write bumps it (a new image, a rescan, artwork made), so a
+        changed item is read again. The generation is taken *before* the read, so a write that
+        lands during the read leaves an entry that is already outdated. Callers must not change
+        the Target they get."""
+        generation = self.db.generation
+        cached = self._targets.get(item_id)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+
         def read(session) -> Target | None:
             item = store.item_row(session, item_id)
             if item is not None:
@@ -165,7 +181,18 @@ class ImageService:
                 raise NotFoundError(f"Item {item_id} not found.")
             kind, name = found
             target = Target("byname", item_id, [], name=name, by_name_kind=kind)
+        if target.kind == "item" and target.by_name_kind is None:
+            self._remember(item_id, generation, target)
+            return target
         return await self._with_folder(target)
+
+    def _remember(self, item_id: str, generation: int, target: Target) -> None:
+        targets = self._targets
+        if len(targets) >= TARGET_CACHE_SIZE:
+            stale = [k for k, (g, _t) in targets.items() if g != generation]
+            for k in stale or list(targets)[: TARGET_CACHE_SIZE // 4]:  # outdated ones, else the oldest
+                del targets[k]
+        targets[item_id] = (generation, target)
 
     async def name_target(self, kind: str, name: str) -> Target:
         """/Persons|Genres|MusicGenres|Studios|Artists/{name}/Images."""
@@ -373,6 +400,7 @@ class ImageService:
         self._changed(item_id)
 
     def _changed(self, item_id: str) -> None:
+        self._targets.pop(item_id, None)  # the write bumped the generation too; this frees it now
         self._on_change()
         self.events.publish("LibraryChanged", w.LibraryUpdateInfo(
             FoldersAddedTo=[], FoldersRemovedFrom=[], ItemsAdded=[], ItemsRemoved=[], ItemsUpdated=[item_id],

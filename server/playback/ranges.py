@@ -1,8 +1,11 @@
 """HTTP byte ranges for media files (RFC 9110 sections 13 and 14), at the ASGI level.
 
 ``parse_range_header`` and ``plan_file_reply`` are pure functions; ``send_file_range``
-streams part of a file as ``http.response.body`` messages; ``RangeFileApp`` is an ASGI
-app that does all of it for one file, so any ASGI framework can return it.
+streams part of a file as ``http.response.body`` messages (chunks read in a thread);
+``RangeFileApp`` is an ASGI app that does all of it for one file, so any ASGI framework can
+return it: the file opened and stat'ed in one thread hop, then the range sent as one
+``http.response.zerocopysend`` message where the server offers that extension
+(server/http/protocol.py: ``os.sendfile``), else with ``send_file_range``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import anyio.to_thread
 
 log = logging.getLogger(__name__)
 
+ZERO_COPY = "http.response.zerocopysend"  # the ASGI extension server/http/protocol.py offers
 MIB = 1024 * 1024
 DEFAULT_CHUNK_SIZE = 2 * MIB
 
@@ -231,18 +235,22 @@ async def send_file_range(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     *,
     receive: Any = None,
+    handle: BinaryIO | None = None,
 ) -> int:
     """Send bytes ``start``..``end`` (inclusive) of a file as ASGI body messages.
 
     Reads happen in a worker thread. The response start message must already be sent.
     Stops quietly when the client goes away: when ``send`` raises OSError or, if
     ``receive`` is given, when it reports ``http.disconnect``. Returns the bytes sent.
+    ``handle``: the file already open (the caller closes it), else it is opened here.
     """
     if not 0 <= start <= end < size:
         raise ValueError(f"byte range {start}-{end} is outside a {size}-byte file")
     if chunk_size <= 0:
         raise ValueError("chunk_size must be positive")
-    handle: BinaryIO = await anyio.to_thread.run_sync(open, os.fspath(path), "rb")
+    owned = handle is None
+    if handle is None:
+        handle = await anyio.to_thread.run_sync(open, os.fspath(path), "rb")
     sent = [0]
     try:
         async with anyio.create_task_group() as group:
@@ -251,8 +259,18 @@ async def send_file_range(
             await _pump(send, handle, start, end, chunk_size, sent)
             group.cancel_scope.cancel()
     finally:
-        handle.close()
+        if owned:
+            handle.close()
     return sent[0]
+
+
+def _open_with_stat(path: str | os.PathLike[str]) -> tuple[BinaryIO, os.stat_result]:
+    handle = open(os.fspath(path), "rb")  # noqa: SIM115 - the caller closes it
+    try:
+        return handle, os.fstat(handle.fileno())
+    except OSError:
+        handle.close()
+        raise
 
 
 async def _pump(send: Any, handle: BinaryIO, start: int, end: int, chunk_size: int, sent: list[int]) -> None:
@@ -308,27 +326,33 @@ class RangeFileApp:
         self.background = background
 
     async def __call__(self, scope: Mapping[str, Any], receive: Any, send: Any) -> None:
-        try:
-            stat = await anyio.to_thread.run_sync(os.stat, self.path)
+        try:  # one thread hop: the file opened and its size and mtime read from the open file
+            handle, stat = await anyio.to_thread.run_sync(_open_with_stat, self.path)
         except OSError:
             await _send_simple(send, 404, b"File not found")
             return
-        reply = plan_file_reply(
-            method=scope.get("method", "GET"),
-            request_headers=request_headers_from_scope(scope),
-            size=stat.st_size,
-            mtime_ns=stat.st_mtime_ns,
-            media_type=self.media_type,
-            extra_headers=self.headers,
-        )
-        await send({"type": "http.response.start", "status": reply.status, "headers": _encode(reply.headers)})
-        if reply.body_range is None:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        else:
-            await send_file_range(
-                send, self.path, stat.st_size, reply.body_range.start, reply.body_range.end,
-                self.chunk_size, receive=receive,
+        try:
+            reply = plan_file_reply(
+                method=scope.get("method", "GET"),
+                request_headers=request_headers_from_scope(scope),
+                size=stat.st_size,
+                mtime_ns=stat.st_mtime_ns,
+                media_type=self.media_type,
+                extra_headers=self.headers,
             )
+            await send({"type": "http.response.start", "status": reply.status, "headers": _encode(reply.headers)})
+            if reply.body_range is None:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            elif ZERO_COPY in (scope.get("extensions") or {}):
+                await send({"type": ZERO_COPY, "file": handle, "offset": reply.body_range.start,
+                            "count": reply.body_range.length, "more_body": False})
+            else:
+                await send_file_range(
+                    send, self.path, stat.st_size, reply.body_range.start, reply.body_range.end,
+                    self.chunk_size, receive=receive, handle=handle,
+                )
+        finally:
+            handle.close()
         if self.background is not None:
             await self.background()
 

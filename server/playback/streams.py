@@ -37,6 +37,8 @@ from server.playback.service import (
     universal_plan,
 )
 
+SOURCE_CACHE_SIZE = 256  # media sources kept (few are played at once)
+
 
 class StreamService:
     """``ctx.streams``. ``row`` is ItemService.row (an item by id, 404 when unknown), ``db`` the
@@ -46,10 +48,30 @@ class StreamService:
         self._row = row
         self._db = db
         self._ffmpeg_path = ffmpeg_path
+        # (item id, media source id) -> (database generation read at, row): a player asks for
+        # the same file again and again (seeks, ranges, loops); while nothing was written since,
+        # the row is known without waiting for a database reader behind library pages
+        self._sources: dict[tuple[str, str | None], tuple[int, Any]] = {}
 
     async def source_row(self, item_id: str, media_source_id: str | None) -> Any:
         """The row of the media source to play: the item, or the alternate version
-        ``media_source_id`` names; 404 when there is no such source or its file is missing."""
+        ``media_source_id`` names; 404 when there is no such source or its file is missing.
+        (The caller's right to see the item is the guard's check, before this.)"""
+        generation = self._db.generation  # taken before reading: a write during the read outdates it
+        key = (normalize_guid(item_id) or item_id, normalize_guid(media_source_id) if media_source_id else None)
+        cached = self._sources.get(key)
+        if cached is not None and cached[0] == generation:
+            row = cached[1]
+        else:
+            row = await self._read_source(item_id, media_source_id)
+            if len(self._sources) >= SOURCE_CACHE_SIZE:
+                self._sources.clear()
+            self._sources[key] = (generation, row)
+        if not await asyncio.to_thread(os.path.isfile, row.path):
+            raise NotFoundError(f"The file of item {item_id} is missing.")
+        return row
+
+    async def _read_source(self, item_id: str, media_source_id: str | None) -> Any:
         row = await self._row(item_id)
         if media_source_id:
             wanted = normalize_guid(media_source_id)
@@ -60,8 +82,6 @@ class StreamService:
                 row = rows[wanted]
         if row.is_folder or not row.path:
             raise NotFoundError(f"Item {item_id} has no file to stream.")
-        if not await asyncio.to_thread(os.path.isfile, row.path):
-            raise NotFoundError(f"The file of item {item_id} is missing.")
         return row
 
     # -- Audio and Videos streams ------------------------------------------------------------

@@ -151,3 +151,38 @@ def test_user_images_and_permissions(live):
         assert "PrimaryImageTag" not in c.get(f"/Users/{other}").json()
         assert c.get("/UserImage", params={"userId": other}).status_code == 404
     assert list((live.data_dir / "users" / other).iterdir()) == []
+
+
+def _corner(c, url: str) -> tuple[int, int, int]:
+    """The bottom-right pixel of a 100-wide rendering (make_picture's colour, not its black quadrant)."""
+    r = c.get(url, params={"format": "Png", "fillWidth": 100})
+    assert r.status_code == 200, r.text
+    img = decode(r.content).convert("RGB")
+    return img.getpixel((img.width - 5, img.height - 5))
+
+
+def test_kept_image_list_is_never_served_stale(live):
+    """The image list of an item is kept in memory between requests (ImageService.item_target);
+    a write by anyone else (a rescan, artwork, another process's tool going through the writer)
+    must be seen on the next request, as must a file replaced in place."""
+    red = make_picture(live.extra["art"] / "kept-red.jpg", (200, 300), color=(250, 0, 0))
+    blue = make_picture(live.extra["art"] / "kept-blue.jpg", (200, 300), color=(0, 0, 250))
+    item_id = add_item(live, [entry_for(red)])
+    url = f"/Items/{item_id}/Images/Primary"
+    with live.admin() as c:
+        assert _corner(c, url)[0] > 200 and _corner(c, url)[0] > 200  # kept now
+        live.ctx.db.write_sync(lambda s: setattr(s.get(Item, item_id), "images_json", json.dumps([entry_for(blue)])))
+        assert _corner(c, url)[2] > 200  # the new poster, not the kept list's
+        # a Backdrop added by a writer: the type exists at once
+        assert c.get(f"/Items/{item_id}/Images/Backdrop").status_code == 404
+        live.ctx.db.write_sync(lambda s: setattr(s.get(Item, item_id), "images_json", json.dumps(
+            [entry_for(blue), entry_for(red, "Backdrop", 0)])))
+        assert _corner(c, f"/Items/{item_id}/Images/Backdrop")[0] > 200
+        # the file replaced at the same path (same list): the rendering is made again
+        make_picture(blue, (200, 300), color=(0, 250, 0))
+        import os
+        os.utime(blue, ns=(blue.stat().st_atime_ns, blue.stat().st_mtime_ns + 5_000_000_000))
+        assert _corner(c, url)[1] > 200
+        # the item gone: 404, not the kept list
+        live.ctx.db.write_sync(lambda s: s.delete(s.get(Item, item_id)))
+        assert c.get(url).status_code == 404

@@ -159,6 +159,32 @@ def test_range_replies_are_byte_exact(live, media):
         assert anonymous.get("/Videos/0123456789abcdef0123456789abcdef/stream").status_code == 404
 
 
+def test_kept_source_row_follows_changes(live, media, tmp_path):
+    """A stream's row is kept between requests while the database is unchanged; a moved file (a
+    rescan writing the new path) is streamed from its new place at once, a vanished one is 404."""
+    from server.db.tables import Item
+
+    item = _item(live, "Direct Movie")["Id"]
+    original = str(media["mp4"])
+    moved = tmp_path / "moved.mp4"
+    moved.write_bytes(media["mp4"].read_bytes()[:1000] + b"moved")
+
+    def set_path(path: str) -> None:
+        live.ctx.db.write_sync(lambda s: setattr(s.get(Item, item), "path", path))
+
+    with live.client() as anonymous:
+        url = f"/Videos/{item}/stream"
+        assert anonymous.get(url, params={"static": "true"}).content == media["mp4"].read_bytes()
+        set_path(str(moved))
+        try:
+            assert anonymous.get(url, params={"static": "true"}).content.endswith(b"moved")
+            moved.unlink()
+            assert anonymous.get(url, params={"static": "true"}).status_code == 404
+        finally:
+            set_path(original)
+        assert anonymous.get(url, params={"static": "true"}).content == media["mp4"].read_bytes()
+
+
 def test_progressive_remux_and_audio_transcode(live, tmp_path):
     item = _item(live, "Remux Movie")["Id"]
     with live.client() as anonymous:
@@ -264,6 +290,8 @@ def test_merge_and_split_versions(live):
         assert one.status_code == 200 and one.headers["content-type"] in ("video/x-matroska", "video/webm")
         assert c.delete(f"/Videos/{a}/AlternateSources").status_code == 204
         assert [s["Id"] for s in _info(live, a, None)["MediaSources"]] == [a]
+        # the kept media source (StreamService.source_row) went with the split
+        assert c.get(f"/Videos/{a}/stream", params={"static": "true", "mediaSourceId": b}).status_code == 404
         assert c.get(f"/Videos/{a}/AdditionalParts").json()["TotalRecordCount"] == 0
 
 

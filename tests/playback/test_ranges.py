@@ -17,7 +17,9 @@ import pytest
 import uvicorn
 from litestar import Litestar, route
 from litestar.params import FromPath
+from litestar.types import Scope
 
+from server.http.protocol import BoundedHttpToolsProtocol
 from server.playback.range_response import RangeFileResponse
 from server.playback.ranges import (
     ByteRange,
@@ -132,14 +134,17 @@ def test_send_file_range_rejects_out_of_file_ranges(tmp_path: Path) -> None:
 
 
 class _Served:
-    def __init__(self, base_url: str, small: Path, big: Path) -> None:
+    def __init__(self, base_url: str, small: Path, big: Path, server: str) -> None:
+        self.server = server
         self.base_url = base_url
         self.small = small
         self.big = big
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
+@pytest.fixture(scope="module", params=["uvicorn", "reelroom"])
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
+    """The same app on uvicorn's own httptools protocol (bodies read in a thread, chunk by chunk)
+    and on Reelroom's (server/http/protocol.py: zero-copy ``os.sendfile`` where available)."""
     root = tmp_path_factory.mktemp("files")
     small = root / "clip.mp4"
     small.write_bytes(os.urandom(SMALL_SIZE))
@@ -152,12 +157,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
     async def serve_file(name: FromPath[str]) -> RangeFileResponse:
         return RangeFileResponse(root / name, headers={"cache-control": "no-cache"})
 
-    app = Litestar(route_handlers=[serve_file])
+    @route("/extensions", http_method=["GET"])
+    async def extensions(scope: Scope) -> list[str]:
+        return sorted(scope.get("extensions") or {})
+
+    app = Litestar(route_handlers=[serve_file, extensions])
+    http = BoundedHttpToolsProtocol if request.param == "reelroom" else "httptools"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    loop = "asyncio" if request.param == "reelroom" else "auto"  # the server runs on asyncio.run
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", http=http, loop=loop))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -165,7 +176,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Served]:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.02)
     try:
-        yield _Served(f"http://127.0.0.1:{port}", small, big)
+        yield _Served(f"http://127.0.0.1:{port}", small, big, request.param)
     finally:
         server.should_exit = True
         thread.join(timeout=10)
@@ -279,3 +290,31 @@ def test_client_hanging_up_mid_stream_leaves_server_healthy(served: _Served, cli
     reply = client.get("/files/movie.mkv", headers={"Range": "bytes=-10"})
     assert reply.status_code == 206
     assert reply.content == served.big.read_bytes()[-10:]
+
+
+def test_zero_copy_is_offered_on_reelroom_protocol_only(served: _Served, client: httpx.Client) -> None:
+    offered = client.get("/extensions").json()
+    assert ("http.response.zerocopysend" in offered) == (served.server == "reelroom" and hasattr(os, "sendfile"))
+
+
+def test_keep_alive_after_ranges_on_one_connection(served: _Served) -> None:
+    """Several range replies, a HEAD and a whole file one after another on one connection: each
+    body is exactly its Content-Length, so the next reply starts where it should."""
+    data = served.big.read_bytes()
+    host, port = served.base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        reader = raw.makefile("rb")
+        for method, first, last in (("GET", 0, 99), ("GET", 5_000_000, 9_999_999), ("HEAD", 0, 9),
+                                    ("GET", len(data) - 3 * 1024 * 1024, len(data) - 1), ("GET", 7, 7)):
+            raw.sendall(f"{method} /files/movie.mkv HTTP/1.1\r\nHost: x\r\nRange: bytes={first}-{last}\r\n\r\n"
+                        .encode())
+            status = reader.readline()
+            assert status.startswith(b"HTTP/1.1 206"), status
+            length = None
+            while (line := reader.readline()) != b"\r\n":
+                name, _, value = line.decode("latin-1").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            assert length == last - first + 1
+            if method == "GET":
+                assert reader.read(length) == data[first:last + 1]

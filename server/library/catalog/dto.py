@@ -21,10 +21,12 @@ from sqlalchemy.orm import Session
 from server.db.handles import item_people, item_values, items, libraries, people, user_data
 from server.guid import guid_from_text
 from server.library.catalog import ids
+from server.library.catalog.fragments import FragmentCache
 from server.library.catalog.media_sources import media_sources_for, streams_of
-from server.library.catalog.query import ItemRow
+from server.library.catalog.query import ItemRow, get_user_data
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
+from server.wire.casing import encode_wire
 
 _JSON = msgspec.json.Decoder()
 _CHAPTERS = msgspec.json.Decoder(list[w.ChapterInfo])
@@ -138,11 +140,10 @@ def _name_pairs(names: Sequence[str], kind: str) -> list[w.NameGuidPair]:
 
 
 def user_data_rows(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, Any]:
+    """The user's data rows of these items (query.get_user_data: one driver-level query)."""
     if not item_ids:
         return {}
-    rows = s.execute(select(user_data).where(user_data.c.user_id == user_id,
-                                             user_data.c.item_id.in_(list(item_ids)))).all()
-    return {r.item_id: r for r in rows}
+    return get_user_data(s, user_id, item_ids)
 
 
 @dataclass
@@ -470,13 +471,26 @@ def _list(text: str | None) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def build_dtos(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
-    if not rows:
-        return []
+@dataclass
+class _Batch:
+    """The batched lookups of a page (one query each, only those the options need)."""
+
+    uds: dict[str, Any]
+    counts: dict[str, FolderCounts]
+    cast: dict[str, list[w.BaseItemPerson]]
+    versions: dict[str, list[Any]]
+    extras: dict[str, tuple[int, int]]
+    parents: dict[str, Any]
+    ctypes: dict[str, str | None]
+    tiles: dict[str, Any]
+    want_user_data: bool
+
+
+def _gather(s: Session, rows: Sequence[ItemRow], opts: DtoOptions) -> _Batch:
     item_ids = [r.id for r in rows]
     has = opts.has
     want_user_data = bool(opts.enable_user_data and opts.user_id)
-    uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data else {}
+    uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data and opts.user_id else {}
     want_children = has("ChildCount")
     want_recursive = has("RecursiveItemCount")  # played counts (series, seasons) come with user data
     counts = folder_counts(s, rows, opts.user_id, want_children=want_children, want_recursive=want_recursive,
@@ -488,14 +502,76 @@ def build_dtos(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id:
     extras = extras_counts(s, item_ids) if (has("LocalTrailerCount") or has("SpecialFeatureCount")) else {}
     parents = parent_rows(s, rows) if opts.enable_images or any(r.type in ("Season",) for r in rows) else {}
     ctypes = collection_types(s, rows)
-    dtos = [_build_one(r, opts, server_id, uds.get(r.id), counts.get(r.id), cast, versions, extras, parents,
-                       ctypes, want_user_data) for r in rows]
-    if has("Trickplay") and media_rows:
-        tiles = trickplay_info_for(s, media_rows)
+    tiles = trickplay_info_for(s, media_rows) if has("Trickplay") and media_rows else {}
+    return _Batch(uds, counts, cast, versions, extras, parents, ctypes, tiles, want_user_data)
+
+
+def build_dtos(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
+    if not rows:
+        return []
+    b = _gather(s, rows, opts)
+    dtos = [_build_one(r, opts, server_id, b.uds.get(r.id), b.counts.get(r.id), b.cast, b.versions, b.extras,
+                       b.parents, b.ctypes, b.want_user_data) for r in rows]
+    if b.tiles:
         for dto in dtos:
-            if dto.Id in tiles:
-                dto.Trickplay = tiles[dto.Id]
+            if dto.Id in b.tiles:
+                dto.Trickplay = b.tiles[dto.Id]
     return dtos
+
+
+def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str,
+                    cache: FragmentCache | None, camel: bool,
+                    child_counts: Sequence[int | None] | None = None) -> list[bytes]:
+    """The page's BaseItemDtos as encoded JSON objects (PascalCase, or camelCase), equal after
+    parsing to encoding ``build_dtos``' DTOs. Each item's DTO without UserData is taken from
+    ``cache`` when everything it is made from is unchanged (see fragments.py), else built,
+    encoded and kept; UserData is made for this reply and spliced in. ``child_counts`` (Latest:
+    how many new items a group holds) sets ChildCount where it is not 0 or None."""
+    if not rows:
+        return []
+    b = _gather(s, rows, opts)
+    shape = cache.shape((opts.fields, opts.enable_images, opts.image_type_limit, opts.enable_image_types,
+                         opts.can_delete, opts.can_download, server_id, camel)) if cache is not None else 0
+    user_key = b',"userData":' if camel else b',"UserData":'
+    with_people = "People" in opts.fields
+    counts_of = [b.counts.get(r.id) for r in rows]
+    deps_of: list[tuple[Any, ...]] = []
+    heads: list[bytes | None] = [None] * len(rows)
+    if cache is not None:
+        parents, versions, extras, ctypes, cast, tiles = b.parents, b.versions, b.extras, b.ctypes, b.cast, b.tiles
+        for i, r in enumerate(rows):
+            counts = counts_of[i]
+            chain = tuple(parents.get(x) for x in (r.season_id, r.series_id, r.album_id, r.parent_id) if x) \
+                if parents else ()
+            deps_of.append((r, chain, versions.get(r.id), extras.get(r.id), ctypes.get(r.id),
+                            (counts.children, counts.total) if counts is not None else None,
+                            cast.get(r.id) if with_people else None, tiles.get(r.id),
+                            child_counts[i] if child_counts is not None else None))
+        heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
+    made: list[tuple[str, Any, bytes]] = []
+    out: list[bytes] = []
+    for i, r in enumerate(rows):
+        counts = counts_of[i]
+        head = heads[i]
+        if head is None:
+            dto = _build_one(r, opts, server_id, None, counts, b.cast, b.versions, b.extras, b.parents, b.ctypes,
+                             False)
+            if r.id in b.tiles:
+                dto.Trickplay = b.tiles[r.id]
+            child_count = child_counts[i] if child_counts is not None else None
+            if child_count:
+                dto.ChildCount = child_count
+            head = encode_wire(dto, camel)[:-1]
+            if cache is not None:
+                made.append((r.id, deps_of[i], head))
+        if b.want_user_data:
+            ud = encode_wire(_user_data_dto(r, b.uds.get(r.id), counts), camel)
+            out.append(b"".join((head, user_key, ud, b"}")))
+        else:
+            out.append(head + b"}")
+    if made and cache is not None:
+        cache.put_many(shape, made)
+    return out
 
 
 def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
@@ -655,7 +731,7 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
     return dto
 
 
-__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "etag", "folder_counts", "image_tag", "images_of",
+__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "etag", "folder_counts", "image_tag", "images_of",
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 

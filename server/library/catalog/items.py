@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -25,7 +26,8 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, user_data_dtos
+from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, build_fragments, user_data_dtos
+from server.library.catalog.fragments import DEFAULT_BUDGET, FragmentCache, splice
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
@@ -48,6 +50,7 @@ from server.library.catalog.search import SearchRequest, search_hints
 from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
+from server.wire.casing import encode_wire
 
 ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
                         "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
@@ -124,9 +127,13 @@ class Viewer:
         return self.user is None or self.user.policy.EnableContentDownloading is not False
 
 
+VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
+
+
 class ItemService:
     def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
-                 rating_country: Callable[[], str | None] = lambda: None) -> None:
+                 rating_country: Callable[[], str | None] = lambda: None,
+                 fragment_budget: int = DEFAULT_BUDGET) -> None:
         self.db = db
         self.users = users
         self.server_id = server_id
@@ -134,7 +141,12 @@ class ItemService:
         self.count_cache = CountCache()
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
-        self.by_name = ByNameIndex(lambda: db.generation)
+        self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
+        #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
+        self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
+                                                                         list[w.BaseItemDto]]] = {}
+        #: encoded DTOs per item and shape, used while what they were made from is unchanged
+        self.fragments = FragmentCache(fragment_budget)
 
     async def start(self) -> None:
         """After the migration: check the search index (see search_index.ensure) and the kept
@@ -235,11 +247,40 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            rows, total = run_query(s, q, self.count_cache, self.db.generations)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.server_id),
                                             TotalRecordCount=total, StartIndex=q.start_index)
 
         return await self.db.read(read)
+
+    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
+        """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
+        from per-item fragments (fragments.py), without building the DTOs of unchanged items."""
+        q.names = q.names or self.by_name
+
+        def read(s: Session) -> bytes:
+            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
+                                                         StartIndex=q.start_index), camel)
+            return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
+
+        return await self.db.read(read)
+
+    async def latest_reply(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions, camel: bool) -> bytes:
+        """``latest``'s reply (a JSON array) already encoded, from per-item fragments."""
+        q.names = q.names or self.by_name
+
+        def read(s: Session) -> bytes:
+            groups = latest_groups(s, q, limit, group)
+            return splice(b"[]", build_fragments(s, [row for row, _ in groups], opts, self.server_id,
+                                                 self.fragments, camel, [count for _, count in groups]))
+
+        return await self.db.read(read)
+
+    async def dtos_reply(self, rows: list[ItemRow], opts: DtoOptions, camel: bool) -> bytes:
+        """``dtos`` as an encoded JSON array, from per-item fragments."""
+        return await self.db.read(lambda s: splice(b"[]", build_fragments(s, rows, opts, self.server_id,
+                                                                          self.fragments, camel)))
 
     async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
         """Latest media: grouped rows, ChildCount = how many new items a group holds."""
@@ -324,8 +365,28 @@ class ItemService:
         key = normalize_guid(item_id)
         if key == ROOT_FOLDER_ID:
             return self.root_folder(viewer)
-        target = await self.target(item_id, viewer)
+        if key is None:
+            raise NotFoundError(f"Item {item_id} not found.")
         opts = opts or self.options(viewer, all_fields=True)
+        user_id = viewer.user_id
+
+        def read_row_item(s: Session) -> w.BaseItemDto | None:
+            # a library row: found, checked (scope, parental rules, private playlists) and built in
+            # one read, one thread hop (the same checks as ``target``)
+            row = get_row(s, key)
+            if row is None:
+                return None
+            if not self._may_see(s, row, viewer) or (
+                    row.type == "Playlist" and user_id is not None
+                    and s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first()
+                    is None):
+                raise NotFoundError(f"Item {item_id} not found.")
+            return build_dtos(s, [row], opts, self.server_id)[0]
+
+        built = await self.db.read(read_row_item)
+        if built is not None:
+            return built
+        target = await self.target(item_id, viewer)
         if isinstance(target, ByNameTarget):
             opts.fields = opts.fields | {"ItemCounts", "ChildCount"}
 
@@ -355,13 +416,13 @@ class ItemService:
 
     async def library_rows(self, viewer: Viewer) -> list[ItemRow]:
         """The CollectionFolder rows the viewer may see, in name order."""
-        def read(s: Session) -> list[ItemRow]:
-            q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
-                                                      "UserView")))  # + Live TV (server/livetv/items.py)
-            q = q.order_by(items.c.sort_name, items.c.name)
-            return item_rows(s.execute(q).all())
+        return await self.db.read(self._library_rows, viewer)
 
-        return [r for r in await self.db.read(read) if self.visible(r, viewer)]
+    def _library_rows(self, s: Session, viewer: Viewer) -> list[ItemRow]:
+        q = select(items).where(items.c.type.in_(("CollectionFolder", "ManualPlaylistsFolder",  # + Playlists view
+                                                  "UserView")))  # + Live TV (server/livetv/items.py)
+        q = q.order_by(items.c.sort_name, items.c.name)
+        return [r for r in item_rows(s.execute(q).all()) if self.visible(r, viewer)]
 
     # -- user data -----------------------------------------------------------------------
 
@@ -389,17 +450,36 @@ class ItemService:
     async def views(self, viewer: Viewer, *, include_hidden: bool = False, preset: list[str] | None = None,
                     fields: list[str] | None = None) -> list[w.BaseItemDto]:
         """The viewer's libraries as CollectionFolder DTOs: the policy's folders only, without
-        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order."""
-        rows = await self.library_rows(viewer)
-        if viewer.user is not None:
-            config = viewer.user.configuration
-            if not include_hidden:
-                hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
-                rows = [r for r in rows if r.id not in hidden]
-            order = [normalize_guid(x) for x in config.OrderedViews or []]
-            rank = {item_id: i for i, item_id in enumerate(order) if item_id}
-            rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
-        return await self.dtos(rows, self.options(viewer, fields))
+        the user's hidden ones (MyMediaExcludes) unless asked, in the user's order.
+
+        Kept per user and arguments while ``Database.generation`` is unchanged and the user's
+        record is the same object (UserService makes a new one when the user, their policy or
+        configuration changes; those writes bump the generation too): every write (user data,
+        a rename, new artwork, a scan) makes the next call read again. Callers get copies."""
+        key = (viewer.user_id, include_hidden, tuple(fields or ()))
+        generation = self.db.generation  # taken before reading: a write during the read outdates it
+        kept = self._views.get(key)
+        if kept is not None and kept[0] == generation and kept[1] is viewer.user:
+            return [msgspec.structs.replace(dto) for dto in kept[2]]
+        opts = self.options(viewer, fields)
+
+        def read(s: Session) -> list[w.BaseItemDto]:  # rows and DTOs in one read, one thread hop
+            rows = self._library_rows(s, viewer)
+            if viewer.user is not None:
+                config = viewer.user.configuration
+                if not include_hidden:
+                    hidden = {normalize_guid(x) for x in config.MyMediaExcludes or []}
+                    rows = [r for r in rows if r.id not in hidden]
+                order = [normalize_guid(x) for x in config.OrderedViews or []]
+                rank = {item_id: i for i, item_id in enumerate(order) if item_id}
+                rows.sort(key=lambda r: (rank.get(r.id, len(rank)), (r.sort_name or r.name or "").lower()))
+            return build_dtos(s, rows, opts, self.server_id)
+
+        views = await self.db.read(read)
+        if len(self._views) >= VIEWS_KEPT:
+            self._views.clear()
+        self._views[key] = (generation, viewer.user, views)
+        return [msgspec.structs.replace(dto) for dto in views]
 
     async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
         """How many items of each kind the viewer sees (one grouped query)."""

@@ -1,0 +1,136 @@
+"""CPU of the DTO half of an Items page: building the page's BaseItemDtos and encoding the reply,
+measured in-process (``time.process_time``, so a busy machine inflates it less than wall time).
+
+The library is bench/items_query.py's (movies with streams, images, genres; shows). The page
+rows are read once per page (the SQL is not measured); then, per checkout (``--baseline DIR``
+runs the other checkout's code in its own process on the same database):
+
+- *dict*: ``build_dtos`` + encoding the BaseItemDtoQueryResult (PascalCase; camelCase as the
+  handler does it: ``casing.encode_json`` with ``camel_case_requested`` set);
+- *fragments, cold*: ``build_fragments`` with an empty cache (every item built and encoded);
+- *fragments, warm*: the same pages again (every item from its fragment; UserData spliced).
+
+Figures are ms of CPU per 100-item page, for the issue's Fields and for jellyfin-web's.
+
+    python bench/items_dto.py [--size 20000] [--pages 30] [--baseline DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import json, random, sys, time
+sys.path.insert(0, sys.argv[1])
+from sqlalchemy.orm import Session
+from server.db.database import Database, sqlite_url
+from server.library.catalog.query import ItemQuery, run_query
+from server.library.catalog import dto as D
+from server.wire import models as w
+from server.wire import casing
+args = json.loads(sys.argv[2])
+db = Database(sqlite_url(args["db"]))
+rnd = random.Random(5)
+out = {}
+with Session(db.engine) as s:
+    pages = []
+    for _ in range(args["pages"]):
+        start = rnd.randrange(0, max(1, args["movies"] - 100))
+        q = ItemQuery(parent_id=args["parent"], recursive=True, include_types=["Movie"], sort_by=["SortName"],
+                      start_index=start, limit=100)
+        rows, total = run_query(s, q)
+        pages.append((rows, total, start))
+    for label, fields, extra in (("issue", ["PrimaryImageAspectRatio", "MediaSources", "Overview"], {}),
+                                 ("web", ["PrimaryImageAspectRatio", "MediaSourceCount"],
+                                  {"image_type_limit": 1,
+                                   "enable_image_types": frozenset(("Primary", "Backdrop", "Banner", "Thumb"))})):
+        opts = D.DtoOptions(fields=frozenset(fields), user_id=args["user"], **extra)
+        for camel in (False, True):
+            token = casing.camel_case_requested.set(camel)
+            t0 = time.process_time()
+            for rows, total, start in pages:
+                casing.encode_json(w.BaseItemDtoQueryResult(Items=D.build_dtos(s, rows, opts, "s" * 32),
+                                                            TotalRecordCount=total, StartIndex=start))
+            out[f"{label} {'camel ' if camel else 'pascal'} dict"] = (time.process_time() - t0) * 1000 / len(pages)
+            casing.camel_case_requested.reset(token)
+            if hasattr(D, "build_fragments"):
+                from server.library.catalog.fragments import FragmentCache, splice
+                cache = FragmentCache()
+                for phase in ("cold", "warm"):
+                    t0 = time.process_time()
+                    for rows, total, start in pages:
+                        shell = casing.encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
+                                                                            StartIndex=start), camel)
+                        splice(shell, D.build_fragments(s, rows, opts, "s" * 32, cache, camel))
+                    out[f"{label} {'camel ' if camel else 'pascal'} fragments {phase}"] = \
+                        (time.process_time() - t0) * 1000 / len(pages)
+                out[f"{label} {'camel ' if camel else 'pascal'} cache MB"] = cache.size / 2**20
+    # the batched lookups alone (the same for both paths): what is left when every item is a hit
+    opts = D.DtoOptions(fields=frozenset(["PrimaryImageAspectRatio", "MediaSources", "Overview"]), user_id=args["user"])
+    if hasattr(D, "_gather"):
+        t0 = time.process_time()
+        for rows, total, start in pages:
+            D._gather(s, rows, opts)
+        out["issue batched queries"] = (time.process_time() - t0) * 1000 / len(pages)
+print(json.dumps(out))
+"""
+
+
+def run(root: Path, args: dict) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(root), json.dumps(args)], capture_output=True, text=True,
+                         cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    if out.returncode:
+        raise RuntimeError(out.stderr[-3000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=20000)
+    parser.add_argument("--pages", type=int, default=30)
+    parser.add_argument("--baseline", type=Path, default=None)
+    a = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "bench"))
+    sys.path.insert(0, str(ROOT))
+    import items_query  # noqa: E402
+
+    from server.paths import ServerPaths  # noqa: E402
+
+    data = Path(tempfile.mkdtemp(prefix="reelroom-items-dto-"))
+    try:
+        t0 = time.perf_counter()
+        info = items_query.build(data, a.size)
+        print(f"{info['items']} items (built in {time.perf_counter() - t0:.0f} s), {a.pages} random pages of 100 "
+              f"movies, load average {os.getloadavg()[0]:.1f}; ms of CPU per page (process_time)")
+        args = {"db": str(ServerPaths(data).database_file), "parent": info["movies"], "movies": info["movie_count"],
+                "pages": a.pages, "user": f"{random.Random(1).getrandbits(128):032x}"}
+        runs = ([("baseline", a.baseline.resolve())] if a.baseline else []) + [("this", ROOT)]
+        results = {label: run(root, args) for label, root in runs}
+        keys = list(results["this"])
+        for key in keys:
+            line = f"  {key:<34}"
+            for label in results:
+                value = results[label].get(key)
+                line += f" {label} {value:7.2f}" if value is not None else f" {label}     -  "
+            base = results.get("baseline", {}).get(key.replace("fragments cold", "dict").replace("fragments warm",
+                                                                                                   "dict"))
+            if base and "MB" not in key and "queries" not in key:
+                line += f"  (x{base / results['this'][key]:.1f} less than the baseline's dict path)"
+            print(line)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

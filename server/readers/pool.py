@@ -1,0 +1,426 @@
+"""The owner's side: ``ReaderPool`` (``ctx.readers``) starts reader processes when the event loop
+is busy with heavy reads, hands them requests and stops them when the load is gone.
+
+A request the pool takes (``items``: a GET /Items page, already authorized and scoped by the
+owner) goes to the least loaded reader that has room (``depth`` requests queued at most), else it
+is answered in the owner as before. Readers are started lazily, one at a time, while more than
+``busy`` such requests are in flight, up to ``max_readers``; a reader that handled nothing for
+``idle_seconds`` is stopped, so an idle server has none. A reader that dies (or fails on a
+request) costs no request: what it held is answered by the owner, and the next busy moment
+starts a replacement.
+
+Readers are started through ``server/media/spawn.py`` (they die with the server on every OS) and
+connect back over loopback TCP, proving they know a per-process secret. Each request carries the
+owner's ``Database.generations``, so a reader never answers from caches older than the owner's
+last committed write, and its own read transaction starts after that write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import hmac
+import itertools
+import logging
+import os
+import pickle
+import secrets
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from server.db.database import Database
+from server.library.catalog.dto import DtoOptions
+from server.library.catalog.query import ItemQuery
+from server.media import spawn
+from server.readers import protocol
+from server.wire.casing import camel_case_requested
+
+log = logging.getLogger("reelroom.readers")
+R = TypeVar("R")
+
+START_TIMEOUT_SECONDS = 60.0
+RETRY_AFTER_FAILURE_SECONDS = 30.0
+STOP_GRACE_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class ReaderSettings:
+    """``max_readers`` 0 turns the pool off. ``busy``: how many requests of a kind may be in
+    flight before readers take them (0: always, once a reader runs; for tests). ``depth``: requests
+    queued at a reader before the owner answers some itself; ``local``: how many the owner answers
+    at once while readers run (beyond that they queue at the readers, so the owner's event loop
+    stays free to feed them). ``idle_seconds``: a reader given nothing for this long stops."""
+
+    max_readers: int
+    busy: int = 2
+    depth: int = 2
+    local: int = 2
+    idle_seconds: float = 60.0
+
+    @classmethod
+    def resolve(cls, readers: int | None = None, busy: int | None = None,
+                environ: dict[str, str] | None = None) -> ReaderSettings:
+        """From the server options, else the environment (``REELROOM_READERS``: the most reader
+        processes, 0 or ``off`` for none, ``auto`` for one per core beyond the first, at most two;
+        ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else off (see
+        docs/architecture.md, "Reader processes", for the figures behind that default)."""
+        env = os.environ if environ is None else environ
+        if readers is None:
+            text = env.get("REELROOM_READERS", "").strip().lower()
+            if text in ("off", "no", "false"):
+                readers = 0
+            elif text.isdigit():
+                readers = int(text)
+            elif text == "auto":
+                readers = auto_readers()
+            else:
+                readers = 0
+        if busy is None:
+            text = env.get("REELROOM_READERS_BUSY", "").strip()
+            busy = int(text) if text.isdigit() else cls.busy
+        idle = cls.idle_seconds
+        with contextlib.suppress(ValueError):
+            idle = float(env.get("REELROOM_READERS_IDLE", "") or idle)
+        return cls(max_readers=max(0, readers), busy=max(0, busy), idle_seconds=max(0.5, idle))
+
+
+def auto_readers() -> int:
+    return max(0, min(2, (os.cpu_count() or 1) - 1))
+
+
+def reader_command() -> list[str]:
+    """How to start a reader: this interpreter with the worker module, or the frozen executable
+    with the flag its entry point (installer/entry_*.py) looks for before anything else."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, protocol.FROZEN_FLAG]
+    return [sys.executable, "-m", "server.readers.worker"]
+
+
+class ReaderGone(Exception):
+    """The reader process ended (or its connection broke) before it answered."""
+
+
+class Reader:
+    """One running reader process and its connection."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], pid: int, stream_in: asyncio.StreamReader,
+                 stream_out: asyncio.StreamWriter) -> None:
+        self.proc = proc
+        self.pid = pid  # the reader's own pid (on macOS proc.pid is its watchdog wrapper's)
+        self._in = stream_in
+        self._out = stream_out
+        self._pending: dict[int, asyncio.Future[tuple[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self.alive = True
+        self.last_used = time.monotonic()
+        self.served = 0
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def outstanding(self) -> int:
+        return len(self._pending)
+
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any]:
+        if not self.alive:
+            raise ReaderGone
+        request_id = next(self._ids)
+        try:
+            data = protocol.frame((request_id, kind, generation, args))
+        except Exception:  # a query that does not pickle: the owner answers it
+            return protocol.FAILED, traceback.format_exc()
+        future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        self.last_used = time.monotonic()
+        try:
+            self._out.write(data)
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+            self.last_used = time.monotonic()
+
+    async def read_replies(self) -> None:
+        try:
+            while True:
+                head = await self._in.readexactly(protocol.HEADER.size)
+                (size,) = protocol.HEADER.unpack(head)
+                request_id, status, payload = pickle.loads(await self._in.readexactly(size))
+                future = self._pending.get(request_id)
+                if future is not None and not future.done():
+                    self.served += 1
+                    future.set_result((status, payload))
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, pickle.UnpicklingError, ValueError):
+            pass
+        finally:
+            self.alive = False
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(ReaderGone())
+            self._out.close()
+
+    def stop(self) -> None:
+        """Close the connection: the reader reads its end and exits."""
+        self.alive = False
+        self._out.close()
+
+
+class ReaderPool:
+    def __init__(self, db: Database, server_id: str, settings: ReaderSettings) -> None:
+        self.db = db
+        self.server_id = server_id
+        self.settings = settings
+        self.readers: list[Reader] = []
+        self.started = 0  # reader processes started so far
+        self.served = 0  # requests answered by readers
+        self._inflight = 0  # requests of the pool's kinds in flight
+        self._local = 0  # of those, answered in the owner
+        self._starting = 0
+        self._retry_after = 0.0
+        self._closed = False
+        self._server: asyncio.Server | None = None
+        self._address: tuple[str, int] | None = None
+        self._hellos: dict[str, asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._reaper: asyncio.Task[None] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.settings.max_readers > 0 and not self._closed
+
+    def pids(self) -> list[int]:
+        """The running readers' process ids."""
+        return [r.pid for r in self.readers if r.alive]
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def items(self, q: ItemQuery, opts: DtoOptions,
+                    local: Callable[[ItemQuery, DtoOptions], Awaitable[R]]) -> R | bytes:
+        """A GET /Items page: the encoded reply from a reader, else ``local(q, opts)``
+        (ItemService.query_reply) in this process.
+
+        While few pages are in flight (``busy``) or no reader runs, the owner answers as it
+        always did. Otherwise a page takes the first free slot: one of ``depth`` at the least
+        loaded reader, or one of ``local`` in the owner; with none free it waits for one. Each
+        side so takes pages at the pace it actually runs, whatever else the machine is doing."""
+        if not self.enabled:
+            return await local(q, opts)
+        self._inflight += 1
+        try:
+            while True:
+                if self._inflight <= self.settings.busy or not self._alive():
+                    if self._inflight > self.settings.busy:
+                        self._grow()
+                    return await local(q, opts)
+                reader = self._free_reader()
+                if reader is not None:
+                    try:
+                        encoded = await self._via(reader, q, opts)
+                    except ReaderGone:
+                        log.warning("Reader process %s ended; its request is answered elsewhere", reader.pid)
+                        continue  # take another slot (another reader's, or the owner's)
+                    if encoded is not None:
+                        return encoded
+                    return await local(q, opts)  # the reader failed on it: answered here
+                if self._local < self.settings.local:
+                    self._local += 1
+                    try:
+                        return await local(q, opts)
+                    finally:
+                        self._local -= 1
+                        self._wake()
+                await self._wait_for_slot()
+        finally:
+            self._inflight -= 1
+
+    async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | None:
+        """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
+        ended first. A 4xx it raised is raised here."""
+        names, q.names = q.names, None  # the owner's by-name index stays here
+        try:
+            status, payload = await reader.call(protocol.ITEMS, self.db.generations,
+                                                (q, opts, camel_case_requested.get()))
+        finally:
+            q.names = names
+            self._wake()
+        if status == protocol.OK:
+            self.served += 1
+            return bytes(payload)
+        if status == protocol.ERROR:
+            raise payload
+        log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
+        return None
+
+    def _alive(self) -> bool:
+        return any(r.alive for r in self.readers)
+
+    def _free_reader(self) -> Reader | None:
+        """The least loaded reader with fewer than ``depth`` pages queued; more readers are
+        started while the ones running are all busy."""
+        best: Reader | None = None
+        for reader in self.readers:
+            if reader.alive and (best is None or reader.outstanding < best.outstanding):
+                best = reader
+        if best is None or best.outstanding > 0:
+            self._grow()
+        return best if best is not None and best.outstanding < self.settings.depth else None
+
+    async def _wait_for_slot(self) -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+
+    def _wake(self, everyone: bool = False) -> None:
+        """A slot came free (or the readers changed): the first waiting page (or all) looks again."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                if not everyone:
+                    return
+
+    # -- starting and stopping -----------------------------------------------------------
+
+    def _grow(self) -> None:
+        alive = sum(1 for r in self.readers if r.alive)
+        if self._closed or alive + self._starting >= self.settings.max_readers or self._starting:
+            return
+        if time.monotonic() < self._retry_after:
+            return
+        self._starting += 1
+        self._spawn_task(self._start_one())
+
+    def _spawn_task(self, coro: Awaitable[Any]) -> None:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _listen(self) -> tuple[str, int]:
+        if self._server is None:
+            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+            host, port = self._server.sockets[0].getsockname()[:2]
+            self._address = (host, port)
+        assert self._address is not None
+        return self._address
+
+    async def _accept(self, stream_in: asyncio.StreamReader, stream_out: asyncio.StreamWriter) -> None:
+        """A connecting reader says which start it is (its secret) and its pid; anything else is
+        closed."""
+        try:
+            head = await asyncio.wait_for(stream_in.readexactly(protocol.HEADER.size), 10)
+            (size,) = protocol.HEADER.unpack(head)
+            if size > 4096:
+                raise ValueError("hello too long")
+            body = await asyncio.wait_for(stream_in.readexactly(size), 10)
+            key, pid = _parse_hello(body)
+        except (asyncio.IncompleteReadError, TimeoutError, ValueError, OSError):
+            stream_out.close()
+            return
+        for token, future in self._hellos.items():
+            if hmac.compare_digest(token, key) and not future.done():
+                future.set_result((pid, stream_in, stream_out))
+                return
+        stream_out.close()
+
+    async def _start_one(self) -> None:
+        token = secrets.token_hex(16)
+        loop = asyncio.get_running_loop()
+        hello: asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]] = loop.create_future()
+        self._hellos[token] = hello
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            host, port = await self._listen()
+            env = {**os.environ, protocol.ENV_ADDRESS: f"{host}:{port}", protocol.ENV_KEY: token,
+                   protocol.ENV_DATABASE: self.db.url, protocol.ENV_SERVER_ID: self.server_id}
+            started: subprocess.Popen[bytes] = await asyncio.to_thread(
+                spawn.popen, reader_command(), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            proc = started
+            deadline = time.monotonic() + START_TIMEOUT_SECONDS
+            while not hello.done():
+                if started.poll() is not None or time.monotonic() > deadline or self._closed:
+                    raise ReaderGone(f"exit status {started.returncode}")
+                await asyncio.sleep(0.05)
+            pid, stream_in, stream_out = hello.result()
+            reader = Reader(started, pid, stream_in, stream_out)
+            if self._closed:
+                reader.stop()
+                return
+            reader.task = asyncio.create_task(self._run(reader))
+            self.readers.append(reader)
+            self.started += 1
+            self._wake(everyone=True)  # waiting pages may use it
+            log.info("Reader process %s started (%d running)", pid, len(self.pids()))
+            if self._reaper is None or self._reaper.done():
+                self._reaper = asyncio.create_task(self._reap_idle())
+        except Exception as exc:
+            self._retry_after = time.monotonic() + RETRY_AFTER_FAILURE_SECONDS
+            if not self._closed:
+                log.error("A reader process did not start (%s); requests are answered here", exc)
+            if proc is not None:
+                spawn.kill(proc)
+                await asyncio.to_thread(proc.wait)
+        finally:
+            self._hellos.pop(token, None)
+            self._starting -= 1
+
+    async def _run(self, reader: Reader) -> None:
+        await reader.read_replies()
+        self._wake(everyone=True)  # pages waiting for slots look again (maybe no reader is left)
+        if reader not in self.readers:
+            return  # stopped on purpose (idle, shutdown): whoever stopped it waits for it
+        self.readers.remove(reader)
+        if not self._closed:
+            self._spawn_task(self._end(reader))
+            if self._inflight > self.settings.busy:
+                self._grow()  # replace it while the load lasts
+
+    async def _end(self, reader: Reader) -> None:
+        """Wait for a reader whose connection closed to exit; kill it if it does not."""
+        reader.stop()
+        try:
+            await asyncio.wait_for(asyncio.to_thread(reader.proc.wait), STOP_GRACE_SECONDS)
+        except TimeoutError:
+            spawn.kill(reader.proc)
+            await asyncio.to_thread(reader.proc.wait)
+        spawn.release_watchdog(reader.proc)
+
+    async def _reap_idle(self) -> None:
+        """Stop readers given nothing for ``idle_seconds``; ends when none is left."""
+        while self.readers and not self._closed:
+            idle = self.settings.idle_seconds  # read each round: settings may be replaced
+            await asyncio.sleep(min(idle / 2, 5.0))
+            now = time.monotonic()
+            for reader in list(self.readers):
+                if reader.outstanding == 0 and now - reader.last_used >= idle:
+                    log.info("Reader process %s idle for %.0f s; stopping it", reader.pid, idle)
+                    self.readers.remove(reader)
+                    await self._end(reader)
+
+    async def close(self) -> None:
+        """Stop every reader (the server is stopping or restarting)."""
+        self._closed = True
+        readers, self.readers = self.readers, []
+        self._wake(everyone=True)
+        await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
+        for task in list(self._tasks) + ([self._reaper] if self._reaper else []):
+            task.cancel()
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+
+def _parse_hello(body: bytes) -> tuple[str, int]:
+    """``<secret>:<pid>`` in ASCII: nothing from an unproven peer is unpickled."""
+    key, sep, pid = body.decode("ascii").partition(":")
+    if not sep or not pid.isdigit():
+        raise ValueError("not a reader's hello")
+    return key, int(pid)

@@ -1,0 +1,67 @@
+"""The frames owner and readers exchange over their loopback connection: a 4-byte length, then a
+pickled tuple. Both ends are this server's own processes (the reader proved it knows the owner's
+secret, in a plain-text hello, before any pickled frame is read), so pickle is safe here.
+
+- hello (reader -> owner, once): ``<secret>:<pid>`` in ASCII, never unpickled
+- request (owner -> reader): ``(request_id, kind, generation, args)``
+- reply (reader -> owner): ``(request_id, status, payload)``: status ``OK`` (payload: the encoded
+  reply), ``ERROR`` (payload: a server.errors exception to raise as the owner would have) or
+  ``FAILED`` (payload: a traceback text; the owner answers the request itself).
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import struct
+from typing import Any
+
+HEADER = struct.Struct("!I")
+MAX_FRAME = 256 * 1024 * 1024
+
+OK = "ok"
+ERROR = "error"
+FAILED = "failed"
+
+#: The kinds of request a reader answers.
+ITEMS = "items"
+
+#: Environment of a reader process.
+ENV_ADDRESS = "REELROOM_READER_ADDRESS"
+ENV_KEY = "REELROOM_READER_KEY"
+ENV_DATABASE = "REELROOM_READER_DATABASE"
+ENV_SERVER_ID = "REELROOM_READER_SERVER_ID"
+#: argv[1] of a frozen (PyInstaller) executable started as a reader (installer/entry_*.py).
+FROZEN_FLAG = "--reelroom-reader"
+
+
+def frame(message: Any) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(body)) + body
+
+
+def hello(key: str, pid: int) -> bytes:
+    body = f"{key}:{pid}".encode("ascii")
+    return HEADER.pack(len(body)) + body
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+    chunks = bytearray()
+    while len(chunks) < n:
+        chunk = sock.recv(n - len(chunks))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
+def read_frame(sock: socket.socket) -> Any | None:
+    """The next message from a blocking socket; None at end of stream."""
+    head = _recv_exactly(sock, HEADER.size)
+    if head is None:
+        return None
+    (size,) = HEADER.unpack(head)
+    if size > MAX_FRAME:
+        raise ValueError(f"frame of {size} bytes")
+    body = _recv_exactly(sock, size)
+    return None if body is None else pickle.loads(body)

@@ -1,0 +1,129 @@
+"""A reader process: answers the owner's heavy read requests from the database, read-only.
+
+Started by ``ReaderPool`` (``python -m server.readers.worker``, or the frozen executable with
+``--reelroom-reader``) through ``server/media/spawn.py``, so it dies with the server. It builds
+only the read path: a ``Database`` on the same URL (SQLite connections ``query_only``, reads run
+inline, no threads) and the catalog's ``ItemService`` on it. No tasks, no scanner, no web app.
+
+Each request carries the owner's database generations (any write, content writes); the reader adopts them before reading, so
+its caches (by-name index, counts and whatever else ``ItemService`` keeps per generation) are
+those of the owner's last committed write and never serve older data. It exits when the owner
+closes the connection (idle, shutdown) or goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import event
+
+from server.db.database import Database
+from server.errors import ReelroomError
+from server.library.catalog.dto import DtoOptions
+from server.library.catalog.items import ItemService
+from server.library.catalog.query import ItemQuery
+from server.readers import protocol
+from server.users.service import UserService
+
+T = TypeVar("T")
+log = logging.getLogger("reelroom.reader")
+
+
+class ReaderDatabase(Database):
+    """The owner's database, read in this process: reads run inline (one request at a time),
+    ``generation`` and ``content_generation`` are the owner's, set before each request; writes are refused."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, readers=1)
+        if self.is_sqlite:
+            event.listen(self.engine, "connect", _query_only)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._run_read(fn, args)
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        raise RuntimeError("a reader process does not write")
+
+    def write_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        raise RuntimeError("a reader process does not write")
+
+
+def _query_only(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA query_only=1")
+    cur.close()
+
+
+class Reader:
+    """The read path of one server, built from what the owner told the process."""
+
+    def __init__(self, database_url: str, server_id: str) -> None:
+        self.db = ReaderDatabase(database_url)
+        self.items = ItemService(self.db, UserService(self.db), server_id)
+        self.loop = asyncio.new_event_loop()
+
+    def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
+        """GET /Items: the scoped query and DTO options in, the encoded reply out (what the owner's
+        ``ItemService.query_reply`` would have answered)."""
+        return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
+
+    def handle(self, message: tuple[int, str, tuple[int, int], tuple[Any, ...]]) -> tuple[int, str, Any]:
+        request_id, kind, generations, args = message
+        self.db.content_generation, self.db.generation = generations
+        try:
+            if kind == protocol.ITEMS:
+                return request_id, protocol.OK, self.items_page(*args)
+            return request_id, protocol.FAILED, f"unknown request kind {kind!r}"
+        except ReelroomError as exc:  # a 4xx the owner would have raised: raised there as it is
+            return request_id, protocol.ERROR, exc
+        except Exception:
+            return request_id, protocol.FAILED, traceback.format_exc()
+
+    def close(self) -> None:
+        self.loop.close()
+        self.db.close()
+
+
+def serve(sock: socket.socket, reader: Reader) -> None:
+    while True:
+        message = protocol.read_frame(sock)
+        if message is None:  # the owner closed the connection or went away
+            return
+        reply = reader.handle(message)
+        try:
+            data = protocol.frame(reply)
+        except Exception:  # an exception that does not pickle: the owner answers it
+            data = protocol.frame((reply[0], protocol.FAILED, traceback.format_exc()))
+        sock.sendall(data)
+
+
+def main() -> int:
+    host, _, port = os.environ[protocol.ENV_ADDRESS].rpartition(":")
+    key = os.environ[protocol.ENV_KEY]
+    reader = Reader(os.environ[protocol.ENV_DATABASE], os.environ[protocol.ENV_SERVER_ID])
+    for name in (protocol.ENV_KEY, protocol.ENV_DATABASE):
+        os.environ.pop(name, None)
+    gc.freeze()  # what the read path built lives as long as the process (as the owner does)
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.sendall(protocol.hello(key, os.getpid()))
+        serve(sock, reader)
+    except OSError:
+        pass  # the owner went away
+    finally:
+        sock.close()
+        reader.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""Reader processes (server/readers/) on a real server with a scanned library: GET /Items through
+a reader answers exactly what the owner answers itself, a write is seen at once through a reader,
+a killed reader costs no request and is replaced, and no reader outlives the server."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import LiveServer, auth_header, complete_wizard, start_server, stop_server
+from tests.library_helpers import add_library_and_scan, refresh_and_wait
+from tests.mediagen import make_audio
+
+FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview,Genres,People,Studios,SortName,DateCreated,Path,ProviderIds"
+CAMEL = {"Accept": 'application/json; profile="CamelCase"'}
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks processes through /proc")
+
+
+def alive(pid: int) -> bool:
+    """A live process (a zombie waiting for its parent counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_until(check: Any, timeout: float = 60, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what or check}")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> Iterator[LiveServer]:
+    """A server whose Items pages go to a reader process whenever one runs (readers_busy=0)."""
+    root = tmp_path_factory.mktemp("readers")
+    media = root / "media"
+    shutil.copytree(library_source, media)
+    live = start_server(root / "data", readers=1, readers_busy=0)
+    complete_wizard(live)
+    live.extra["media"] = media
+    live.extra["libraries"] = {
+        kind: add_library_and_scan(live, kind.title(), ctype, [media / kind])
+        for kind, ctype in (("movies", "movies"), ("shows", "tvshows"), ("music", "music"))
+    }
+    with live.admin() as c:
+        uid = c.post("/Users/New", json={"Name": "kid", "Password": "pw"}).json()["Id"]
+        with live.client(device="kid") as own:
+            r = own.post("/Users/AuthenticateByName", json={"Username": "kid", "Pw": "pw"})
+        live.extra["kid"] = (r.json()["AccessToken"], uid)
+    yield live
+    pids = live.ctx.readers.pids()
+    stop_server(live)
+    assert not [pid for pid in pids if alive(pid)], "a reader process outlived its server"
+
+
+def reader_running(live: LiveServer) -> list[int]:
+    """Make sure a reader runs (an Items request starts one) and return the readers' pids."""
+    if not live.ctx.readers.pids():
+        with live.admin() as c:
+            assert c.get("/Items", params={"limit": 1}).status_code == 200
+        wait_until(live.ctx.readers.pids, what="a reader process")
+    return live.ctx.readers.pids()
+
+
+def both_ways(live: LiveServer, client: httpx.Client, params: dict, headers: dict | None = None
+              ) -> tuple[httpx.Response, httpx.Response]:
+    """The same request answered by a reader, then by the owner itself."""
+    pool = live.ctx.readers
+    reader_running(live)
+    served = pool.served
+    via_reader = client.get("/Items", params=params, headers=headers)
+    assert pool.served == served + 1 or via_reader.status_code != 200, "the reader did not answer"
+    settings = pool.settings
+    pool.settings = dataclasses.replace(settings, busy=10**6)  # readers never take a page
+    try:
+        via_owner = client.get("/Items", params=params, headers=headers)
+    finally:
+        pool.settings = settings
+    assert pool.served == served + (via_reader.status_code == 200)
+    return via_reader, via_owner
+
+
+def same(live: LiveServer, client: httpx.Client, params: dict, headers: dict | None = None) -> dict:
+    via_reader, via_owner = both_ways(live, client, params, headers)
+    assert via_reader.status_code == via_owner.status_code == 200, via_reader.text
+    assert via_reader.headers["content-type"] == via_owner.headers["content-type"]
+    assert via_reader.json() == via_owner.json()
+    return via_reader.json()
+
+
+def test_pages_from_a_reader_equal_the_owners(live: LiveServer) -> None:
+    libs = live.extra["libraries"]
+    uid = live.admin_id
+    pages = [
+        {"userId": uid, "parentId": libs["movies"], "recursive": "true", "includeItemTypes": "Movie",
+         "sortBy": "SortName", "fields": FIELDS, "enableImageTypes": "Primary,Backdrop,Thumb", "imageTypeLimit": 1},
+        {"userId": uid, "parentId": libs["shows"], "recursive": "true", "includeItemTypes": "Episode",
+         "sortBy": "ParentIndexNumber,IndexNumber", "fields": FIELDS},
+        {"userId": uid, "parentId": libs["music"], "recursive": "true", "includeItemTypes": "Audio",
+         "fields": FIELDS, "startIndex": 1, "limit": 2, "sortOrder": "Descending"},
+        {"userId": uid, "recursive": "true", "filters": "IsNotFolder", "isPlayed": "false", "sortBy": "DateCreated"},
+        {"userId": uid, "recursive": "true", "searchTerm": "a", "enableTotalRecordCount": "false"},
+        {"userId": uid},  # the user's views
+        {"recursive": "true", "includeItemTypes": "Series,Season", "fields": "ChildCount,RecursiveItemCount"},
+    ]
+    with live.admin() as c:
+        for params in pages:
+            body = same(live, c, params)
+            assert body["Items"], params
+        camel = same(live, c, pages[0], CAMEL)
+        assert "items" in camel and "name" in camel["items"][0]
+
+
+def test_a_restricted_user_gets_the_same_scope_through_a_reader(live: LiveServer) -> None:
+    token, uid = live.extra["kid"]
+    movies = live.extra["libraries"]["movies"]
+    with live.admin() as c:
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        policy.update(EnableAllFolders=False, EnabledFolders=[movies])
+        assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
+    with live.client(token, "kid") as own:
+        body = same(live, own, {"recursive": "true", "fields": FIELDS})
+        assert body["Items"] and {i.get("Type") for i in body["Items"]} <= {"Movie", "CollectionFolder", "Folder"}
+        # the policy changes: the very next page through a reader follows it
+        with live.admin() as c:
+            policy.update(EnableAllFolders=True, EnabledFolders=[])
+            assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
+        body = same(live, own, {"recursive": "true", "includeItemTypes": "Audio"})
+        assert body["TotalRecordCount"] > 0
+
+
+def test_errors_from_a_reader_are_the_owners(live: LiveServer) -> None:
+    with live.admin() as c:
+        via_reader, via_owner = both_ways(live, c, {"parentId": uuid.uuid4().hex, "recursive": "true"})
+        assert via_reader.status_code == via_owner.status_code == 404
+        assert via_reader.json()["title"] == via_owner.json()["title"]
+        assert via_reader.headers["content-type"].startswith("application/problem+json")
+
+
+def test_writes_are_seen_at_once_through_a_reader(live: LiveServer) -> None:
+    uid = live.admin_id
+    movies = live.extra["libraries"]["movies"]
+    page = {"userId": uid, "parentId": movies, "recursive": "true", "includeItemTypes": "Movie", "sortBy": "SortName"}
+    with live.admin() as c:
+        before = same(live, c, page)
+        movie = before["Items"][0]
+        total = before["TotalRecordCount"]
+        # played
+        assert c.post(f"/UserPlayedItems/{movie['Id']}", params={"userId": uid}).status_code == 200
+        played = same(live, c, {**page, "isPlayed": "true"})
+        assert movie["Id"] in [i["Id"] for i in played["Items"]]
+        assert same(live, c, page)["Items"][0]["UserData"]["Played"] is True
+        assert c.delete(f"/UserPlayedItems/{movie['Id']}", params={"userId": uid}).status_code == 200
+        assert movie["Id"] not in [i["Id"] for i in same(live, c, {**page, "isPlayed": "true"})["Items"]]
+        # favourite: a filter and a count of the same page
+        assert c.post(f"/UserFavoriteItems/{movie['Id']}", params={"userId": uid}).status_code == 200
+        favs = same(live, c, {**page, "filters": "IsFavorite"})
+        assert [i["Id"] for i in favs["Items"]] == [movie["Id"]] and favs["TotalRecordCount"] == 1
+        # an edit: a new name and genre, seen in the page, its order and a genre filter
+        item = c.get(f"/Items/{movie['Id']}", params={"userId": uid}).json()
+        item.update(Name="Zzz Renamed", ForcedSortName="Zzz Renamed", Genres=["Readerfresh"])
+        assert c.post(f"/Items/{movie['Id']}", json=item).status_code == 204
+        after = same(live, c, page)
+        assert {i["Id"]: i["Name"] for i in after["Items"]}[movie["Id"]] == "Zzz Renamed"
+        by_genre = same(live, c, {**page, "genres": "Readerfresh"})
+        assert [i["Id"] for i in by_genre["Items"]] == [movie["Id"]]
+        # a scan: a new file is counted and listed
+        make_audio(live.extra["media"] / "music" / "Reader Band" / "Fresh Album" / "01 - Fresh.flac", seconds=1,
+                   tags={"title": "Fresh Song", "artist": "Reader Band", "album": "Fresh Album", "track": "1"})
+        songs = {"userId": uid, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "SortName"}
+        before_scan = same(live, c, songs)
+        refresh_and_wait(live)
+        after_scan = same(live, c, songs)
+        assert after_scan["TotalRecordCount"] == before_scan["TotalRecordCount"] + 1
+        assert "Fresh Song" in [i["Name"] for i in after_scan["Items"]]
+        assert same(live, c, {**page})["TotalRecordCount"] == total
+
+
+def test_a_killed_reader_costs_no_request_and_is_replaced(live: LiveServer) -> None:
+    (first,) = reader_running(live)
+    uid = live.admin_id
+    page = {"userId": uid, "recursive": "true", "includeItemTypes": "Audio,Movie,Episode", "fields": FIELDS}
+    statuses: list[int] = []
+    stop = threading.Event()
+
+    def browse() -> None:
+        with live.admin() as c:
+            while not stop.is_set():
+                statuses.append(c.get("/Items", params=page).status_code)
+
+    clients = [threading.Thread(target=browse) for _ in range(4)]
+    for t in clients:
+        t.start()
+    try:
+        wait_until(lambda: len(statuses) > 20, what="pages before the kill")
+        os.kill(first, signal.SIGKILL)
+        wait_until(lambda: any(p != first for p in live.ctx.readers.pids()), what="a replacement reader")
+        served = live.ctx.readers.served
+        wait_until(lambda: live.ctx.readers.served > served + 5, what="pages from the replacement")
+    finally:
+        stop.set()
+        for t in clients:
+            t.join(30)
+    assert statuses and set(statuses) == {200}
+    assert first not in live.ctx.readers.pids()
+    wait_until(lambda: not alive(first), what="the killed reader reaped")
+
+
+def test_an_idle_reader_stops_and_the_next_busy_moment_starts_one(live: LiveServer) -> None:
+    pool = live.ctx.readers
+    (pid,) = reader_running(live)
+    settings = pool.settings
+    pool.settings = dataclasses.replace(settings, idle_seconds=0.5)
+    try:
+        wait_until(lambda: not pool.pids() and not alive(pid), timeout=30, what="the idle reader to stop")
+    finally:
+        pool.settings = settings
+    assert reader_running(live) != [pid]
+
+
+def test_the_pool_is_off_with_readers_0(tmp_path: Path) -> None:
+    live = start_server(tmp_path / "data", readers=0, readers_busy=0)
+    try:
+        complete_wizard(live)
+        with live.admin() as c:
+            for _ in range(5):
+                assert c.get("/Items", params={"recursive": "true"}).status_code == 200
+        assert live.ctx.readers.pids() == [] and live.ctx.readers.started == 0
+    finally:
+        stop_server(live)
+
+
+def test_no_reader_outlives_a_killed_server(tmp_path: Path) -> None:
+    """reelroom-server killed with SIGKILL: its readers die with it (spawn.py's PR_SET_PDEATHSIG)."""
+    from bench._server import free_port
+
+    port = free_port()
+    env = {**os.environ, "REELROOM_READERS": "1", "REELROOM_READERS_BUSY": "0"}
+    proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(tmp_path / "data"),
+                             "--port", str(port), "--host", "127.0.0.1", "--no-lan"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            try:
+                return httpx.get(url + "/System/Info/Public", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(up, timeout=120, what="the server")
+        with httpx.Client(base_url=url, timeout=30) as c:
+            assert c.post("/Startup/Configuration", json={"UICulture": "en-US", "MetadataCountryCode": "US",
+                                                          "PreferredMetadataLanguage": "en"}).status_code == 204
+            assert c.get("/Startup/User").status_code == 200
+            assert c.post("/Startup/User", json={"Name": "admin", "Password": "pw"}).status_code == 204
+            assert c.post("/Startup/Complete").status_code == 204
+            r = c.post("/Users/AuthenticateByName", json={"Username": "admin", "Pw": "pw"},
+                       headers=auth_header(None, "killer"))
+            headers = auth_header(r.json()["AccessToken"], "killer")
+
+            def readers() -> list[int]:
+                assert c.get("/Items", params={"recursive": "true"}, headers=headers).status_code == 200
+                return children(proc.pid)
+
+            wait_until(readers, what="a reader process")
+            pids = children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        wait_until(lambda: not any(alive(p) for p in pids), timeout=10, what="the readers to die")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry, "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == str(pid) and b"server.readers.worker" in Path(entry, "cmdline").read_bytes():
+                found.append(int(entry.name))
+    return found
+
+
+def test_readers_in_the_tray_host(tmp_path: Path) -> None:
+    """The desktop app's ServerHost (the server on a thread of the app): readers start under it,
+    a restart ends the old ones, stopping the server ends them all."""
+    from app.server_host import ServerHost
+
+    host = ServerHost(tmp_path / "data", port=0, host="127.0.0.1", enable_lan=False, readers=1, readers_busy=0)
+
+    def pages_through_a_reader() -> int:
+        headers = auth_header(host.desktop_api_key(), "tray-test")
+        pool = host._runner.ctx.readers  # type: ignore[union-attr]
+        with httpx.Client(base_url=host.base_url, headers=headers, timeout=30) as c:
+            def started() -> list[int]:
+                assert c.get("/Items", params={"recursive": "true"}).status_code == 200
+                return pool.pids()
+
+            wait_until(started, what="a reader under the tray host")
+            served = pool.served
+            assert c.get("/Items", params={"recursive": "true"}).status_code == 200
+            assert pool.served == served + 1
+        (pid,) = pool.pids()
+        return pid
+
+    host.start()
+    try:
+        assert host.wait_until_running(60), host.error
+        first = pages_through_a_reader()
+        host.restart()
+        assert host.wait_until_running(60), host.error
+        wait_until(lambda: not alive(first), timeout=10, what="the old reader to end on restart")
+        second = pages_through_a_reader()
+    finally:
+        host.stop()
+    assert first != second and not alive(second)
+
+
+def test_settings_from_options_and_environment() -> None:
+    from server.readers.pool import ReaderSettings, auto_readers
+
+    assert ReaderSettings.resolve(environ={}).max_readers == 0  # off unless asked for
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "off"}).max_readers == 0
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "2"}).max_readers == 2
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "auto"}).max_readers == auto_readers()
+    assert ReaderSettings.resolve(1, environ={"REELROOM_READERS": "0"}).max_readers == 1  # the option wins
+    s = ReaderSettings.resolve(environ={"REELROOM_READERS": "1", "REELROOM_READERS_BUSY": "0",
+                                        "REELROOM_READERS_IDLE": "5"})
+    assert (s.max_readers, s.busy, s.idle_seconds) == (1, 0, 5.0)
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS_IDLE": "soon"}).idle_seconds == 60.0

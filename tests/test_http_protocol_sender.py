@@ -1,0 +1,139 @@
+"""server/http/protocol.py's response sender on uvicorn's real RequestResponseCycle with a
+transport that records its writes: the head of a reply of known length goes out with the first
+body message in one write; a close asked for by the cycle comes after that write; a streamed
+(chunked) reply's head goes out at once; zero-copy messages keep the order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+from server.http.protocol import ZERO_COPY, response_sender
+
+
+class RecordingTransport:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+        self.closing = False
+
+    def write(self, data: bytes) -> None:
+        self.events.append(bytes(data))
+
+    def close(self) -> None:
+        self.events.append("close")
+        self.closing = True
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return default
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def _cycle(transport: RecordingTransport, *, keep_alive: bool = True, method: str = "GET") -> RequestResponseCycle:
+    scope = {"type": "http", "method": method, "path": "/", "http_version": "1.1", "headers": [],
+             "query_string": b"", "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "scheme": "http"}
+    return RequestResponseCycle(
+        scope=scope, transport=transport, flow=FlowControl(transport), logger=logging.getLogger("t"),  # type: ignore[arg-type]
+        access_logger=logging.getLogger("t"), access_log=False, default_headers=[],
+        message_event=asyncio.Event(), expect_100_continue=False, keep_alive=keep_alive, on_response=lambda: None)
+
+
+def _start(length: int | None) -> dict:
+    headers = [(b"content-type", b"text/plain")]
+    if length is not None:
+        headers.append((b"content-length", str(length).encode()))
+    return {"type": "http.response.start", "status": 200, "headers": headers}
+
+
+def test_head_and_body_in_one_write() -> None:
+    transport = RecordingTransport()
+    cycle = _cycle(transport)
+    send = response_sender(cycle, zero_copy=False)
+
+    async def run() -> None:
+        await send(_start(5))
+        assert transport.events == []  # held until the body
+        await send({"type": "http.response.body", "body": b"hello", "more_body": False})
+
+    asyncio.run(run())
+    assert len(transport.events) == 1
+    head, _, body = transport.events[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"content-length: 5" in head and body == b"hello"
+    assert cycle.response_complete
+
+
+def test_close_comes_after_the_write() -> None:
+    transport = RecordingTransport()
+    cycle = _cycle(transport, keep_alive=False)
+    send = response_sender(cycle, zero_copy=False)
+
+    async def run() -> None:
+        await send(_start(2))
+        await send({"type": "http.response.body", "body": b"ok", "more_body": False})
+
+    asyncio.run(run())
+    assert len(transport.events) == 2 and transport.events[1] == "close"
+    assert transport.events[0].endswith(b"\r\n\r\nok") and b"connection: close" in transport.events[0]
+
+
+def test_streamed_reply_sends_its_head_at_once_and_keeps_order() -> None:
+    transport = RecordingTransport()
+    cycle = _cycle(transport)
+    send = response_sender(cycle, zero_copy=False)
+
+    async def run_checking_head() -> None:
+        await send(_start(None))  # chunked: a stream whose first bytes may take a while (ffmpeg, a tuner)
+        assert len(transport.events) == 1 and transport.events[0].endswith(b"\r\n\r\n")  # the head is out
+        await send({"type": "http.response.body", "body": b"a", "more_body": True})
+        await send({"type": "http.response.body", "body": b"bc", "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    asyncio.run(run_checking_head())
+    wire = b"".join(e for e in transport.events if isinstance(e, bytes))
+    assert wire.endswith(b"\r\n\r\n1\r\na\r\n2\r\nbc\r\n0\r\n\r\n")
+
+
+def test_zero_copy_message_after_a_held_head_sends_the_head_first(tmp_path: Path) -> None:
+    """On a transport without sendfile support the message fails as a send would (the client
+    is treated as gone and the connection closed) -- but the head was written before."""
+    path = tmp_path / "f.bin"
+    path.write_bytes(os.urandom(100))
+    transport = RecordingTransport()
+    cycle = _cycle(transport)
+    send = response_sender(cycle, zero_copy=True)
+
+    async def run() -> None:
+        await send(_start(100))
+        with path.open("rb") as handle:
+            await send({"type": ZERO_COPY, "file": handle, "offset": 0, "count": 100, "more_body": False})
+
+    asyncio.run(run())
+    assert transport.events[0].startswith(b"HTTP/1.1 200") and transport.events[0].endswith(b"\r\n\r\n")
+    assert transport.events[-1] == "close"
+
+
+def test_head_request_and_empty_body() -> None:
+    transport = RecordingTransport()
+    cycle = _cycle(transport, method="HEAD")
+    send = response_sender(cycle, zero_copy=False)
+
+    async def run() -> None:
+        await send(_start(10))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    asyncio.run(run())
+    assert len(transport.events) == 1 and transport.events[0].endswith(b"\r\n\r\n")
+    assert cycle.response_complete
