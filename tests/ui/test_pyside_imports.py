@@ -51,3 +51,18 @@ def test_mentions_pyside_reads_the_source_file(tmp_path):
     assert not pyside_imports.mentions_pyside(module)
     del module.__file__
     assert not pyside_imports.mentions_pyside(module)  # a frozen or built-in module
+
+
+def test_the_tray_imports_its_windows_when_first_opened():
+    """ui/tray.py imports the address (segno), log and settings windows when they are first opened
+    (tests/ui/test_tray.py opens each one from the menu)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    code = "import sys, json, ui.tray; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                         text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert loaded & {"ui.address_dialog", "ui.logs", "ui.settings", "segno"} == set()
