@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from server.errors import BadRequestError
 
 EMPTY = "0" * 32
+_HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
 def new_guid() -> str:
@@ -17,6 +19,8 @@ def normalize_guid(value: str | None) -> str | None:
     """32-hex form of a GUID string, or None when it is not a GUID."""
     if not value:
         return None
+    if len(value) == 32 and _HEX32.fullmatch(value):
+        return value  # already in that form (most ids on the wire): what uuid.UUID(value).hex gives
     try:
         return uuid.UUID(value.strip()).hex
     except (ValueError, AttributeError):

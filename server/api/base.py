@@ -15,15 +15,17 @@ below reads the operation's security scopes from the same table.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
-from litestar import Request, delete, get, head, patch, post, put
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.handlers.http_handlers import HTTPRouteHandler
 
 from server.api.params import expand_groups
-from server.auth.header import identify
+from server.auth.header import parse_authorization
 from server.auth.policy import check_access
 from server.auth.service import AuthInfo
 from server.context import ServerContext
@@ -32,7 +34,27 @@ from server.http import limits
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
-_DECORATORS: dict[str, type[HTTPRouteHandler]] = {"GET": get, "POST": post, "DELETE": delete, "PUT": put, "PATCH": patch, "HEAD": head}
+
+class _Route(HTTPRouteHandler):
+    """Litestar's route handler, whose guard gets the handler itself: Litestar hands each guard a
+    ``copy`` of the handler (some 60 attributes copied on every request); ``authorize`` only
+    reads its ``opt``."""
+
+    async def authorize_connection(self, connection: ASGIConnection[Any, Any, Any, Any]) -> None:
+        for guard in self.resolve_guards():
+            await guard(connection, self)  # type: ignore[misc]  # every guard is async (ensure_async_callable)
+
+
+def _route(method: str) -> Callable[..., HTTPRouteHandler]:
+    def decorator(path: str, **options: Any) -> HTTPRouteHandler:
+        return _Route(path, http_method=method, **options)
+
+    return decorator
+
+
+# What Litestar's get, post, ... decorators make (they only set the method), as _Route.
+_DECORATORS: dict[str, Callable[..., HTTPRouteHandler]] = {
+    method: _route(method) for method in ("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD")}
 _PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
 
@@ -59,10 +81,11 @@ def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]]
     if op.success_media == "application/json":
         options["media_type"] = "application/json"  # even for a bare string (Ping, ParentPath)
     options.update(kwargs)
-    route = decorator(litestar_path(op), **options)
+    path = litestar_path(op)
+    route = decorator(path, **options)
 
     def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, op.params))
+        return route(expand_groups(fn, op.params, path))
 
     return register
 
@@ -74,69 +97,161 @@ def reelroom_route(method: str, path: str, *, auth: str = "none",
     route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
 
     def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, None))
+        return route(expand_groups(fn, None, path))
 
     return register
 
 
-def _client_ip(connection: ASGIConnection) -> str:
-    client = connection.scope.get("client")
-    return client[0] if client else ""
+@dataclass(frozen=True, slots=True)
+class _GuardPlan:
+    """What the guard needs of one handler, worked out on its first request instead of each."""
+
+    requires_auth: bool
+    scopes: tuple[str, ...]
+    setup_may_skip_token: bool  # before the wizard is done a bad token is no token here
+    json_body: bool  # a JSON body is read (bounded and checked) before the handler runs
 
 
-async def authenticate_connection(connection: ASGIConnection, ctx: ServerContext) -> AuthInfo | None:
-    headers = {k.lower(): v for k, v in connection.headers.items()}
-    query = {k.lower(): v for k, v in connection.query_params.items()}
-    identity = identify(headers, query)
-    if not identity.token:
+_PLANS: dict[str, _GuardPlan] = {}  # by operation id, or "auth:<level>" for a route outside the spec
+
+
+def _plan(handler: BaseRouteHandler) -> _GuardPlan:
+    opt = handler.opt
+    op_id = opt.get("op")
+    key = op_id or "auth:" + opt.get("auth", "none")
+    plan = _PLANS.get(key)
+    if plan is None:
+        if op_id:
+            op = BY_ID[op_id]
+            requires_auth, scopes = op.requires_auth, op.scopes
+            json_body = any("json" in t for t in op.body_types)
+        else:
+            level = opt.get("auth", "none")
+            requires_auth = level != "none"
+            scopes = ("RequiresElevation",) if level == "admin" else ("DefaultAuthorization",)
+            json_body = False
+        plan = _PLANS[key] = _GuardPlan(requires_auth, scopes, "FirstTimeSetupOrElevated" in scopes, json_body)
+    return plan
+
+
+# What an Authorization / X-Emby-Authorization header value says: (whether it is a MediaBrowser
+# or Emby header with parameters, its Token). Clients send the same value on every request, so
+# it is parsed once (a bounded map, cleared when full).
+_HEADER_TOKENS: dict[bytes, tuple[bool, str | None]] = {}
+_HEADER_TOKENS_MAX = 1024
+_TOKEN_HEADERS = (b"x-emby-authorization", b"authorization", b"x-emby-token", b"x-mediabrowser-token")
+
+
+def _header_token(value: bytes) -> tuple[bool, str | None]:
+    hit = _HEADER_TOKENS.get(value)
+    if hit is None:
+        params = parse_authorization(value.decode("latin-1"))
+        hit = (bool(params), params.get("Token") if params else None)
+        if len(_HEADER_TOKENS) >= _HEADER_TOKENS_MAX:
+            _HEADER_TOKENS.clear()
+        _HEADER_TOKENS[value] = hit
+    return hit
+
+
+def request_token(scope: Any) -> str | None:
+    """The caller's token, read as ``server.auth.header.identify`` reads it: the parameters of
+    X-Emby-Authorization, else of Authorization (MediaBrowser or Emby scheme); their Token, else
+    X-Emby-Token, X-MediaBrowser-Token, the query's ApiKey, api_key (keys in any case); a header
+    or key given twice counts by its last value. Straight from the ASGI scope: no header or query
+    map is built for it."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope.get("headers", ()):
+        if name in _TOKEN_HEADERS:
+            found[name] = value
+        elif name.lower() in _TOKEN_HEADERS:
+            found[name.lower()] = value
+    token: str | None = None
+    if found:
+        for name in (b"x-emby-authorization", b"authorization"):
+            value = found.get(name)
+            if value is not None:
+                has_params, header_token = _header_token(value)
+                if has_params:
+                    token = header_token
+                    break
+        token = token or _text(found.get(b"x-emby-token")) or _text(found.get(b"x-mediabrowser-token"))
+    if not token:
+        query: bytes = scope.get("query_string", b"")
+        if query and (b"api" in query.lower() or b"%" in query):  # a key may be percent-encoded
+            keys: dict[str, str] = {}
+            for key, value in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+                low = key.lower()
+                if low in ("apikey", "api_key"):
+                    keys[low] = value
+            token = keys.get("apikey") or keys.get("api_key")
+    return token or None
+
+
+def _text(value: bytes | None) -> str | None:
+    return value.decode("latin-1") if value else None
+
+
+_LOCAL: dict[str, bool] = {}  # remote address -> is_local_address (bounded; cleared when full)
+
+
+def _is_local(ctx: ServerContext, remote: str) -> bool:
+    local = _LOCAL.get(remote)
+    if local is None:
+        local = ctx.is_local_address(remote)
+        if len(_LOCAL) >= 1024:
+            _LOCAL.clear()
+        _LOCAL[remote] = local
+    return local
+
+
+async def authenticate_connection(connection: ASGIConnection[Any, Any, Any, Any], ctx: ServerContext) -> AuthInfo | None:
+    token = request_token(connection.scope)
+    if not token:
         return None
-    auth = await ctx.tokens.authenticate(identity)
+    auth = await ctx.tokens.authenticate_token(token)
     if auth is None:
         raise UnauthorizedError("The access token is not valid.")
     return auth
 
 
-async def authorize(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """The one guard of every route: authenticate the caller and check the operation's scopes."""
-    ctx: ServerContext = connection.app.state.ctx
-    opt = handler.opt
-    op_id = opt.get("op")
-    if op_id:
-        op = BY_ID[op_id]
-        requires_auth, scopes = op.requires_auth, op.scopes
-    else:
-        level = opt.get("auth", "none")
-        requires_auth = level != "none"
-        scopes = ("RequiresElevation",) if level == "admin" else ("DefaultAuthorization",)
+    scope: dict[str, Any] = connection.scope  # type: ignore[assignment]
+    ctx: ServerContext = scope["litestar_app"].state.ctx
+    plan = _plan(handler)
     try:
         auth = await authenticate_connection(connection, ctx)
     except UnauthorizedError:
-        if requires_auth and not (not ctx.wizard_completed and "FirstTimeSetupOrElevated" in scopes):
+        if plan.requires_auth and not (plan.setup_may_skip_token and not ctx.wizard_completed):
             raise
         auth = None
-    remote = _client_ip(connection)
-    check_access(requires_auth, scopes, auth, wizard_completed=ctx.wizard_completed,
-                 is_local=ctx.is_local_address(remote))
-    problem = connection.scope.get(limits.SCOPE_KEY)
+    client = scope.get("client")
+    remote = client[0] if client else ""
+    if plan.requires_auth:
+        check_access(True, plan.scopes, auth, wizard_completed=ctx.wizard_completed,
+                     is_local=_is_local(ctx, remote))
+    problem = scope.get(limits.SCOPE_KEY)
     if problem:
         # A bad parameter found before routing (server.http.limits): reported only now, after
         # the caller has been checked, so that no token means 401 whatever the parameters.
         raise BadRequestError(problem)
-    if op_id and isinstance(connection, Request) and _has_json_body(connection, BY_ID[op_id]):
+    if plan.json_body and isinstance(connection, Request) and _has_json_body(connection):
         # Read (and so bound and check) a JSON body now, so that every body operation refuses a
         # malformed one with 400, even a handler that answers before it would read its body.
         await connection.body()
-    connection.state["auth"] = auth
+    state = scope.get("state")
+    if state is None:
+        state = scope["state"] = {}
+    state["auth"] = auth
     if auth is not None:
         await ctx.note_activity(auth, remote)
-        if connection.path_params:  # an item the caller may not see is a 404, on every route
+        path_params = scope.get("path_params")
+        if path_params:  # an item the caller may not see is a 404, on every route
             user_id = next((v for k, v in connection.query_params.items() if k.lower() == "userid"), None)
-            await ctx.items.check_path_items(auth, connection.path_params, user_id)
+            await ctx.items.check_path_items(auth, path_params, user_id)
 
 
-def _has_json_body(connection: Request, op: Operation) -> bool:
-    if not any("json" in t for t in op.body_types):
-        return False
+def _has_json_body(connection: Request[Any, Any, Any]) -> bool:
     content_type = connection.headers.get("content-type", "").lower()
     return "json" in content_type or (not content_type and connection.headers.get("content-length", "0") != "0")
 

@@ -19,6 +19,12 @@ is passed to both.
 Fields the operation's spec does not list keep their defaults (the audio streams have no
 ``maxWidth``); a group none of whose fields the operation lists is a mistake, found at import.
 
+The same wrapper hands the handler ``ctx`` (the ServerContext) and ``auth`` (the caller the guard
+found), when it declares them, from the request itself: ``request.app.state.ctx`` and the
+``auth`` the guard left in the request's state, as the app's ``provide_ctx`` / ``provide_auth``
+dependencies would. Resolving two dependencies through Litestar costs a task group (two tasks
+and their cancel scopes) on every request; reading two attributes costs nothing worth counting.
+
 The groups:
 
 - :class:`ImageOptions`: how an image is rendered (size, quality, blur, played indicator, ...).
@@ -34,10 +40,14 @@ and the helpers for id and list parameters: :func:`guids`, :func:`guid_or_none`,
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from typing import Any
 
 import msgspec
+from litestar import Request
+from litestar.constants import RESERVED_KWARGS
+from litestar.params import DependencyKwarg, KwargDefinition, PathParameter, QueryParameter
 
 from server.errors import BadRequestError
 from server.guid import normalize_guid
@@ -217,21 +227,59 @@ def _group_type(hint: Any) -> type[ParamGroup] | None:
     return hint if isinstance(hint, type) and issubclass(hint, ParamGroup) else None
 
 
-def expand_groups(fn: Any, params: tuple[tuple[str, str, str, Any, bool], ...] | None) -> Any:
-    """``fn`` itself when it declares no group; else a wrapper whose signature shows Litestar the
-    groups' fields and which calls ``fn`` with each group packed into its struct. ``params`` is the
+# Handler parameters served from the request instead of Litestar's dependency injection (see the
+# module's docstring): the name -> the code that reads it, given ``request``.
+INJECTED: dict[str, str] = {
+    "ctx": "request.scope['litestar_app'].state.ctx",
+    "auth": "request.scope['state'].get('auth')",
+}
+
+
+_PATH_PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
+
+
+def _explicit(name: str, annotation: Any, path_names: set[str]) -> Any:
+    """A parameter's annotation in Litestar's explicit style (``Annotated[T, QueryParameter()]``,
+    or ``PathParameter()`` for a name in the route's path): Litestar takes it as it infers a
+    plain one, and documents it the same, but warns about every inferred one (some 2,500 each
+    time the app is built)."""
+    if name in RESERVED_KWARGS or annotation is inspect.Parameter.empty:
+        return annotation
+    if typing.get_origin(annotation) is typing.Annotated and any(
+            isinstance(extra, KwargDefinition | DependencyKwarg) for extra in annotation.__metadata__):
+        return annotation
+    kind = PathParameter() if name in path_names else QueryParameter()
+    return typing.Annotated[annotation, kind]
+
+
+def expand_groups(fn: Any, params: tuple[tuple[str, str, str, Any, bool], ...] | None, path: str | None = None) -> Any:
+    """``fn`` itself when it declares no group and neither ``ctx`` nor ``auth``; else a wrapper
+    whose signature shows Litestar the groups' fields (and ``request`` in place of ``ctx`` and
+    ``auth``) and which calls ``fn`` with each group packed into its struct. ``params`` is the
     operation's spec parameters (name, location, kind, ...), or None for a route outside the spec
-    (then every field of a group is a query parameter)."""
+    (then every field of a group is a query parameter). Given the route's ``path``, the query
+    and path parameters Litestar sees are declared in its explicit style (see :func:`_explicit`;
+    on ``fn`` itself when it is not wrapped)."""
     hints = typing.get_type_hints(fn, include_extras=True)
     signature = inspect.signature(fn)
+    path_names = set(_PATH_PARAM.findall(path)) if path is not None else None
     groups = {name: cls for name in signature.parameters if (cls := _group_type(hints.get(name)))}
-    if not groups:
-        return fn
+    injected = tuple(name for name in INJECTED if name in signature.parameters and name not in groups)
     if not inspect.iscoroutinefunction(fn):
-        raise TypeError(f"{fn.__qualname__}: a handler with parameter groups must be async")
+        if groups:
+            raise TypeError(f"{fn.__qualname__}: a handler with parameter groups must be async")
+        return fn  # a plain function keeps Litestar's dependencies
+    if not groups and not injected:
+        if path_names is not None and "__signature__" not in vars(fn):
+            fn.__annotations__ = {**{name: _explicit(name, hints[name], path_names)
+                                     for name in signature.parameters if name in hints},
+                                  **({"return": hints["return"]} if "return" in hints else {})}
+        return fn
     where = {name: (location, kind) for name, location, kind, *_ in params} if params is not None else None
-    own = {name: p for name, p in signature.parameters.items() if name not in groups}
+    own = {name: p for name, p in signature.parameters.items() if name not in groups and name not in injected}
     added: dict[str, inspect.Parameter] = {}
+    if injected and "request" not in own:
+        added["request"] = inspect.Parameter("request", _KW, annotation=Request)
     plan: list[tuple[str, type[ParamGroup], tuple[str, ...], tuple[str, ...]]] = []
     for group_name, cls in groups.items():
         taken: list[str] = []  # fields parsed for this group alone (removed from the handler's kwargs)
@@ -260,27 +308,31 @@ def expand_groups(fn: Any, params: tuple[tuple[str, str, str, Any, bool], ...] |
             raise TypeError(f"{fn.__qualname__}: the operation has none of the parameters of {cls.__name__}")
         plan.append((group_name, cls, tuple(taken), tuple(shared)))
 
-    handler = _compile(fn, signature, groups, plan, added)
-    parameters = [p.replace(kind=_KW) for p in own.values()] + list(added.values())
+    handler = _compile(fn, signature, groups, injected, plan, added)
+    annotations = {**{name: hints[name] for name in own if name in hints},
+                   **{name: p.annotation for name, p in added.items()}}
+    if path_names is not None:
+        annotations = {name: _explicit(name, hint, path_names) for name, hint in annotations.items()}
+    parameters = [p.replace(kind=_KW, annotation=annotations.get(name, p.annotation)) for name, p in own.items()] + \
+        [p.replace(annotation=annotations[name]) for name, p in added.items()]
     handler.__signature__ = signature.replace(parameters=parameters)
-    handler.__annotations__ = {**{name: hints[name] for name in own if name in hints},
-                               **{name: p.annotation for name, p in added.items()},
-                               "return": hints.get("return", Any)}
+    handler.__annotations__ = {**annotations, "return": hints.get("return", Any)}
     handler.__declared__ = fn  # the handler as written
     return handler
 
 
-def _compile(fn: Any, signature: inspect.Signature, groups: dict[str, type[ParamGroup]],
+def _compile(fn: Any, signature: inspect.Signature, groups: dict[str, type[ParamGroup]], injected: tuple[str, ...],
              plan: list[tuple[str, type[ParamGroup], tuple[str, ...], tuple[str, ...]]],
              added: dict[str, inspect.Parameter]) -> Any:
     """The wrapper as code (as dataclasses makes __init__): keyword parameters as Litestar passes
-    them, each group built from its fields, and ``fn`` called with positional arguments where it
-    allows them. Binding some 80 keyword arguments a second time (``fn(**kwargs)``) would cost
-    microseconds on GET /Items; this costs one struct per group."""
+    them, each group built from its fields, ``ctx`` and ``auth`` read from the request, and ``fn``
+    called with positional arguments where it allows them. Binding some 80 keyword arguments a
+    second time (``fn(**kwargs)``) would cost microseconds on GET /Items; this costs one struct
+    per group."""
     namespace: dict[str, Any] = {"_fn": fn}
     outer: list[str] = []
     for name, p in signature.parameters.items():
-        if name in groups:
+        if name in groups or name in injected:
             continue
         if p.default is inspect.Parameter.empty:
             outer.append(name)
@@ -293,7 +345,7 @@ def _compile(fn: Any, signature: inspect.Signature, groups: dict[str, type[Param
         else:
             namespace[f"_d_{name}"] = p.default
             outer.append(f"{name}=_d_{name}")
-    body = []
+    body = [f"    {name} = {INJECTED[name]}" for name in injected]
     for group_name, cls, taken, shared in plan:
         namespace[f"_G_{group_name}"] = cls
         fields = ", ".join(f"{n}={n}" for n in (*taken, *shared))

@@ -84,8 +84,13 @@ class TokenService:
     async def authenticate(self, identity: ClientIdentity) -> AuthInfo | None:
         if not identity.token:
             return None
-        info = await self.lookup(identity.token)
-        if info is None:
+        return await self.authenticate_token(identity.token)
+
+    async def authenticate_token(self, token: str) -> AuthInfo | None:
+        """The caller a token stands for (None for an unknown token or a deleted user): the
+        token's device or API key from the in-memory map, its user from the user cache."""
+        info = self._cache.get(token) if self._loaded else await self.lookup(token)
+        if info is None or not hmac.compare_digest(info.token.encode(), token.encode()):
             return None
         user = None
         if not info.is_api_key:

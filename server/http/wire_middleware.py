@@ -21,17 +21,18 @@ Before Litestar sees a request it:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode
+from urllib.parse import parse_qsl, quote_plus, unquote
 
 import msgspec
 
 from server.errors import BadRequestError, PayloadTooLargeError
 from server.guid import normalize_guid
 from server.http import legacy_routes, limits
-from server.http.routing import RouteIndex, internal_path
+from server.http.routing import RouteIndex, RouteMatch, internal_path
 from server.wire import models
 from server.wire.body import canonical_keys
 from server.wire.casing import camel_case_requested, wants_camel_case
@@ -44,6 +45,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]  # Litestar's own Scope/Receive/Send types are narrower
 
 _PREFIXES = ("/emby/", "/mediabrowser/")
+_NO_MATCH = object()
 
 
 @dataclass
@@ -90,6 +92,7 @@ def _route_info(op: Operation | None) -> RouteInfo:
 _ENUM_LOOKUP: dict[str, dict[str, str]] = {
     name: {m.lower(): m for m in members} for name, members in models.ENUMS.items()
 }
+_ENUM_MEMBERS: dict[str, frozenset[str]] = {name: frozenset(members) for name, members in models.ENUMS.items()}
 
 
 def _tidy_scalar(kind: str, enum: str | None, value: str) -> str | None:
@@ -132,7 +135,7 @@ def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> tuple[list[tup
                 tidy = _tidy_scalar(item_kind, enum, part)
                 if tidy in (None, ""):
                     continue
-                if item_kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()):
+                if item_kind == "enum" and enum and tidy not in _ENUM_MEMBERS.get(enum, ()):
                     continue  # Jellyfin ignores unknown enum members in lists
                 if item_kind in ("int32", "int64"):
                     bad = limits.check_int(name, item_kind, tidy)
@@ -156,7 +159,7 @@ def _tidy_query(pairs: list[tuple[str, str]], info: RouteInfo) -> tuple[list[tup
             if bad:
                 problem = problem or bad
                 continue
-        elif kind == "enum" and enum and tidy not in models.ENUMS.get(enum, ()) \
+        elif kind == "enum" and enum and tidy not in _ENUM_MEMBERS.get(enum, ()) \
                 and tidy not in EXTRA_ENUM_MEMBERS.get(enum, ()):
             problem = problem or f"'{tidy[:64]}' is not a valid {enum} value for {name}."
             continue
@@ -180,6 +183,13 @@ async def _send_plain_problem(send: Send, status: int, title: str, detail: str,
     await send({"type": "http.response.body", "body": body})
 
 
+# Request paths already matched against the route index (the index does not change once the app is
+# built, so a path always matches the same way): most requests repeat a path (/Items, /UserViews,
+# /Sessions/Playing/Progress ...). Bounded: cleared when full; long paths are not kept.
+_MATCH_CACHE_MAX = 4096
+_MATCH_CACHE_PATH_CHARS = 512
+
+
 class WireMiddleware:
     def __init__(self, app: ASGIApp, startup: StartupState) -> None:
         self.app = app
@@ -187,10 +197,24 @@ class WireMiddleware:
         self.index = RouteIndex()
         self.routes: dict[tuple[str, str], RouteInfo] = {}
         self.websocket_path = "/socket"
+        self._internal: dict[str, str] = {}  # template -> its Litestar path (routing.internal_path)
+        self._matches: dict[str, RouteMatch | None] = {}
 
     def add_route(self, template: str, method: str, op: Operation | None) -> None:
         self.index.add(template)
         self.routes[(template, method.upper())] = _route_info(op)
+        self._internal[template] = internal_path(template)
+        self._matches.clear()
+
+    def _match(self, path: str) -> RouteMatch | None:
+        found = self._matches.get(path, _NO_MATCH)
+        if found is _NO_MATCH:
+            found = self.index.match(path)
+            if len(path) <= _MATCH_CACHE_PATH_CHARS:
+                if len(self._matches) >= _MATCH_CACHE_MAX:
+                    self._matches.clear()
+                self._matches[path] = found
+        return found  # type: ignore[return-value]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -210,10 +234,13 @@ class WireMiddleware:
                 [(b"retry-after", str(self.startup.retry_after).encode()), (b"message", message.encode())])
             return
 
-        query = scope.get("query_string", b"").decode("latin-1")
-        if query and "=" not in query and "%3d" in query.lower():
-            query = unquote(query)
-        pairs = parse_qsl(query, keep_blank_values=True)
+        raw_query: bytes = scope.get("query_string", b"")
+        pairs: list[tuple[str, str]] = []
+        if raw_query:
+            query = raw_query.decode("latin-1")
+            if "=" not in query and "%3d" in query.lower():
+                query = unquote(query)
+            pairs = parse_qsl(query, keep_blank_values=True)
         path, pairs = legacy_routes.rewrite(path, pairs, scope.get("method"))
 
         new_scope = dict(scope)
@@ -222,7 +249,7 @@ class WireMiddleware:
             # Jellyfin takes a socket on any path; ours lives at /socket.
             path = self.websocket_path
         else:
-            match = self.index.match(path)
+            match = self._match(path)
             info: RouteInfo | None = None
             if match is not None:
                 method = scope["method"].upper()
@@ -247,19 +274,20 @@ class WireMiddleware:
                             cap = limits.name_limit(info.op.operation_id if info.op else "", name)
                             if cap is not None and len(unquote(values[name])) > cap:
                                 problem = problem or f"{name} may be at most {cap} characters long."
-                    concrete = internal_path(match.template)
+                    concrete = self._internal.get(match.template) or internal_path(match.template)
                     for name, value in values.items():
                         concrete = concrete.replace("{" + name + "}", value, 1)
                     path = concrete
-                    pairs, query_problem = _tidy_query(pairs, info)
-                    problem = problem or query_problem
+                    if pairs:
+                        pairs, query_problem = _tidy_query(pairs, info)
+                        problem = problem or query_problem
                     if problem:
                         new_scope[limits.SCOPE_KEY] = problem
             if info is not None and info.json_body and kind == "http":
                 receive = _json_body_receiver(receive, info, scope)
         new_scope["path"] = path
         new_scope["raw_path"] = path.encode("utf-8")
-        new_scope["query_string"] = urlencode(pairs).encode("latin-1")
+        new_scope["query_string"] = _encode_query(pairs) if pairs else b""
 
         accept = ""
         for name, value in scope.get("headers", ()):
@@ -273,15 +301,30 @@ class WireMiddleware:
             camel_case_requested.reset(token)
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")  # what quote_plus leaves as it is
+
+
+def _encode_query(pairs: list[tuple[str, str]]) -> bytes:
+    """``urlencode(pairs)``, byte for byte, without quoting what needs none (most keys and values:
+    names, numbers, ids, enum members)."""
+    plain = _PLAIN.fullmatch
+    return "&".join(
+        (key if plain(key) else quote_plus(key)) + "=" + (value if plain(value) else quote_plus(value))
+        for key, value in pairs).encode("latin-1")
+
+
 def _json_charset_sender(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = []
-            for name, value in message.get("headers", ()):
-                if name.lower() == b"content-type" and value == b"application/json":
-                    value = b"application/json; charset=utf-8"
-                headers.append((name, value))
-            message = {**message, "headers": headers}
+            headers = message.get("headers", ())
+            changed: list[tuple[bytes, bytes]] | None = None
+            for i, (name, value) in enumerate(headers):
+                if value == b"application/json" and name.lower() == b"content-type":
+                    if changed is None:
+                        changed = list(headers)
+                    changed[i] = (name, b"application/json; charset=utf-8")
+            if changed is not None:
+                message = {**message, "headers": changed}
         await send(message)
 
     return wrapped

@@ -41,7 +41,7 @@ class CorsPolicy:
         """Headers for an ordinary (non-preflight) response."""
         self._refresh()
         if self._any:
-            return [(b"access-control-allow-origin", b"*")]
+            return _ANY_ORIGIN
         headers = [(b"vary", b"Origin")]
         if origin and _normalize_origin(origin) in self._allowed:
             headers += [(b"access-control-allow-origin", origin.strip().encode("latin-1")),
@@ -50,7 +50,7 @@ class CorsPolicy:
 
     def preflight_headers(self, origin: str, method: str, request_headers: str) -> list[tuple[bytes, bytes]]:
         """Headers for the 204 answer to a preflight; only Vary when the origin is not allowed."""
-        headers = self.response_headers(origin)
+        headers = list(self.response_headers(origin))  # a copy: it is extended below
         if not any(name == b"access-control-allow-origin" for name, _ in headers):
             return headers
         if _TOKEN_LIST.match(method) and method.strip():
@@ -65,9 +65,14 @@ def is_preflight(scope: dict, headers: dict[bytes, bytes]) -> bool:
             and b"access-control-request-method" in headers)
 
 
+# The headers of every response under the default policy (any origin); never changed in place.
+_ANY_ORIGIN: list[tuple[bytes, bytes]] = [(b"access-control-allow-origin", b"*")]
+_ANY_ORIGIN_NAMES = frozenset({b"access-control-allow-origin"})
+
+
 def with_cors(send: Callable, extra: list[tuple[bytes, bytes]]) -> Callable:
     """``send`` that adds ``extra`` to the response head (replacing any the app set itself)."""
-    names = {name for name, _ in extra} - {b"vary"}
+    names = _ANY_ORIGIN_NAMES if extra is _ANY_ORIGIN else {name for name, _ in extra} - {b"vary"}
 
     async def wrapped(message: dict) -> None:
         if message["type"] == "http.response.start":

@@ -116,10 +116,12 @@ class WebHostMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers", ()))
-        origin = headers.get(b"origin")
+        origin: bytes | None = None
+        for name, value in scope.get("headers", ()):
+            if name == b"origin":
+                origin = value  # the last one, as a dict of the headers would keep
         origin_text = origin.decode("latin-1") if origin is not None else None
-        if cors.is_preflight(scope, headers):
+        if scope["method"] == "OPTIONS" and cors.is_preflight(scope, headers := dict(scope.get("headers", ()))):
             extra = self.cors.preflight_headers(
                 origin_text or "", headers[b"access-control-request-method"].decode("latin-1"),
                 headers.get(b"access-control-request-headers", b"").decode("latin-1"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from litestar import Litestar, get
+from litestar import Litestar, Request, get
 from litestar.testing import TestClient
 
 from server.api.params import (
@@ -200,3 +200,47 @@ def test_the_served_document_lists_a_groups_fields(server):
     assert {"maxWidth", "fillHeight", "percentPlayed", "backgroundColor", "tag", "format", "imageIndex"} <= names
     assert {"fields", "enableImageTypes", "startIndex", "limit"} <= {p[0] for p in params["GetItems"]}
     assert ("maxWidth", "path", "integer", True) in [tuple(p) for p in params["GetItemImage2"]]
+
+
+def test_ctx_and_auth_come_from_the_request_without_dependencies():
+    """``ctx`` is the app's ``state.ctx`` and ``auth`` what the guard left in the request's state
+    (server/api/base.py); the handler's other parameters are parsed as before."""
+    import inspect
+
+    from litestar.datastructures import State
+
+    seen = {}
+
+    async def handler(ctx, auth, itemId: str, page: Paging, limit: int | None = None) -> str:
+        seen.update(ctx=ctx, auth=auth, item=itemId, page=page, limit=limit)
+        return "ok"
+
+    wrapped = expand_groups(handler, _SPEC)
+    assert sorted(inspect.signature(wrapped).parameters) == ["itemId", "limit", "request", "startIndex"]
+    assert wrapped.__annotations__["request"] is Request
+
+    async def guard(connection, _handler) -> None:
+        connection.state["auth"] = "the caller"
+
+    route = get("/Items/{itemId:str}", sync_to_thread=False, guards=[guard])(wrapped)
+    app = Litestar(route_handlers=[route], logging_config=None, state=State({"ctx": "the context"}))
+    with TestClient(app) as client:
+        r = client.get("/Items/abc", params={"limit": "3", "startIndex": "2"})
+    assert r.status_code == 200, r.text
+    assert seen == {"ctx": "the context", "auth": "the caller", "item": "abc", "page": Paging(startIndex=2, limit=3),
+                    "limit": 3}
+
+
+def test_a_handler_that_takes_request_itself_gets_it_along_with_ctx():
+    from litestar.datastructures import State
+
+    seen = {}
+
+    async def handler(ctx, request: Request) -> str:
+        seen.update(ctx=ctx, path=request.url.path)
+        return "ok"
+
+    route = get("/here", sync_to_thread=False)(expand_groups(handler, None))
+    with TestClient(Litestar(route_handlers=[route], logging_config=None, state=State({"ctx": 7}))) as client:
+        assert client.get("/here").status_code == 200
+    assert seen == {"ctx": 7, "path": "/here"}

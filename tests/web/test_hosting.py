@@ -199,3 +199,13 @@ def test_cors_any_origin_forms(hosts) -> None:
 
     policy = CorsPolicy(lambda: hosts)
     assert policy.response_headers("https://anything.example") == [(b"access-control-allow-origin", b"*")]
+
+
+def test_cors_preflight_does_not_change_the_shared_any_origin_headers() -> None:
+    from server.web.cors import CorsPolicy
+
+    policy = CorsPolicy(lambda: ["*"])
+    pre = policy.preflight_headers("https://a.example", "POST", "authorization")
+    assert (b"access-control-allow-methods", b"POST") in pre
+    # the headers of an ordinary response (one list for every response under this policy) are untouched
+    assert policy.response_headers("https://a.example") == [(b"access-control-allow-origin", b"*")]

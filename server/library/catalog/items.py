@@ -566,4 +566,8 @@ class ItemService:
         return await self.db.read(lambda s: facets.filter_values(s, q) or filter_values(s, q))
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
-        return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))
+        def read(s: Session) -> w.SearchHintResult:
+            req.counts = (self.count_cache, self.db.generation)  # the generation before the first query
+            return search_hints(s, req, opts, self.server_id)
+
+        return await self.db.read(read)
