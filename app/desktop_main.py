@@ -111,6 +111,9 @@ def build_desktop(
     """Make the QApplication, claim the single instance and start the tray; None if another instance runs."""
     from PySide6.QtWidgets import QApplication
 
+    from app import pyside_imports
+
+    pyside_imports.install()  # before the UI and the hosted server are imported (app/pyside_imports.py)
     from app.autostart import LoginItem, launch_command
     from app.single_instance import SHOW, SingleInstance, instance_name
     from ui.state_icon import state_icon

@@ -138,7 +138,7 @@ def visible_seconds(live, lib: Path, kind: str, sources: list[Path], rounds: int
     return out
 
 
-def run(work: Path, kind: str, size: int) -> dict:
+def run(work: Path, kind: str, size: int, kept_counts: bool = True) -> dict:
     lib = build_library(work, kind, size)
     data = work / f"data-{kind}-{size}"
     if data.exists():
@@ -146,6 +146,11 @@ def run(work: Path, kind: str, size: int) -> dict:
     live = start_server(data)
     try:
         complete_wizard(live)
+        if not kept_counts:  # the kept-count triggers (0010_kept_counts) off, to measure what they cost
+            from server.library.catalog import facets
+
+            with live.ctx.db.engine.begin() as conn:
+                facets.drop_triggers(conn)
         cpu0, load0 = cpu_seconds(), os.getloadavg()[0]
         t0 = time.monotonic()
         lib_id = add_library_and_scan(live, f"Bench {kind}", "music" if kind == "audio" else "movies", [lib],
@@ -179,21 +184,27 @@ def main() -> None:
     parser.add_argument("--kinds", default="audio,video")
     parser.add_argument("--work", default="/tmp/reelroom-bench")
     parser.add_argument("--keep", action="store_true", help="keep the generated libraries")
+    parser.add_argument("--kept-counts", choices=("on", "off", "both"), default="on",
+                        help="scan with the kept-count triggers (on), without them (off), or both, one after "
+                        "the other, to print what they cost")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     results = {}
     for size in [int(s) for s in args.sizes.split(",")]:
         for kind in args.kinds.split(","):
-            print(f"{kind} library, {size} files (cpus: {os.cpu_count()})", flush=True)
-            results[(kind, size)] = run(work, kind, size)
+            for kept in {"on": (True,), "off": (False,), "both": (True, False)}[args.kept_counts]:
+                label = "" if args.kept_counts == "on" else (" with kept-count triggers" if kept else
+                                                             " without kept-count triggers")
+                print(f"{kind} library, {size} files{label} (cpus: {os.cpu_count()})", flush=True)
+                results[(kind, size, label)] = run(work, kind, size, kept)
     print("\nsummary")
-    for (kind, size), r in results.items():
-        print(f"  {kind:5s} {size:>7d}: first scan {r['files_per_s']:7.0f} files/s "
+    for (kind, size, label), r in results.items():
+        print(f"  {kind:5s} {size:>7d}{label}: first scan {r['files_per_s']:7.0f} files/s "
               f"({r['files_per_cpu_s']:.0f} per CPU-s) | unchanged rescan "
               f"{r['unchanged_s']:6.2f} s | copy -> visible {r['visible_s']:.2f} s")
     if not args.keep:
-        for (kind, size) in results:
+        for (kind, size, _label) in results:
             shutil.rmtree(work / f"{kind}-{size}", ignore_errors=True)
 
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from litestar import Litestar, Router
 from litestar.di import Provide
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ImproperlyConfiguredException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.routes import HTTPRoute, WebSocketRoute
+from litestar.routes import BaseRoute, HTTPRoute, WebSocketRoute
 
 import server.api
 from server.api.base import authorize, provide_auth, provide_ctx
@@ -70,6 +70,53 @@ class _PathIndex:
         return found if found else default
 
 
+_PENDING: Any = object()  # a route's kwargs model before its first request
+
+
+class _LazyHandlerMap(dict[str, tuple[HTTPRouteHandler, Any]]):
+    """An ``HTTPRoute.route_handler_map`` whose handlers are compiled on the route's first request.
+
+    Litestar compiles every handler when it registers it: it resolves the function's type hints,
+    validates them, and builds a signature model and a kwargs model (msgspec structs and field
+    definitions). For ~400 handlers that was most of building the app (~60% of its CPU) and ~9 MiB
+    that stayed resident although a server sees only a few dozen of its routes. Here the map holds
+    ``(handler, _PENDING)`` per method until a request looks a method up (``HTTPRoute.handle`` does
+    ``route_handler_map[method]``); then the route's handlers get Litestar's own
+    ``on_registration`` and kwargs models, exactly as at registration. Everything else that reads
+    the map (the routing trie, the OpenAPI plugin, ``create_app``) only takes the handler.
+    ``compile_all`` does the whole app at once (the tests use it so a misdeclared handler still
+    fails at once)."""
+
+    __slots__ = ("app", "route", "registered")
+
+    def __init__(self, app: Litestar, route: HTTPRoute) -> None:
+        super().__init__()
+        self.app, self.route, self.registered = app, route, False
+        for handler in route.route_handlers:
+            for method in handler.http_methods:
+                if dict.__contains__(self, method):
+                    raise ImproperlyConfiguredException(
+                        f"Handler already registered for path {route.path!r} and http method {method}")
+                dict.__setitem__(self, method, (handler, _PENDING))
+
+    def __getitem__(self, method: str) -> tuple[HTTPRouteHandler, Any]:
+        entry = dict.__getitem__(self, method)
+        if entry[1] is _PENDING:
+            self.compile()
+            entry = dict.__getitem__(self, method)
+        return entry
+
+    def compile(self) -> None:
+        if not self.registered:
+            for handler in self.route.route_handlers:
+                handler.on_registration(self.app)
+            self.registered = True
+        path_parameters = self.route.path_parameters
+        for method, (handler, model) in list(dict.items(self)):
+            if model is _PENDING:
+                dict.__setitem__(self, method, (handler, handler.create_kwargs_model(path_parameters=path_parameters)))
+
+
 class _App(Litestar):
     @property
     def route_handler_method_map(self) -> _PathIndex:  # type: ignore[override]
@@ -77,6 +124,46 @@ class _App(Litestar):
         if index is None:
             index = self.__dict__["_path_index"] = _PathIndex(self)
         return index
+
+    @staticmethod
+    def _get_default_plugins(plugins: list[Any]) -> list[Any]:
+        """Litestar's defaults without its pydantic plugins: handlers take and return msgspec
+        structs, never pydantic models (SQLModel rows stay inside the services; a test checks every
+        handler), and those plugins import pydantic.v1 (~1.5 MiB, tens of ms) for nothing."""
+        from litestar.plugins.core import MsgspecDIPlugin
+
+        plugins.append(MsgspecDIPlugin())
+        return plugins
+
+    def __init__(self, **kwargs: Any) -> None:
+        # While Litestar registers the handlers given here, the routing trie is built once at the
+        # end instead of after each handler (each build validated the whole trie again: quadratic).
+        self.__dict__["_registering"] = True
+        super().__init__(**kwargs)
+        self.__dict__["_registering"] = False
+        self.asgi_router.construct_routing_trie()
+
+    def register(self, value: Any) -> None:  # type: ignore[override]  # as Litestar.register
+        """Litestar's ``register``, with HTTP routes compiled on first use (``_LazyHandlerMap``)."""
+        routes: list[BaseRoute] = Router.register(self, value=value)
+        for route in routes:
+            if isinstance(route, HTTPRoute):
+                route.route_handler_map = _LazyHandlerMap(self, route)  # type: ignore[assignment]
+            else:  # WebSocket and ASGI routes: one handler each, compiled now as Litestar does
+                route.route_handler.on_registration(self)  # type: ignore[attr-defined]
+                if isinstance(route, WebSocketRoute):
+                    handler = route.route_handler
+                    route.handler_parameter_model = handler.create_kwargs_model(path_parameters=route.path_parameters)
+            for plugin in self.plugins.receive_route:
+                plugin.receive_route(route)
+        if not self.__dict__.get("_registering"):
+            self.asgi_router.construct_routing_trie()
+
+    def compile_all(self) -> None:
+        """Compile every route now, as Litestar would have at registration."""
+        for route in self.routes:
+            if isinstance(route, HTTPRoute) and isinstance(route.route_handler_map, _LazyHandlerMap):
+                route.route_handler_map.compile()
 
 
 def collect_handlers() -> list[BaseRouteHandler]:

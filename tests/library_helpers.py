@@ -51,6 +51,18 @@ def wait_for_scan(live: LiveServer, started_after: float, timeout: float = 60,
             time.sleep(0.05)
 
 
+def wait_for_artwork(live: LiveServer, timeout: float = 180) -> None:
+    """Wait until the offline artwork a scan asks for (frames grabbed, collages) is made: it
+    changes items' Primary images, so a test that compares replies over time waits for it."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 5:  # quiet for a while: a run may ask for another (debounced)
+        quiet = 0 if live.ctx.artwork.pending else quiet + 1
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"offline artwork still running after {timeout} s")
+        time.sleep(0.1)
+
+
 def refresh_and_wait(live: LiveServer, timeout: float = 60) -> dict:
     started = time.time()
     with live.admin() as c:

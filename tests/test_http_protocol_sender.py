@@ -137,3 +137,21 @@ def test_head_request_and_empty_body() -> None:
     asyncio.run(run())
     assert len(transport.events) == 1 and transport.events[0].endswith(b"\r\n\r\n")
     assert cycle.response_complete
+
+
+def test_failure_between_head_and_body_gives_a_clean_500() -> None:
+    """The app fails after its head: uvicorn sends a 500, which replaces the held head (never
+    written), so the client gets one whole reply instead of a head without its body."""
+    transport = RecordingTransport()
+    cycle = _cycle(transport)
+    cycle.send = response_sender(cycle, zero_copy=False)  # type: ignore[assignment]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send(_start(5))
+        raise RuntimeError("boom")
+
+    logging.getLogger("t").disabled = True
+    asyncio.run(cycle.run_asgi(app))
+    wire = b"".join(e for e in transport.events if isinstance(e, bytes))
+    assert wire.startswith(b"HTTP/1.1 500") and wire.endswith(b"Internal Server Error")
+    assert wire.count(b"HTTP/1.1") == 1

@@ -74,6 +74,11 @@ def _openapi_bytes(app) -> bytes:
     with _OPENAPI_LOCK:
         cached = _OPENAPI_CACHE.get(id(app))
         if cached is None:
+            # Routes compile on first use (server/app.py); the document needs every one compiled,
+            # in Litestar's order. A route a request compiles meanwhile on the loop ends the same.
+            compile_all = getattr(app, "compile_all", None)
+            if compile_all is not None:
+                compile_all()
             schema = app.openapi_schema.to_schema()
             schema["paths"] = {template_path(p): v for p, v in schema.get("paths", {}).items()}
             cached = msgspec.json.encode(schema)

@@ -209,6 +209,11 @@ class ArtworkService:
         if self._loop is not None:  # called from the scan's worker thread
             self._loop.call_soon_threadsafe(self.request)
 
+    @property
+    def pending(self) -> bool:
+        """A run is going, or one is due (debounced)."""
+        return self._running or self._timer is not None
+
     def request(self, delay: float | None = None) -> None:
         """Run soon (debounced): after scans, playlist, collection and image changes. On the loop."""
         if self._running:

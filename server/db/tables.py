@@ -358,7 +358,8 @@ class PlaylistEntry(SQLModel, table=True):
     """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
 
     __tablename__ = "playlist_entries"
-    __table_args__ = (Index("ix_playlist_entries_playlist_order", "playlist_id", "sort_order"),)
+    # a playlist's entries in order with their item ids, read from the index alone (0011_lists_fast)
+    __table_args__ = (Index("ix_playlist_entries_listing", "playlist_id", "sort_order", "id", "item_id"),)
 
     id: str = Field(primary_key=True, max_length=32)
     playlist_id: str = Field(foreign_key="playlists.id", ondelete="CASCADE")

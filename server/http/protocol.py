@@ -101,10 +101,13 @@ def response_sender(cycle: RequestResponseCycle, zero_copy: bool) -> Callable[[A
     async def sender(message: Any) -> None:
         nonlocal held
         kind = message["type"]
-        if (kind == "http.response.start" and held is None and not cycle.response_started
-                and any(name.lower() == b"content-length" for name, _ in message.get("headers", ()))):
-            held = message  # a reply of known length: its body follows at once
-            return
+        if kind == "http.response.start" and not cycle.response_started:
+            # a second head replaces a held one that never went out: uvicorn's 500 after the app
+            # failed between its head and its body
+            held = None
+            if any(name.lower() == b"content-length" for name, _ in message.get("headers", ())):
+                held = message  # a reply of known length: its body follows at once
+                return
         if held is not None:
             if kind == "http.response.body":
                 await send_held(message)

@@ -154,8 +154,10 @@ class Reader:
                 if future is not None and not future.done():
                     self.served += 1
                     future.set_result((status, payload))
-        except (asyncio.IncompleteReadError, ConnectionError, OSError, pickle.UnpicklingError, ValueError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass  # the reader ended or closed its end
+        except Exception:  # a reply that does not read back: this reader is done with
+            log.exception("Reader process %s sent a reply that could not be read; stopping it", self.pid)
         finally:
             self.alive = False
             for future in self._pending.values():

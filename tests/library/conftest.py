@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from server.db.tables import Item
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan
+from tests.library_helpers import add_library_and_scan, wait_for_artwork
 from tests.mediagen import make_test_library
 
 
@@ -36,6 +36,7 @@ def scanned(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> I
         kind: add_library_and_scan(live, kind.title(), ctype, [media / kind])
         for kind, ctype in (("movies", "movies"), ("shows", "tvshows"), ("music", "music"))
     }
+    wait_for_artwork(live)  # frames grabbed after the scans become Primary images: let them land first
     yield live
     stop_server(live)
 

@@ -352,3 +352,62 @@ def test_settings_from_options_and_environment() -> None:
                                         "REELROOM_READERS_IDLE": "5"})
     assert (s.max_readers, s.busy, s.idle_seconds) == (1, 0, 5.0)
     assert ReaderSettings.resolve(environ={"REELROOM_READERS_IDLE": "soon"}).idle_seconds == 60.0
+
+
+def test_a_page_a_reader_cannot_take_is_answered_by_the_owner(live: LiveServer) -> None:
+    """A query that cannot travel (it does not pickle) is answered in the owner, not failed."""
+    import asyncio
+
+    from server.library.catalog.items import Viewer
+    from server.library.catalog.query import ItemQuery
+
+    reader_running(live)
+    ctx = live.ctx
+    q = ctx.items.scoped(ItemQuery(recursive=True, limit=3), Viewer(None))
+    opts = ctx.items.options(Viewer(None))
+    q.extra_unpicklable = lambda: None  # type: ignore[attr-defined]
+    answered_here: list[bool] = []
+
+    async def local(query: ItemQuery, options: object) -> bytes:
+        answered_here.append(True)
+        return await ctx.items.query_reply(query, options, False)
+
+    served = ctx.readers.served
+    future = asyncio.run_coroutine_threadsafe(ctx.readers.items(q, opts, local), live.runner.loop)
+    reply = future.result(30)
+    assert answered_here == [True] and ctx.readers.served == served
+    assert b'"TotalRecordCount"' in reply
+
+
+@pytest.mark.parametrize("entry", ["entry_reelroom.py", "entry_reelroom_server.py"])
+def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> None:
+    """In the PyInstaller bundle a reader is the executable itself with --reelroom-reader
+    (reader_command when sys.frozen): both entry points hand it to the reader before anything
+    else, and it says hello to its owner and exits when the owner closes the connection."""
+    import socket
+
+    from server.db.database import Database, sqlite_url
+    from server.readers import protocol
+
+    db_file = tmp_path / "library.db"
+    Database(sqlite_url(db_file)).close()
+    root = Path(__file__).resolve().parents[2]
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(120)
+        env = {**os.environ, protocol.ENV_ADDRESS: f"127.0.0.1:{listener.getsockname()[1]}",
+               protocol.ENV_KEY: "k" * 32, protocol.ENV_DATABASE: sqlite_url(db_file),
+               protocol.ENV_SERVER_ID: "0" * 32, "PYTHONPATH": str(root)}
+        proc = subprocess.Popen([sys.executable, str(root / "installer" / entry), protocol.FROZEN_FLAG], env=env,
+                                stdout=subprocess.DEVNULL)
+        try:
+            conn, _ = listener.accept()
+            with conn:
+                conn.settimeout(30)
+                head = conn.recv(protocol.HEADER.size, socket.MSG_WAITALL)
+                (size,) = protocol.HEADER.unpack(head)
+                assert conn.recv(size, socket.MSG_WAITALL).decode() == f"{'k' * 32}:{proc.pid}"
+            assert proc.wait(30) == 0  # the owner closed the connection: the reader ends
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -74,3 +74,24 @@ def test_a_reply_of_the_wrong_json_shape_is_an_api_error() -> None:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def _ca_certificates(client: ServerClient) -> int:
+    context = client._http._transport._pool._ssl_context  # type: ignore[attr-defined]
+    return context.cert_store_stats()["x509_ca"]
+
+
+def test_an_http_client_loads_no_ca_store_and_an_https_one_verifies() -> None:
+    import ssl
+
+    plain = ServerClient("http://127.0.0.1:9", "k")
+    secure = ServerClient("https://media.example", "k")
+    try:
+        assert _ca_certificates(plain) == 0  # no TLS over http://: the CA store (~3 MiB) stays unloaded
+        context = secure._http._transport._pool._ssl_context  # type: ignore[attr-defined]
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+        assert _ca_certificates(secure) > 0
+    finally:
+        plain.close()
+        secure.close()
+

@@ -27,6 +27,7 @@ from server.db.tables import Item, Playlist, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.browse.playstate import playable_descendants
 from server.library.catalog.dto import DtoOptions, build_dtos
+from server.library.catalog.generation_cache import GenerationCache
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
     ItemRow,
@@ -133,6 +134,8 @@ class PlaylistService:
         # called after a playlist's items change: covers are collages of them (the artwork service
         # remakes them soon)
         self._on_change = on_change
+        self._entries: GenerationCache[tuple[str, tuple[str, ...] | None, str], list[tuple[str, str]]] = \
+            GenerationCache(16)
 
     async def _access(self, playlist_id: str, user_id: str | None, *, view: bool = True) -> PlaylistAccess:
         found = await self.db.read(lambda s: _load(s, playlist_id))
@@ -273,23 +276,35 @@ class PlaylistService:
         if not found.can_view(caller):
             raise ForbiddenError("You may not see this playlist.")
 
-        def read(s: Session) -> w.BaseItemDtoQueryResult:
+        key = (playlist_id, None if allowed_library_ids is None else tuple(sorted(allowed_library_ids)),
+               repr(parental))
+
+        def visible(s: Session) -> list[tuple[str, str]]:
             conds = [entries.c.playlist_id == playlist_id]
             if allowed_library_ids is not None:
                 conds.append(items.c.library_id.in_(sorted(allowed_library_ids)))
             if parental is not None:
                 conds += parental_conditions(s, parental)
-            # two steps, as run_query: the page's (entry, item) ids from the entries' order index
-            # (skipping startIndex entries reads no wide item row), then those rows by id
+            # the (entry, item) ids from the entries' covering order index; items only probed
+            # for the scope (no wide item row read)
             source = entries.join(items, items.c.id == entries.c.item_id)
             q = (select(entries.c.id, entries.c.item_id).select_from(source).where(*conds)
-                 .order_by(entries.c.sort_order, entries.c.id).offset(start_index))
-            if limit is not None:
-                q = q.limit(limit)
-            page_ids = s.execute(q).all()
+                 .order_by(entries.c.sort_order, entries.c.id))
+            return [(r[0], r[1]) for r in s.execute(q).all()]
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            # The viewer's ordered entries, kept per write generation (read before the first
+            # query, so a list is never filed under a generation newer than its snapshot):
+            # paging a long playlist reads it once, then each page is a slice and 100 rows by id.
+            generation = self.db.generation
+            ordered = self._entries.get(key, generation)
+            if ordered is None:
+                ordered = visible(s)
+                self._entries.put(key, generation, ordered)
+            page_ids = ordered[start_index:None if limit is None else start_index + limit]
             found = get_rows(s, [item_id for _, item_id in page_ids])
             page = [(entry_id, found[item_id]) for entry_id, item_id in page_ids if item_id in found]
-            total = s.execute(select(func.count()).select_from(source).where(*conds)).scalar() or 0
+            total = len(ordered)
             dtos = build_dtos(s, [row for _, row in page], opts, self.server_id)
             for dto, (entry_id, _) in zip(dtos, page, strict=True):
                 dto.PlaylistItemId = entry_id

@@ -180,15 +180,17 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None)
         conds.append(and_(v.c.kind.in_(("Artist", "AlbumArtist")), v.c.clean_value.in_(artists)))
     if not conds:
         return []
-    # GROUP BY, not DISTINCT: PostgreSQL refuses DISTINCT with an ORDER BY outside the select list
-    picked = (select(v.c.item_id).where(or_(*conds)).group_by(v.c.item_id).order_by(func.random())
+    # No GROUP BY/DISTINCT: grouping sorted every candidate (thousands for an artist's genres)
+    # before the random order; ORDER BY random() LIMIT keeps only a bounded heap. An item matching
+    # two conditions may be drawn twice: duplicates are dropped below, keeping the first draw.
+    picked = (select(v.c.item_id).where(or_(*conds)).order_by(func.random())
               .limit(limit * 4 + 100).subquery("picked"))
     c = items.c
     q = select(c.id).select_from(picked.join(items, c.id == picked.c.item_id)).where(
-        c.type == "Audio", c.owner_id.is_(None)).limit(limit)
+        c.type == "Audio", c.owner_id.is_(None))
     if allowed is not None:
         q = q.where(c.library_id.in_(sorted(allowed)))
-    found = [r[0] for r in s.execute(q).all()]
+    found = list(dict.fromkeys(r[0] for r in s.execute(q).all()))[:limit]
     first = seed.row.id if seed.row is not None and seed.row.type == "Audio" else None
     if first is not None:
         found = [first, *(i for i in found if i != first)][:limit]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import ColumnElement, Engine, case, false, func, select, true
@@ -246,10 +247,15 @@ def counts_playlists(s: Session, table: Any, sc: Scope) -> bool:
     path."""
     if not sc.hide_playlists or (sc.include is not None and "Playlist" not in sc.include) or "Playlist" in sc.exclude:
         return False
-    return s.execute(select(true()).select_from(table).where(table.c.item_type == "Playlist",
-                                                             table.c.item_count > 0).limit(1)).first() is not None
+    return s.execute(_playlist_probe(table)).first() is not None
 
 
+@lru_cache(maxsize=8)
+def _playlist_probe(table: Any) -> Any:
+    return select(true()).select_from(table).where(table.c.item_type == "Playlist", table.c.item_count > 0).limit(1)
+
+
+@lru_cache(maxsize=64)  # immutable expressions, shared by every list's statement
 def count_sum(table: Any, type_name: str | None = None) -> ColumnElement[Any]:
     if type_name is None:
         return func.coalesce(func.sum(table.c.item_count), 0)

@@ -259,7 +259,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> bytes:
-            rows, total = run_query(s, q, self.count_cache, self.db.generation)
+            rows, total = run_query(s, q, self.count_cache, self.db.generations)
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
                                                          StartIndex=q.start_index), camel)
             return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
@@ -566,4 +566,8 @@ class ItemService:
         return await self.db.read(lambda s: facets.filter_values(s, q) or filter_values(s, q))
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
-        return await self.db.read(lambda s: search_hints(s, req, opts, self.server_id))
+        def read(s: Session) -> w.SearchHintResult:
+            req.counts = (self.count_cache, self.db.generation)  # the generation before the first query
+            return search_hints(s, req, opts, self.server_id)
+
+        return await self.db.read(read)

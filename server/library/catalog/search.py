@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -23,6 +24,9 @@ class SearchRequest:
     include_genres: bool = True
     include_studios: bool = True
     include_artists: bool = True
+    #: (CountCache, database generation read before the first query): totals kept while nothing
+    #: was written, as for /Items?searchTerm
+    counts: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
 
 
 def _hint(dto: w.BaseItemDto, term: str) -> w.SearchHint:
@@ -63,7 +67,7 @@ def search_hints(s: Session, req: SearchRequest, opts: DtoOptions, server_id: st
         q.recursive = True
         q.sort_by, q.sort_order = ["SearchScore"], ["Ascending"]
         q.start_index, q.limit = 0, wanted
-        rows, count = run_query(s, q)
+        rows, count = run_query(s, q, *req.counts) if req.counts is not None else run_query(s, q)
         total += count
         hints.extend(_hint(d, req.term) for d in build_dtos(s, rows, opts, server_id))
     name_kinds = [k for k, on in (("MusicArtist", req.include_artists), ("Genre", req.include_genres),
@@ -71,7 +75,7 @@ def search_hints(s: Session, req: SearchRequest, opts: DtoOptions, server_id: st
     for kind in name_kinds:
         scope = ItemQuery(recursive=True, user_id=req.scope.user_id,
                           allowed_library_ids=req.scope.allowed_library_ids)
-        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted)
+        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted, totals=req.counts)
         entries, count = list_names(s, nq)
         total += count
         hints.extend(_hint(d, req.term) for d in build_name_dtos(s, entries, opts, server_id))

@@ -205,3 +205,56 @@ def test_collections(browse_server):
     uid, token = new_user(live, "plainuser")
     with live.client(token, "plain-device") as u:
         assert u.post("/Collections", params={"name": "Mine"}).status_code == 403  # CollectionManagement
+
+
+def test_playlist_pages_follow_every_change(browse_server):
+    """A playlist's ordered entries are kept between requests (server/library/browse/playlists.py,
+    per write generation): each kind of change is seen by the very next request, never a stale
+    page: entries added, moved and removed, the viewer's libraries (policy) and parental rating
+    changed after an item's rating was edited, another viewer with another policy."""
+    live = browse_server
+    uid, token = new_user(live, "pagewatcher")
+    other_id, other = new_user(live, "pagewatcher2", EnableAllFolders=False,
+                               EnabledFolders=[live.extra["libraries"]["music"]])
+    songs = ids_by_name(live, "Audio")
+    movie = one(live, type="Movie", name="Heat").id
+    first, second = songs["Song 1.1"], songs["Song 1.2"]
+
+    def listing(c, **params) -> list[str]:
+        page = c.get(f"/Playlists/{pid}/Items", params=params).json()
+        assert page["TotalRecordCount"] == len(c.get(f"/Playlists/{pid}/Items").json()["Items"])
+        return [i["Id"] for i in page["Items"]]
+
+    def policy(**changes: object) -> None:
+        with live.admin() as a:
+            current = a.get(f"/Users/{uid}").json()["Policy"]
+            assert a.post(f"/Users/{uid}/Policy", json={**current, **changes}).status_code == 204
+
+    with live.client(token, "pagewatcher-device") as c, live.client(other, "pagewatcher2-device") as o:
+        r = c.post("/Playlists", json={"Name": "Watched", "Ids": [first, movie], "UserId": uid, "IsPublic": True})
+        pid = r.json()["Id"]
+        assert listing(c) == [first, movie]
+        assert listing(o) == [first]  # the movie is outside the other viewer's libraries
+        assert c.post(f"/Playlists/{pid}/Items", params={"ids": second}).status_code == 204
+        assert listing(c) == [first, movie, second]
+        assert listing(o) == [first, second]
+        assert listing(c, startIndex=1, limit=1) == [movie]
+        entry = c.get(f"/Playlists/{pid}/Items").json()["Items"][2]["PlaylistItemId"]
+        assert c.post(f"/Playlists/{pid}/Items/{entry}/Move/0").status_code == 204
+        assert listing(c) == [second, first, movie]
+        policy(EnableAllFolders=False, EnabledFolders=[live.extra["libraries"]["music"]])
+        assert listing(c) == [second, first]
+        policy(EnableAllFolders=True, EnabledFolders=[])
+        assert listing(c) == [second, first, movie]
+        with live.admin() as a:
+            item = a.get(f"/Items/{movie}").json()
+            assert a.post(f"/Items/{movie}", json={**item, "OfficialRating": "R"}).status_code == 204
+        policy(MaxParentalRating=10)  # R is above 10: hidden
+        assert listing(c) == [second, first]
+        policy(MaxParentalRating=18)  # R is not above 18
+        assert listing(c) == [second, first, movie]
+        gone = c.get(f"/Playlists/{pid}/Items").json()["Items"][0]["PlaylistItemId"]
+        assert c.delete(f"/Playlists/{pid}/Items", params={"entryIds": gone}).status_code == 204
+        assert listing(c) == [first, movie]
+        assert listing(o) == [first]
+        assert c.delete(f"/Items/{pid}").status_code == 204

@@ -1,0 +1,68 @@
+"""app/pyside_imports.py: modules imported after PySide6 (the hosted server, in the tray app) are
+not kept as source lines in linecache, and shiboken still tells PySide users from the rest."""
+
+from __future__ import annotations
+
+import linecache
+import sys
+
+import PySide6.QtCore  # noqa: F401 - installs shiboken's import hook
+
+from app import pyside_imports
+
+
+def test_modules_imported_after_pyside_keep_no_source_and_are_still_told_apart(tmp_path, monkeypatch):
+    feature = sys.modules["shibokensupport.feature"]
+    monkeypatch.setattr(feature, "_mod_uses_pyside", feature._mod_uses_pyside)  # restored afterwards
+    assert pyside_imports.install()
+    plain = tmp_path / "rr_plain_module.py"
+    plain.write_text("VALUES = [\n" + "    1,\n" * 5000 + "]\n", encoding="utf-8")
+    (tmp_path / "rr_qt_module.py").write_text("from PySide6.QtCore import QObject\n\nBASE = QObject\n",
+                                               encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    linecache.checkcache()
+    # an import statement goes through builtins.__import__, which is shiboken's hook
+    plain_module = __import__("rr_plain_module")
+    qt_module = __import__("rr_qt_module")
+    try:
+        assert len(plain_module.VALUES) == 5000 and qt_module.BASE is PySide6.QtCore.QObject
+        assert str(plain) not in linecache.cache  # shiboken's own check read it through linecache
+        assert feature.pyside_feature_dict.get("rr_plain_module") == -1
+        assert feature.pyside_feature_dict.get("rr_qt_module") == 0
+    finally:
+        for name in ("rr_plain_module", "rr_qt_module"):
+            sys.modules.pop(name, None)
+            feature.pyside_feature_dict.pop(name, None)
+
+
+def test_mentions_pyside_reads_the_source_file(tmp_path):
+    import types
+
+    uses = tmp_path / "uses.py"
+    uses.write_text("import PySide6\n", encoding="utf-8")
+    other = tmp_path / "other.py"
+    other.write_text("import os\n", encoding="utf-8")
+    module = types.ModuleType("m")
+    module.__file__ = str(uses)
+    assert pyside_imports.mentions_pyside(module)
+    module.__file__ = str(other)
+    assert not pyside_imports.mentions_pyside(module)
+    module.__file__ = str(tmp_path / "gone.py")
+    assert not pyside_imports.mentions_pyside(module)
+    del module.__file__
+    assert not pyside_imports.mentions_pyside(module)  # a frozen or built-in module
+
+
+def test_the_tray_imports_its_windows_when_first_opened():
+    """ui/tray.py imports the address (segno), log and settings windows when they are first opened
+    (tests/ui/test_tray.py opens each one from the menu)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    code = "import sys, json, ui.tray; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                         text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert loaded & {"ui.address_dialog", "ui.logs", "ui.settings", "segno"} == set()
