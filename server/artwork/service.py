@@ -105,6 +105,26 @@ def _key(*parts: object) -> str:
                         usedforsecurity=False).hexdigest()
 
 
+def _read_failures(path: Path) -> dict[str, str]:
+    """The remembered frame failures (item id -> file source); nothing when the file is missing
+    or unreadable (then the files are simply tried again)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_failures(path: Path, failures: dict[str, str]) -> None:
+    """Written to a temporary file and renamed into place (a crash leaves the old list)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(failures, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def _entry(path: Path, generated: str, **extra: Any) -> dict[str, Any]:
     """An images_json entry for a file just written (size, BlurHash and tag measured once)."""
     stat = path.stat()
@@ -151,6 +171,7 @@ class RunStats:
     frame_seconds: float = 0.0
     frame_attempts: int = 0
     frames_failed: int = 0
+    frames_known_failed: int = 0  # skipped: ffmpeg failed on the same file before (remembered)
     collages: int = 0
     collage_seconds: float = 0.0
     collages_unchanged: int = 0
@@ -192,7 +213,10 @@ class ArtworkService:
         self.folder_images = folder_images  # ImageService.folder_images: a by-name folder's pictures win
         self.metadata_dir = paths.metadata_dir
         self.generated_dir = paths.metadata_dir / "generated"
-        self.failures: dict[str, str] = {}  # item id -> file source ffmpeg could not grab from
+        #: item id -> the file source (size:mtime) ffmpeg could not grab a frame from; kept in
+        #: FAILURES_FILE so a restart does not try the same files again (a changed file is retried)
+        self.failures: dict[str, str] = {}
+        self._failures_loaded = False
         self.last = RunStats()
         self.runs = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -293,17 +317,38 @@ class ArtworkService:
                 out[lib_id] = frozenset(off)
         return out
 
+    FAILURES_FILE = "frame-failures.json"
+
     async def frames(self, stats: RunStats, progress: Progress, start: float, end: float) -> list[str]:
         ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
         disabled = await self.db.read(self._frame_libraries)
         todo = await self.db.read(self._frame_candidates, disabled)
+        if not self._failures_loaded:
+            self.failures.update(await asyncio.to_thread(_read_failures, self.generated_dir / self.FAILURES_FILE))
+            self._failures_loaded = True
+        known = dict(self.failures)
         changed: list[str] = []
+        try:
+            await self._grab_frames(todo, ffmpeg, stats, progress, start, end, changed)
+        finally:
+            # only candidates can fail again: the rest (a frame made, an item gone) is dropped
+            candidates = {row.id for row in todo}
+            self.failures = {k: v for k, v in self.failures.items() if k in candidates}
+            if self.failures != known:
+                await asyncio.to_thread(_write_failures, self.generated_dir / self.FAILURES_FILE, self.failures)
+        return changed
+
+    async def _grab_frames(self, todo: list[_Video], ffmpeg: str, stats: RunStats, progress: Progress,
+                           start: float, end: float, changed: list[str]) -> None:
         for n, row in enumerate(todo):
             if progress.cancelled:
                 break
             source = file_source(row)
             if self.failures.get(row.id) == source:
+                stats.frames_known_failed += 1
                 continue
+            if not await asyncio.to_thread(os.path.isfile, row.path):
+                continue  # not reachable now (a share offline): tried again next run, not remembered
             out = image_folder(self.metadata_dir, row.id) / f"frame-{_key(row.path, source)[:16]}.jpg"
             t0 = time.monotonic()
             try:
@@ -315,6 +360,7 @@ class ArtworkService:
                 stats.frames_failed += 1
                 await asyncio.to_thread(remove_replaced, [str(out)], self.metadata_dir)
                 continue
+            self.failures.pop(row.id, None)  # an earlier version of the file failed
             stats.frame_seconds += time.monotonic() - t0
             stats.frame_attempts += grab.attempts
             if await self._save(row.id, entry, source):
@@ -323,7 +369,6 @@ class ArtworkService:
                 # a frame of an earlier version of the file (its entry went at the rescan)
                 await asyncio.to_thread(_remove_others, out.parent, "frame-", out.name)
             progress(start + (end - start) * (n + 1) / max(1, len(todo)))
-        return changed
 
     @staticmethod
     def _frame_candidates(s: Session, disabled: dict[str, frozenset[str]]) -> list[_Video]:

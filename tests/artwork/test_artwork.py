@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import time
 
@@ -15,7 +16,7 @@ from PIL import Image, ImageStat
 
 from server.artwork.frames import dark_share
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan, refresh_and_wait
+from tests.library_helpers import add_library_and_scan, allow_roots, refresh_and_wait, wait_for_scan
 from tests.mediagen import make_audio, make_image, make_video, write_nfo
 
 
@@ -317,3 +318,59 @@ def test_a_picture_in_the_genre_folder_wins_over_the_collage(live):
     assert tag != collage_tag and drama["ImageBlurHashes"]["Primary"][tag]
     assert _image(live, f"/Items/{drama['Id']}/Images/Primary", tag=tag).size == (123, 77)
     assert not list(generated.glob("collage-*.jpg"))  # the replaced collage is gone from disk
+
+
+def test_a_file_ffmpeg_cannot_read_is_not_tried_again_after_a_restart(tmp_path):
+    """A frame grab that failed is remembered across restarts (data/metadata/generated), so a
+    broken file does not cost an ffmpeg run at every start; a changed file is tried again."""
+    folder = tmp_path / "Clips"
+    clip = make_video(folder / "Broken Clip.mkv", seconds=3, acodec=None)
+    server = start_server(tmp_path / "data")
+    try:
+        complete_wizard(server)
+        allow_roots(server, folder)
+        started = time.time()
+        no_grabber = {"EnableRealtimeMonitor": False,
+                      "TypeOptions": [{"Type": "Video", "ImageFetchers": [], "MetadataFetchers": []}]}
+        with server.admin() as c:
+            r = c.post("/Library/VirtualFolders", params={"name": "Clips", "collectionType": "homevideos",
+                                                          "refreshLibrary": "true", "paths": [str(folder)]},
+                       json={"LibraryOptions": no_grabber})
+            assert r.status_code == 204, r.text
+        wait_for_scan(server, started)
+        # the file goes bad in place: same size and mtime, so the scan keeps its row as it is
+        stat = clip.stat()
+        clip.write_bytes(b"\x00not a video" * (stat.st_size // 12) + b"\x00" * (stat.st_size % 12))
+        os.utime(clip, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        with server.admin() as c:
+            library = next(f for f in c.get("/Library/VirtualFolders").json() if f["Name"] == "Clips")
+            options = {**library["LibraryOptions"], "TypeOptions": []}  # the screen grabber back on
+            r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": library["ItemId"], "LibraryOptions": options})
+            assert r.status_code == 204, r.text
+        run_artwork(server)
+        assert server.ctx.artwork.last.frames_failed == 1
+        remembered = server.data_dir / "metadata" / "generated" / "frame-failures.json"
+        assert len(json.loads(remembered.read_text())) == 1
+        run_artwork(server)  # the same process: not tried again
+        assert (server.ctx.artwork.last.frames_failed, server.ctx.artwork.last.frames_known_failed) == (0, 1)
+    finally:
+        stop_server(server)
+
+    token, admin_id = server.admin_token, server.admin_id
+    server = start_server(tmp_path / "data")
+    server.admin_token, server.admin_id = token, admin_id  # tokens outlive a restart
+    try:
+        run_artwork(server)  # after a restart: still not tried again
+        assert (server.ctx.artwork.last.frames_failed, server.ctx.artwork.last.frames_known_failed) == (0, 1)
+        make_video(clip, seconds=5, width=400, height=300, acodec=None)  # a new file: tried again
+        refresh_and_wait(server)
+        run_artwork(server)
+        last = server.ctx.artwork.last
+        assert (last.frames, last.frames_failed, last.frames_known_failed) == (1, 0, 0)
+        assert json.loads(remembered.read_text()) == {}
+        with server.admin() as c:
+            items = c.get("/Items", params={"recursive": "true", "userId": server.admin_id,
+                                            "includeItemTypes": "Video"}).json()["Items"]
+        assert "Primary" in next(i for i in items if i["Name"] == "Broken Clip")["ImageTags"]
+    finally:
+        stop_server(server)

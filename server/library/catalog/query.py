@@ -987,7 +987,8 @@ def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
         wanted = min(wanted, q.limit)
     page_ids = _pick(ordered, random.sample(range(total), wanted))
     found = get_rows(s, page_ids)
-    return [found[i] for i in page_ids if i in found], total
+    rows = [found[i] for i in page_ids if i in found]
+    return rows, total if q.enable_total_record_count else q.start_index + len(rows)
 
 
 def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
@@ -1013,7 +1014,8 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
             end = None if q.limit is None else q.start_index + q.limit
             page_ids = ordered[q.start_index:end]
             found = get_rows(s, page_ids)
-            return [found[i] for i in page_ids if i in found], len(ordered)
+            rows = [found[i] for i in page_ids if i in found]
+            return rows, len(ordered) if q.enable_total_record_count else q.start_index + len(rows)
     by_statement = _page_ids(s, q, counts, generation) if counts is not None and cacheable else None
     count = None
     if by_statement is None:

@@ -72,6 +72,7 @@ def test_cached_lists_and_statements_follow_library_writes(world) -> None:
         assert names(deep) == [f"Clip {n:04d}" for n in range(1000, 1005)]
         assert deep["TotalRecordCount"] == BIG
         assert names(page(c, world["big"]))[:2] == ["Clip 0000", "Clip 0001"]  # a slice of that list
+        assert page(c, world["big"], startIndex=1000, enableTotalRecordCount="false")["TotalRecordCount"] == 1005
         added = add_clip(world, "Clip 0000a")
         first = page(c, world["big"])
         assert names(first)[:3] == ["Clip 0000", "Clip 0000a", "Clip 0001"] and first["TotalRecordCount"] == BIG + 1
@@ -103,6 +104,8 @@ def test_random_pages_draw_from_the_scope(world) -> None:
         tail = page(c, world["small"], sortBy="Random", startIndex=55, limit=10)
         assert len(tail["Items"]) == 5 and tail["TotalRecordCount"] == 60
         assert page(c, world["small"], sortBy="Random", startIndex=60)["Items"] == []
+        uncounted = page(c, world["small"], sortBy="Random", limit=10, enableTotalRecordCount="false")
+        assert len(uncounted["Items"]) == 10 and uncounted["TotalRecordCount"] == 10  # as without the cache
         whole = c.get("/Items", params={"parentId": world["small"], "recursive": "true", "sortBy": "Random"}).json()
         assert {i["Id"] for i in whole["Items"]} == movies and len(whole["Items"]) == 60
         # the scope's list is cached: a new movie must be drawn from, a removed one never again
