@@ -10,6 +10,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.browse.tv import NextUpQuery
 from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 
 @operation("GetEpisodes")
@@ -18,12 +19,13 @@ async def get_episodes(
     userId: str | None = None, season: int | None = None, seasonId: str | None = None,
     isMissing: bool | None = None, adjacentTo: str | None = None, startItemId: str | None = None,
     sortBy: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by TvService.episodes_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.tv.episodes(
-        seriesId, viewer, opts, season=season, season_id=guid_or_none(seasonId, "seasonId"), is_missing=isMissing,
+    return await ctx.browse.tv.episodes_reply(
+        seriesId, viewer, opts, camel_case_requested.get(), season=season, season_id=guid_or_none(seasonId, "seasonId"), is_missing=isMissing,
         adjacent_to=guid_or_none(adjacentTo, "adjacentTo"), start_item_id=guid_or_none(startItemId, "startItemId"),
         start_index=start, limit=limit, sort_by=sortBy)
 
@@ -32,11 +34,13 @@ async def get_episodes(
 async def get_seasons(
     ctx: ServerContext, auth: AuthInfo | None, seriesId: str, dto: DtoOptions, userId: str | None = None,
     isSpecialSeason: bool | None = None, isMissing: bool | None = None, adjacentTo: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by TvService.seasons_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.tv.seasons(seriesId, viewer, opts, is_special=isSpecialSeason, is_missing=isMissing,
-                                       adjacent_to=guid_or_none(adjacentTo, "adjacentTo"))
+    return await ctx.browse.tv.seasons_reply(seriesId, viewer, opts, camel_case_requested.get(),
+                                             is_special=isSpecialSeason, is_missing=isMissing,
+                                             adjacent_to=guid_or_none(adjacentTo, "adjacentTo"))
 
 
 @operation("GetNextUp")
@@ -45,7 +49,8 @@ async def get_next_up(
     seriesId: str | None = None, parentId: str | None = None, nextUpDateCutoff: datetime | None = None,
     enableTotalRecordCount: bool | None = None, disableFirstEpisode: bool | None = None,
     enableResumable: bool | None = None, enableRewatching: bool | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by TvService.next_up_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)
@@ -54,7 +59,7 @@ async def get_next_up(
                      disable_first_episode=bool(disableFirstEpisode), enable_resumable=enableResumable is not False,
                      enable_rewatching=bool(enableRewatching),
                      enable_total_record_count=enableTotalRecordCount is not False)
-    return await ctx.browse.tv.next_up(viewer, nq, opts)
+    return await ctx.browse.tv.next_up_reply(viewer, nq, opts, camel_case_requested.get())
 
 
 @operation("GetUpcomingEpisodes")

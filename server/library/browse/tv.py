@@ -39,8 +39,9 @@ from server.db.handles import items, user_data
 from server.errors import NotFoundError
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
-from server.library.catalog.query import ItemQuery, ItemRow, get_rows
+from server.library.catalog.query import ItemQuery, ItemRow, get_rows, run_query
 from server.wire import models as w
+from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -188,24 +189,42 @@ class TvService:
             raise NotFoundError(f"Series {series_id} not found.")
         return row
 
-    async def seasons(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, is_special: bool | None = None,
-                      is_missing: bool | None = None, adjacent_to: str | None = None) -> w.BaseItemDtoQueryResult:
+    async def _seasons_query(self, series_id: str, viewer: Viewer, is_special: bool | None,
+                             is_missing: bool | None, adjacent_to: str | None) -> ItemQuery:
         series = await self._series(series_id, viewer)
         q = ItemQuery(parent_id=series.id, include_types=["Season"], sort_by=["IndexNumber", "SortName"],
                       is_missing=is_missing, adjacent_to=adjacent_to)
         if is_special is not None:
             q.index_number = 0 if is_special else None
-        self.items.scoped(q, viewer)
+        return self.items.scoped(q, viewer)
+
+    async def seasons(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, is_special: bool | None = None,
+                      is_missing: bool | None = None, adjacent_to: str | None = None) -> w.BaseItemDtoQueryResult:
+        q = await self._seasons_query(series_id, viewer, is_special, is_missing, adjacent_to)
         result = await self.items.query(q, opts)
         if is_special is False:
             result.Items = [i for i in result.Items or [] if i.IndexNumber != 0]
             result.TotalRecordCount = len(result.Items)
         return result
 
-    async def episodes(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, season: int | None = None,
-                       season_id: str | None = None, is_missing: bool | None = None, adjacent_to: str | None = None,
-                       start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
-                       sort_by: str | None = None) -> w.BaseItemDtoQueryResult:
+    async def seasons_reply(self, series_id: str, viewer: Viewer, opts: DtoOptions, camel: bool, *,
+                            is_special: bool | None = None, is_missing: bool | None = None,
+                            adjacent_to: str | None = None) -> bytes:
+        """``seasons``' reply already encoded, from per-item fragments (ItemService.rows_reply)."""
+        q = await self._seasons_query(series_id, viewer, is_special, is_missing, adjacent_to)
+        items = self.items
+
+        def read(s: Session) -> bytes:
+            rows, total = run_query(s, q, items.count_cache, self.db.generations)
+            if is_special is False:
+                rows = [r for r in rows if r.index_number != 0]
+                total = len(rows)
+            return items.rows_reply(s, rows, total, q.start_index, opts, camel)
+
+        return await self.db.read(read)
+
+    async def _episodes_query(self, series_id: str, viewer: Viewer, season: int | None, season_id: str | None,
+                              is_missing: bool | None, adjacent_to: str | None, sort_by: str | None) -> ItemQuery:
         series = await self._series(series_id, viewer)
         if season_id:
             season_row = await self.items.row(season_id, viewer)
@@ -218,18 +237,46 @@ class TvService:
         q.is_missing = is_missing
         q.adjacent_to = adjacent_to
         q.sort_by = [sort_by] if sort_by and sort_by != "Default" else ["AiredEpisodeOrder", "SortName"]
-        self.items.scoped(q, viewer)
-        if not start_item_id:
-            q.start_index, q.limit = start_index, limit
-            return await self.items.query(q, opts)
-        rows, _ = await self.items.rows(q)
+        return self.items.scoped(q, viewer)
+
+    @staticmethod
+    def _from_start_item(rows: list[ItemRow], start_item_id: str, start_index: int,
+                         limit: int | None) -> tuple[list[ItemRow], int]:
         ids = [r.id for r in rows]
         if start_item_id in ids:
             rows = rows[ids.index(start_item_id):]
         total = len(rows)
-        rows = rows[start_index:None if limit is None else start_index + limit]
+        return rows[start_index:None if limit is None else start_index + limit], total
+
+    async def episodes(self, series_id: str, viewer: Viewer, opts: DtoOptions, *, season: int | None = None,
+                       season_id: str | None = None, is_missing: bool | None = None, adjacent_to: str | None = None,
+                       start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
+                       sort_by: str | None = None) -> w.BaseItemDtoQueryResult:
+        q = await self._episodes_query(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)
+        if not start_item_id:
+            q.start_index, q.limit = start_index, limit
+            return await self.items.query(q, opts)
+        rows, total = self._from_start_item((await self.items.rows(q))[0], start_item_id, start_index, limit)
         return w.BaseItemDtoQueryResult(Items=await self.items.dtos(rows, opts), TotalRecordCount=total,
                                         StartIndex=start_index)
+
+    async def episodes_reply(self, series_id: str, viewer: Viewer, opts: DtoOptions, camel: bool, *,
+                             season: int | None = None, season_id: str | None = None,
+                             is_missing: bool | None = None, adjacent_to: str | None = None,
+                             start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
+                             sort_by: str | None = None) -> bytes:
+        """``episodes``' reply already encoded, from per-item fragments (ItemService.rows_reply)."""
+        q = await self._episodes_query(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)
+        if not start_item_id:
+            q.start_index, q.limit = start_index, limit
+            return await self.items.query_reply(q, opts, camel)
+        items, start_id = self.items, start_item_id
+
+        def read(s: Session) -> bytes:
+            rows, total = self._from_start_item(run_query(s, q)[0], start_id, start_index, limit)
+            return items.rows_reply(s, rows, total, start_index, opts, camel)
+
+        return await self.db.read(read)
 
     async def next_up(self, viewer: Viewer, nq: NextUpQuery, opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         if viewer.user_id is None:
@@ -243,6 +290,22 @@ class TvService:
             rows, total = next_up_rows(s, user_id, nq, allowed)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.items.server_id),
                                             TotalRecordCount=total, StartIndex=nq.start_index)
+
+        return await self.db.read(read)
+
+    async def next_up_reply(self, viewer: Viewer, nq: NextUpQuery, opts: DtoOptions, camel: bool) -> bytes:
+        """``next_up``'s reply already encoded, from per-item fragments (ItemService.rows_reply)."""
+        if viewer.user_id is None:
+            return encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=0, StartIndex=nq.start_index),
+                               camel)
+        if nq.series_id:
+            await self._series(nq.series_id, viewer)
+        nq.date_cutoff = _utc(nq.date_cutoff)
+        user_id, allowed, items = viewer.user_id, viewer.allowed_library_ids, self.items
+
+        def read(s: Session) -> bytes:
+            rows, total = next_up_rows(s, user_id, nq, allowed)
+            return items.rows_reply(s, rows, total, nq.start_index, opts, camel)
 
         return await self.db.read(read)
 

@@ -266,6 +266,12 @@ class ItemService:
 
         return await self.db.read(read)
 
+    def rows_reply(self, s: Session, rows: list[ItemRow], total: int, start_index: int, opts: DtoOptions,
+                   camel: bool) -> bytes:
+        """A BaseItemDtoQueryResult of ``rows`` encoded from per-item fragments (in a read)."""
+        shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index), camel)
+        return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
+
     async def latest_reply(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions, camel: bool) -> bytes:
         """``latest``'s reply (a JSON array) already encoded, from per-item fragments."""
         q.names = q.names or self.by_name
