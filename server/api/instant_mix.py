@@ -8,23 +8,21 @@ from server.api.params import DtoOptions, Paging
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.guid import parse_guid
-from server.wire.casing import camel_case_requested
+from server.wire import models as w
 
 
 async def _mix(ctx: ServerContext, auth: AuthInfo | None, userId: str | None, dto: DtoOptions, page: Paging,
-               **seed: str | None) -> bytes:
-    """A BaseItemDtoQueryResult, encoded by RelatedService.instant_mix_reply in the request's casing."""
+               **seed: str | None) -> w.BaseItemDtoQueryResult:
     _start, limit = page.bounds()
     viewer = await ctx.items.viewer(auth, userId)
-    return await ctx.browse.related.instant_mix_reply(viewer, dto.options(ctx.items, viewer),
-                                                      camel_case_requested.get(), limit, **seed)
+    return await ctx.browse.related.instant_mix(viewer, dto.options(ctx.items, viewer), limit, **seed)
 
 
 @operation("GetInstantMixFromItem")
 async def get_instant_mix_from_item(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -32,7 +30,7 @@ async def get_instant_mix_from_item(
 async def get_instant_mix_from_song(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -40,7 +38,7 @@ async def get_instant_mix_from_song(
 async def get_instant_mix_from_album(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -48,7 +46,7 @@ async def get_instant_mix_from_album(
 async def get_instant_mix_from_playlist(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -56,7 +54,7 @@ async def get_instant_mix_from_playlist(
 async def get_instant_mix_from_artists(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -64,7 +62,7 @@ async def get_instant_mix_from_artists(
 async def get_instant_mix_from_artists2(
     ctx: ServerContext, auth: AuthInfo | None, id: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, item_id=parse_guid(id, "id"))
 
 
@@ -72,7 +70,7 @@ async def get_instant_mix_from_artists2(
 async def get_instant_mix_from_music_genre_by_id(
     ctx: ServerContext, auth: AuthInfo | None, id: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, genre_id=parse_guid(id, "id"))
 
 
@@ -80,5 +78,5 @@ async def get_instant_mix_from_music_genre_by_id(
 async def get_instant_mix_from_music_genre_by_name(
     ctx: ServerContext, auth: AuthInfo | None, name: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> bytes:
+) -> w.BaseItemDtoQueryResult:
     return await _mix(ctx, auth, userId, dto, page, genre_name=name)

@@ -10,7 +10,6 @@ from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.catalog.items import Viewer
 from server.wire import models as w
-from server.wire.casing import camel_case_requested
 
 
 @operation("DeleteItem")
@@ -61,54 +60,53 @@ async def get_critic_reviews(ctx: ServerContext, itemId: str) -> w.BaseItemDtoQu
 
 
 async def _similar(ctx: ServerContext, auth: AuthInfo | None, itemId: str, excludeArtistIds: list[str] | None,
-                   userId: str | None, dto: DtoOptions, page: Paging) -> bytes:
-    """A BaseItemDtoQueryResult, encoded by RelatedService.similar_reply in the request's casing."""
+                   userId: str | None, dto: DtoOptions, page: Paging) -> w.BaseItemDtoQueryResult:
     viewer = await ctx.items.viewer(auth, userId)
     _start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.related.similar_reply(itemId, viewer, opts, camel_case_requested.get(), limit=limit,
-                                                  exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"))
+    return await ctx.browse.related.similar(itemId, viewer, opts, limit=limit,
+                                            exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"))
 
 
 @operation("GetSimilarItems")
 async def get_similar_items(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                             page: Paging, excludeArtistIds: list[str] | None = None,
-                            userId: str | None = None) -> bytes:
+                            userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarAlbums")
 async def get_similar_albums(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                              page: Paging, excludeArtistIds: list[str] | None = None,
-                             userId: str | None = None) -> bytes:
+                             userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarArtists")
 async def get_similar_artists(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                               page: Paging, excludeArtistIds: list[str] | None = None,
-                              userId: str | None = None) -> bytes:
+                              userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarMovies")
 async def get_similar_movies(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                              page: Paging, excludeArtistIds: list[str] | None = None,
-                             userId: str | None = None) -> bytes:
+                             userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarShows")
 async def get_similar_shows(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                             page: Paging, excludeArtistIds: list[str] | None = None,
-                            userId: str | None = None) -> bytes:
+                            userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 
 @operation("GetSimilarTrailers")
 async def get_similar_trailers(ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions,
                                page: Paging, excludeArtistIds: list[str] | None = None,
-                               userId: str | None = None) -> bytes:
+                               userId: str | None = None) -> w.BaseItemDtoQueryResult:
     return await _similar(ctx, auth, itemId, excludeArtistIds, userId, dto, page)
 
 

@@ -206,8 +206,8 @@ class RelatedService:
         dtos = await self.items.dtos(rows, opts)
         return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=len(dtos), StartIndex=0)
 
-    async def _similar_rows(self, item_id: str, viewer: Viewer, limit: int | None, exclude_artist_ids: list[str],
-                            kinds: tuple[str, ...] | None) -> list[ItemRow]:
+    async def similar(self, item_id: str, viewer: Viewer, opts: DtoOptions, *, limit: int | None,
+                      exclude_artist_ids: list[str], kinds: tuple[str, ...] | None = None) -> w.BaseItemDtoQueryResult:
         row = await self._row_or_artist(item_id, viewer)
         types = kinds or _SIMILAR_TYPES.get(row.type, (row.type,))
         allowed = viewer.allowed_library_ids
@@ -216,23 +216,7 @@ class RelatedService:
             return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids,
                                 self.items.by_name)
 
-        return await self.db.read(read)
-
-    async def similar(self, item_id: str, viewer: Viewer, opts: DtoOptions, *, limit: int | None,
-                      exclude_artist_ids: list[str], kinds: tuple[str, ...] | None = None) -> w.BaseItemDtoQueryResult:
-        return await self._dtos(await self._similar_rows(item_id, viewer, limit, exclude_artist_ids, kinds), opts)
-
-    async def _reply(self, rows: list[ItemRow], opts: DtoOptions, camel: bool) -> bytes:
-        """``_dtos``' result already encoded, from per-item fragments (ItemService.rows_reply)."""
-        items = self.items
-        return await self.db.read(lambda s: items.rows_reply(s, rows, len(rows), 0, opts, camel))
-
-    async def similar_reply(self, item_id: str, viewer: Viewer, opts: DtoOptions, camel: bool, *,
-                            limit: int | None, exclude_artist_ids: list[str],
-                            kinds: tuple[str, ...] | None = None) -> bytes:
-        """``similar``'s reply already encoded, from per-item fragments."""
-        rows = await self._similar_rows(item_id, viewer, limit, exclude_artist_ids, kinds)
-        return await self._reply(rows, opts, camel)
+        return await self._dtos(await self.db.read(read), opts)
 
     async def _row_or_artist(self, item_id: str, viewer: Viewer) -> ItemRow:
         """An item row; a by-name artist id resolves to its MusicArtist row."""
@@ -242,18 +226,6 @@ class RelatedService:
 
     async def instant_mix(self, viewer: Viewer, opts: DtoOptions, limit: int | None, *, item_id: str | None = None,
                           genre_id: str | None = None, genre_name: str | None = None) -> w.BaseItemDtoQueryResult:
-        rows = await self._mix_rows(viewer, limit, item_id=item_id, genre_id=genre_id, genre_name=genre_name)
-        return await self._dtos(rows, opts)
-
-    async def instant_mix_reply(self, viewer: Viewer, opts: DtoOptions, camel: bool, limit: int | None, *,
-                                item_id: str | None = None, genre_id: str | None = None,
-                                genre_name: str | None = None) -> bytes:
-        """``instant_mix``'s reply already encoded, from per-item fragments."""
-        rows = await self._mix_rows(viewer, limit, item_id=item_id, genre_id=genre_id, genre_name=genre_name)
-        return await self._reply(rows, opts, camel)
-
-    async def _mix_rows(self, viewer: Viewer, limit: int | None, *, item_id: str | None = None,
-                        genre_id: str | None = None, genre_name: str | None = None) -> list[ItemRow]:
         limit = INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000)
         allowed = viewer.allowed_library_ids
         row: ItemRow | _Pseudo | None = None
@@ -278,7 +250,7 @@ class RelatedService:
                 seed.add("Genre", genre_name or "")
             return mix_rows(s, seed, limit, allowed)
 
-        return await self.db.read(read)
+        return await self._dtos(await self.db.read(read), opts)
 
     async def _mix_seed_row(self, item_id: str, viewer: Viewer) -> ItemRow | _Pseudo:
         key = item_id
