@@ -394,41 +394,78 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
     return _page(entries, nq, _favorites(s, nq.scope.user_id))
 
 
+@dataclass(frozen=True)
+class _PersonShape:
+    names: _Shape  # name filters and paging ("libraries": the user's libraries)
+    person_types: bool
+    exclude_person_types: bool
+    appears_in: bool
+    with_counts: bool
+    descending: bool
+
+
+@lru_cache(maxsize=256)
+def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
+    """(page, total, counts of a page's people (``person_ids``)), built once per shape."""
+    ip = item_people.alias("pip")
+    link = [ip.c.person_id == people.c.id]
+    if shape.person_types:
+        link.append(ip.c.kind.in_(bindparam("person_types", expanding=True, type_=String())))
+    if shape.exclude_person_types:
+        link.append(ip.c.kind.not_in(bindparam("exclude_person_types", expanding=True, type_=String())))
+    if shape.appears_in:
+        link.append(ip.c.item_id == bindparam("appears_in", type_=String()))
+    if shape.names.libraries == "some":
+        link.append(items.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
+    elif shape.names.libraries == "none":
+        link.append(literal(False))
+    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
+    order = func.lower(people.c.name)
+    q = (select(people.c.id, people.c.name, people.c.image_tag)
+         .where(*_bound_name_filters(people.c.name, shape.names), linked)
+         .order_by(order.desc() if shape.descending else order.asc()))
+    total = select(func.count()).select_from(q.with_only_columns(people.c.id).order_by(None).subquery())
+    counts = (select(ip.c.person_id, *_count_columns(per_type=shape.with_counts))
+              .select_from(ip.join(items, items.c.id == ip.c.item_id))
+              .where(ip.c.person_id.in_(bindparam("person_ids", expanding=True, type_=String())), *link[1:])
+              .group_by(ip.c.person_id))
+    return _paged(q, shape.names), total, counts
+
+
 def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int]:
     """People linked to an item in scope. The page comes first (people in name order that have
     such a link: an indexed probe per person), then the counts of that page only, so the cost
-    does not grow with the number of links."""
-    ip = item_people.alias("pip")
-    link = [ip.c.person_id == people.c.id]
-    if nq.person_types:
-        link.append(ip.c.kind.in_(nq.person_types))
-    if nq.exclude_person_types:
-        link.append(ip.c.kind.not_in(nq.exclude_person_types))
-    if nq.appears_in_item_id:
-        link.append(ip.c.item_id == nq.appears_in_item_id)
+    does not grow with the number of links. The statements are built once per shape."""
     allowed = nq.scope.allowed_library_ids
-    if allowed is not None:
-        link.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
-    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
-    order = func.lower(people.c.name)
-    q = (select(people.c.id, people.c.name, people.c.image_tag).where(*_name_filters(people.c.name, nq), linked)
-         .order_by(order.desc() if nq.descending else order.asc()))
+    libraries = None if allowed is None else tuple(sorted(allowed))
+    shape = _PersonShape(names=_shape(nq, libraries, paged=use_sql_paging), person_types=bool(nq.person_types),
+                         exclude_person_types=bool(nq.exclude_person_types),
+                         appears_in=bool(nq.appears_in_item_id), with_counts=nq.with_counts,
+                         descending=nq.descending)
+    page, total, counts_q = _person_statements(shape)
+    params = _name_params(nq)
+    if shape.person_types:
+        params["person_types"] = list(nq.person_types)
+    if shape.exclude_person_types:
+        params["exclude_person_types"] = list(nq.exclude_person_types)
+    if shape.appears_in:
+        params["appears_in"] = nq.appears_in_item_id
+    if libraries:
+        params["libraries"] = list(libraries)
 
     def make_all(rows: Sequence[Any]) -> list[NameEntry]:
         counts: dict[str, Any] = {}
         person_ids = [r.id for r in rows]
         for start in range(0, len(person_ids), 500):
-            chunk = person_ids[start:start + 500]
             counts.update((r.person_id, r) for r in s.execute(
-                select(ip.c.person_id, *_count_columns(per_type=nq.with_counts))
-                .select_from(ip.join(items, items.c.id == ip.c.item_id))
-                .where(ip.c.person_id.in_(chunk), *link[1:]).group_by(ip.c.person_id)).all())
+                counts_q, {**params, "person_ids": person_ids[start:start + 500]}).all())
         return [NameEntry("Person", r.name, r.id, _counts(counts[r.id]) if r.id in counts else {"ChildCount": 0},
                           r.image_tag) for r in rows]
 
+    st = _Statements(page=page, total=total)
     if use_sql_paging:
-        return _sql_page(s, q, nq, None, people.c.id, make_all)
-    return _page(make_all(s.execute(q).all()), nq, _favorites(s, nq.scope.user_id))
+        return _run_page(s, st, params, nq, shape.names, make_all)
+    return _page(make_all(s.execute(page, params).all()), nq, _favorites(s, nq.scope.user_id))
 
 
 def find_name(s: Session, kind: str, name: str, q: ItemQuery) -> NameEntry | None:
