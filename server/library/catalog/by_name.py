@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, case, cast, false, func, literal, select
+from sqlalchemy import ColumnElement, Integer, String, bindparam, case, cast, false, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
@@ -208,9 +208,9 @@ def _page_params(nq: NameQuery, shape: _Shape) -> dict[str, Any]:
     return params
 
 
-def _bound_name_filters(column: Any, shape: _Shape) -> list:
+def _bound_name_filters(column: Any, shape: _Shape) -> list[ColumnElement[bool]]:
     """``_name_filters`` with bound parameters (values from ``_name_params``)."""
-    conds = []
+    conds: list[ColumnElement[bool]] = []
     lowered = func.lower(column)
     if shape.search:
         conds.append(lowered.like(bindparam("name_like", type_=String()), escape="\\"))
@@ -232,9 +232,9 @@ def _paged(q: Any, shape: _Shape) -> Any:
     return q
 
 
-def _bound_scope_conditions(t: Any, shape: _Shape) -> list:
+def _bound_scope_conditions(t: Any, shape: _Shape) -> list[ColumnElement[bool]]:
     """``facets.scope_conditions`` with bound parameters (values from ``_scope_params``)."""
-    conds: list = [t.c.item_count > 0]
+    conds: list[ColumnElement[bool]] = [t.c.item_count > 0]
     if shape.libraries == "some":
         conds.append(t.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
     elif shape.libraries == "none":
