@@ -94,9 +94,12 @@ def _count_columns(distinct: bool = True, per_type: bool = True) -> list:
     return cols
 
 
+_COUNT_LABELS = frozenset(("ChildCount", *(label for label, _ in COUNT_TYPES)))
+
+
 def _counts(row: Any) -> dict[str, int]:
-    m = row._mapping
-    return {k: int(m[k] or 0) for k in ("ChildCount", *(label for label, _ in COUNT_TYPES)) if k in m}
+    """The row's count columns (ChildCount and the per-type counts present), by label."""
+    return {k: int(v or 0) for k, v in zip(row._fields, row, strict=True) if k in _COUNT_LABELS}
 
 
 def _name_filters(column, nq: NameQuery) -> list:
