@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Integer, case, cast, func, literal, select
+from sqlalchemy import ColumnElement, Integer, String, bindparam, case, cast, false, func, literal, select
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
@@ -93,9 +94,12 @@ def _count_columns(distinct: bool = True, per_type: bool = True) -> list:
     return cols
 
 
+_COUNT_LABELS = frozenset(("ChildCount", *(label for label, _ in COUNT_TYPES)))
+
+
 def _counts(row: Any) -> dict[str, int]:
-    m = row._mapping
-    return {k: int(m[k] or 0) for k in ("ChildCount", *(label for label, _ in COUNT_TYPES)) if k in m}
+    """The row's count columns (ChildCount and the per-type counts present), by label."""
+    return {k: int(v or 0) for k, v in zip(row._fields, row, strict=True) if k in _COUNT_LABELS}
 
 
 def _name_filters(column, nq: NameQuery) -> list:
@@ -156,59 +160,205 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
     return entries, total
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What decides a by-name statement's SQL (which conditions are present), not its values:
+    the statements are built once per shape and the values bound per request."""
+
+    libraries: str  # "all", "none" or "some"
+    exclude_libraries: bool
+    include: bool
+    exclude: bool
+    search: bool
+    starts_with: bool
+    starts_with_or_greater: bool
+    less_than: bool
+    offset: bool
+    limit: bool
+
+
+def _shape(nq: NameQuery, libraries: tuple[str, ...] | None, exclude_libraries: Any = (), include: Any = None,
+           exclude: Any = (), paged: bool = True) -> _Shape:
+    return _Shape(libraries="all" if libraries is None else ("some" if libraries else "none"),
+                  exclude_libraries=bool(exclude_libraries), include=include is not None, exclude=bool(exclude),
+                  search=bool(nq.search_term and nq.search_term.strip()), starts_with=bool(nq.name_starts_with),
+                  starts_with_or_greater=bool(nq.name_starts_with_or_greater), less_than=bool(nq.name_less_than),
+                  offset=paged and bool(nq.start_index), limit=paged and nq.limit is not None)
+
+
+def _name_params(nq: NameQuery) -> dict[str, Any]:
+    """The values of ``_bound_name_filters``' parameters (the same rules as ``_name_filters``)."""
+    params: dict[str, Any] = {}
+    if nq.search_term and nq.search_term.strip():
+        term = nq.search_term.strip().lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params["name_like"] = f"%{term}%"
+    if nq.name_starts_with:
+        prefix = nq.name_starts_with.lower()
+        params["name_prefix"], params["name_prefix_end"] = prefix, prefix + "\uffff"
+    if nq.name_starts_with_or_greater:
+        params["name_from"] = nq.name_starts_with_or_greater.lower()
+    if nq.name_less_than:
+        params["name_below"] = nq.name_less_than.lower()
+    return params
+
+
+def _page_params(nq: NameQuery, shape: _Shape) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if shape.offset:
+        params["page_offset"] = nq.start_index
+    if shape.limit:
+        params["page_limit"] = nq.limit
+    return params
+
+
+def _bound_name_filters(column: Any, shape: _Shape) -> list[ColumnElement[bool]]:
+    """``_name_filters`` with bound parameters (values from ``_name_params``)."""
+    conds: list[ColumnElement[bool]] = []
+    lowered = func.lower(column)
+    if shape.search:
+        conds.append(lowered.like(bindparam("name_like", type_=String()), escape="\\"))
+    if shape.starts_with:
+        conds.append(binary(lowered) >= bindparam("name_prefix", type_=String()))
+        conds.append(binary(lowered) < bindparam("name_prefix_end", type_=String()))
+    if shape.starts_with_or_greater:
+        conds.append(binary(lowered) >= bindparam("name_from", type_=String()))
+    if shape.less_than:
+        conds.append(binary(lowered) < bindparam("name_below", type_=String()))
+    return conds
+
+
+def _paged(q: Any, shape: _Shape) -> Any:
+    if shape.offset:
+        q = q.offset(bindparam("page_offset", type_=Integer()))
+    if shape.limit:
+        q = q.limit(bindparam("page_limit", type_=Integer()))
+    return q
+
+
+def _bound_scope_conditions(t: Any, shape: _Shape) -> list[ColumnElement[bool]]:
+    """``facets.scope_conditions`` with bound parameters (values from ``_scope_params``)."""
+    conds: list[ColumnElement[bool]] = [t.c.item_count > 0]
+    if shape.libraries == "some":
+        conds.append(t.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
+    elif shape.libraries == "none":
+        conds.append(false())
+    if shape.exclude_libraries:
+        conds.append(t.c.library_id.not_in(bindparam("exclude_libraries", expanding=True, type_=String())))
+    if shape.include:
+        conds.append(t.c.item_type.in_(bindparam("include_types", expanding=True, type_=String())))
+    if shape.exclude:
+        conds.append(t.c.item_type.not_in(bindparam("exclude_types", expanding=True, type_=String())))
+    return conds
+
+
+def _scope_params(sc: facets.Scope) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if sc.libraries:
+        params["libraries"] = list(sc.libraries)
+    if sc.exclude_libraries:
+        params["exclude_libraries"] = list(sc.exclude_libraries)
+    if sc.include is not None:
+        params["include_types"] = list(sc.include)
+    if sc.exclude:
+        params["exclude_types"] = list(sc.exclude)
+    return params
+
+
+@dataclass(frozen=True)
+class _Statements:
+    page: Any  # the entries in order (with OFFSET/LIMIT when the shape has them)
+    total: Any  # how many groups there are
+    spelled: Any = None  # AnyArtist: the least spelling of a page's names (``cleans``)
+
+
+@lru_cache(maxsize=256)
+def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape) -> _Statements:
+    t = item_field_counts if kind == "Year" else item_value_counts
+    cols = [facets.count_sum(t).label("ChildCount")]
+    if with_counts:
+        cols += [facets.count_sum(t, type_name).label(label) for label, type_name in COUNT_TYPES]
+    conds = _bound_scope_conditions(t, shape)
+    spelled = None
+    if kind == "Year":
+        year = cast(t.c.value, Integer)
+        q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
+             .order_by(year.desc() if descending else year.asc()))
+        group_key = t.c.value
+    else:
+        value_kinds, _result_kind = VALUE_KINDS[kind]
+        single = len(value_kinds) == 1
+        extra = [func.min(t.c.value).label("name")] if single else []
+        q = (select(t.c.clean_value, *extra, *cols)
+             .where(t.c.kind == (value_kinds[0] if single else "AnyArtist"), *conds,
+                    *_bound_name_filters(t.c.clean_value, shape))
+             .group_by(t.c.clean_value)
+             .order_by(t.c.clean_value.desc() if descending else t.c.clean_value.asc()))
+        group_key = t.c.clean_value
+        if not single:
+            spelled = (select(t.c.clean_value, func.min(t.c.value))
+                       .where(t.c.kind.in_(value_kinds),
+                              t.c.clean_value.in_(bindparam("cleans", expanding=True, type_=String())), *conds)
+                       .group_by(t.c.clean_value))
+    total = select(func.count()).select_from(q.with_only_columns(group_key).order_by(None).subquery())
+    return _Statements(page=_paged(q, shape), total=total, spelled=spelled)
+
+
+def _run_page(s: Session, st: _Statements, params: dict[str, Any], nq: NameQuery, shape: _Shape,
+              make_all: Callable[[Sequence[Any]], list[NameEntry]]) -> tuple[list[NameEntry], int]:
+    """``_sql_page`` for statements built once per shape: the page, and the total only when the
+    page does not tell it (kept in ``nq.totals`` while nothing is written)."""
+    rows = s.execute(st.page, {**params, **_page_params(nq, shape)}).all()
+    entries = make_all(rows)
+    end = nq.start_index + len(entries)
+    if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
+                                                                (entries or nq.start_index == 0)):
+        return entries, end
+    key = None
+    if nq.totals is not None:
+        cache, generation = nq.totals
+        key = "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
+        total = cache.get(key, generation)
+        if total is not None:
+            return entries, total
+    total = s.execute(st.total, params).scalar() or 0
+    if key is not None:
+        cache.put(key, generation, total)
+    return entries, total
+
+
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
     """The list from the kept counts (server/library/catalog/facets.py) when the scope is
-    one they answer (libraries and item types); None otherwise."""
+    one they answer (libraries and item types); None otherwise. The statements are built once
+    per shape (``_kept_statements``) and the request's values bound."""
     sc = facets.simple_scope(s, nq.scope, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None:
         return None
     t = item_field_counts if nq.kind == "Year" else item_value_counts
     if facets.counts_playlists(s, t, sc):
         return None
-    cols = [facets.count_sum(t).label("ChildCount")]
-    if nq.with_counts:
-        cols += [facets.count_sum(t, kind).label(label) for label, kind in COUNT_TYPES]
-    conds = facets.scope_conditions(t, sc)
-    make_all: Callable[[Sequence[Any]], list[NameEntry]] | None = None
-    make: Callable[[Any], NameEntry]
+    shape = _shape(nq, sc.libraries, sc.exclude_libraries, sc.include, sc.exclude, paged=use_sql_paging)
+    st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
+    params = {**_scope_params(sc), **(_name_params(nq) if nq.kind != "Year" else {})}
     if nq.kind == "Year":
-        year = cast(t.c.value, Integer)
-        q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
-             .order_by(year.desc() if nq.descending else year.asc()))
-        make = lambda r: NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r))  # noqa: E731
-        group_key = t.c.value
+        def make_all(rows: Sequence[Any]) -> list[NameEntry]:
+            return [NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r)) for r in rows]
     else:
-        value_kinds, result_kind = VALUE_KINDS[nq.kind]
-        single = len(value_kinds) == 1
-        extra = [func.min(t.c.value).label("name")] if single else []
-        q = (select(t.c.clean_value, *extra, *cols)
-             .where(t.c.kind == (value_kinds[0] if single else "AnyArtist"), *conds,
-                    *_name_filters(t.c.clean_value, nq))
-             .group_by(t.c.clean_value)
-             .order_by(t.c.clean_value.desc() if nq.descending else t.c.clean_value.asc()))
-        make = lambda r: NameEntry(result_kind, r.name, ids.by_name_id(result_kind, r.name), _counts(r))  # noqa: E731
-        group_key = t.c.clean_value
-        if not single:  # the spelling: the least one among the artist and album artist rows in scope
-            def spelled_entries(rows: Sequence[Any]) -> list[NameEntry]:
-                spelled: dict[str, str] = {}
+        result_kind = VALUE_KINDS[nq.kind][1]
+
+        def make_all(rows: Sequence[Any]) -> list[NameEntry]:
+            spelled: dict[str, str] = {}
+            if st.spelled is not None:  # the spelling: the least one among the artist and album artist rows
                 cleans = [r.clean_value for r in rows]
                 for start in range(0, len(cleans), 500):
-                    spelled.update(s.execute(
-                        select(t.c.clean_value, func.min(t.c.value)).where(
-                            t.c.kind.in_(value_kinds), t.c.clean_value.in_(cleans[start:start + 500]), *conds)
-                        .group_by(t.c.clean_value)).all())
-                out = []
-                for r in rows:
-                    name = spelled.get(r.clean_value) or r.clean_value
-                    out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
-                return out
-
-            make_all = spelled_entries
+                    spelled.update(s.execute(st.spelled, {**params, "cleans": cleans[start:start + 500]}).all())
+            out = []
+            for r in rows:
+                name = (spelled.get(r.clean_value) or r.clean_value) if st.spelled is not None else r.name
+                out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
+            return out
     if use_sql_paging:
-        return _sql_page(s, q, nq, make, group_key, make_all)
-    rows = s.execute(q).all()
-    entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
-    return _page(entries, nq, _favorites(s, nq.scope.user_id))
+        return _run_page(s, st, params, nq, shape, make_all)
+    return _page(make_all(s.execute(st.page, params).all()), nq, _favorites(s, nq.scope.user_id))
 
 
 def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
@@ -247,41 +397,78 @@ def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
     return _page(entries, nq, _favorites(s, nq.scope.user_id))
 
 
+@dataclass(frozen=True)
+class _PersonShape:
+    names: _Shape  # name filters and paging ("libraries": the user's libraries)
+    person_types: bool
+    exclude_person_types: bool
+    appears_in: bool
+    with_counts: bool
+    descending: bool
+
+
+@lru_cache(maxsize=256)
+def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
+    """(page, total, counts of a page's people (``person_ids``)), built once per shape."""
+    ip = item_people.alias("pip")
+    link = [ip.c.person_id == people.c.id]
+    if shape.person_types:
+        link.append(ip.c.kind.in_(bindparam("person_types", expanding=True, type_=String())))
+    if shape.exclude_person_types:
+        link.append(ip.c.kind.not_in(bindparam("exclude_person_types", expanding=True, type_=String())))
+    if shape.appears_in:
+        link.append(ip.c.item_id == bindparam("appears_in", type_=String()))
+    if shape.names.libraries == "some":
+        link.append(items.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
+    elif shape.names.libraries == "none":
+        link.append(literal(False))
+    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
+    order = func.lower(people.c.name)
+    q = (select(people.c.id, people.c.name, people.c.image_tag)
+         .where(*_bound_name_filters(people.c.name, shape.names), linked)
+         .order_by(order.desc() if shape.descending else order.asc()))
+    total = select(func.count()).select_from(q.with_only_columns(people.c.id).order_by(None).subquery())
+    counts = (select(ip.c.person_id, *_count_columns(per_type=shape.with_counts))
+              .select_from(ip.join(items, items.c.id == ip.c.item_id))
+              .where(ip.c.person_id.in_(bindparam("person_ids", expanding=True, type_=String())), *link[1:])
+              .group_by(ip.c.person_id))
+    return _paged(q, shape.names), total, counts
+
+
 def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int]:
     """People linked to an item in scope. The page comes first (people in name order that have
     such a link: an indexed probe per person), then the counts of that page only, so the cost
-    does not grow with the number of links."""
-    ip = item_people.alias("pip")
-    link = [ip.c.person_id == people.c.id]
-    if nq.person_types:
-        link.append(ip.c.kind.in_(nq.person_types))
-    if nq.exclude_person_types:
-        link.append(ip.c.kind.not_in(nq.exclude_person_types))
-    if nq.appears_in_item_id:
-        link.append(ip.c.item_id == nq.appears_in_item_id)
+    does not grow with the number of links. The statements are built once per shape."""
     allowed = nq.scope.allowed_library_ids
-    if allowed is not None:
-        link.append(items.c.library_id.in_(sorted(allowed)) if allowed else literal(False))
-    linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
-    order = func.lower(people.c.name)
-    q = (select(people.c.id, people.c.name, people.c.image_tag).where(*_name_filters(people.c.name, nq), linked)
-         .order_by(order.desc() if nq.descending else order.asc()))
+    libraries = None if allowed is None else tuple(sorted(allowed))
+    shape = _PersonShape(names=_shape(nq, libraries, paged=use_sql_paging), person_types=bool(nq.person_types),
+                         exclude_person_types=bool(nq.exclude_person_types),
+                         appears_in=bool(nq.appears_in_item_id), with_counts=nq.with_counts,
+                         descending=nq.descending)
+    page, total, counts_q = _person_statements(shape)
+    params = _name_params(nq)
+    if shape.person_types:
+        params["person_types"] = list(nq.person_types)
+    if shape.exclude_person_types:
+        params["exclude_person_types"] = list(nq.exclude_person_types)
+    if shape.appears_in:
+        params["appears_in"] = nq.appears_in_item_id
+    if libraries:
+        params["libraries"] = list(libraries)
 
     def make_all(rows: Sequence[Any]) -> list[NameEntry]:
         counts: dict[str, Any] = {}
         person_ids = [r.id for r in rows]
         for start in range(0, len(person_ids), 500):
-            chunk = person_ids[start:start + 500]
             counts.update((r.person_id, r) for r in s.execute(
-                select(ip.c.person_id, *_count_columns(per_type=nq.with_counts))
-                .select_from(ip.join(items, items.c.id == ip.c.item_id))
-                .where(ip.c.person_id.in_(chunk), *link[1:]).group_by(ip.c.person_id)).all())
+                counts_q, {**params, "person_ids": person_ids[start:start + 500]}).all())
         return [NameEntry("Person", r.name, r.id, _counts(counts[r.id]) if r.id in counts else {"ChildCount": 0},
                           r.image_tag) for r in rows]
 
+    st = _Statements(page=page, total=total)
     if use_sql_paging:
-        return _sql_page(s, q, nq, None, people.c.id, make_all)
-    return _page(make_all(s.execute(q).all()), nq, _favorites(s, nq.scope.user_id))
+        return _run_page(s, st, params, nq, shape.names, make_all)
+    return _page(make_all(s.execute(page, params).all()), nq, _favorites(s, nq.scope.user_id))
 
 
 def find_name(s: Session, kind: str, name: str, q: ItemQuery) -> NameEntry | None:

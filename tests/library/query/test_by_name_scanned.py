@@ -55,6 +55,17 @@ def test_studios_persons_years(scanned: LiveServer, c) -> None:
     assert {"Leonardo DiCaprio", "Elliot Page", "Christopher Nolan"} <= set(names)
     actors = ok(c.get("/Persons", params={"personTypes": "Actor"}))
     assert "Christopher Nolan" not in [p["Name"] for p in actors["Items"]]
+    # the same shapes with other values (statements are built once per shape, values bound per request)
+    directors = ok(c.get("/Persons", params={"personTypes": "Director"}))
+    assert "Christopher Nolan" in [p["Name"] for p in directors["Items"]]
+    assert "Leonardo DiCaprio" not in [p["Name"] for p in directors["Items"]]
+    for term, expected in (("leonardo", "Leonardo DiCaprio"), ("elliot", "Elliot Page")):
+        found = ok(c.get("/Persons", params={"searchTerm": term}))
+        assert [p["Name"] for p in found["Items"]] == [expected]
+    for limit in (1, 2):  # (Jellyfin's /Persons takes a limit, no startIndex)
+        page = ok(c.get("/Persons", params={"limit": limit}))
+        assert [p["Name"] for p in page["Items"]] == names[:limit]
+        assert page["TotalRecordCount"] == len(names)
     leo = ok(c.get("/Persons/Leonardo DiCaprio"))
     assert leo["Type"] == "Person"
     films = ok(c.get("/Items", params={"personIds": leo["Id"], "recursive": "true"}))

@@ -216,7 +216,12 @@ def test_name_lists_from_kept_counts_match_the_grouped_query(engine, monkeypatch
         for scope in SCOPES:
             for extra in (dict(), dict(descending=True), dict(start_index=1, limit=2), dict(limit=3),
                           dict(search_term="o"), dict(name_starts_with="a"), dict(with_counts=False),
-                          dict(start_index=0, limit=2, enable_total_record_count=False)):
+                          dict(start_index=0, limit=2, enable_total_record_count=False),
+                          # the same shapes again with other values: the statements are built once per
+                          # shape (by_name._kept_statements) and must answer for the values bound now
+                          dict(start_index=2, limit=1), dict(search_term="e"), dict(search_term="50%_\\"),
+                          dict(name_starts_with="z"), dict(name_starts_with_or_greater="c", name_less_than="t"),
+                          dict(name_starts_with_or_greater="m", name_less_than="z")):
                 def run(scope=scope, extra=extra):
                     nq = NameQuery(kind=kind, scope=ItemQuery(recursive=True, **scope), **extra)
                     entries, total = list_names(s, nq)
