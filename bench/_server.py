@@ -50,3 +50,39 @@ def stop_server(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+# -- a process as Linux's /proc shows it (the benches' CPU, RSS and child figures) -------------
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far: work per request whatever the machine's load
+    (wall time grows with the load; this hardly does). NaN once the process is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process in MiB (NaN once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``: the server's reader processes, ffmpeg."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    found.append(int(entry.name))
+            except (OSError, IndexError):
+                pass
+    return found

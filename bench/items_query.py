@@ -50,7 +50,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _server import start_server, stop_server  # noqa: E402
+from _server import children, cpu_seconds, rss_mib, start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -250,14 +250,6 @@ def extra_headers() -> dict:
     return {"Accept": CAMEL} if MODE["camel"] else {}
 
 
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 WRK_SCRIPT = """
@@ -316,27 +308,8 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux), to report work per request independent of
-    how busy the machine is."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return float("nan")
 
 
-def children(pid: int) -> list[int]:
-    """The live child processes of ``pid`` (Linux): the server's reader processes, ffmpeg."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
-                    found.append(int(entry.name))
-            except (OSError, IndexError):
-                pass
-    return found
 
 
 def cpu_with_children(pid: int) -> float:
@@ -344,14 +317,6 @@ def cpu_with_children(pid: int) -> float:
     return cpu_seconds(pid) + sum(cpu_seconds(c) for c in children(pid))
 
 
-def rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -413,7 +378,7 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
                                            args.clients, args.first_page))
         wrk = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid) \
             if args.wrk_seconds else None
-        rss = rss_mb(proc.pid)
+        rss = rss_mib(proc.pid)
     finally:
         stop_server(proc)
     return {"p50": statistics.median(one), "p99": pct(one, 99), "cpu": cpu_per_request, "bytes": size,

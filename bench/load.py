@@ -40,7 +40,7 @@ import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _server import start_server, stop_server  # noqa: E402
+from _server import children, rss_mib, start_server, stop_server  # noqa: E402
 from items_query import AUTH, FIELDS, add_user_data, build, cpu_seconds, pct, sign_in  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -229,21 +229,8 @@ def client_proc(idx: int, port: int, cfg: dict, browsers: range, streams: range,
     out.put(stats)
 
 
-def rss_mb(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
-def children(pid: int) -> list[int]:
-    try:
-        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
 
 
 def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> dict:
@@ -265,7 +252,7 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     peak = 0.0
     t0 = time.time()
     while time.time() < stop_at:
-        peak = max(peak, sum(rss_mb(p) for p in [proc_pid, *children(proc_pid)]))
+        peak = max(peak, sum(rss_mib(p) for p in [proc_pid, *children(proc_pid)]))
         time.sleep(0.25)
     results = [out.get(timeout=args.seconds + 120) for _ in procs]
     for p in procs:

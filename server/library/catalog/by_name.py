@@ -142,22 +142,35 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
         page = page.limit(nq.limit)
     rows = s.execute(page).all()
     entries = make_all(rows) if make_all is not None else [make(r) for r in rows]
-    end = nq.start_index + len(entries)
+    total = _known_total(nq, entries)
+    if total is not None:
+        return entries, total
+    groups = q.with_only_columns(group_key).order_by(None).subquery()
+    return entries, _keep_total(nq, s.execute(select(func.count()).select_from(groups)).scalar() or 0)
+
+
+def _totals_key(nq: NameQuery) -> str:
+    return "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
+
+
+def _known_total(nq: NameQuery, entries: list[NameEntry]) -> int | None:
+    """The total when the page tells it (not asked for, or the last page) or while the totals
+    cache (``nq.totals``, kept while nothing is written) has it; None: it must be counted."""
     if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
                                                                 (entries or nq.start_index == 0)):
-        return entries, end
-    key = None
+        return nq.start_index + len(entries)
+    if nq.totals is None:
+        return None
+    cache, generation = nq.totals
+    total: int | None = cache.get(_totals_key(nq), generation)
+    return total
+
+
+def _keep_total(nq: NameQuery, total: int) -> int:
     if nq.totals is not None:
         cache, generation = nq.totals
-        key = "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
-        total = cache.get(key, generation)
-        if total is not None:
-            return entries, total
-    groups = q.with_only_columns(group_key).order_by(None).subquery()
-    total = s.execute(select(func.count()).select_from(groups)).scalar() or 0
-    if key is not None:
-        cache.put(key, generation, total)
-    return entries, total
+        cache.put(_totals_key(nq), generation, total)
+    return total
 
 
 @dataclass(frozen=True)
@@ -309,21 +322,10 @@ def _run_page(s: Session, st: _Statements, params: dict[str, Any], nq: NameQuery
     page does not tell it (kept in ``nq.totals`` while nothing is written)."""
     rows = s.execute(st.page, {**params, **_page_params(nq, shape)}).all()
     entries = make_all(rows)
-    end = nq.start_index + len(entries)
-    if not nq.enable_total_record_count or nq.limit is None or (len(entries) < nq.limit and
-                                                                (entries or nq.start_index == 0)):
-        return entries, end
-    key = None
-    if nq.totals is not None:
-        cache, generation = nq.totals
-        key = "names:" + repr(replace(nq, start_index=0, limit=None, descending=False))
-        total = cache.get(key, generation)
-        if total is not None:
-            return entries, total
-    total = s.execute(st.total, params).scalar() or 0
-    if key is not None:
-        cache.put(key, generation, total)
-    return entries, total
+    total = _known_total(nq, entries)
+    if total is not None:
+        return entries, total
+    return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0)
 
 
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
