@@ -955,6 +955,16 @@ def _pick(ordered: list[str] | PackedIds, positions: list[int]) -> list[str]:
     return ordered.pick(positions) if isinstance(ordered, PackedIds) else [ordered[i] for i in positions]
 
 
+def _unpaged_ids(s: Session, q: ItemQuery) -> Any:
+    """The select of the query's ids in its order, without its startIndex and limit."""
+    start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
+    try:
+        page, _ = compile_query(s, q, [items.c.id])
+    finally:
+        q.start_index, q.limit = start, limit
+    return page
+
+
 def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,
                  key: str | None = None) -> list[str] | PackedIds:
     """The query's whole ordered id list (startIndex and limit ignored), from the cache or read
@@ -962,11 +972,7 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     key = key or counts.ids_key(q)
     ordered = counts.get_ids(key, generation)
     if ordered is None:
-        start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
-        try:
-            page, _ = compile_query(s, q, [items.c.id])
-        finally:
-            q.start_index, q.limit = start, limit
+        page = _unpaged_ids(s, q)
         ordered = [r[0] for r in s.execute(page).all()]
         reads_user_data = _reads_user_data(s, page)
         counts.put_ids(key, generation, ordered, reads_user_data)
@@ -1061,11 +1067,7 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
     if cached is None:
-        start, limit, q.start_index, q.limit = q.start_index, q.limit, 0, None
-        try:
-            page, _ = compile_query(s, q, [items.c.id])
-        finally:
-            q.start_index, q.limit = start, limit
+        page = _unpaged_ids(s, q)
         compiled = page.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
         values = compiled.construct_params()
         names = compiled.positiontup or []
