@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _server import start_server as start  # noqa: E402
 from _server import stop_server as stop  # noqa: E402
-from items_query import AUTH, GENRES, build, item_row, pct, sign_in  # noqa: E402
+from items_query import AUTH, GENRES, build, insert_library, item_row, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
-from server.db.tables import Item, ItemValue, Library, UserData  # noqa: E402
+from server.db.tables import Item, UserData  # noqa: E402
 
 try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
     from server.library.catalog import ids  # noqa: E402
@@ -63,13 +63,7 @@ def add_music(data_dir: Path, tracks: int) -> list[str]:
                          artists_json=f'["{artist}"]', genres_json=f'["{genre}"]'))
         values.append({"item_id": item_id, "kind": "Genre", "clean_value": genre.lower(), "value": genre})
         values.append({"item_id": item_id, "kind": "Artist", "clean_value": artist.lower(), "value": artist})
-    with db.engine.begin() as conn:
-        conn.execute(Library.__table__.insert(), [{"id": lib, "name": "Music", "collection_type": "music",
-                                                   "options_json": "{}", "date_created": now}])
-        for s in range(0, len(rows), 5000):
-            conn.execute(Item.__table__.insert(), rows[s:s + 5000])
-        for s in range(0, len(values), 10000):
-            conn.execute(ItemValue.__table__.insert(), values[s:s + 10000])
+    insert_library(db, lib, "Music", "music", now, rows, values)
     db.close()
     return out
 

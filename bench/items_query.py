@@ -103,6 +103,18 @@ EPISODE_IMAGES = json.dumps([{"Type": "Primary", "Path": "/media/shows/thumb.jpg
                               "Height": 1080}])
 
 
+def insert_library(db: Database, lib: str, name: str, collection_type: str, now: datetime, rows: list[dict],
+                   values: list[dict]) -> None:
+    """A library row, then its ``items`` and ``item_values`` rows, in batches, in one transaction."""
+    with db.engine.begin() as conn:
+        conn.execute(Library.__table__.insert(), [{"id": lib, "name": name, "collection_type": collection_type,
+                                                   "options_json": "{}", "date_created": now}])
+        for s in range(0, len(rows), 5000):
+            conn.execute(Item.__table__.insert(), rows[s:s + 5000])
+        for s in range(0, len(values), 10000):
+            conn.execute(ItemValue.__table__.insert(), values[s:s + 10000])
+
+
 def item_row(now: datetime, item_id: str, **kw) -> dict:
     """An ``items`` row with every column the scanner would fill, defaults first, then ``kw``."""
     row = {c: None for c in Item.__table__.columns.keys()}

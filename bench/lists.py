@@ -43,10 +43,10 @@ if os.environ.get("REELROOM_BENCH_ROOT"):
 sys.path.insert(1, str(HERE))
 
 from _server import start_server, stop_server  # noqa: E402
-from items_query import AUTH, build, cpu_seconds, item_row, pct, sign_in  # noqa: E402
+from items_query import AUTH, build, cpu_seconds, insert_library, item_row, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
-from server.db.tables import Item, ItemPerson, ItemValue, Library, Person, UserData  # noqa: E402
+from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData  # noqa: E402
 
 try:  # the layout since the library split (catalog/), and before it (for baseline checkouts)
     from server.library.catalog import ids  # noqa: E402
@@ -112,13 +112,7 @@ def add_music(db: Database, tracks: int) -> None:
                 value(item_id, "Artist", a)
             value(item_id, "AlbumArtist", artist)
             value(item_id, "Genre", genre)
-    with db.engine.begin() as conn:
-        conn.execute(Library.__table__.insert(), [{"id": lib, "name": "Music", "collection_type": "music",
-                                                   "options_json": "{}", "date_created": now}])
-        for s in range(0, len(rows), 5000):
-            conn.execute(Item.__table__.insert(), rows[s:s + 5000])
-        for s in range(0, len(values), 10000):
-            conn.execute(ItemValue.__table__.insert(), values[s:s + 10000])
+    insert_library(db, lib, "Music", "music", now, rows, values)
 
 
 def add_movie_facets(db: Database) -> None:
