@@ -10,6 +10,7 @@ Nothing here imports Qt.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import logging
 import time
@@ -111,6 +112,16 @@ def read_or_create_system_id(path: Path) -> str:
         path.write_text(system_id, encoding="utf-8")
         return system_id
 
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_local_address(address: str) -> bool:
+    """Loopback, private or link-local (asked on every request by the guard: kept per address)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
 
 class ServerContext:
     """Builds every service of one running server with the dependencies it names in its constructor,
@@ -279,11 +290,7 @@ class ServerContext:
         return bool(self.config.server().IsStartupWizardCompleted)
 
     def is_local_address(self, address: str) -> bool:
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return ip.is_loopback or ip.is_private or ip.is_link_local
+        return _is_local_address(address)
 
     def ffmpeg_path(self) -> str:
         from server.media.ffmpeg import find_ffmpeg

@@ -191,19 +191,6 @@ def _text(value: bytes | None) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-_LOCAL: dict[str, bool] = {}  # remote address -> is_local_address (bounded; cleared when full)
-
-
-def _is_local(ctx: ServerContext, remote: str) -> bool:
-    local = _LOCAL.get(remote)
-    if local is None:
-        local = ctx.is_local_address(remote)
-        if len(_LOCAL) >= 1024:
-            _LOCAL.clear()
-        _LOCAL[remote] = local
-    return local
-
-
 async def authenticate_connection(connection: ASGIConnection[Any, Any, Any, Any], ctx: ServerContext) -> AuthInfo | None:
     token = request_token(connection.scope)
     if not token:
@@ -229,7 +216,7 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     remote = client[0] if client else ""
     if plan.requires_auth:
         check_access(True, plan.scopes, auth, wizard_completed=ctx.wizard_completed,
-                     is_local=_is_local(ctx, remote))
+                     is_local=ctx.is_local_address(remote))
     problem = scope.get(limits.SCOPE_KEY)
     if problem:
         # A bad parameter found before routing (server.http.limits): reported only now, after
