@@ -260,9 +260,7 @@ class ItemService:
 
         def read(s: Session) -> bytes:
             rows, total = run_query(s, q, self.count_cache, self.db.generations)
-            shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total,
-                                                         StartIndex=q.start_index), camel)
-            return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
+            return self.rows_reply(s, rows, total, q.start_index, opts, camel)
 
         return await self.db.read(read)
 
