@@ -72,7 +72,7 @@ def refresh_and_wait(live: LiveServer, timeout: float = 60) -> dict:
 
 
 def add_library_and_scan(live: LiveServer, name: str, collection_type: str | None, paths: list,
-                         timeout: float = 60, realtime: bool = True) -> str:
+                         timeout: float = 60, realtime: bool = True, options: dict | None = None) -> str:
     """Add a virtual folder over HTTP, scan it, wait until the scan finished; returns the
     library id (the CollectionFolder item id)."""
     allow_roots(live, *paths)
@@ -81,7 +81,8 @@ def add_library_and_scan(live: LiveServer, name: str, collection_type: str | Non
         params: dict = {"name": name, "refreshLibrary": "true", "paths": [str(p) for p in paths]}
         if collection_type:
             params["collectionType"] = collection_type
-        r = c.post("/Library/VirtualFolders", params=params, json={"LibraryOptions": {"EnableRealtimeMonitor": realtime}})
+        library_options = {"EnableRealtimeMonitor": realtime, **(options or {})}
+        r = c.post("/Library/VirtualFolders", params=params, json={"LibraryOptions": library_options})
         assert r.status_code == 204, r.text
     wait_for_scan(live, started, timeout)
     with live.admin() as c:

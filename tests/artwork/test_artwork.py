@@ -280,16 +280,18 @@ def test_user_upload_wins_and_stays(live):
 
 
 def test_screen_grabber_can_be_turned_off(live, tmp_path):
+    # The fetcher is off from the library's creation: the artwork run that follows the first
+    # scan must already honour it (turning it off later keeps frames grabbed before, as in
+    # Jellyfin, and would race that run).
     folder = tmp_path / "Clips"
     make_video(folder / "Clip One.mkv", seconds=3, acodec=None)
-    library = add_library_and_scan(live, "Clips", "homevideos", [folder])
+    off = {"TypeOptions": [{"Type": "Video", "ImageFetchers": [], "MetadataFetchers": []}]}
+    library = add_library_and_scan(live, "Clips", "homevideos", [folder], options=off)
     with live.admin() as c:
-        options = c.get("/Library/VirtualFolders").json()
-        options = next(f for f in options if f["Name"] == "Clips")["LibraryOptions"]
-        options["TypeOptions"] = [{"Type": "Video", "ImageFetchers": [], "MetadataFetchers": []}]
-        r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": library, "LibraryOptions": options})
-        assert r.status_code == 204, r.text
+        folders = c.get("/Library/VirtualFolders").json()
+        stored = next(f for f in folders if f["Name"] == "Clips")["LibraryOptions"]
         available = c.get("/Libraries/AvailableOptions", params={"libraryContentType": "homevideos"}).json()
+    assert [t for t in stored["TypeOptions"] if t["Type"] == "Video"][0]["ImageFetchers"] == []
     assert "Screen Grabber" in [f["Name"] for t in available["TypeOptions"] if t["Type"] == "Video"
                                 for f in t["ImageFetchers"]]
     run_artwork(live)
