@@ -334,9 +334,10 @@ def _apply_images(dto: w.BaseItemDto, images: list[dict], opts: DtoOptions) -> N
     screenshots: list[str] = []
     hashes: dict[str, dict[str, str]] = {}
     limit = opts.image_type_limit
+    enabled = opts.enable_image_types
     for image in images:
         kind = image["Type"]
-        if opts.enable_image_types is not None and kind not in opts.enable_image_types:
+        if enabled is not None and kind not in enabled:
             continue
         tag = image["Tag"]
         if kind == "Backdrop":
@@ -364,7 +365,10 @@ apply_images = _apply_images  # ImageTags, BackdropImageTags and ImageBlurHashes
 
 
 def _first_of(images: list[dict], kind: str) -> dict | None:
-    return next((i for i in images if i["Type"] == kind), None)
+    for image in images:
+        if image["Type"] == kind:
+            return image
+    return None
 
 
 def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], parents: dict[str, Any],
@@ -539,9 +543,10 @@ def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
     heads: list[bytes | None] = [None] * len(rows)
     if cache is not None:
         parents, versions, extras, ctypes, cast, tiles = b.parents, b.versions, b.extras, b.ctypes, b.cast, b.tiles
+        parent = parents.get
         for i, r in enumerate(rows):
             counts = counts_of[i]
-            chain = tuple(parents.get(x) for x in (r.season_id, r.series_id, r.album_id, r.parent_id) if x) \
+            chain = tuple([parent(x) for x in (r.season_id, r.series_id, r.album_id, r.parent_id) if x]) \
                 if parents else ()
             deps_of.append((r, chain, versions.get(r.id), extras.get(r.id), ctypes.get(r.id),
                             (counts.children, counts.total) if counts is not None else None,

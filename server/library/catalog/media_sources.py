@@ -64,7 +64,7 @@ def source_name(row: ItemRow) -> str | None:
     if not path:
         return getattr(row, "name", None)
     if _POSIX:  # os.path.splitext(os.path.basename(path))[0], without its four calls
-        name = path[path.rfind("/") + 1:]
+        name: str = path[path.rfind("/") + 1:]
         dot = name.rfind(".")
         return name[:dot] if dot > 0 and name[:dot].lstrip(".") else name
     return os.path.splitext(os.path.basename(path))[0]
@@ -86,7 +86,8 @@ def media_source_for(row: ItemRow, streams: list[w.MediaStream] | None = None) -
         streams = streams_of(row)
     video_type = getattr(row, "video_type", None)
     playable = video_type not in ("Dvd", "BluRay", "Iso")
-    source = _FILE_SOURCE.__copy__()  # (only immutable values are shared: the lists are set below)
+    source = msgspec.structs.replace(_FILE_SOURCE)  # a copy (only immutable values are shared: the
+    # lists are set below)
     source.Id = row.id
     source.Path = getattr(row, "path", None)
     source.Container = getattr(row, "container", None)
