@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Request
 
 from server.api.base import operation, require_user
@@ -12,6 +14,7 @@ from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import parse_guid
 from server.users.service import user_dto
 from server.wire import models as w
+from server.wire.body import null_fields
 
 
 def _identity(request: Request):
@@ -118,12 +121,13 @@ async def update_user_configuration(ctx: ServerContext, auth: AuthInfo | None, d
 
 
 @operation("UpdateUserPolicy")
-async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: w.UserPolicy) -> None:
+async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: w.UserPolicy,
+                             request: Request[Any, Any, Any]) -> None:
     target = parse_guid(userId, "userId")
     if auth and auth.user_id == target and data.IsAdministrator is False:
         raise ForbiddenError("Administrators cannot remove their own administrator rights.")
     before = await ctx.users.get(target)
-    after = await ctx.users.set_policy(target, data)
+    after = await ctx.users.set_policy(target, data, null_fields(await request.body(), w.UserPolicy))
     if after.is_disabled and not before.is_disabled:
         await ctx.tokens.revoke_user(target)
         ctx.sessions.end_user(target)

@@ -52,6 +52,15 @@ def default_policy(is_admin: bool) -> w.UserPolicy:
     )
 
 
+# The policy properties the spec marks nullable: null in a policy POST clears them (no rating
+# limit, an empty list), where a property left out keeps its stored value.
+CLEARABLE_POLICY_FIELDS = frozenset({
+    "MaxParentalRating", "BlockedTags", "AllowedTags", "AccessSchedules", "BlockUnratedItems",
+    "EnableContentDeletionFromFolders", "EnabledDevices", "EnabledChannels", "EnabledFolders",
+    "BlockedMediaFolders", "BlockedChannels",
+})
+
+
 def default_user_configuration() -> w.UserConfiguration:
     return w.UserConfiguration(
         AudioLanguagePreference="", PlayDefaultAudioTrack=True, SubtitleLanguagePreference="",
@@ -246,9 +255,15 @@ class UserService:
             return False
         return await verify_password_async(row.password_hash, password)
 
-    async def set_policy(self, user_id: str, policy: w.UserPolicy) -> UserRecord:
+    async def set_policy(self, user_id: str, policy: w.UserPolicy,
+                         cleared: frozenset[str] = frozenset()) -> UserRecord:
+        """Merge ``policy`` into the stored one: properties left out (None) keep their value,
+        ``cleared`` ones (sent as null) go back to their default, for the nullable ones."""
         current = await self.get(user_id)
         changes = {f: getattr(policy, f) for f in policy.__struct_fields__ if getattr(policy, f) is not None}
+        defaults = default_policy(bool(current.is_admin))
+        for f in cleared & CLEARABLE_POLICY_FIELDS:
+            changes[f] = getattr(defaults, f)
         merged = msgspec.structs.replace(current.policy, **changes)
         if not merged.IsAdministrator and current.is_admin:
             admins = [u for u in await self.all() if u.is_admin and u.id != user_id]
