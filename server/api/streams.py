@@ -56,49 +56,49 @@ async def _channel_stream(ctx: ServerContext, request: Request[Any, Any, Any], c
 
 
 @operation("GetVideoStream")
-async def get_video_stream(ctx: ServerContext, request: Request, itemId: str,
-                           stream: StreamOptions) -> Response:
+async def get_video_stream(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
+                           stream: StreamOptions) -> Response[Any]:
     return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=False)
 
 
 @operation("HeadVideoStream")
-async def head_video_stream(ctx: ServerContext, request: Request, itemId: str,
+async def head_video_stream(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
                             stream: StreamOptions) -> Response[None]:
     return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=True)
 
 
 @operation("GetVideoStreamByContainer")
-async def get_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
-                                        stream: StreamOptions) -> Response:
+async def get_video_stream_by_container(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
+                                        stream: StreamOptions) -> Response[Any]:
     return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=False)
 
 
 @operation("HeadVideoStreamByContainer")
-async def head_video_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+async def head_video_stream_by_container(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
                                          stream: StreamOptions) -> Response[None]:
     return await _stream(ctx, request, itemId, False, stream.container, stream.given(), head=True)
 
 
 @operation("GetAudioStream")
-async def get_audio_stream(ctx: ServerContext, request: Request, itemId: str,
-                           stream: StreamOptions) -> Response:
+async def get_audio_stream(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
+                           stream: StreamOptions) -> Response[Any]:
     return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=False)
 
 
 @operation("HeadAudioStream")
-async def head_audio_stream(ctx: ServerContext, request: Request, itemId: str,
+async def head_audio_stream(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
                             stream: StreamOptions) -> Response[None]:
     return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=True)
 
 
 @operation("GetAudioStreamByContainer")
-async def get_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
-                                        stream: StreamOptions) -> Response:
+async def get_audio_stream_by_container(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
+                                        stream: StreamOptions) -> Response[Any]:
     return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=False)
 
 
 @operation("HeadAudioStreamByContainer")
-async def head_audio_stream_by_container(ctx: ServerContext, request: Request, itemId: str,
+async def head_audio_stream_by_container(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str,
                                          stream: StreamOptions) -> Response[None]:
     return await _stream(ctx, request, itemId, True, stream.container, stream.given(), head=True)
 
@@ -110,7 +110,7 @@ async def _universal(ctx: ServerContext, auth: AuthInfo | None, itemId: str, hea
                      mediaSourceId: str | None, deviceId: str | None, audioCodec: str | None,
                      maxAudioChannels: int | None, maxStreamingBitrate: int | None, audioBitRate: int | None,
                      startTimeTicks: int | None, transcodingContainer: str | None,
-                     transcodingProtocol: str | None) -> Response:
+                     transcodingProtocol: str | None) -> Response[Any]:
     return await ctx.streams.universal(
         require_user(auth), itemId, head=head, container=container, media_source_id=mediaSourceId,
         device_id=deviceId, audio_codec=audioCodec, max_audio_channels=maxAudioChannels,
@@ -125,7 +125,7 @@ async def get_universal_audio_stream(ctx: ServerContext, auth: AuthInfo | None, 
                                      audioCodec: str | None = None, maxAudioChannels: int | None = None,
                                      maxStreamingBitrate: int | None = None, audioBitRate: int | None = None,
                                      startTimeTicks: int | None = None, transcodingContainer: str | None = None,
-                                     transcodingProtocol: str | None = None) -> Response:
+                                     transcodingProtocol: str | None = None) -> Response[Any]:
     return await _universal(ctx, auth, itemId, False, container, mediaSourceId, deviceId, audioCodec,
                             maxAudioChannels, maxStreamingBitrate, audioBitRate, startTimeTicks,
                             transcodingContainer, transcodingProtocol)
@@ -148,12 +148,12 @@ async def head_universal_audio_stream(ctx: ServerContext, auth: AuthInfo | None,
 
 
 @operation("GetDownload")
-async def get_download(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response:
+async def get_download(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response[Any]:
     return await ctx.streams.download(require_user(auth), itemId)
 
 
 @operation("GetFile")
-async def get_file(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response:
+async def get_file(ctx: ServerContext, auth: AuthInfo | None, itemId: str) -> Response[Any]:
     require_user(auth)
     return await ctx.streams.file(itemId)
 
