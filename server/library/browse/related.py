@@ -65,6 +65,12 @@ class Seed:
 
 
 def _values_of(s: Session, item_ids: list[str] | Any, kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+    if isinstance(item_ids, list):  # ids: on the DB-API cursor (no statement to build)
+        marker = _marker(s)
+        found = driver_rows(s, "SELECT DISTINCT kind, clean_value FROM item_values WHERE kind IN ("
+                            + ", ".join([marker] * len(kinds)) + ") AND item_id IN ", item_ids, before=kinds)
+        if found is not None:
+            return [(r[0], r[1]) for r in found]
     q = select(item_values.c.kind, item_values.c.clean_value).where(
         item_values.c.item_id.in_(item_ids), item_values.c.kind.in_(kinds)).distinct()
     return [(r[0], r[1]) for r in s.execute(q).all()]
@@ -90,9 +96,11 @@ def seed_of(s: Session, row: ItemRow | _Pseudo, kinds: tuple[str, ...] = ("Genre
         source = [row.id]
     for kind, value in _values_of(s, source, kinds):
         seed.add(kind, value)
-    people_source = source
-    seed.person_ids = {r[0] for r in s.execute(select(item_people.c.person_id).where(
-        item_people.c.item_id.in_(people_source))).all()}
+    people = driver_rows(s, "SELECT person_id FROM item_people WHERE item_id IN ", source) \
+        if isinstance(source, list) else None
+    if people is None:
+        people = s.execute(select(item_people.c.person_id).where(item_people.c.item_id.in_(source))).all()
+    seed.person_ids = {r[0] for r in people}
     return seed
 
 
@@ -424,8 +432,9 @@ class RelatedService:
         self.db = db
         self.items = items
 
-    async def _dtos(self, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
-        dtos = await self.items.dtos(rows, opts)
+    def _result(self, s: Session, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
+        """The rows' DTOs, built in the read that found them (one thread hop, one session)."""
+        dtos = build_dtos(s, rows, opts, self.items.server_id)
         return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=len(dtos), StartIndex=0)
 
     async def similar(self, item_id: str, viewer: Viewer, opts: DtoOptions, *, limit: int | None,
@@ -434,11 +443,11 @@ class RelatedService:
         types = kinds or _SIMILAR_TYPES.get(row.type, (row.type,))
         allowed = viewer.allowed_library_ids
 
-        def read(s: Session) -> list[ItemRow]:
-            return similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids,
-                                self.items.by_name, viewer.parental)
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            return self._result(s, similar_rows(s, seed_of(s, row), types, limit, [], allowed, exclude_artist_ids,
+                                                self.items.by_name, viewer.parental), opts)
 
-        return await self._dtos(await self.db.read(read), opts)
+        return await self.db.read(read)
 
     async def _row_or_artist(self, item_id: str, viewer: Viewer) -> ItemRow:
         """An item row; a by-name artist id resolves to its MusicArtist row."""
@@ -459,7 +468,7 @@ class RelatedService:
                 raise NotFoundError("Genre not found.")
             genre_name = found[1]
 
-        def read(s: Session) -> list[ItemRow]:
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
             if row is not None and row.type == "MusicGenre":
                 seed = Seed(None)
                 seed.add("Genre", row.name)
@@ -470,9 +479,9 @@ class RelatedService:
             else:
                 seed = Seed(None)
                 seed.add("Genre", genre_name or "")
-            return mix_rows(s, seed, limit, allowed, viewer.parental)
+            return self._result(s, mix_rows(s, seed, limit, allowed, viewer.parental), opts)
 
-        return await self._dtos(await self.db.read(read), opts)
+        return await self.db.read(read)
 
     async def _mix_seed_row(self, item_id: str, viewer: Viewer) -> ItemRow | _Pseudo:
         key = item_id
