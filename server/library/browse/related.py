@@ -1,6 +1,7 @@
 """Related items: similar items, instant mixes, movie recommendations, suggestions and theme
-media. Scoring happens in SQL over ``item_values`` and ``item_people`` (indexed by kind and
-value), never by loading the library into Python.
+media. Candidates come from ``item_values`` and ``item_people`` by index (kind and value,
+person), never by loading the library into Python: Similar sums the weights of the ids sharing
+each of the seed's values (a few thousand at most); a mix draws random index ranges.
 
 - Similar: items of the seed's kind (movies and trailers for a movie, series for a series,
   albums for an album, artists for an artist) ranked by shared genres (10 each), people (5;
