@@ -221,7 +221,8 @@ class ServerContext:
         self.browse = Browse(  # TV, playlists, collections, similar, mixes, editing, play state
             playstate=PlayStateService(self.db, self.events, self.items),
             tv=TvService(self.db, self.items),
-            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed),
+            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed,
+                                      fragments=self.items.fragments),
             collections=CollectionService(self.db, on_change=art_changed),
             related=RelatedService(self.db, self.items),
             editing=EditingService(self.db, self.events, self.items, self.config, self.metadata.external_id_infos),
