@@ -168,6 +168,9 @@ class ItemService:
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
+        #: the same, encoded: (generation, user record, bytes) per (user, includeHidden, fields, casing)
+        self._views_bytes: dict[tuple[str | None, bool, tuple[str, ...], bool], tuple[int, UserRecord | None,
+                                                                                bytes]] = {}
         #: encoded DTOs per item and shape, used while what they were made from is unchanged
         self.fragments = FragmentCache(fragment_budget)
         #: may-see verdicts and GET /Items/{id}'s user data parts per (item, user, casing), see _Seen
@@ -606,6 +609,22 @@ class ItemService:
             self._views.clear()
         self._views[key] = (generation, viewer.user, views)
         return [msgspec.structs.replace(dto) for dto in views]
+
+    async def views_reply(self, viewer: Viewer, camel: bool, *, include_hidden: bool = False,
+                          fields: list[str] | None = None) -> bytes:
+        """``views`` as an encoded BaseItemDtoQueryResult (GET /UserViews), the bytes kept with
+        the same rule as the DTOs (generation and user record unchanged), per casing."""
+        key = (viewer.user_id, include_hidden, tuple(fields or ()), camel)
+        generation = self.db.generation  # before reading, as views()
+        kept = self._views_bytes.get(key)
+        if kept is not None and kept[0] == generation and kept[1] is viewer.user:
+            return kept[2]
+        views = await self.views(viewer, include_hidden=include_hidden, fields=fields)
+        body = encode_wire(w.BaseItemDtoQueryResult(Items=views, TotalRecordCount=len(views), StartIndex=0), camel)
+        if len(self._views_bytes) >= VIEWS_KEPT:
+            self._views_bytes.clear()
+        self._views_bytes[key] = (generation, viewer.user, body)
+        return body
 
     async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
         """How many items of each kind the viewer sees (one grouped query)."""
