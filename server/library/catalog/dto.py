@@ -574,39 +574,6 @@ def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
     return out
 
 
-
-def item_parts(s: Session, row: ItemRow, opts: DtoOptions, server_id: str, camel: bool) -> tuple[bytes, bytes]:
-    """One item's encoded BaseItemDto as ``build_fragments`` makes it, in its two parts: the
-    fragment (no UserData, no closing brace) and the rest (``,"UserData":{...}}``, or ``}``).
-    GET /Items/{id} keeps the fragment while the library's content is unchanged and the rest
-    while nothing was written (ItemService.item_reply)."""
-    b = _gather(s, [row], opts)
-    counts = b.counts.get(row.id)
-    dto = _build_one(row, opts, server_id, None, counts, b.cast, b.versions, b.extras, b.parents, b.ctypes, False)
-    if row.id in b.tiles:
-        dto.Trickplay = b.tiles[row.id]
-    return encode_wire(dto, camel)[:-1], _user_data_part(row, b.uds.get(row.id), counts, b.want_user_data, camel)
-
-
-def item_user_data_part(s: Session, row: ItemRow, opts: DtoOptions, camel: bool) -> bytes:
-    """The second part of ``item_parts`` alone: the user's data of the item read afresh (and,
-    for series, seasons and albums, their played counts)."""
-    want = bool(opts.enable_user_data and opts.user_id)
-    if not want or not opts.user_id:
-        return b"}"
-    uds = user_data_rows(s, opts.user_id, [row.id])
-    counts = folder_counts(s, [row], opts.user_id, want_children=opts.has("ChildCount"),
-                           want_recursive=opts.has("RecursiveItemCount"), want_played=True).get(row.id) \
-        if row.is_folder else None
-    return _user_data_part(row, uds.get(row.id), counts, want, camel)
-
-
-def _user_data_part(row: ItemRow, ud: Any, counts: FolderCounts | None, want: bool, camel: bool) -> bytes:
-    if not want:
-        return b"}"
-    return b"".join((b',"userData":' if camel else b',"UserData":', encode_wire(_user_data_dto(row, ud, counts), camel),
-                     b"}"))
-
 def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
                cast: dict, versions: dict, extras: dict, parents: dict, ctypes: dict,
                want_user_data: bool) -> w.BaseItemDto:
@@ -765,7 +732,7 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
 
 
 __all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "etag", "folder_counts", "image_tag", "images_of",
-           "item_parts", "item_user_data_part", "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
+           "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 
 def user_data_dtos(s: Session, rows: Sequence[ItemRow | ByNameTarget], user_id: str) -> dict[str, w.UserItemDataDto]:

@@ -26,15 +26,7 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import (
-    ByNameTarget,
-    DtoOptions,
-    build_dtos,
-    build_fragments,
-    item_parts,
-    item_user_data_part,
-    user_data_dtos,
-)
+from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, build_fragments, user_data_dtos
 from server.library.catalog.fragments import DEFAULT_BUDGET, FragmentCache, splice
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
@@ -55,6 +47,7 @@ from server.library.catalog.query import (
     run_query,
 )
 from server.library.catalog.search import SearchRequest, search_hints
+from server.library.catalog.single_item import item_parts, user_data_part
 from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
@@ -499,7 +492,7 @@ class ItemService:
 
             def refresh(s: Session) -> bytes | None:
                 row = get_row(s, key)
-                return None if row is None else item_user_data_part(s, row, opts, camel)
+                return None if row is None else user_data_part(s, row, opts, camel)
 
             tail = await self.db.read(refresh)
             if tail is not None:
