@@ -17,9 +17,10 @@ _LATEST_TYPES = {"movies": ("Movie",), "tvshows": ("Episode",), "music": ("Audio
 
 
 @operation("GetItem")
-async def get_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None) -> w.BaseItemDto:
+async def get_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None) -> bytes:
+    """A BaseItemDto, encoded by ItemService.item_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
-    return await ctx.items.item(itemId, viewer)
+    return await ctx.items.item_reply(itemId, viewer, camel_case_requested.get())
 
 
 @operation("GetRootFolder")
