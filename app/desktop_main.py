@@ -170,8 +170,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"reelroom: {problem}", file=sys.stderr)
         return 2
-    desktop = build_desktop(args, argv)
+    from server.memory import pause_collector, resume_collector
+
+    pause_collector()  # until the hosted server is ready, which resumes it (server/memory.py)
+    try:
+        desktop = build_desktop(args, argv)
+    except BaseException:
+        resume_collector()
+        raise
     if desktop is None:
+        resume_collector()
         return 0
     code = desktop.app.exec()
     desktop.instance.release()

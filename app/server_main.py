@@ -8,10 +8,14 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.web_cli import add_web_arguments, run_install_web, web_options
-from server.context import ServerOptions
+from server.memory import pause_collector, resume_collector
 from server.paths import default_data_dir
+
+if TYPE_CHECKING:
+    from server.context import ServerOptions
 
 
 def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -36,6 +40,8 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 
 def options_from(args: argparse.Namespace) -> ServerOptions:
+    from server.context import ServerOptions
+
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     if args.port is None:
         from app.server_host import configured_port
@@ -71,6 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2
+    pause_collector()  # until the server is ready: start-up's objects all live (server/memory.py)
+    try:
+        return _serve(args)
+    finally:
+        resume_collector()
+
+
+def _serve(args: argparse.Namespace) -> int:
     options = options_from(args)
     if options.database_url:
         from server.db.dialect import DatabaseUnavailable, check_database
