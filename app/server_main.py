@@ -16,6 +16,7 @@ from server.paths import default_data_dir
 
 if TYPE_CHECKING:
     from server.context import ServerOptions
+    from server.db.migration_child import MigrationChild
 
 
 def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -39,7 +40,7 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def options_from(args: argparse.Namespace) -> ServerOptions:
+def options_from(args: argparse.Namespace, migration: MigrationChild | None = None) -> ServerOptions:
     from server.context import ServerOptions
 
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
@@ -49,7 +50,8 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
                          enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
-                         discovery_port=getattr(args, "discovery_port", 7359), **web_options(args))
+                         discovery_port=getattr(args, "discovery_port", 7359), migrate_in_child=True,
+                         migration=migration, **web_options(args))
 
 
 def check_ffmpeg() -> int:
@@ -85,7 +87,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    options = options_from(args)
+    from server.db.migration_child import start_if_due
+
+    data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    # A due migration starts now, in a child, and runs while the server below imports (see there).
+    migration = None if args.database_url else start_if_due(data_dir, None)
+    try:
+        options = options_from(args, migration)
+    except BaseException:
+        if migration is not None:
+            migration.stop()
+        raise
     if options.database_url:
         from server.db.dialect import DatabaseUnavailable, check_database
 

@@ -73,10 +73,11 @@ def rss_mib(pid: int) -> float:
 
 def cpu_seconds(pid: int) -> float:
     """CPU time (user + system) the process has used so far: what start-up costs, whatever the
-    machine's load (wall time to the first 200 grows with the load; this hardly does)."""
+    machine's load (wall time to the first 200 grows with the load; this hardly does). Children
+    it waited for count too (a first start's migration runs in one)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return float("nan")
 
