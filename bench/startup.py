@@ -12,7 +12,7 @@ into a temporary folder and run with the same Python) it prints:
 - RSS after browsing: a burst of clients browsing the 100k library (Items pages with Fields,
   the by-name lists, Latest/Resume/Next Up, search, resized posters), then idle again; peak too;
 - idle RSS of the tray app with the server inside (``bench/tray.py``'s child, under Xvfb when
-  installed), empty and 100k.
+  installed): a first start and a restart on an empty data folder, and 100k.
 
 Ratios are this tree / baseline. Python bytecode is compiled first for both trees (``compileall``),
 as an installed copy has it; ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
@@ -311,8 +311,11 @@ def measure_round(tree: Tree, args: argparse.Namespace, library: Path | None, in
         data = Path(tempfile.mkdtemp(prefix="reelroom-bench-tray-"))
         try:
             running, rss = tray_rss(tree, data, args.idle, tray_env)
-            add("tray app: launch -> server running, empty [s]", running)
-            add("idle RSS tray + server, empty [MiB]", rss)
+            add("tray app: launch -> server running, empty, first start [s]", running)
+            add("idle RSS tray + server, empty, first start [MiB]", rss)
+            running, rss = tray_rss(tree, data, args.idle, tray_env)
+            add("tray app: launch -> server running, empty, restart [s]", running)
+            add("idle RSS tray + server, empty, restart [MiB]", rss)
         finally:
             shutil.rmtree(data, ignore_errors=True)
 

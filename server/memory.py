@@ -73,7 +73,12 @@ def _glibc() -> ctypes.CDLL | None:
         _libc = None
         if sys.platform.startswith("linux"):
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                # glibc's soname first: find_library runs ``ldconfig -p`` in a child process
+                # (10-30 ms on the way to the first request)
+                try:
+                    libc = ctypes.CDLL("libc.so.6")
+                except OSError:
+                    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt"):
                     _libc = libc
             except OSError:
