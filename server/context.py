@@ -25,6 +25,7 @@ from server.auth.signin import SignInService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
+from server.db.migration_child import MigrationChild
 from server.events.hub import EventHub
 from server.http.wire_middleware import StartupState
 from server.images.service import CleanImageCacheTask, ImageService
@@ -100,6 +101,10 @@ class ServerOptions:
     host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
     readers: int | None = None  # most reader processes (0: none); None: REELROOM_READERS, else none
     readers_busy: int | None = None  # in-flight pages before readers take them; None: REELROOM_READERS_BUSY or 2
+    # A due migration runs in a child process (server/db/migrate.py): Alembic never loads into the
+    # server. The entry points set it; in-process (tests' servers) the migration runs on a thread.
+    migrate_in_child: bool = False
+    migration: MigrationChild | None = None  # one an entry point started before importing the server
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -317,7 +322,7 @@ class ServerContext:
         self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
-            await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
+            await asyncio.to_thread(self._migrate)
             await self.items.start()
             await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             await self.tasks.load()
@@ -339,6 +344,16 @@ class ServerContext:
         warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
         self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
         self.memory.start()
+
+    def _migrate(self) -> None:
+        """Bring the database to the newest schema (a worker thread); a no-op check when it is."""
+        if self.options.migration is not None:
+            log.info("Waiting for the database migration the entry point started")
+            self.options.migration.wait()  # raises MigrationFailed
+        if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
+            log.info("Migrating the database in a child process")
+            MigrationChild(self.db.url).wait()
+        migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child
 
     async def close(self) -> None:
         if self.init_task is not None and not self.init_task.done():
