@@ -24,7 +24,6 @@ import hmac
 import itertools
 import logging
 import os
-import pickle
 import secrets
 import subprocess
 import sys
@@ -47,6 +46,7 @@ R = TypeVar("R")
 START_TIMEOUT_SECONDS = 60.0
 RETRY_AFTER_FAILURE_SECONDS = 30.0
 STOP_GRACE_SECONDS = 2.0
+STREAM_LIMIT = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,12 @@ class ReaderSettings:
         if busy is None:
             text = env.get("REELROOM_READERS_BUSY", "").strip()
             busy = int(text) if text.isdigit() else cls.busy
+        text = env.get("REELROOM_READERS_LOCAL", "").strip()
+        local = int(text) if text.isdigit() else cls.local
         idle = cls.idle_seconds
         with contextlib.suppress(ValueError):
             idle = float(env.get("REELROOM_READERS_IDLE", "") or idle)
-        return cls(max_readers=max(0, readers), busy=max(0, busy), idle_seconds=max(0.5, idle))
+        return cls(max_readers=max(0, readers), busy=max(0, busy), local=local, idle_seconds=max(0.5, idle))
 
 
 def auto_readers() -> int:
@@ -147,9 +149,9 @@ class Reader:
     async def read_replies(self) -> None:
         try:
             while True:
-                head = await self._in.readexactly(protocol.HEADER.size)
-                (size,) = protocol.HEADER.unpack(head)
-                request_id, status, payload = pickle.loads(await self._in.readexactly(size))
+                head = await self._in.readexactly(protocol.REPLY_HEADER.size)
+                size = protocol.REPLY_HEADER.unpack(head)[0]
+                request_id, status, payload = protocol.read_reply(head, await self._in.readexactly(size))
                 future = self._pending.get(request_id)
                 if future is not None and not future.done():
                     self.served += 1
@@ -179,6 +181,7 @@ class ReaderPool:
         self.readers: list[Reader] = []
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
+        self.answered_here = 0  # requests of the pool's kinds the owner answered itself while enabled
         self._inflight = 0  # requests of the pool's kinds in flight
         self._local = 0  # of those, answered in the owner
         self._starting = 0
@@ -218,6 +221,7 @@ class ReaderPool:
                 if self._inflight <= self.settings.busy or not self._alive():
                     if self._inflight > self.settings.busy:
                         self._grow()
+                    self.answered_here += 1
                     return await local(q, opts)
                 reader = self._free_reader()
                 if reader is not None:
@@ -228,9 +232,11 @@ class ReaderPool:
                         continue  # take another slot (another reader's, or the owner's)
                     if encoded is not None:
                         return encoded
+                    self.answered_here += 1
                     return await local(q, opts)  # the reader failed on it: answered here
                 if self._local < self.settings.local:
                     self._local += 1
+                    self.answered_here += 1
                     try:
                         return await local(q, opts)
                     finally:
@@ -252,7 +258,7 @@ class ReaderPool:
             self._wake()
         if status == protocol.OK:
             self.served += 1
-            return bytes(payload)
+            return payload  # the reply's bytes as they came off the connection
         if status == protocol.ERROR:
             raise payload
         log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
@@ -308,7 +314,8 @@ class ReaderPool:
 
     async def _listen(self) -> tuple[str, int]:
         if self._server is None:
-            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+            # a large stream limit: a 250 KB reply is read without pausing the transport every 128 KB
+            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=STREAM_LIMIT)
             host, port = self._server.sockets[0].getsockname()[:2]
             self._address = (host, port)
         assert self._address is not None

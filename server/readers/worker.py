@@ -97,12 +97,12 @@ def serve(sock: socket.socket, reader: Reader) -> None:
         message = protocol.read_frame(sock)
         if message is None:  # the owner closed the connection or went away
             return
-        reply = reader.handle(message)
+        request_id, status, payload = reader.handle(message)
         try:
-            data = protocol.frame(reply)
+            parts = protocol.reply_parts(request_id, status, payload)
         except Exception:  # an exception that does not pickle: the owner answers it
-            data = protocol.frame((reply[0], protocol.FAILED, traceback.format_exc()))
-        sock.sendall(data)
+            parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
+        protocol.send_parts(sock, parts)
 
 
 def main() -> int:
