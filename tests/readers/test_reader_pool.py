@@ -481,3 +481,42 @@ def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> No
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_replies_travel_as_raw_bytes_of_any_size() -> None:
+    """An answered page crosses the connection as the very bytes the reader encoded (no pickle),
+    in one sendmsg of head and body, whatever its size; errors and failures are pickled."""
+    import asyncio
+    import socket
+
+    from server.errors import NotFoundError
+    from server.readers import protocol
+
+    big = bytes(range(256)) * (5 * 4096 + 7)  # 5 MB and change: above the owner's stream limit
+    replies = [(1, protocol.OK, big), (2, protocol.ERROR, NotFoundError("gone")),
+               (3, protocol.FAILED, "Traceback: boom"), (4, protocol.OK, b"")]
+    assert protocol.reply_parts(1, protocol.OK, big)[1] is big  # sent as it is, not copied or pickled
+
+    async def exchange() -> list[tuple[int, str, object]]:
+        ours, theirs = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=ours, limit=4 * 1024 * 1024)
+
+        def send() -> None:
+            with theirs:
+                for reply in replies:
+                    protocol.send_parts(theirs, protocol.reply_parts(*reply))
+
+        sending = asyncio.get_running_loop().run_in_executor(None, send)
+        got = []
+        for _ in replies:
+            head = await reader.readexactly(protocol.REPLY_HEADER.size)
+            size = protocol.REPLY_HEADER.unpack(head)[0]
+            got.append(protocol.read_reply(head, await reader.readexactly(size)))
+        await sending
+        writer.close()
+        return got
+
+    got = asyncio.run(exchange())
+    assert got[0] == (1, protocol.OK, big) and type(got[0][2]) is bytes
+    assert got[1][:2] == (2, protocol.ERROR) and isinstance(got[1][2], NotFoundError)
+    assert got[2] == (3, protocol.FAILED, "Traceback: boom") and got[3] == (4, protocol.OK, b"")
