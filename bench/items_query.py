@@ -30,6 +30,10 @@ ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the
 `--pages N` picks the random page among the first N pages (clients going back over the pages they
 browsed) instead of anywhere in the library. After each run the server's RSS is printed.
 `--sorts` measures each sort order in turn on the same library (SortName by default).
+`--keep DIR` keeps the built library under DIR/<size> and reuses it on the next run (delete it
+when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
+REELROOM_READERS_LOCAL=0) or be `auto`; with `--baseline` that checkout runs each value too
+(`base:N`). Every server is measured only once the scheduled tasks its start runs are done.
 """
 
 from __future__ import annotations
