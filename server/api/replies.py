@@ -8,7 +8,7 @@ is, else a slot is left for the handler, which calls ``keep`` with the bytes it 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from litestar import Request
 
@@ -17,13 +17,18 @@ from server.http.reply_cache import MAX_QUERY
 from server.library.catalog.items import Viewer
 from server.wire.casing import camel_case_requested
 
+if TYPE_CHECKING:
+    from server.http.reply_cache import ReplyCache
 
-def kept_reply(operation_id: str, *, sortable: bool = False) -> Callable[[Request], Awaitable[bytes | None]]:
+T = TypeVar("T")
+
+
+def kept_reply(operation_id: str, *, sortable: bool = False) -> Callable[[Request[Any, Any, Any]], Awaitable[bytes | None]]:
     """``sortable``: the operation takes ``sortBy`` (a random sort is never kept)."""
 
-    async def before(request: Request) -> bytes | None:
+    async def before(request: Request[Any, Any, Any]) -> bytes | None:
         scope: Any = request.scope
-        cache = scope["litestar_app"].state.ctx.replies
+        cache: ReplyCache = scope["litestar_app"].state.ctx.replies
         state = scope.get("state")
         auth = state.get("auth") if state else None
         query: bytes = scope.get("query_string", b"")
@@ -44,7 +49,7 @@ def kept_reply(operation_id: str, *, sortable: bool = False) -> Callable[[Reques
     return before
 
 
-def keep(ctx: Any, body: Any, viewer: Viewer) -> Any:
+def keep(ctx: Any, body: T, viewer: Viewer) -> T:
     """Store ``body`` for the slot ``kept_reply`` left (if any); returns ``body``."""
     ctx.replies.keep(body, viewer.user_id, viewer.user, viewer.parental is not None)
     return body

@@ -68,7 +68,7 @@ class Database:
         self.content_generation = 0  # bumped after every committed write of more than user data
         self._wrote_content = False
         self._wrote_user_data = False
-        self._declared_users: set[str] | None = None  # write_user_data's users, while it runs
+        self._declared_users: frozenset[str] | None = None  # write_user_data's users, while it runs
         #: bumped after a write of user data that did not say whose (write, not write_user_data)
         self.user_data_generation = 0
         self._user_generations: dict[str, int] = {}  # per user, by write_user_data
@@ -98,7 +98,7 @@ class Database:
         ``content_generation``): (``user_data_generation``, that user's own counter)."""
         return self.user_data_generation, self._user_generations.get(user_id, 0) if user_id else 0
 
-    def _run_write(self, fn: Callable[..., T], args: tuple, users: frozenset[str] | None = None) -> T:
+    def _run_write(self, fn: Callable[..., T], args: tuple[Any, ...], users: frozenset[str] | None = None) -> T:
         outer = threading.current_thread() is not self._writer_thread or not self._in_write
         self._writer_thread = threading.current_thread()
         if outer:
