@@ -32,11 +32,19 @@ from __future__ import annotations
 import contextvars
 import os
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from server.db.database import Database
-    from server.users.service import UserRecord, UserService
+
+#: A user's record (server.users.service.UserRecord): only compared by identity here.
+UserRecord = object
+
+
+class Users(Protocol):
+    """What the cache asks of UserService: the record it holds for a user, without reading."""
+
+    def cached(self, user_id: str) -> object | None: ...
 
 DEFAULT_BUDGET = 16 * 1024 * 1024
 MAX_QUERY = 4096  # longer query strings are answered, not kept
@@ -78,7 +86,7 @@ pending: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("reply_slo
 
 
 class ReplyCache:
-    def __init__(self, db: Database, users: UserService, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, db: Database, users: Users, budget: int = DEFAULT_BUDGET) -> None:
         self.db = db
         self.users = users
         self.budget = budget

@@ -376,3 +376,31 @@ def test_kept_replies_can_be_turned_off(tmp_path: Path) -> None:
     finally:
         stop_server(live)
 
+
+
+def test_pages_made_by_a_reader_are_kept_in_the_owner(tmp_path: Path) -> None:
+    """With reader processes on (server/readers/), the owner keeps the reply a reader made: a
+    repeated page is answered by the owner from it, the reader not asked again."""
+    live = start_server(tmp_path / "data", readers=1, readers_busy=0)
+    try:
+        complete_wizard(live)
+        pool = live.ctx.readers
+        params = {"recursive": "true", "limit": "10"}
+        with live.admin() as c:
+            import time
+
+            deadline = time.monotonic() + 60
+            while not pool.pids() and time.monotonic() < deadline:  # the first busy page starts one
+                assert c.get("/Items", params={**params, "startIndex": "1"}).status_code == 200
+                time.sleep(0.2)
+            assert pool.pids(), "no reader started"
+            served = pool.served
+            first = c.get("/Items", params=params)
+            second = c.get("/Items", params=params)
+            assert pool.served == served + 2  # made twice by the reader (the second ask admits it)
+            hits = live.ctx.replies.hits
+            third = c.get("/Items", params=params)
+            assert live.ctx.replies.hits == hits + 1 and pool.served == served + 2
+            assert first.content == second.content == third.content
+    finally:
+        stop_server(live)
