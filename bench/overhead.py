@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Run app.server_main from the checkout on sys.path[0], with the GetItems handler wrapped to add
 # up its CPU; SIGUSR1 writes the sums (seconds, calls) to the file named by REELROOM_PROBE_OUT.
 PROBE = r"""
-import os, signal, sys, time
+import functools, os, signal, sys, time
 import server.runner as runner
 
 _create = runner.create_app
@@ -63,6 +63,7 @@ def create_app(ctx):
         for handler in getattr(route, "route_handlers", ()):
             if handler.opt.get("op") == "GetItems":
                 fn = handler._fn
+                @functools.wraps(fn)  # (Litestar may read the handler's signature after this swap)
                 async def timed(*args, _fn=fn, **kwargs):
                     t0 = time.process_time()
                     try:
