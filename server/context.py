@@ -27,6 +27,7 @@ from server.db import migrate
 from server.db.database import Database, sqlite_url
 from server.db.migration_child import MigrationChild
 from server.events.hub import EventHub
+from server.http.reply_cache import ReplyCache, reply_cache_budget
 from server.http.wire_middleware import StartupState
 from server.images.service import CleanImageCacheTask, ImageService
 from server.library.browse.boxsets import CollectionService
@@ -105,6 +106,7 @@ class ServerOptions:
     # server. The entry points set it; in-process (tests' servers) the migration runs on a thread.
     migrate_in_child: bool = False
     migration: MigrationChild | None = None  # one an entry point started before importing the server
+    reply_cache_mib: float | None = None  # kept whole replies (0: off); None: REELROOM_REPLY_CACHE_MIB or 16
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -197,6 +199,8 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.items = ItemService(self.db, self.users, self.system_id, self.events,
                                  rating_country=lambda: server_config().MetadataCountryCode)
+        #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
+        self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
         # reader processes for heavy reads on the other cores, started only under load (server/readers/)
         self.readers = ReaderPool(self.db, self.system_id,
@@ -259,6 +263,7 @@ class ServerContext:
         self.sessions.on_end(self.syncplay.forget_device)  # a session that ends leaves its group
         self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
         self.plugins.on_change(self._plugins_changed)
+        self.config.add_listener(self.replies.config_saved)  # kept replies are made with the old settings
         self.config.add_listener(self.lan.config_saved)  # AutoDiscovery switches the LAN services live
         for key in SETTINGS_SECTIONS:  # encoding/transcoding saves reach the transcoder's running jobs
             self.config.on_change(key, self.transcodes.section_saved)

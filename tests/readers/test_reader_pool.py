@@ -53,7 +53,8 @@ def live(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> Iter
     root = tmp_path_factory.mktemp("readers")
     media = root / "media"
     shutil.copytree(library_source, media)
-    live = start_server(root / "data", readers=1, readers_busy=0)
+    live = start_server(root / "data", readers=1, readers_busy=0,
+                        reply_cache_mib=0)  # (every page to the reader: none kept in the owner)
     complete_wizard(live)
     live.extra["media"] = media
     live.extra["libraries"] = {
@@ -316,7 +317,8 @@ def test_readers_in_the_tray_host(tmp_path: Path) -> None:
     a restart ends the old ones, stopping the server ends them all."""
     from app.server_host import ServerHost
 
-    host = ServerHost(tmp_path / "data", port=0, host="127.0.0.1", enable_lan=False, readers=1, readers_busy=0)
+    host = ServerHost(tmp_path / "data", port=0, host="127.0.0.1", enable_lan=False, readers=1, readers_busy=0,
+                      reply_cache_mib=0)
 
     def pages_through_a_reader() -> int:
         headers = auth_header(host.desktop_api_key(), "tray-test")
