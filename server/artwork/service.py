@@ -19,6 +19,11 @@ after every scan that changed something, after playlist, collection and image ch
    again. Items the user locked (LockData) are left alone.
 4. Collages again, so that new frames show up in the library tiles.
 
+A complete run remembers a cheap fingerprint of its inputs (``LAST_RUN_FILE``); the run a start
+makes skips everything when it still matches (a restart on an unchanged library costs ~25 ms of
+reads at 100k items instead of ~1.5 s of CPU). ``request`` drops the file, so a change that asked
+for a run is never lost to a restart.
+
 Generated entries live in ``items.images_json`` like any other image (so item DTOs carry
 ImageTags and ImageBlurHashes and the image routes and cache serve them) with
 ``"Generated": "Frame" | "Collage" | "AlbumCover"``. Files go to the item's metadata folder
@@ -49,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import Table, delete, func, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from server.artwork import collage
 from server.artwork.frames import grab_frame
@@ -146,8 +151,9 @@ def _inputs(s: Session) -> str:
         s.execute(select(func.count()).select_from(PlaylistEntry)).scalar(),
         s.execute(select(func.count()).select_from(CollectionEntry)).scalar(),
         s.execute(select(func.count()).select_from(ByNameArtwork)).scalar(),
-        sorted(tuple(r) for r in s.execute(select(Playlist.id, Playlist.is_public))),
-        sorted(tuple(r) for r in s.execute(select(Library.id, Library.collection_type, Library.options_json))),
+        sorted(tuple(r) for r in s.execute(select(col(Playlist.id), col(Playlist.is_public)))),
+        sorted(tuple(r) for r in s.execute(select(col(Library.id), col(Library.collection_type),
+                                                  col(Library.options_json)))),
     ]
     return _key(*(repr(p) for p in parts))
 
