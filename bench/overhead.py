@@ -9,7 +9,8 @@ server's CPU is the sum of its threads' run time (``/proc/<pid>/task/*/schedstat
 read before and after each batch; the best round counts (background work only ever adds).
 
 Routes: GET /System/Ping and /System/Info/Public (no token), /Users/Me, /UserViews, /Items/{id}
-(a movie) and an Items page (bench/items_query.py's query, 100 movies with
+(a movie), a resized Primary image already in the disk cache and the same with If-None-Match
+(304; one movie gets a poster made with ffmpeg), and an Items page (bench/items_query.py's query, 100 movies with
 Fields=PrimaryImageAspectRatio,MediaSources,Overview), all with a token in the Authorization header
 as the Jellyfin apps send it.
 
@@ -48,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Run app.server_main from the checkout on sys.path[0], with the GetItems handler wrapped to add
 # up its CPU; SIGUSR1 writes the sums (seconds, calls) to the file named by REELROOM_PROBE_OUT.
 PROBE = r"""
-import os, signal, sys, time
+import functools, os, signal, sys, time
 import server.runner as runner
 
 _create = runner.create_app
@@ -63,6 +64,7 @@ def create_app(ctx):
         for handler in getattr(route, "route_handlers", ()):
             if handler.opt.get("op") == "GetItems":
                 fn = handler._fn
+                @functools.wraps(fn)  # (Litestar may read the handler's signature after this swap)
                 async def timed(*args, _fn=fn, **kwargs):
                     t0 = time.process_time()
                     try:
@@ -70,7 +72,8 @@ def create_app(ctx):
                     finally:
                         probe[0] += time.process_time() - t0
                         probe[1] += 1
-                handler._fn = timed
+                # (the handler's signature: Litestar reads it on the first request)
+                handler._fn = functools.wraps(fn)(timed)
     return app
 
 runner.create_app = create_app
@@ -199,24 +202,48 @@ class KeepAlive:
         self.sock.close()
 
 
-def raw_get(path: str, token: str | None) -> bytes:
+def raw_get(path: str, token: str | None, extra: str = "") -> bytes:
     auth = AUTH.format(n=9) + (f', Token="{token}"' if token else "")
     return (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
-            f"Authorization: {auth}\r\nUser-Agent: bench-overhead\r\n\r\n").encode()
+            f"Authorization: {auth}\r\nUser-Agent: bench-overhead\r\n{extra}\r\n").encode()
 
 
-def routes(info: dict, token: str, user_id: str) -> list[tuple[str, bytes]]:
+IMAGE_QUERY = "fillWidth=240&quality=90"
+
+
+def add_poster(data: Path, info: dict) -> None:
+    """One movie gets a real poster (made with ffmpeg), for the image routes."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT))
+    from tests.mediagen import make_image
+
+    poster = make_image(data / "bench-media" / "poster.jpg", width=680, height=1000)
+    db = sqlite3.connect(data / "data" / "reelroom.db")
+    db.execute("UPDATE items SET images_json = ? WHERE id = ?",
+               (json.dumps([{"Type": "Primary", "Path": str(poster), "Tag": "b" * 32, "Width": 680, "Height": 1000}]),
+                info["movie_ids"][0]))
+    db.commit()
+    db.close()
+
+
+def routes(info: dict, token: str, user_id: str, url: str) -> list[tuple[str, bytes]]:
     import random
     import urllib.parse
 
     movie = info["movie_ids"][len(info["movie_ids"]) // 2]
     page = params(info, user_id, random.Random(3), False)
+    image = f"/Items/{info['movie_ids'][0]}/Images/Primary?{IMAGE_QUERY}"
+    auth = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
+    etag = httpx.get(url + image, headers=auth, timeout=60).headers["etag"]  # (rendered once here)
     return [
         ("GET /System/Ping", raw_get("/System/Ping", None)),
         ("GET /System/Info/Public", raw_get("/System/Info/Public", None)),
         ("GET /Users/Me", raw_get("/Users/Me", token)),
         ("GET /UserViews", raw_get(f"/UserViews?userId={user_id}", token)),
         ("GET /Items/{id}", raw_get(f"/Items/{movie}?userId={user_id}", token)),
+        ("GET image (cache hit)", raw_get(image, token)),
+        ("GET image (304)", raw_get(image, token, f"If-None-Match: {etag}\r\n")),
         ("GET /Items (100, Fields)", raw_get("/Items?" + urllib.parse.urlencode(page), token)),
     ]
 
@@ -228,7 +255,7 @@ def batch(server: Server, conn: KeepAlive, raw: bytes, n: int) -> tuple[float, f
     main0, all0 = server.cpu_ns(), server.cpu_ns(children)
     for _ in range(n):
         status, _body = conn.request(raw)
-        if status != 200:
+        if status not in (200, 304):
             raise RuntimeError(f"{server.label}: {raw.split(b' HTTP')[0].decode()} answered {status}")
     main1, all1 = server.cpu_ns(), server.cpu_ns(children)
     return (main1 - main0) / n / 1000, (all1 - all0) / n / 1000
@@ -248,6 +275,7 @@ def main() -> None:
     try:
         print(f"building a library of {args.size} items ...", flush=True)
         info = build(tmp / "library", args.size)
+        add_poster(tmp / "library", info)
         checkouts = [("this", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
         setups = []
         for label, root in checkouts:
@@ -256,7 +284,7 @@ def main() -> None:
             server = Server(label, root, data, tmp / f"{label}.probe")
             servers.append(server)
             token, user_id = sign_in(server.url)
-            table = routes(info, token, user_id)
+            table = routes(info, token, user_id, server.url)
             conn = KeepAlive(server.port)
             for _name, raw in table:  # warm-up: caches, first imports, the token's session
                 for _ in range(50):

@@ -6,6 +6,7 @@ from server.api.base import operation
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 _VIEW_FIELDS = ["PrimaryImageAspectRatio", "DisplayPreferencesId", "SortName", "DateCreated"]
 
@@ -13,11 +14,11 @@ _VIEW_FIELDS = ["PrimaryImageAspectRatio", "DisplayPreferencesId", "SortName", "
 @operation("GetUserViews")
 async def get_user_views(ctx: ServerContext, auth: AuthInfo | None, userId: str | None = None,
                          includeExternalContent: bool | None = None, presetViews: list[str] | None = None,
-                         includeHidden: bool | None = None) -> w.BaseItemDtoQueryResult:
+                         includeHidden: bool | None = None) -> bytes:
+    """A BaseItemDtoQueryResult of the user's libraries, encoded (ItemService.views_reply)."""
     viewer = await ctx.items.viewer(auth, userId)
-    views = await ctx.items.views(viewer, include_hidden=bool(includeHidden), preset=presetViews or [],
-                                  fields=_VIEW_FIELDS)
-    return w.BaseItemDtoQueryResult(Items=views, TotalRecordCount=len(views), StartIndex=0)
+    return await ctx.items.views_reply(viewer, camel_case_requested.get(), include_hidden=bool(includeHidden),
+                                       fields=_VIEW_FIELDS)
 
 
 @operation("GetGroupingOptions")

@@ -15,8 +15,9 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from email.utils import formatdate
 from pathlib import Path
 
@@ -29,6 +30,9 @@ log = logging.getLogger("reelroom.images")
 SOURCE_FORMATS = {".jpg": "jpg", ".jpeg": "jpg", ".png": "png", ".webp": "webp", ".gif": "gif",
                   ".bmp": "bmp", ".tbn": "jpg"}
 TOUCH_AFTER = 86400.0  # a hit refreshes the file's mtime (the cleanup's "last used") once a day
+HOT_BUDGET = 4 * 1024 * 1024  # renderings kept in memory (bytes), most recently used first
+HOT_MAX_BODY = 256 * 1024  # a rendering larger than this is read from its file each time
+KEYS_KEPT = 4096  # (source, options) -> key, ETag, dates: the hashing of a request done once
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +51,31 @@ class RenderOptions:
     percent_played: float | None = None
     unplayed_count: int | None = None
 
+    def key_text(self) -> str:
+        """The options as the cache key hashes them (sorted name/value pairs)."""
+        return str([(name, getattr(self, name)) for name in _OPTION_NAMES])
+
     def is_identity(self) -> bool:
         """Nothing but (maybe) a format change is asked for."""
         return not any((self.max_width, self.max_height, self.width, self.height, self.fill_width,
                         self.fill_height, self.blur, self.background_color, self.foreground_layer,
                         self.percent_played, self.unplayed_count))
+
+
+_OPTION_NAMES = sorted(f.name for f in fields(RenderOptions))
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What a (source, options) pair resolved to, for the source's mtime and size."""
+
+    mtime_ns: int
+    size: int
+    key: str
+    etag: str
+    media_type: str
+    cache_path: Path
+    last_modified: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +104,13 @@ class ImageCache:
         self._inflight: dict[str, asyncio.Future[bytes]] = {}
         self.renders = 0  # resizes actually performed (tests and the bench read it)
         self._count_lock = threading.Lock()
+        # (source, options) -> _Known: valid while the source's mtime and size are the same (it is
+        # stat'ed on every request); key -> rendering bytes: a key names one rendering of one
+        # version of the source, so its bytes never change (the file only goes away)
+        self._known: dict[tuple[str, RenderOptions], _Known] = {}
+        self._hot: OrderedDict[str, bytes] = OrderedDict()
+        self._hot_size = 0
+        self._hot_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -94,31 +125,64 @@ class ImageCache:
             stat = os.stat(source)
         except OSError:
             raise NotFoundError("The image file is missing.") from None
-        text = f"{source}\x00{stat.st_mtime_ns}\x00{stat.st_size}\x00{sorted(asdict(options).items())}"
-        key = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
-        etag = f'"{key[:32]}"'
-        media_type = MIME_TYPES[options.fmt]
-        cache_path = self.root / key[:2] / f"{key}.{options.fmt}"
-        modified = formatdate(int(stat.st_mtime), usegmt=True)
+        known = self._known.get((source, options))
+        if known is None or known.mtime_ns != stat.st_mtime_ns or known.size != stat.st_size:
+            known = self._resolve(source, options, stat)
+        etag, modified = known.etag, known.last_modified
         if if_none_match is not None:
             unchanged = etag_matches(if_none_match, etag, weak=True)
         else:
             since = parse_http_date(if_modified_since)
             unchanged = since is not None and int(stat.st_mtime) <= since
         if unchanged:
-            return Prepared(key, etag, media_type, cache_path, None, modified, not_modified=True)
+            return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
-            return Prepared(key, etag, media_type, cache_path, _read(source), modified)
-        try:
-            body = cache_path.read_bytes()
-        except OSError:
-            return Prepared(key, etag, media_type, cache_path, None, modified)
-        try:
-            if time.time() - cache_path.stat().st_mtime > TOUCH_AFTER:
-                os.utime(cache_path)
-        except OSError:
-            pass
-        return Prepared(key, etag, media_type, cache_path, body, modified)
+            return Prepared(known.key, etag, known.media_type, known.cache_path, _read(source), modified)
+        body = self._hot_get(known.key)
+        if body is None:
+            try:
+                body = known.cache_path.read_bytes()
+            except OSError:
+                return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified)
+            try:
+                if time.time() - known.cache_path.stat().st_mtime > TOUCH_AFTER:
+                    os.utime(known.cache_path)
+            except OSError:
+                pass
+            self.keep(known.key, body)
+        return Prepared(known.key, etag, known.media_type, known.cache_path, body, modified)
+
+    def _resolve(self, source: str, options: RenderOptions, stat: os.stat_result) -> _Known:
+        text = f"{source}\x00{stat.st_mtime_ns}\x00{stat.st_size}\x00{options.key_text()}"
+        key = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+        known = _Known(stat.st_mtime_ns, stat.st_size, key, f'"{key[:32]}"', MIME_TYPES[options.fmt],
+                       self.root / key[:2] / f"{key}.{options.fmt}", formatdate(int(stat.st_mtime), usegmt=True))
+        kept = self._known
+        if len(kept) >= KEYS_KEPT:
+            kept.clear()  # (many sources and sizes: start over)
+        kept[(source, options)] = known
+        return known
+
+    def _hot_get(self, key: str) -> bytes | None:
+        with self._hot_lock:
+            body = self._hot.get(key)
+            if body is not None:
+                self._hot.move_to_end(key)
+            return body
+
+    def keep(self, key: str, body: bytes) -> None:
+        """Keep a rendering's bytes in memory (bounded by HOT_BUDGET, least recently used out)."""
+        if len(body) > HOT_MAX_BODY:
+            return
+        with self._hot_lock:
+            old = self._hot.pop(key, None)
+            if old is not None:
+                self._hot_size -= len(old)
+            self._hot[key] = body
+            self._hot_size += len(body)
+            while self._hot_size > HOT_BUDGET and self._hot:
+                _, dropped = self._hot.popitem(last=False)
+                self._hot_size -= len(dropped)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -158,6 +222,7 @@ class ImageCache:
             os.replace(tmp, cache_path)
         except OSError as exc:  # a full disk must not fail the request
             log.warning("Could not write the image cache file %s: %s", cache_path, exc)
+        self.keep(cache_path.stem, body)  # (the file is named by the key)
         return body
 
     # -- cleanup (blocking) -----------------------------------------------------------------

@@ -153,12 +153,14 @@ class UserService:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[str, UserRecord] = {}
+        self._epoch = 0  # bumped by every invalidation
         self.lock_durations = self.LOCK_DURATIONS
         self._locked_until: dict[str, float] = {}  # user id -> time.time() when the lock ends
 
     # -- reads ---------------------------------------------------------------------------
 
     def _invalidate(self, user_id: str | None = None) -> None:
+        self._epoch += 1  # a read that started before this must not store what it read
         if user_id is None:
             self._cache.clear()
         else:
@@ -168,12 +170,19 @@ class UserService:
         cached = self._cache.get(user_id)
         if cached is not None:
             return cached
+        epoch = self._epoch
         row = await self.db.read(lambda s: s.get(User, user_id))
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
         record = _record(row)
-        self._cache[user_id] = record
+        if epoch == self._epoch:  # else a write landed meanwhile: this row may predate it
+            self._cache[user_id] = record
         return record
+
+    def cached(self, user_id: str) -> UserRecord | None:
+        """The record ``get`` would answer without reading (None when not loaded): a new object
+        after every change of the user, their policy or configuration."""
+        return self._cache.get(user_id)
 
     async def find(self, user_id: str) -> UserRecord | None:
         try:

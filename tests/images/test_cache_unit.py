@@ -100,3 +100,38 @@ def test_clean_by_age_then_size(tmp_path):
     assert deleted == 2 and kept == 2000
     assert sorted(p.name for p in folder.iterdir()) == ["b.jpg", "c.jpg"]
     cache.close()
+
+
+def test_kept_keys_and_bytes_follow_the_source(tmp_path):
+    """A hit is answered from memory (the key, ETag and dates worked out once per source version,
+    the rendering's bytes kept), but the source is looked at every time: a replaced file gets a
+    new key and is rendered again. The kept bytes are bounded."""
+    from server.images import cache as cache_module
+
+    cache = ImageCache(tmp_path / "cache", workers=1)
+    try:
+        source = make_picture(tmp_path / "a.jpg", (300, 300))
+        options = RenderOptions(max_width=100)
+        first = cache.prepare(str(source), options)
+        assert first.body is None
+        body = asyncio.run(cache.render(str(source), options, first))
+        assert decode(body).size == (100, 100)
+        first.cache_path.unlink()  # gone from disk: the kept bytes answer
+        hit = cache.prepare(str(source), options)
+        assert hit.body == body and hit.etag == first.etag
+        assert cache.prepare(str(source), options, if_none_match=first.etag).not_modified
+        make_picture(source, (600, 300))
+        os.utime(source, (time.time() + 10, time.time() + 10))
+        changed = cache.prepare(str(source), options)
+        assert changed.etag != first.etag and changed.body is None
+        assert not cache.prepare(str(source), options, if_none_match=first.etag).not_modified
+        assert decode(asyncio.run(cache.render(str(source), options, changed))).size == (100, 50)
+        # bounded: least recently used out
+        for n in range(20):
+            cache.keep(f"k{n}", bytes(cache_module.HOT_MAX_BODY))
+        assert cache._hot_size <= cache_module.HOT_BUDGET
+        assert "k19" in cache._hot and "k0" not in cache._hot
+        cache.keep("huge", bytes(cache_module.HOT_MAX_BODY + 1))
+        assert "huge" not in cache._hot
+    finally:
+        cache.close()

@@ -47,6 +47,7 @@ from server.library.catalog.query import (
     run_query,
 )
 from server.library.catalog.search import SearchRequest, search_hints
+from server.library.catalog.single_item import item_parts, user_data_part
 from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
@@ -128,6 +129,21 @@ class Viewer:
 
 
 VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
+VERDICTS_KEPT = 8192  # (item, viewer) pairs whose may-see verdict and user data part are kept
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What a viewer was last told about one item (ItemService.item_reply, check_path_items):
+    valid while the library's content, the user's record (their policy: a change makes a new
+    record) and their parental rules (with the rating country) are the ones it was made with."""
+
+    content: int  # Database.content_generation the verdict was read at
+    user: UserRecord | None
+    parental: ParentalRules | None
+    visible: bool
+    generation: int = -1  # Database.generation the user data part was read at
+    user_data: bytes = b""  # GET /Items/{id}'s ``,"UserData":{...}}`` (camelCase or not: see the key)
 
 
 class ItemService:
@@ -145,8 +161,13 @@ class ItemService:
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
+        #: the same, encoded: (generation, user record, bytes) per (user, includeHidden, fields, casing)
+        self._views_bytes: dict[tuple[str | None, bool, tuple[str, ...], bool], tuple[int, UserRecord | None,
+                                                                                bytes]] = {}
         #: encoded DTOs per item and shape, used while what they were made from is unchanged
         self.fragments = FragmentCache(fragment_budget)
+        #: may-see verdicts and GET /Items/{id}'s user data parts per (item, user, casing), see _Seen
+        self._seen: dict[tuple[str, str | None, bool], _Seen] = {}
 
     async def start(self) -> None:
         """After the migration: check the search index (see search_index.ensure) and the kept
@@ -195,17 +216,52 @@ class ItemService:
                 if isinstance(path_params.get(name), str) and (key := normalize_guid(path_params[name]))]
         if not keys:
             return
+        content = self.db.content_generation  # taken before reading: a write meanwhile outdates the verdicts
+        parental = viewer.parental
+        unknown = []
+        for name, key in keys:
+            seen = self._seen_by(key, user, parental, content, False)
+            if seen is None:
+                unknown.append((name, key))
+            elif not seen.visible:
+                raise NotFoundError(f"Item {path_params[name]} not found.")
+        if not unknown:
+            return
 
-        def read(s: Session) -> str | None:
-            for name, key in keys:
+        def read(s: Session) -> list[tuple[str, bool | None]]:
+            out: list[tuple[str, bool | None]] = []
+            for name, key in unknown:
                 row = get_row(s, key)
-                if row is not None and not self._may_see(s, row, viewer):
-                    return str(path_params[name])
-            return None
+                out.append((name, None if row is None else self._may_see(s, row, viewer)))
+            return out
 
-        hidden = await self.db.read(read)
-        if hidden is not None:
-            raise NotFoundError(f"Item {hidden} not found.")
+        for (name, key), (_, visible) in zip(unknown, await self.db.read(read), strict=True):
+            if visible is None:
+                continue  # no item row: left to the handler
+            self._keep_seen(key, user, parental, content, False, visible)
+            if not visible:
+                raise NotFoundError(f"Item {path_params[name]} not found.")
+
+    def _seen_by(self, key: str, user: UserRecord | None, parental: ParentalRules | None, content: int,
+                 camel: bool) -> _Seen | None:
+        """The kept verdict on ``key`` for this user record and rules, if still valid."""
+        seen = self._seen.get((key, user.id if user else None, camel))
+        if seen is None or seen.content != content or seen.user is not user or seen.parental != parental:
+            return None
+        return seen
+
+    def _keep_seen(self, key: str, user: UserRecord | None, parental: ParentalRules | None, content: int,
+                   camel: bool, visible: bool, generation: int = -1, user_data: bytes = b"") -> None:
+        """Keep a verdict (see _Seen). A hidden verdict under parental rules is not kept: an item
+        whose rating string is new is hidden until the rating list is read again (a few seconds,
+        query._distinct_ratings), with no write in between."""
+        if not visible and parental is not None:
+            return
+        kept = self._seen
+        if len(kept) >= VERDICTS_KEPT:
+            for old in list(kept)[: VERDICTS_KEPT // 4]:  # the oldest quarter
+                del kept[old]
+        kept[(key, user.id if user else None, camel)] = _Seen(content, user, parental, visible, generation, user_data)
 
     def _may_see(self, s: Session, row: ItemRow, viewer: Viewer) -> bool:
         if not self.visible(row, viewer):
@@ -405,6 +461,68 @@ class ItemService:
             return await self.db.read(read)
         return (await self.dtos([target], opts))[0]
 
+    async def item_reply(self, item_id: str, viewer: Viewer, camel: bool) -> bytes:
+        """``item``'s DTO encoded (``camel``: camelCase names), for GET /Items/{id}.
+
+        A library row's DTO is kept in two parts. The DTO without UserData is a fragment in the
+        fragment cache under the single-item shape, made from the library's content
+        (``Database.content_generation``, taken before the read): any write of more than user data
+        outdates it. The viewer's verdict (may they see it: libraries, parental rules, private
+        playlists) and their UserData part are kept per (item, user, casing) in ``_seen``, the
+        verdict while the content, the user's record and their rules are the same, the UserData
+        while nothing at all was written (``Database.generation``). So a repeated request reads
+        nothing; after a play-state write, only the user's data of the item; after a policy
+        change (a new user record), a library change or an edit, everything again."""
+        key = normalize_guid(item_id)
+        if key is None or key == ROOT_FOLDER_ID:
+            return encode_wire(await self.item(item_id, viewer), camel)
+        opts = self.options(viewer, all_fields=True)
+        content, generation = self.db.generations  # before reading: a write meanwhile outdates what is kept
+        user, parental = viewer.user, viewer.parental
+        shape = self.fragments.shape(("item", opts.fields, opts.can_delete, opts.can_download, opts.enable_user_data,
+                                      self.server_id, camel))
+        deps = ("item", content)
+        seen = self._seen_by(key, user, parental, content, camel)
+        if seen is not None and not seen.visible:
+            raise NotFoundError(f"Item {item_id} not found.")
+        head = self.fragments.get(key, shape, deps) if seen is not None and seen.user_data else None
+        if seen is not None and head is not None:
+            if seen.generation == generation:
+                return head + seen.user_data
+
+            def refresh(s: Session) -> bytes | None:
+                row = get_row(s, key)
+                return None if row is None else user_data_part(s, row, opts, camel)
+
+            tail = await self.db.read(refresh)
+            if tail is not None:
+                self._keep_seen(key, user, parental, content, camel, True, generation, tail)
+                return head + tail
+        user_id = viewer.user_id
+
+        def build(s: Session) -> tuple[bytes, bytes] | bool:
+            # found, checked (scope, parental rules, private playlists) and built in one read, as item()
+            row = get_row(s, key)
+            if row is None:
+                return False
+            if not self._may_see(s, row, viewer) or (
+                    row.type == "Playlist" and user_id is not None
+                    and s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first()
+                    is None):
+                return True
+            return item_parts(s, row, opts, self.server_id, camel)
+
+        built = await self.db.read(build)
+        if built is False:  # no library row: the user root folder, a by-name item, or 404
+            return encode_wire(await self.item(item_id, viewer), camel)
+        if built is True:
+            self._keep_seen(key, user, parental, content, camel, False)
+            raise NotFoundError(f"Item {item_id} not found.")
+        head, tail = built
+        self.fragments.put(key, shape, deps, head)
+        self._keep_seen(key, user, parental, content, camel, True, generation, tail)
+        return head + tail
+
     def root_folder(self, viewer: Viewer) -> w.BaseItemDto:
         return w.BaseItemDto(Name="Media Folders", ServerId=self.server_id, Id=ROOT_FOLDER_ID,
                              Type="UserRootFolder", IsFolder=True, LocationType="FileSystem", MediaType="Unknown",
@@ -444,7 +562,7 @@ class ItemService:
                 s.add(record)
             change(record)
 
-        await self.db.write(write)
+        await self.db.write_user_data((user_id,), write)  # only this user's rows
         dto = await self.user_data(user_id, row)
         if self.events is not None:
             self.events.publish("UserDataChanged", {"UserId": user_id, "UserDataList": [
@@ -484,6 +602,22 @@ class ItemService:
             self._views.clear()
         self._views[key] = (generation, viewer.user, views)
         return [msgspec.structs.replace(dto) for dto in views]
+
+    async def views_reply(self, viewer: Viewer, camel: bool, *, include_hidden: bool = False,
+                          fields: list[str] | None = None) -> bytes:
+        """``views`` as an encoded BaseItemDtoQueryResult (GET /UserViews), the bytes kept with
+        the same rule as the DTOs (generation and user record unchanged), per casing."""
+        key = (viewer.user_id, include_hidden, tuple(fields or ()), camel)
+        generation = self.db.generation  # before reading, as views()
+        kept = self._views_bytes.get(key)
+        if kept is not None and kept[0] == generation and kept[1] is viewer.user:
+            return kept[2]
+        views = await self.views(viewer, include_hidden=include_hidden, fields=fields)
+        body = encode_wire(w.BaseItemDtoQueryResult(Items=views, TotalRecordCount=len(views), StartIndex=0), camel)
+        if len(self._views_bytes) >= VIEWS_KEPT:
+            self._views_bytes.clear()
+        self._views_bytes[key] = (generation, viewer.user, body)
+        return body
 
     async def counts(self, viewer: Viewer, is_favorite: bool | None) -> w.ItemCounts:
         """How many items of each kind the viewer sees (one grouped query)."""

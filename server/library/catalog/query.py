@@ -944,6 +944,16 @@ class CountCache:
             found: int | None = self._entries.get(key, generation)
             return found
 
+    def get_value(self, key: str, generation: Generations) -> Any:
+        """Another answer kept for the generation (e.g. by_name's distinct values of a kind);
+        it must not depend on user data."""
+        with self._lock:
+            return self._entries.get(key, generation)
+
+    def put_value(self, key: str, generation: Generations, value: Any) -> None:
+        with self._lock:
+            self._entries.put(key, generation, value, False)
+
     def put(self, key: str, generation: Generations, total: int, reads_user_data: bool = True) -> None:
         with self._lock:
             self._entries.put(key, generation, total, reads_user_data)

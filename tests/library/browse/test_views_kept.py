@@ -64,3 +64,22 @@ def test_views_follow_every_change(server: LiveServer, tmp_path) -> None:
         assert _names(c, admin) == ["Beta", "Alpha Prime", "Gamma"]
         assert c.delete("/Library/VirtualFolders", params={"name": "Gamma"}).status_code == 204
         assert _names(c, admin) == ["Beta", "Alpha Prime"]
+
+
+def test_views_kept_per_casing(server: LiveServer, tmp_path) -> None:
+    """The encoded answer is kept per casing: camelCase and PascalCase each follow a change."""
+    (tmp_path / "d").mkdir()
+    lib = add_library_and_scan(server, "Delta", "movies", [tmp_path / "d"])
+    camel = {"Accept": 'application/json; profile="CamelCase"'}
+    admin = server.admin_id
+    with server.admin() as c:
+        for _ in range(2):
+            pascal = c.get("/UserViews", params={"userId": admin}).json()
+            assert [v["Name"] for v in pascal["Items"]] == ["Delta"] and pascal["TotalRecordCount"] == 1
+            r = c.get("/UserViews", params={"userId": admin}, headers=camel)
+            assert r.headers["content-type"].startswith("application/json")
+            assert [v["name"] for v in r.json()["items"]] == ["Delta"] and r.json()["totalRecordCount"] == 1
+        server.ctx.db.write_sync(lambda s: setattr(s.get(Item, lib), "name", "Delta Prime"))
+        assert [v["name"] for v in c.get("/UserViews", params={"userId": admin}, headers=camel).json()["items"]] \
+            == ["Delta Prime"]
+        assert _names(c, admin) == ["Delta Prime"]
