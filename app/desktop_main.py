@@ -64,6 +64,10 @@ def has_display(environ: Mapping[str, str] | None = None, platform: str | None =
 
 
 def _server_host_factory(data_dir: Path, port: int | None, host: str, **options: Any) -> ServerHostLike:
+    from server.db.migration_child import start_if_due
+
+    # A due migration starts now, in a child, and runs while the server imports (server/db/migration_child.py).
+    options.setdefault("migration", start_if_due(Path(data_dir).expanduser().resolve(), options.get("database_url")))
     from app.server_host import ServerHost
 
     return ServerHost(data_dir=data_dir, port=port, host=host, **options)
@@ -170,8 +174,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem:
         print(f"reelroom: {problem}", file=sys.stderr)
         return 2
-    desktop = build_desktop(args, argv)
+    from server.memory import pause_collector, resume_collector
+
+    pause_collector()  # until the hosted server is ready, which resumes it (server/memory.py)
+    try:
+        desktop = build_desktop(args, argv)
+    except BaseException:
+        resume_collector()
+        raise
     if desktop is None:
+        resume_collector()
         return 0
     code = desktop.app.exec()
     desktop.instance.release()

@@ -38,6 +38,7 @@ class ServerHost:
     def __init__(self, data_dir: Path, port: int | None = None, host: str = "0.0.0.0", *,
                  enable_lan: bool = True, **options: object) -> None:
         self.fixed_port = port
+        options.setdefault("migrate_in_child", True)  # Alembic stays out of the tray (server/db/migrate.py)
         self.options = ServerOptions(data_dir=Path(data_dir), port=port if port is not None else DEFAULT_PORT,
                                      host=host, enable_lan=enable_lan, **options)  # type: ignore[arg-type]
         self._state = "stopped"

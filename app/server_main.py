@@ -8,10 +8,15 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.web_cli import add_web_arguments, run_install_web, web_options
-from server.context import ServerOptions
+from server.memory import pause_collector, resume_collector
 from server.paths import default_data_dir
+
+if TYPE_CHECKING:
+    from server.context import ServerOptions
+    from server.db.migration_child import MigrationChild
 
 
 def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -35,7 +40,9 @@ def build_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def options_from(args: argparse.Namespace) -> ServerOptions:
+def options_from(args: argparse.Namespace, migration: MigrationChild | None = None) -> ServerOptions:
+    from server.context import ServerOptions
+
     data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
     if args.port is None:
         from app.server_host import configured_port
@@ -43,7 +50,8 @@ def options_from(args: argparse.Namespace) -> ServerOptions:
         args.port = configured_port(data_dir)
     return ServerOptions(data_dir=data_dir, port=args.port, host=args.host, database_url=args.database_url,
                          enable_lan=not args.no_lan, enable_zeroconf=not getattr(args, "no_zeroconf", False),
-                         discovery_port=getattr(args, "discovery_port", 7359), **web_options(args))
+                         discovery_port=getattr(args, "discovery_port", 7359), migrate_in_child=True,
+                         migration=migration, **web_options(args))
 
 
 def check_ffmpeg() -> int:
@@ -71,7 +79,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         print("--port must be between 0 and 65535", file=sys.stderr)
         return 2
-    options = options_from(args)
+    pause_collector()  # until the server is ready: start-up's objects all live (server/memory.py)
+    try:
+        return _serve(args)
+    finally:
+        resume_collector()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from server.db.migration_child import start_if_due
+
+    data_dir = (args.data_dir or default_data_dir()).expanduser().resolve()
+    # A due migration starts now, in a child, and runs while the server below imports (see there).
+    migration = None if args.database_url else start_if_due(data_dir, None)
+    try:
+        options = options_from(args, migration)
+    except BaseException:
+        if migration is not None:
+            migration.stop()
+        raise
     if options.database_url:
         from server.db.dialect import DatabaseUnavailable, check_database
 

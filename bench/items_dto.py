@@ -10,7 +10,10 @@ runs the other checkout's code in its own process on the same database):
 - *fragments, cold*: ``build_fragments`` with an empty cache (every item built and encoded);
 - *fragments, warm*: the same pages again (every item from its fragment; UserData spliced).
 
-Figures are ms of CPU per 100-item page, for the issue's Fields and for jellyfin-web's.
+Figures are ms of CPU per 100-item page, for the issue's Fields and for jellyfin-web's. Then the
+*miss path* of the issue's page, part by part: its rows read as the server reads them (the page's
+ids from the cached id list, then the rows), the batched lookups, the DTOs built, encoded, and
+the UserData made and encoded (fresh random pages, so SQLite reads as a server browsing does).
 
     python bench/items_dto.py [--size 20000] [--pages 30] [--baseline DIR]
 """
@@ -83,6 +86,44 @@ with Session(db.engine) as s:
         for rows, total, start in pages:
             D._gather(s, rows, opts)
         out["issue batched queries"] = (time.process_time() - t0) * 1000 / len(pages)
+    # the miss path of a page, part by part (what an Items page anywhere in a big library costs
+    # when its items are not in the fragment cache): its rows as the server reads them (page ids
+    # from the cached id list, then the rows), the batched lookups, the DTOs built, encoded, the
+    # UserData made and encoded
+    if hasattr(D, "_gather") and hasattr(D, "_build_one"):
+        from server.library.catalog.query import CountCache
+        counts = CountCache()
+        generations = getattr(db, "generations", 0)
+        starts = [rnd.randrange(0, max(1, args["movies"] - 100)) for _ in range(args["pages"] + 1)]
+
+        def read(start):
+            q = ItemQuery(parent_id=args["parent"], recursive=True, include_types=["Movie"], sort_by=["SortName"],
+                          start_index=start, limit=100)
+            return run_query(s, q, counts, generations)[0]
+
+        read(starts.pop())  # (the id list read once, as the server does for the first deep page)
+        t0 = time.process_time()
+        fresh = [read(start) for start in starts]
+        split = {"rows": time.process_time() - t0}
+        t0 = time.process_time()
+        batches = [D._gather(s, rows, opts) for rows in fresh]
+        split["batched lookups"] = time.process_time() - t0
+        t0 = time.process_time()
+        built = [[D._build_one(r, opts, "s" * 32, None, b.counts.get(r.id), b.cast, b.versions, b.extras, b.parents,
+                               b.ctypes, False) for r in rows] for rows, b in zip(fresh, batches)]
+        split["DTOs built"] = time.process_time() - t0
+        t0 = time.process_time()
+        for dtos in built:
+            for dto in dtos:
+                casing.encode_wire(dto, False)
+        split["DTOs encoded"] = time.process_time() - t0
+        t0 = time.process_time()
+        for rows, b in zip(fresh, batches):
+            for r in rows:
+                casing.encode_wire(D._user_data_dto(r, b.uds.get(r.id), b.counts.get(r.id)), False)
+        split["UserData made+encoded"] = time.process_time() - t0
+        for part, seconds in split.items():
+            out[f"miss path: {part}"] = seconds * 1000 / len(fresh)
 print(json.dumps(out))
 """
 
@@ -125,7 +166,9 @@ def main() -> None:
                 line += f" {label} {value:7.2f}" if value is not None else f" {label}     -  "
             base = results.get("baseline", {}).get(key.replace("fragments cold", "dict").replace("fragments warm",
                                                                                                    "dict"))
-            if base and "MB" not in key and "queries" not in key:
+            if base and key.startswith("miss path") and results["this"].get(key):
+                line += f"  (x{base / results['this'][key]:.2f} less than the baseline)"
+            elif base and "MB" not in key and "queries" not in key:
                 line += f"  (x{base / results['this'][key]:.1f} less than the baseline's dict path)"
             print(line)
     finally:

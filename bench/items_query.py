@@ -22,7 +22,7 @@ the servers (fair on a noisy machine), with the RSS of the server and its reader
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
                                 [--camel] [--web] [--pages N]
                                 [--sorts SortName,DateCreated,Random]
-                                [--readers 0,1 [--rounds 3]]
+                                [--readers 0,1 [--rounds 3]] [--keep DIR]
 
 `--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
 asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
@@ -30,6 +30,10 @@ ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the
 `--pages N` picks the random page among the first N pages (clients going back over the pages they
 browsed) instead of anywhere in the library. After each run the server's RSS is printed.
 `--sorts` measures each sort order in turn on the same library (SortName by default).
+`--keep DIR` keeps the built library under DIR/<size> and reuses it on the next run (delete it
+when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
+REELROOM_READERS_LOCAL=0) or be `auto`; with `--baseline` that checkout runs each value too
+(`base:N`). Every server is measured only once the scheduled tasks its start runs are done.
 """
 
 from __future__ import annotations
@@ -231,7 +235,27 @@ def sign_in(url: str) -> tuple[str, str]:
             c.post("/Startup/Complete").raise_for_status()
         r = c.post("/Users/AuthenticateByName", json={"Username": "bench", "Pw": "bench"})
         r.raise_for_status()
-        return r.json()["AccessToken"], r.json()["User"]["Id"]
+        token = r.json()["AccessToken"]
+        settle(c, token)
+        return token, r.json()["User"]["Id"]
+
+
+def settle(c: httpx.Client, token: str, timeout: float = 600) -> None:
+    """Wait for the scheduled tasks a start runs (library scan, artwork, ...) to finish: at 100k
+    items the artwork run reads the whole items table for frame candidates in the server process
+    for seconds, which would count as the pages' CPU."""
+    headers = {"Authorization": AUTH.format(n=0) + f', Token="{token}"'}
+    deadline = time.monotonic() + timeout
+    t0 = time.monotonic()
+    while time.monotonic() < deadline:
+        tasks = c.get("/ScheduledTasks", headers=headers).json()
+        running = [t["Name"] for t in tasks if t.get("State") != "Idle"]
+        if not running:
+            break
+        time.sleep(0.2)
+    waited = time.monotonic() - t0
+    if waited > 0.5:
+        print(f"  (waited {waited:.1f} s for the start's tasks: {', '.join(running) or 'done'})", flush=True)
 
 
 FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
@@ -400,17 +424,21 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
 
 def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
     """--readers: the same checkout with reader processes off and on, wrk runs taking turns."""
-    values = args.readers.split(",")
+    roots = ([("base:", args.baseline.resolve())] if args.baseline else []) + [("", ROOT)]
+    values = [label + n for label, _ in roots for n in args.readers.split(",")]
     servers = {}
     try:
-        for n in values:
-            env = {"REELROOM_READERS": n} | ({"REELROOM_READERS_BUSY": "0"} if n != "0" else {})
-            proc, url = start_server(data, env=env)
-            servers[n] = (proc, url, *sign_in(url))
+        for label, root in roots:
+            for n in args.readers.split(","):
+                readers, _, local = n.partition("l")  # "1l0": one reader, the owner answers no page itself
+                env = {"REELROOM_READERS": readers} | ({"REELROOM_READERS_BUSY": "0"} if readers != "0" else {}) \
+                    | ({"REELROOM_READERS_LOCAL": local} if local else {})
+                proc, url = start_server(data, root=root, env=env)
+                servers[label + n] = (proc, url, *sign_in(url))
         for n, (proc, url, token, user_id) in servers.items():
             single(url, token, info, user_id, 20, args.first_page)  # a reader starts
-            deadline = time.monotonic() + 60
-            while n != "0" and not children(proc.pid) and time.monotonic() < deadline:
+            deadline = time.monotonic() + (10 if "auto" in n else 60)  # auto: maybe no core is free
+            while n.rpartition(":")[2].partition("l")[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
             own0, kids = cpu_seconds(proc.pid), children(proc.pid)
@@ -419,11 +447,11 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
             pages = args.requests + 20
             own = (cpu_seconds(proc.pid) - own0) * 1000 / pages
             readers = (sum(cpu_seconds(k) for k in kids) - kids0) * 1000 / pages
-            print(f"  readers={n:<3} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
+            print(f"  readers={n:<6} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
                   f"CPU/page: server process {own:.2f} ms + readers {readers:.2f} ms, "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
         results: dict[str, list[dict]] = {n: [] for n in values}
-        for k in range(args.rounds):
+        for k in range(args.rounds if shutil.which("wrk") else 0):
             for n, (proc, url, token, user_id) in servers.items():
                 w = wrk_run(url, token, info, user_id, args.clients, args.wrk_seconds, args.first_page, proc.pid)
                 if w is None:
@@ -431,16 +459,16 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
                     return
                 results[n].append(w)
                 owner, kids_rss = w["rss"]
-                print(f"  round {k} readers={n:<3} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
+                print(f"  round {k} readers={n:<6} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
                       f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}), "
                       f"RSS {owner:.0f} MiB" + (f" + readers {' + '.join(f'{r:.0f}' for r in kids_rss)} MiB"
                                                 if kids_rss else "")
                       + f", errors: {w['errors']}, load {os.getloadavg()[0]:.1f}", flush=True)
-        for n in values:
+        for n in values if args.rounds and shutil.which("wrk") else ():
             rps = statistics.median(w["rps"] for w in results[n])
             p99 = statistics.median(w["p99"] for w in results[n])
             first = statistics.median(w["rps"] for w in results[values[0]])
-            print(f"  readers={n:<3} median of {args.rounds}: {rps:.0f} pages/s (x{rps / first:.2f} of readers="
+            print(f"  readers={n:<6} median of {args.rounds}: {rps:.0f} pages/s (x{rps / first:.2f} of readers="
                   f"{values[0]}), p99 {p99:.0f} ms")
     finally:
         for proc, *_ in servers.values():
@@ -488,7 +516,10 @@ def main() -> None:
                                                              "SortName,DateCreated,Random")
     parser.add_argument("--readers", default=None,
                         help="comma-separated REELROOM_READERS values to compare this checkout under, e.g. 0,1 "
-                             "(reader processes off, then at most one); --baseline is not used then")
+                             "(reader processes off, then at most one); with --baseline, that checkout too "
+                             "(labelled base:N)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep the built library under DIR/<size> and reuse it on the next run")
     parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
     args = parser.parse_args()
     sorts = [x for x in args.sorts.split(",") if x]
@@ -502,15 +533,21 @@ def main() -> None:
           f"1 client p50 <= 4 ms, p99 <= 12 ms")
     runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
     for size in (int(x) for x in args.sizes.split(",")):
-        data = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
+        data = (args.keep / str(size)) if args.keep else Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
+        kept = data / "bench-info.json"
         try:
             t0 = time.perf_counter()
-            info = build(data, size)
+            if args.keep and kept.exists():
+                info = json.loads(kept.read_text())
+            else:
+                info = build(data, size)
+                proc, url = start_server(data)
+                token, user_id = sign_in(url)
+                stop_server(proc)
+                add_user_data(data, user_id, info["movie_ids"])
+                if args.keep:
+                    kept.write_text(json.dumps(info))
             built = time.perf_counter() - t0
-            proc, url = start_server(data)
-            token, user_id = sign_in(url)
-            stop_server(proc)
-            add_user_data(data, user_id, info["movie_ids"])
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
             if args.readers:
                 readers_compare(data, info, args)
@@ -526,7 +563,8 @@ def main() -> None:
                 if "baseline" in results:
                     print(ratios(results["baseline"], results["this"]))
         finally:
-            shutil.rmtree(data, ignore_errors=True)
+            if not args.keep:
+                shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def create_app(ctx):
         for handler in getattr(route, "route_handlers", ()):
             if handler.opt.get("op") == "GetItems":
                 fn = handler._fn
+                @functools.wraps(fn)  # (Litestar may read the handler's signature after this swap)
                 async def timed(*args, _fn=fn, **kwargs):
                     t0 = time.process_time()
                     try:

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -30,12 +31,15 @@ sys.path.insert(0, str(REPO))
 def child(data_dir: Path) -> int:
     """Runs inside the measured process: build the desktop app, report milestones on stdout."""
     start = time.monotonic()
+    from app import desktop_main
     from app.desktop_main import build_desktop, parse_args
-    from app.server_host import ServerHost
+    from server.memory import pause_collector
 
-    def host_factory(data_dir: Path, port: int | None, host: str) -> ServerHost:
+    pause_collector()  # as desktop_main.main does
+
+    def host_factory(data_dir: Path, port: int | None, host: str) -> Any:
         # As the app does, except that zeroconf stays off: a benchmark must not advertise on the network.
-        return ServerHost(data_dir=data_dir, port=port, host=host, enable_zeroconf=False)
+        return desktop_main._server_host_factory(data_dir, port, host, enable_zeroconf=False)
 
     args = parse_args(["--data-dir", str(data_dir), "--port", "0", "--host", "127.0.0.1"])
     desktop = build_desktop(args, [], host_factory, update_manifest_url=None, login_item=None)

@@ -25,7 +25,9 @@ from server.auth.signin import SignInService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
+from server.db.migration_child import MigrationChild
 from server.events.hub import EventHub
+from server.http.reply_cache import ReplyCache, reply_cache_budget
 from server.http.wire_middleware import StartupState
 from server.images.service import CleanImageCacheTask, ImageService
 from server.library.browse.boxsets import CollectionService
@@ -100,6 +102,11 @@ class ServerOptions:
     host_web: bool = True  # False with --no-web / REELROOM_NO_WEB
     readers: int | None = None  # most reader processes (0: none); None: REELROOM_READERS, else none
     readers_busy: int | None = None  # in-flight pages before readers take them; None: REELROOM_READERS_BUSY or 2
+    # A due migration runs in a child process (server/db/migrate.py): Alembic never loads into the
+    # server. The entry points set it; in-process (tests' servers) the migration runs on a thread.
+    migrate_in_child: bool = False
+    migration: MigrationChild | None = None  # one an entry point started before importing the server
+    reply_cache_mib: float | None = None  # kept whole replies (0: off); None: REELROOM_REPLY_CACHE_MIB or 16
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -192,6 +199,8 @@ class ServerContext:
         self.library = LibraryService(self.db, self.filesystem)
         self.items = ItemService(self.db, self.users, self.system_id, self.events,
                                  rating_country=lambda: server_config().MetadataCountryCode)
+        #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
+        self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
         # reader processes for heavy reads on the other cores, started only under load (server/readers/)
         self.readers = ReaderPool(self.db, self.system_id,
@@ -221,7 +230,8 @@ class ServerContext:
         self.browse = Browse(  # TV, playlists, collections, similar, mixes, editing, play state
             playstate=PlayStateService(self.db, self.events, self.items),
             tv=TvService(self.db, self.items),
-            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed),
+            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed,
+                                      fragments=self.items.fragments),
             collections=CollectionService(self.db, on_change=art_changed),
             related=RelatedService(self.db, self.items),
             editing=EditingService(self.db, self.events, self.items, self.config, self.metadata.external_id_infos),
@@ -253,6 +263,7 @@ class ServerContext:
         self.sessions.on_end(self.syncplay.forget_device)  # a session that ends leaves its group
         self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
         self.plugins.on_change(self._plugins_changed)
+        self.config.add_listener(self.replies.config_saved)  # kept replies are made with the old settings
         self.config.add_listener(self.lan.config_saved)  # AutoDiscovery switches the LAN services live
         for key in SETTINGS_SECTIONS:  # encoding/transcoding saves reach the transcoder's running jobs
             self.config.on_change(key, self.transcodes.section_saved)
@@ -316,7 +327,7 @@ class ServerContext:
         self.artwork.bind_loop(asyncio.get_running_loop())
         try:
             self.startup.message = "Reelroom is updating its database."
-            await asyncio.to_thread(migrate.upgrade, self.db.engine, self.db.url)
+            await asyncio.to_thread(self._migrate)
             await self.items.start()
             await asyncio.to_thread(self.transcodes.clean_start)  # ffmpeg a killed server left behind
             await self.tasks.load()
@@ -338,6 +349,16 @@ class ServerContext:
         warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
         self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
         self.memory.start()
+
+    def _migrate(self) -> None:
+        """Bring the database to the newest schema (a worker thread); a no-op check when it is."""
+        if self.options.migration is not None:
+            log.info("Waiting for the database migration the entry point started")
+            self.options.migration.wait()  # raises MigrationFailed
+        if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
+            log.info("Migrating the database in a child process")
+            MigrationChild(self.db.url).wait()
+        migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child
 
     async def close(self) -> None:
         if self.init_task is not None and not self.init_task.done():

@@ -4,7 +4,6 @@ thread (the desktop app). Restart builds a fresh context and app on the same soc
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import socket
 import threading
@@ -15,7 +14,7 @@ import uvicorn
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
 from server.logs import configure_logging
-from server.memory import limit_arenas
+from server.memory import limit_arenas, resume_collector, settle_collector
 
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -103,6 +102,7 @@ class ServerRunner:
                     break
                 log.info("Restarting Reelroom")
         finally:
+            resume_collector()
             sock.close()
             self.on_state("stopped", None)
 
@@ -128,12 +128,13 @@ class ServerRunner:
             while not ctx.startup.ready and not ctx.startup.failed and not server.should_exit:
                 await asyncio.sleep(0.02)
             if ctx.startup.failed:
+                resume_collector()
                 self.on_state("error", ctx.startup.failed)
             elif ctx.startup.ready:
                 # Everything alive now (modules, the app, the context) lives as long as the server:
-                # move it out of the cyclic collector's reach. Each full collection otherwise walks
-                # the whole heap again (measured: 40% of the CPU of building an Items page).
-                gc.freeze()
+                # move it out of the cyclic collector's reach, and resume it if an entry point paused
+                # it for start-up (server/memory.py).
+                settle_collector()
                 self.ready.set()
                 self.on_state("running", None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from litestar import Request
 
@@ -25,7 +26,7 @@ async def get_log_entries(ctx: ServerContext, page: Paging, minDate: datetime | 
 
 
 @operation("LogFile")
-async def log_file(ctx: ServerContext, auth: AuthInfo | None, request: Request) -> w.ClientLogDocumentResponseDto:
+async def log_file(ctx: ServerContext, auth: AuthInfo | None, request: Request[Any, Any, Any]) -> w.ClientLogDocumentResponseDto:
     auth = require_user(auth)
     name = await ctx.activity.save_client_log(auth.client, auth.version, auth.device_id, request.stream(),
                                               int(request.headers.get("content-length") or 0))

@@ -243,11 +243,11 @@ def _has_json_body(connection: Request[Any, Any, Any]) -> bool:
     return "json" in content_type or (not content_type and connection.headers.get("content-length", "0") != "0")
 
 
-def provide_ctx(request: Request) -> ServerContext:
+def provide_ctx(request: Request[Any, Any, Any]) -> ServerContext:
     return request.app.state.ctx
 
 
-def provide_auth(request: Request) -> AuthInfo | None:
+def provide_auth(request: Request[Any, Any, Any]) -> AuthInfo | None:
     return request.state.get("auth")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import msgspec
 from litestar import Request
@@ -42,7 +43,7 @@ async def get_named_configuration(ctx: ServerContext, auth: AuthInfo | None, key
 
 
 @operation("UpdateNamedConfiguration")
-async def update_named_configuration(ctx: ServerContext, key: str, request: Request) -> None:
+async def update_named_configuration(ctx: ServerContext, key: str, request: Request[Any, Any, Any]) -> None:
     raw = await request.body()
     try:
         data = msgspec.json.decode(raw or b"{}")
@@ -61,7 +62,7 @@ async def get_default_metadata_options() -> w.MetadataOptions:
 
 
 @reelroom_route("POST", "/System/MediaEncoder/Path", auth="admin", status_code=204)
-async def update_media_encoder_path(request: Request) -> None:
+async def update_media_encoder_path(request: Request[Any, Any, Any]) -> None:
     """Jellyfin 10.10 keeps this route (hidden from its spec) as a no-op, for security: the ffmpeg
     path is not settable over HTTP. jellyfin-web's transcoding page still posts to it on save."""
     return None

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from server.api.base import operation
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
+from server.api.replies import keep, kept_reply
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
@@ -14,7 +15,7 @@ from server.wire import models as w
 from server.wire.casing import camel_case_requested
 
 
-@operation("GetItems")
+@operation("GetItems", before_request=kept_reply("GetItems", sortable=True))
 async def get_items(
     ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
     userId: str | None = None, maxOfficialRating: str | None = None, hasThemeSong: bool | None = None,
@@ -87,8 +88,8 @@ async def get_items(
     ctx.items.scoped(q, viewer)
     camel = camel_case_requested.get()
     # encoded by a reader process (server/readers/) while the server is busy, else here
-    return await ctx.readers.items(q, dto.options(ctx.items, viewer),
-                                   lambda q, opts: ctx.items.query_reply(q, opts, camel))
+    return keep(ctx, await ctx.readers.items(q, dto.options(ctx.items, viewer),
+                                             lambda q, opts: ctx.items.query_reply(q, opts, camel)), viewer)
 
 
 @operation("GetItemUserData")
@@ -132,7 +133,7 @@ async def update_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemI
     return await ctx.items.update_user_data(viewer.user_id, row, change)
 
 
-@operation("GetResumeItems")
+@operation("GetResumeItems", before_request=kept_reply("GetResumeItems"))
 async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
                            userId: str | None = None, searchTerm: str | None = None, parentId: str | None = None,
                            mediaTypes: list[str] | None = None, excludeItemTypes: list[str] | None = None,
@@ -154,7 +155,8 @@ async def get_resume_items(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
         q.include_types = []
         q.resume_audiobooks = True
     ctx.items.scoped(q, viewer)
-    return await ctx.items.query_reply(q, dto.options(ctx.items, viewer), camel_case_requested.get())
+    return keep(ctx, await ctx.items.query_reply(q, dto.options(ctx.items, viewer), camel_case_requested.get()),
+                viewer)
 
 
 async def name_listing(ctx: ServerContext, auth: AuthInfo | None, kind: str, dto: DtoOptions, page: Paging,

@@ -5,6 +5,7 @@ recordings.py (timers and the recorder); dto shapes: server/livetv/dto.py."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import msgspec
 from litestar import Response
@@ -121,7 +122,7 @@ async def get_lineups(ctx: ServerContext, id: str | None = None, type: str | Non
 
 
 @operation("GetSchedulesDirectCountries", media_type="application/json")
-async def get_schedules_direct_countries(ctx: ServerContext) -> Response:
+async def get_schedules_direct_countries(ctx: ServerContext) -> Response[Any]:
     return Response(content=await ctx.schedules_direct.countries(), media_type="application/json")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Request
 
 from server.api.base import operation
@@ -16,7 +18,7 @@ async def get_lyrics(ctx: ServerContext, itemId: str) -> w.LyricDto:
 
 
 @operation("UploadLyrics")
-async def upload_lyrics(ctx: ServerContext, request: Request, itemId: str, fileName: str | None = None) -> w.LyricDto:
+async def upload_lyrics(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str, fileName: str | None = None) -> w.LyricDto:
     row = await ctx.items.row(itemId)
     body = await request.body()
     try:

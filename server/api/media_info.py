@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import msgspec
 from litestar import Request
@@ -15,20 +16,20 @@ from server.guid import normalize_guid
 from server.wire import models as w
 
 
-def _remote(request: Request) -> str | None:
+def _remote(request: Request[Any, Any, Any]) -> str | None:
     client = request.scope.get("client")
     return client[0] if client else None
 
 
 @operation("GetPlaybackInfo")
-async def get_playback_info(ctx: ServerContext, auth: AuthInfo | None, request: Request, itemId: str,
+async def get_playback_info(ctx: ServerContext, auth: AuthInfo | None, request: Request[Any, Any, Any], itemId: str,
                             userId: str | None = None) -> w.PlaybackInfoResponse:
     return await ctx.playback.info(require_user(auth), itemId, userId, w.PlaybackInfoDto(), _remote(request))
 
 
 @operation("GetPostedPlaybackInfo")
 async def get_posted_playback_info(
-    ctx: ServerContext, auth: AuthInfo | None, request: Request, itemId: str, userId: str | None = None,
+    ctx: ServerContext, auth: AuthInfo | None, request: Request[Any, Any, Any], itemId: str, userId: str | None = None,
     maxStreamingBitrate: int | None = None, startTimeTicks: int | None = None, audioStreamIndex: int | None = None,
     subtitleStreamIndex: int | None = None, maxAudioChannels: int | None = None, mediaSourceId: str | None = None,
     liveStreamId: str | None = None, autoOpenLiveStream: bool | None = None, enableDirectPlay: bool | None = None,
@@ -50,7 +51,7 @@ async def get_posted_playback_info(
 
 
 @operation("OpenLiveStream")
-async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: Request, openToken: str | None = None,
+async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: Request[Any, Any, Any], openToken: str | None = None,
                            userId: str | None = None, playSessionId: str | None = None, itemId: str | None = None,
                            data: w.OpenLiveStreamDto | None = None) -> w.LiveStreamResponse:
     """A Live TV channel (its OpenToken, in the body or the query, as jellyfin-web sends it) opens

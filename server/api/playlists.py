@@ -9,6 +9,7 @@ from server.context import ServerContext
 from server.errors import BadRequestError, ForbiddenError
 from server.guid import parse_guid
 from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 
 def _caller(auth: AuthInfo | None) -> str | None:
@@ -69,12 +70,14 @@ async def remove_item_from_playlist(ctx: ServerContext, auth: AuthInfo | None, p
 async def get_playlist_items(
     ctx: ServerContext, auth: AuthInfo | None, playlistId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by PlaylistService.items_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.playlists.items(parse_guid(playlistId, "playlistId"), _caller(auth) or viewer.user_id,
-                                            opts, start, limit, viewer.allowed_library_ids, viewer.parental)
+    return await ctx.browse.playlists.items_reply(
+        parse_guid(playlistId, "playlistId"), _caller(auth) or viewer.user_id, opts, start, limit,
+        viewer.allowed_library_ids, viewer.parental, camel_case_requested.get())
 
 
 @operation("MoveItem")

@@ -7,6 +7,8 @@ Reelroom does not run Jellyfin's .NET plugins and has no channels: those lists a
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from litestar import Request, Response
 
@@ -70,20 +72,20 @@ async def enable_plugin(ctx: ServerContext, pluginId: str, version: str) -> None
 
 
 @operation("GetPluginImage", media_type="image/*")
-async def get_plugin_image(ctx: ServerContext, pluginId: str, version: str) -> Response:
+async def get_plugin_image(ctx: ServerContext, pluginId: str, version: str) -> Response[Any]:
     _check_version(ctx.plugins.get(pluginId), version)
     content, media = ctx.plugins.image(pluginId)
     return Response(content=content, media_type=media)
 
 
 @operation("GetPluginConfiguration")
-async def get_plugin_configuration(ctx: ServerContext, pluginId: str) -> Response:
+async def get_plugin_configuration(ctx: ServerContext, pluginId: str) -> Response[Any]:
     value = ctx.plugins.configuration(pluginId)
     return Response(content=msgspec.json.encode(value), media_type="application/json")
 
 
 @operation("UpdatePluginConfiguration")
-async def update_plugin_configuration(ctx: ServerContext, request: Request, pluginId: str) -> None:
+async def update_plugin_configuration(ctx: ServerContext, request: Request[Any, Any, Any], pluginId: str) -> None:
     ctx.plugins.get(pluginId)  # 404 before reading the body
     try:
         data = msgspec.json.decode(await request.body())

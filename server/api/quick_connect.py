@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Request
 
 from server.api.base import operation, require_user
@@ -18,7 +20,7 @@ async def get_quick_connect_enabled(ctx: ServerContext) -> bool:
 
 
 @operation("InitiateQuickConnect")
-async def initiate_quick_connect(ctx: ServerContext, request: Request) -> w.QuickConnectResult:
+async def initiate_quick_connect(ctx: ServerContext, request: Request[Any, Any, Any]) -> w.QuickConnectResult:
     ident = _identity(request)
     if not ident.device_id:
         raise BadRequestError("The authorization header must name the DeviceId.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from typing import Any
 
 import msgspec
 from litestar import WebSocket, websocket
@@ -55,7 +56,7 @@ def _parse_timing(data) -> tuple[int, int]:
 
 
 @websocket("/socket", opt={"auth": "user"}, include_in_schema=False)
-async def socket_handler(socket: WebSocket) -> None:
+async def socket_handler(socket: WebSocket[Any, Any, Any]) -> None:
     ctx: ServerContext = socket.app.state.ctx
     auth: AuthInfo = socket.state["auth"]
     device_id = socket.query_params.get("deviceId") or auth.device_id

@@ -4,6 +4,7 @@ fallback fonts, and remote subtitles (search, download, fetch) through the subti
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from litestar import Response
 
@@ -16,7 +17,7 @@ from server.wire import models as w
 
 
 async def _subtitle(ctx: ServerContext, item_id: str, index: int, fmt: str, start: int | None, end: int | None,
-                    copy_timestamps: bool | None, add_vtt_time_map: bool | None) -> Response:
+                    copy_timestamps: bool | None, add_vtt_time_map: bool | None) -> Response[Any]:
     row = await ctx.items.row(item_id)
     text, media_type = await ctx.subtitles.render(row, index, fmt, start, end, bool(copy_timestamps),
                                                   bool(add_vtt_time_map))
@@ -26,7 +27,7 @@ async def _subtitle(ctx: ServerContext, item_id: str, index: int, fmt: str, star
 @operation("GetSubtitle")
 async def get_subtitle(ctx: ServerContext, routeItemId: str, routeMediaSourceId: str, routeIndex: int,
                        routeFormat: str, endPositionTicks: int | None = None, copyTimestamps: bool | None = None,
-                       addVttTimeMap: bool | None = None, startPositionTicks: int | None = None) -> Response:
+                       addVttTimeMap: bool | None = None, startPositionTicks: int | None = None) -> Response[Any]:
     return await _subtitle(ctx, routeItemId, routeIndex, routeFormat, startPositionTicks, endPositionTicks,
                            copyTimestamps, addVttTimeMap)
 
@@ -35,14 +36,14 @@ async def get_subtitle(ctx: ServerContext, routeItemId: str, routeMediaSourceId:
 async def get_subtitle_with_ticks(ctx: ServerContext, routeItemId: str, routeMediaSourceId: str, routeIndex: int,
                                   routeStartPositionTicks: int, routeFormat: str,
                                   endPositionTicks: int | None = None, copyTimestamps: bool | None = None,
-                                  addVttTimeMap: bool | None = None) -> Response:
+                                  addVttTimeMap: bool | None = None) -> Response[Any]:
     return await _subtitle(ctx, routeItemId, routeIndex, routeFormat, routeStartPositionTicks, endPositionTicks,
                            copyTimestamps, addVttTimeMap)
 
 
 @operation("GetSubtitlePlaylist")
 async def get_subtitle_playlist(ctx: ServerContext, auth: AuthInfo | None, itemId: str, index: int,
-                                mediaSourceId: str, segmentLength: int | None = None) -> Response:
+                                mediaSourceId: str, segmentLength: int | None = None) -> Response[Any]:
     auth = require_user(auth)
     row = await ctx.items.row(itemId)
     subtitle_stream(row, index)  # 404 for a stream the item does not have
@@ -70,7 +71,7 @@ async def get_fallback_font_list(ctx: ServerContext) -> list[w.FontFile]:
 
 
 @operation("GetFallbackFont")
-async def get_fallback_font(ctx: ServerContext, name: str) -> Response:
+async def get_fallback_font(ctx: ServerContext, name: str) -> Response[Any]:
     path = ctx.subtitles.font(name)
     return RangeFileResponse(path, media_type=f"font/{path.suffix.lstrip('.').lower()}")
 
@@ -89,7 +90,7 @@ async def download_remote_subtitles(ctx: ServerContext, itemId: str, subtitleId:
 
 
 @operation("GetRemoteSubtitles")
-async def get_remote_subtitles(ctx: ServerContext, subtitleId: str) -> Response:
+async def get_remote_subtitles(ctx: ServerContext, subtitleId: str) -> Response[Any]:
     content, fmt = await ctx.remote_text.remote_subtitle(subtitleId)
     media = {"srt": "application/x-subrip", "vtt": "text/vtt", "ass": "text/x-ssa", "ssa": "text/x-ssa"}
     return Response(content=content, media_type=media.get(fmt, "text/plain"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 from litestar import Request
 
@@ -16,17 +17,17 @@ from server.version import JELLYFIN_PRODUCT_NAME
 from server.wire import models as w
 
 
-def _host(request: Request) -> str | None:
+def _host(request: Request[Any, Any, Any]) -> str | None:
     return request.headers.get("host")
 
 
 @operation("GetPublicSystemInfo")
-async def get_public_system_info(ctx: ServerContext, request: Request) -> w.PublicSystemInfo:
+async def get_public_system_info(ctx: ServerContext, request: Request[Any, Any, Any]) -> w.PublicSystemInfo:
     return ctx.system_info.public_info(_host(request))
 
 
 @operation("GetSystemInfo")
-async def get_system_info(ctx: ServerContext, request: Request) -> w.SystemInfo:
+async def get_system_info(ctx: ServerContext, request: Request[Any, Any, Any]) -> w.SystemInfo:
     return await asyncio.to_thread(ctx.system_info.system_info, _host(request))
 
 
@@ -41,7 +42,7 @@ async def post_ping_system() -> str:
 
 
 @operation("GetEndpointInfo")
-async def get_endpoint_info(ctx: ServerContext, request: Request) -> w.EndPointInfo:
+async def get_endpoint_info(ctx: ServerContext, request: Request[Any, Any, Any]) -> w.EndPointInfo:
     client = request.client.host if request.client else ""
     return w.EndPointInfo(IsLocal=ctx.is_local_address(client), IsInNetwork=ctx.is_local_address(client))
 

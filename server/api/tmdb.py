@@ -3,6 +3,8 @@ user's TMDb API key (the native wizard and the tray's Settings use it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from litestar import Request
 
@@ -18,7 +20,7 @@ async def tmdb_client_configuration(ctx: ServerContext) -> w.ConfigImageTypes:
 
 
 @reelroom_route("POST", "/Reelroom/Metadata/TmdbKey", auth="admin", status_code=200)
-async def set_tmdb_key(ctx: ServerContext, request: Request) -> dict:
+async def set_tmdb_key(ctx: ServerContext, request: Request[Any, Any, Any]) -> dict:
     """Body ``{"ApiKey": "..."}``: checked once with a test call to TMDb (400 when TMDb refuses
     it), then saved. An empty key switches TMDb off."""
     try:

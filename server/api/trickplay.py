@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Response
 
 from server.api.base import operation, require_user
@@ -12,7 +14,7 @@ from server.playback.range_response import RangeFileResponse
 
 @operation("GetTrickplayHlsPlaylist")
 async def get_trickplay_hls_playlist(ctx: ServerContext, auth: AuthInfo | None, itemId: str, width: int,
-                                     mediaSourceId: str | None = None) -> Response:
+                                     mediaSourceId: str | None = None) -> Response[Any]:
     auth = require_user(auth)
     row = await ctx.items.row(itemId)
     text = await ctx.trickplay.playlist(row.id, width, auth.token)
@@ -21,7 +23,7 @@ async def get_trickplay_hls_playlist(ctx: ServerContext, auth: AuthInfo | None, 
 
 @operation("GetTrickplayTileImage")
 async def get_trickplay_tile_image(ctx: ServerContext, itemId: str, width: int, index: int,
-                                   mediaSourceId: str | None = None) -> Response:
+                                   mediaSourceId: str | None = None) -> Response[Any]:
     row = await ctx.items.row(itemId)
     return RangeFileResponse(await ctx.trickplay.tile(row.id, width, index), media_type="image/jpeg",
                              headers={"Cache-Control": "public, max-age=86400"})

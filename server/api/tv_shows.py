@@ -6,6 +6,7 @@ from datetime import datetime
 
 from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guid_or_none
+from server.api.replies import keep, kept_reply
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.browse.tv import NextUpQuery
@@ -13,7 +14,7 @@ from server.wire import models as w
 from server.wire.casing import camel_case_requested
 
 
-@operation("GetEpisodes")
+@operation("GetEpisodes", before_request=kept_reply("GetEpisodes", sortable=True))
 async def get_episodes(
     ctx: ServerContext, auth: AuthInfo | None, seriesId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None, season: int | None = None, seasonId: str | None = None,
@@ -24,13 +25,13 @@ async def get_episodes(
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.tv.episodes_reply(
+    return keep(ctx, await ctx.browse.tv.episodes_reply(
         seriesId, viewer, opts, camel_case_requested.get(), season=season, season_id=guid_or_none(seasonId, "seasonId"), is_missing=isMissing,
         adjacent_to=guid_or_none(adjacentTo, "adjacentTo"), start_item_id=guid_or_none(startItemId, "startItemId"),
-        start_index=start, limit=limit, sort_by=sortBy)
+        start_index=start, limit=limit, sort_by=sortBy), viewer)
 
 
-@operation("GetSeasons")
+@operation("GetSeasons", before_request=kept_reply("GetSeasons"))
 async def get_seasons(
     ctx: ServerContext, auth: AuthInfo | None, seriesId: str, dto: DtoOptions, userId: str | None = None,
     isSpecialSeason: bool | None = None, isMissing: bool | None = None, adjacentTo: str | None = None,
@@ -38,12 +39,12 @@ async def get_seasons(
     """A BaseItemDtoQueryResult, encoded by TvService.seasons_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     opts = dto.options(ctx.items, viewer)
-    return await ctx.browse.tv.seasons_reply(seriesId, viewer, opts, camel_case_requested.get(),
-                                             is_special=isSpecialSeason, is_missing=isMissing,
-                                             adjacent_to=guid_or_none(adjacentTo, "adjacentTo"))
+    return keep(ctx, await ctx.browse.tv.seasons_reply(seriesId, viewer, opts, camel_case_requested.get(),
+                                                       is_special=isSpecialSeason, is_missing=isMissing,
+                                                       adjacent_to=guid_or_none(adjacentTo, "adjacentTo")), viewer)
 
 
-@operation("GetNextUp")
+@operation("GetNextUp", before_request=kept_reply("GetNextUp"))
 async def get_next_up(
     ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging, userId: str | None = None,
     seriesId: str | None = None, parentId: str | None = None, nextUpDateCutoff: datetime | None = None,
@@ -59,7 +60,7 @@ async def get_next_up(
                      disable_first_episode=bool(disableFirstEpisode), enable_resumable=enableResumable is not False,
                      enable_rewatching=bool(enableRewatching),
                      enable_total_record_count=enableTotalRecordCount is not False)
-    return await ctx.browse.tv.next_up_reply(viewer, nq, opts, camel_case_requested.get())
+    return keep(ctx, await ctx.browse.tv.next_up_reply(viewer, nq, opts, camel_case_requested.get()), viewer)
 
 
 @operation("GetUpcomingEpisodes")

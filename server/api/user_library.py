@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guid_or_none
+from server.api.replies import keep, kept_reply
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.library.catalog.query import ItemQuery
@@ -61,7 +62,7 @@ async def get_special_features(ctx: ServerContext, auth: AuthInfo | None, itemId
     return await _extras(ctx, auth, itemId, userId, trailers=False)
 
 
-@operation("GetLatestMedia")
+@operation("GetLatestMedia", before_request=kept_reply("GetLatestMedia"))
 async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOptions, page: Paging,
                            userId: str | None = None, parentId: str | None = None,
                            includeItemTypes: list[str] | None = None, isPlayed: bool | None = None,
@@ -85,8 +86,8 @@ async def get_latest_media(ctx: ServerContext, auth: AuthInfo | None, dto: DtoOp
                     if x}
         if parent is None and excludes:
             q.exclude_library_ids = excludes
-    return await ctx.items.latest_reply(q, limit, groupItems is not False, dto.options(ctx.items, viewer),
-                                        camel_case_requested.get())
+    return keep(ctx, await ctx.items.latest_reply(q, limit, groupItems is not False, dto.options(ctx.items, viewer),
+                                                  camel_case_requested.get()), viewer)
 
 
 async def _user_target(ctx: ServerContext, auth: AuthInfo | None, item_id: str, user_id: str | None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Request
 
 from server.api.base import operation, require_user
@@ -12,14 +14,15 @@ from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.guid import parse_guid
 from server.users.service import user_dto
 from server.wire import models as w
+from server.wire.body import null_fields
 
 
-def _identity(request: Request):
+def _identity(request: Request[Any, Any, Any]):
     return identify({k.lower(): v for k, v in request.headers.items()},
                     {k.lower(): v for k, v in request.query_params.items()})
 
 
-def _remote(request: Request) -> str:
+def _remote(request: Request[Any, Any, Any]) -> str:
     return request.client.host if request.client else ""
 
 
@@ -86,13 +89,13 @@ async def delete_user(ctx: ServerContext, auth: AuthInfo | None, userId: str) ->
 
 
 @operation("AuthenticateUserByName")
-async def authenticate_user_by_name(ctx: ServerContext, request: Request,
+async def authenticate_user_by_name(ctx: ServerContext, request: Request[Any, Any, Any],
                                     data: w.AuthenticateUserByName) -> w.AuthenticationResult:
     return await ctx.signin.sign_in_by_name(data.Username, data.Pw, _identity(request), _remote(request))
 
 
 @operation("AuthenticateWithQuickConnect")
-async def authenticate_with_quick_connect(ctx: ServerContext, request: Request,
+async def authenticate_with_quick_connect(ctx: ServerContext, request: Request[Any, Any, Any],
                                           data: w.QuickConnectDto) -> w.AuthenticationResult:
     user_id = ctx.quick_connect.redeem(data.Secret or "")
     user = await ctx.users.get(user_id)
@@ -118,12 +121,13 @@ async def update_user_configuration(ctx: ServerContext, auth: AuthInfo | None, d
 
 
 @operation("UpdateUserPolicy")
-async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: w.UserPolicy) -> None:
+async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: w.UserPolicy,
+                             request: Request[Any, Any, Any]) -> None:
     target = parse_guid(userId, "userId")
     if auth and auth.user_id == target and data.IsAdministrator is False:
         raise ForbiddenError("Administrators cannot remove their own administrator rights.")
     before = await ctx.users.get(target)
-    after = await ctx.users.set_policy(target, data)
+    after = await ctx.users.set_policy(target, data, null_fields(await request.body(), w.UserPolicy))
     if after.is_disabled and not before.is_disabled:
         await ctx.tokens.revoke_user(target)
         ctx.sessions.end_user(target)
@@ -159,7 +163,7 @@ async def create_user_by_name(ctx: ServerContext, auth: AuthInfo | None, data: w
 
 
 @operation("ForgotPassword")
-async def forgot_password(ctx: ServerContext, request: Request, data: w.ForgotPasswordDto) -> w.ForgotPasswordResult:
+async def forgot_password(ctx: ServerContext, request: Request[Any, Any, Any], data: w.ForgotPasswordDto) -> w.ForgotPasswordResult:
     # A home server has no mail: tell the person to ask the administrator, like Jellyfin does
     # for requests from outside the local network.
     return w.ForgotPasswordResult(Action="ContactAdmin")

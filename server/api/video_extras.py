@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from litestar import Response
 
 from server.api.base import operation
@@ -12,7 +14,7 @@ from server.wire import models as w
 
 
 @operation("GetAttachment")
-async def get_attachment(ctx: ServerContext, videoId: str, mediaSourceId: str, index: int) -> Response:
+async def get_attachment(ctx: ServerContext, videoId: str, mediaSourceId: str, index: int) -> Response[Any]:
     row = await ctx.items.row(mediaSourceId if len(mediaSourceId) == 32 else videoId)
     path, mime = await attachment(row, index, ctx.paths.cache_dir / "attachments", ctx.ffmpeg_path)
     return RangeFileResponse(path, media_type=mime)

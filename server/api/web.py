@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from typing import Any
 
 import msgspec
 from litestar import Request, Response
@@ -21,7 +22,7 @@ BITRATE_TEST_MAX = 100 * 1024 * 1024
 
 
 @operation("GetDashboardConfigurationPage", media_type="text/html")
-async def get_dashboard_configuration_page(ctx: ServerContext, name: str | None = None) -> Response:
+async def get_dashboard_configuration_page(ctx: ServerContext, name: str | None = None) -> Response[Any]:
     content, media = ctx.plugins.config_page(name)
     return Response(content=content, media_type=media)
 
@@ -87,7 +88,7 @@ def _openapi_bytes(app) -> bytes:
 
 
 @reelroom_route("GET", "/api-docs/openapi.json", media_type="application/json")
-async def openapi_document(request: Request) -> Response:
+async def openapi_document(request: Request[Any, Any, Any]) -> Response[Any]:
     # Built off the event loop: the first request must not stall every other client.
     content = await asyncio.to_thread(_openapi_bytes, request.app)
     return Response(content=content, media_type="application/json; charset=utf-8")

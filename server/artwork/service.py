@@ -239,6 +239,15 @@ class ArtworkService:
         """A run is going, or one is due (debounced)."""
         return self._running or self._timer is not None
 
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def due(self) -> bool:
+        """A run was asked for and starts when its debounce delay is over."""
+        return self._timer is not None
+
     def request(self, delay: float | None = None) -> None:
         """Run soon (debounced): after scans, playlist, collection and image changes. On the loop."""
         if self._running:

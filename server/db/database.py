@@ -11,9 +11,15 @@ dialect layer (``server/db/dialect.py``).
 
 Two counters tell readers' caches what changed: ``generation`` is bumped after every committed
 write, ``content_generation`` only after those that wrote more than user data (play state,
-favourites: the writes a playing client makes every few seconds). A cached answer that never
-read ``user_data`` stays valid while ``content_generation`` is unchanged
+favourites: the writes a playing client makes every few seconds) or a device's last activity
+(``devices``, written once a minute per signed-in client). A cached answer that never read
+``user_data`` stays valid while ``content_generation`` is unchanged
 (``server/library/catalog/query.py`` CountCache).
+
+User data is per user: a write made through ``write_user_data(user_ids, ...)`` declares whose
+rows it touches and bumps only those users' ``user_generation``; any other write of ``user_data``
+(undeclared) bumps ``user_data_generation``, which every user's stamp includes. So a cached reply
+of one user (``server/http/reply_cache.py``) survives another user's play-state writes.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,6 +47,9 @@ def sqlite_url(path: Path) -> str:
 
 #: A statement that writes user data only (as SQLAlchemy spells INSERT, UPDATE and DELETE).
 _USER_DATA_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?user_data"?[\s(]', re.IGNORECASE)
+#: A device's last activity (TokenService.touch): never part of any catalog answer.
+_ACTIVITY_WRITE = re.compile(r'\s*UPDATE\s+"?devices"?\s+SET\s+"?date_last_activity"?\s*=\s*\S+\s+WHERE\b',
+                             re.IGNORECASE)
 #: Statements that write nothing.
 _NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
 
@@ -58,6 +67,11 @@ class Database:
         self.generation = 0  # bumped after every committed write
         self.content_generation = 0  # bumped after every committed write of more than user data
         self._wrote_content = False
+        self._wrote_user_data = False
+        self._declared_users: frozenset[str] | None = None  # write_user_data's users, while it runs
+        #: bumped after a write of user data that did not say whose (write, not write_user_data)
+        self.user_data_generation = 0
+        self._user_generations: dict[str, int] = {}  # per user, by write_user_data
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
 
     # -- sync API (for worker threads) -------------------------------------------------
@@ -67,8 +81,11 @@ class Database:
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""
-        if (threading.current_thread() is self._writer_thread and not self._wrote_content
-                and not _NO_WRITE.match(statement) and not _USER_DATA_WRITE.match(statement)):
+        if threading.current_thread() is not self._writer_thread or _NO_WRITE.match(statement):
+            return
+        if _USER_DATA_WRITE.match(statement):
+            self._wrote_user_data = True
+        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement):
             self._wrote_content = True
 
     @property
@@ -76,24 +93,41 @@ class Database:
         """(content_generation, generation), read in that order (what CountCache compares)."""
         return self.content_generation, self.generation
 
-    def _run_write(self, fn: Callable[..., T], args: tuple) -> T:
+    def user_generation(self, user_id: str | None) -> tuple[int, int]:
+        """What a cached answer that read ``user_id``'s user data compares (with
+        ``content_generation``): (``user_data_generation``, that user's own counter)."""
+        return self.user_data_generation, self._user_generations.get(user_id, 0) if user_id else 0
+
+    def _run_write(self, fn: Callable[..., T], args: tuple[Any, ...], users: frozenset[str] | None = None) -> T:
         outer = threading.current_thread() is not self._writer_thread or not self._in_write
         self._writer_thread = threading.current_thread()
         if outer:
             self._wrote_content = False
+            self._wrote_user_data = False
+            self._declared_users = users
+        elif self._declared_users is not None:  # a nested write of its own: whose rows it writes is not known
+            self._declared_users = None
         self._in_write = True
         try:
             with self.session() as s:
                 result = fn(s, *args)
                 s.commit()
-                # readers' caches (query counts, id lists) compare against these
+                # readers' caches (query counts, id lists, whole replies) compare against these
                 if self._wrote_content:
                     self.content_generation += 1
+                if self._wrote_user_data:
+                    declared = self._declared_users
+                    if declared is None:
+                        self.user_data_generation += 1
+                    else:
+                        for user_id in declared:
+                            self._user_generations[user_id] = self._user_generations.get(user_id, 0) + 1
                 self.generation += 1
                 return result
         finally:
             if outer:
                 self._in_write = False
+                self._declared_users = None
 
     def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
         with self.session() as s:
@@ -113,6 +147,12 @@ class Database:
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.wrap_future(self._writer.submit(self._run_write, fn, args))
+
+    async def write_user_data(self, user_ids: Iterable[str], fn: Callable[..., T], *args: Any) -> T:
+        """``write`` for a function that writes only the ``user_data`` rows of ``user_ids``:
+        those users' ``user_generation`` moves, other users' cached answers stay valid."""
+        users = frozenset(user_ids)
+        return await asyncio.wrap_future(self._writer.submit(self._run_write, fn, args, users))
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.wrap_future(self._readers.submit(self._run_read, fn, args))

@@ -4,26 +4,30 @@ Alembic costs a noticeable part of start-up to import, and most starts have noth
 ``upgrade`` first compares the ``alembic_version`` rows (one query) with the heads of the
 migration scripts (read from their ``revision``/``down_revision`` lines) and imports Alembic only
 when they differ, or when the scripts cannot be read that simply.
+
+When a migration is due, the entry points run it in a child process
+(``server/db/migration_child.py``), which runs :func:`main` here.
 """
 
 from __future__ import annotations
 
-import ast
 import logging
-import re
-from pathlib import Path
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 
+from server.db.migration_child import MIGRATIONS, URL_ENV, script_heads
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
+__all__ = ["MIGRATIONS", "alembic_config", "database_heads", "main", "pending", "script_heads", "up_to_date", "upgrade"]
+
 log = logging.getLogger("reelroom.db")
-MIGRATIONS = Path(__file__).parent / "migrations"
 VERSION_TABLE = "alembic_version"
-_ASSIGNMENT = re.compile(r"^(revision|down_revision)\s*(?::[^=\n]*)?=\s*(.+?)\s*(?:#.*)?$", re.M)
 
 
 def alembic_config(url: str) -> Config:
@@ -33,35 +37,6 @@ def alembic_config(url: str) -> Config:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
-
-
-def script_heads(folder: Path = MIGRATIONS / "versions") -> set[str] | None:
-    """The head revisions of the migration scripts, read without Alembic; None when a script does
-    not state its ``revision`` and ``down_revision`` as plain literals (Alembic then decides)."""
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    try:
-        scripts = sorted(folder.glob("*.py"))
-        for script in scripts:
-            if script.name.startswith("__"):
-                continue
-            found: dict[str, object] = {}
-            for name, value in _ASSIGNMENT.findall(script.read_text(encoding="utf-8")):
-                if name in found:
-                    return None
-                found[name] = ast.literal_eval(value)
-            revision, down = found.get("revision"), found.get("down_revision", ...)
-            if not isinstance(revision, str) or down is ...:
-                return None
-            downs = (down,) if isinstance(down, str) else (() if down is None else down)
-            if not isinstance(downs, tuple) or not all(isinstance(d, str) for d in downs):
-                return None
-            revisions.add(revision)
-            parents.update(downs)
-    except (OSError, ValueError, SyntaxError):
-        return None
-    heads = revisions - parents
-    return heads or None
 
 
 def database_heads(engine: Engine) -> set[str] | None:
@@ -99,3 +74,29 @@ def upgrade(engine: Engine, url: str) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")  # domains may add parallel branches off the same base
     log.info("Database schema is up to date")
+
+
+
+def main() -> int:
+    """The child of ``server/db/migration_child.py``: migrate the database named in ``URL_ENV``."""
+    url = os.environ.get(URL_ENV)
+    if not url:
+        print(f"{URL_ENV} is not set", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    from server.db.dialect import create_db_engine
+
+    engine = create_db_engine(url, readers=1)
+    try:
+        upgrade(engine, url)
+    except Exception as exc:
+        log.exception("Database migration failed")
+        print(f"Database migration failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        engine.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,7 @@ from litestar.types import Serializer
 from server.wire.casing import camel_case_requested, encode_json
 
 
-class WireResponse(Response):
+class WireResponse(Response[Any]):
     def render(self, content: Any, media_type: str, enc_hook: Serializer = default_serializer) -> bytes:
         if isinstance(content, bytes):
             return content

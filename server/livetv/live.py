@@ -507,6 +507,11 @@ class LiveStreamManager:
 
     # -- the stream itself (GetLiveStreamFile) ---------------------------------------------
 
+    async def channel(self, channel_id: str) -> Channel | None:
+        """The channel with this id (either GUID form), or None."""
+        key = normalize_guid(channel_id)
+        return next((c for c in await self.livetv.channels() if c.id == key), None) if key else None
+
     async def relay(self, stream_id: str, container: str) -> AsyncIterator[bytes]:
         """An opened live stream (its LiveStreamId), or a channel by id, as MPEG-TS from the
         shared tuner stream: returns the byte iterator once data flows (503 when the channel
@@ -516,8 +521,7 @@ class LiveStreamManager:
         stream = self.get(stream_id)
         own_open = None
         if stream is None:
-            key = normalize_guid(stream_id)
-            channel = next((c for c in await self.livetv.channels() if c.id == key), None)
+            channel = await self.channel(stream_id)
             if channel is None:
                 raise NotFoundError(f"No live stream {stream_id}.")
             own_open, stream = await self.open(channel)

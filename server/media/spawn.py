@@ -71,7 +71,10 @@ def _load_prctl() -> Callable[..., int] | None:
     """Resolved once in the parent: the child must not load libraries between fork and exec."""
     global _libc, _prctl
     if _prctl is None and MODE == "pdeathsig":
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        try:  # glibc's soname first: find_library runs ``ldconfig -p`` in a child process
+            _libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        except OSError:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         prctl = _libc.prctl
         prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
         prctl.restype = ctypes.c_int

@@ -177,29 +177,19 @@ def _from_plan(ins: _Inputs, plan: TranscodePlan, play_method: str, reasons: set
                deliveries: tuple[SubtitleDelivery, ...]) -> PlaybackDecision:
     tp = plan.profile
     audio_index = plan.audio_stream.Index if plan.audio_stream is not None else base["audio_stream_index"]
+    target = plan.target_fields()
+    target.update(
+        audio_codecs=plan.audio_codecs if ins.audio is not None or ins.options.is_audio_item else (),
+        codec_options={k: v.replace(" ", "") for k, v in plan.codec_options.items()})
     return PlaybackDecision(
         **{**base, "audio_stream_index": audio_index},
+        **target,
         play_method=play_method,
         transcode_reasons=_ordered(reasons),
         container=plan.container,
         sub_protocol=plan.protocol,
         transcoding_container=plan.container,
         subtitle_deliveries=deliveries,
-        video_codecs=tuple(plan.video_codecs),
-        audio_codecs=tuple(plan.audio_codecs) if ins.audio is not None or ins.options.is_audio_item else (),
-        copy_video=plan.copy_video,
-        copy_audio=plan.copy_audio,
-        video_bitrate=plan.video_bitrate,
-        audio_bitrate=plan.audio_bitrate,
-        audio_sample_rate=plan.audio_sample_rate,
-        audio_channels=plan.audio_channels,
-        transcoding_max_audio_channels=plan.max_audio_channels,
-        max_width=plan.max_width,
-        max_height=plan.max_height,
-        max_framerate=plan.max_framerate,
-        codec_options=tuple((k, v.replace(" ", "")) for k, v in plan.codec_options.items()),
-        require_avc=plan.require_avc,
-        require_non_anamorphic=plan.require_non_anamorphic,
         min_segments=tp.MinSegments or None,
         segment_length=tp.SegmentLength or None,
         break_on_non_keyframes=bool(tp.BreakOnNonKeyFrames),

@@ -4,14 +4,43 @@ handlers). A module of its own so that the URL builders need not import the deci
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from server.playback.options import PlaybackOptions
 from server.playback.subtitles import SubtitleDelivery
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlaybackDecision:
+@dataclass(kw_only=True)
+class StreamTarget:
+    """What a stream is turned into: the codecs offered (first = the one produced), whether each
+    stream is copied, the bitrates, size and rate limits and the codec-qualified options
+    (``h264-level`` ...). ``TranscodePlan`` fills one in from a TranscodingProfile; a
+    ``PlaybackDecision`` is one, plus how and where it plays."""
+
+    video_codecs: tuple[str, ...] = ()
+    audio_codecs: tuple[str, ...] = ()
+    copy_video: bool = False
+    copy_audio: bool = False
+    video_bitrate: int | None = None
+    audio_bitrate: int | None = None
+    audio_sample_rate: int | None = None
+    audio_channels: int | None = None
+    max_audio_channels: int | None = None  # TranscodingMaxAudioChannels
+    max_width: int | None = None
+    max_height: int | None = None
+    max_framerate: float | None = None
+    codec_options: dict[str, str] = field(default_factory=dict)
+    require_avc: bool = False
+    require_non_anamorphic: bool = False
+
+    def target_fields(self) -> dict[str, Any]:
+        """This target's own fields (not a subclass's), e.g. to build a decision from a plan."""
+        return {f.name: getattr(self, f.name) for f in fields(StreamTarget)}
+
+
+@dataclass(kw_only=True)
+class PlaybackDecision(StreamTarget):
     """How one media source will be played by one client."""
 
     options: PlaybackOptions
@@ -26,21 +55,6 @@ class PlaybackDecision:
     audio_stream_index: int | None = None
     subtitle_stream_index: int | None = None
     subtitle_deliveries: tuple[SubtitleDelivery, ...] = ()
-    video_codecs: tuple[str, ...] = ()
-    audio_codecs: tuple[str, ...] = ()
-    copy_video: bool = False
-    copy_audio: bool = False
-    video_bitrate: int | None = None
-    audio_bitrate: int | None = None
-    audio_sample_rate: int | None = None
-    audio_channels: int | None = None
-    transcoding_max_audio_channels: int | None = None
-    max_width: int | None = None
-    max_height: int | None = None
-    max_framerate: float | None = None
-    codec_options: tuple[tuple[str, str], ...] = ()
-    require_avc: bool = False
-    require_non_anamorphic: bool = False
     min_segments: int | None = None
     segment_length: int | None = None
     break_on_non_keyframes: bool = False
@@ -66,4 +80,4 @@ class PlaybackDecision:
 
     def codec_option(self, key: str) -> str | None:
         """One codec-qualified option, e.g. ``codec_option("h264-level")``."""
-        return dict(self.codec_options).get(key)
+        return self.codec_options.get(key)

@@ -83,8 +83,8 @@ def build_transcoding_url(
     if not static:
         pairs += [
             ("RequireNonAnamorphic", "true" if decision.require_non_anamorphic else None),
-            ("TranscodingMaxAudioChannels", str(decision.transcoding_max_audio_channels)
-             if decision.transcoding_max_audio_channels else None),
+            ("TranscodingMaxAudioChannels", str(decision.max_audio_channels)
+             if decision.max_audio_channels else None),
             ("EnableSubtitlesInManifest", "true" if decision.enable_subtitles_in_manifest else None),
             ("EnableMpegtsM2TsMode", "true" if decision.enable_mpegts_m2ts_mode else None),
             ("EstimateContentLength", "true" if decision.estimate_content_length else None),
@@ -106,7 +106,7 @@ def build_transcoding_url(
             ("BreakOnNonKeyFrames", "True" if decision.break_on_non_keyframes else "False"),
         ]
     if not static:
-        pairs += list(decision.codec_options)
+        pairs += list(decision.codec_options.items())
         pairs.append(("TranscodeReasons", ",".join(decision.transcode_reasons)))
         opts = decision.options
         pairs += [

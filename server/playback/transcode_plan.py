@@ -5,7 +5,7 @@ go into the transcoding URL (``h264-level``, ``h264-profile`` ...)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from server.playback.conditions import (
     Facts,
@@ -17,6 +17,7 @@ from server.playback.conditions import (
     video_facts,
 )
 from server.playback.formats import codec_in, split_list
+from server.playback.playback_decision import StreamTarget
 from server.wire.models import (
     ENUMS,
     DeviceProfile,
@@ -39,28 +40,13 @@ _AUDIO_SHARE_OF_TOTAL = (
 )
 
 
-@dataclass
-class TranscodePlan:
-    """The output of one transcoding profile for one source."""
+@dataclass(kw_only=True)
+class TranscodePlan(StreamTarget):
+    """The output of one transcoding profile for one source, filled in step by step."""
 
     profile: TranscodingProfile
     container: str
     protocol: str
-    video_codecs: list[str] = field(default_factory=list)
-    audio_codecs: list[str] = field(default_factory=list)
-    copy_video: bool = False
-    copy_audio: bool = False
-    video_bitrate: int | None = None
-    audio_bitrate: int | None = None
-    audio_sample_rate: int | None = None
-    audio_channels: int | None = None
-    max_audio_channels: int | None = None
-    max_width: int | None = None
-    max_height: int | None = None
-    max_framerate: float | None = None
-    codec_options: dict[str, str] = field(default_factory=dict)
-    require_avc: bool = False
-    require_non_anamorphic: bool = False
     audio_stream: MediaStream | None = None
 
 
@@ -252,7 +238,7 @@ def _plan_video_audio(
         fits = (not channels or not audio.Channels or audio.Channels <= channels) and (
             not audio.BitRate or audio.BitRate <= rate)
         if fits:
-            plan.copy_audio, plan.audio_codecs = True, [source_codec]
+            plan.copy_audio, plan.audio_codecs = True, (source_codec,)
             plan.audio_channels, plan.audio_bitrate = audio.Channels, rate
             return
         plan.codec_options.pop(f"{source_codec}-audiochannels", None)
@@ -282,7 +268,7 @@ def plan_video(
     if plan.protocol == "hls":
         video_codecs = [c for c in video_codecs if codec_in(HLS_VIDEO_CODECS, c)]
         audio_codecs = [c for c in audio_codecs if codec_in(hls_audio_codecs(plan.container), c)]
-    plan.video_codecs, plan.audio_codecs = video_codecs, audio_codecs or ["aac"]
+    plan.video_codecs, plan.audio_codecs = tuple(video_codecs), tuple(audio_codecs or ["aac"])
 
     _plan_video_audio(plan, device, source, audio, candidates, cap, allow_audio_copy, max_audio_channels)
 
@@ -307,8 +293,8 @@ def plan_video(
         if target is None:
             return None
     plan.copy_video = copyable
-    plan.video_codecs = [target] + [c for c in video_codecs if c != target] if copyable else (
-        [target] + [c for c in video_codecs if c != target and codec_in(encodable_video_codecs, c)])
+    plan.video_codecs = (target, *(c for c in video_codecs if c != target and (
+        copyable or codec_in(encodable_video_codecs, c))))
 
     if video is not None:
         plan.max_framerate = video.AverageFrameRate or video.RealFrameRate
@@ -342,14 +328,14 @@ def plan_audio(
     codecs = split_list(tp.AudioCodec) or [plan.container]
     if plan.protocol == "hls":
         codecs = [c for c in codecs if codec_in(hls_audio_codecs(plan.container), c)] or ["aac"]
-    plan.audio_codecs = codecs
+    plan.audio_codecs = tuple(codecs)
     plan.max_audio_channels = _target_channels(_to_int(tp.MaxAudioChannels), max_audio_channels)
     facts = audio_facts(audio)
     source_codec = ((audio.Codec if audio else None) or "").lower()
     if (allow_copy and audio is not None and codec_in(codecs, source_codec)
             and not codec_profile_failures(device, "Audio", source_codec, plan.container, facts)
             and (not plan.max_audio_channels or not audio.Channels or audio.Channels <= plan.max_audio_channels)):
-        plan.copy_audio, plan.audio_codecs = True, [source_codec]
+        plan.copy_audio, plan.audio_codecs = True, (source_codec,)
         plan.audio_channels, plan.audio_bitrate = audio.Channels, audio.BitRate
         return plan
     target = codecs[0]

@@ -24,7 +24,6 @@ import hmac
 import itertools
 import logging
 import os
-import pickle
 import secrets
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from server.db.database import Database
 from server.library.catalog.dto import DtoOptions
@@ -47,6 +46,7 @@ R = TypeVar("R")
 START_TIMEOUT_SECONDS = 60.0
 RETRY_AFTER_FAILURE_SECONDS = 30.0
 STOP_GRACE_SECONDS = 2.0
+STREAM_LIMIT = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,10 @@ class ReaderSettings:
     depth: int = 2
     local: int = 2
     idle_seconds: float = 60.0
+    #: ``auto``: readers take pages only while the machine has ``free_cores`` of CPU the readers
+    #: can use (idle time plus what the readers themselves use; Linux's /proc, else no gate).
+    gate: bool = False
+    free_cores: float = 0.5
 
     @classmethod
     def resolve(cls, readers: int | None = None, busy: int | None = None,
@@ -71,6 +75,7 @@ class ReaderSettings:
         ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else off (see
         docs/architecture.md, "Reader processes", for the figures behind that default)."""
         env = os.environ if environ is None else environ
+        gate = False
         if readers is None:
             text = env.get("REELROOM_READERS", "").strip().lower()
             if text in ("off", "no", "false"):
@@ -78,16 +83,19 @@ class ReaderSettings:
             elif text.isdigit():
                 readers = int(text)
             elif text == "auto":
-                readers = auto_readers()
+                readers, gate = auto_readers(), True
             else:
                 readers = 0
         if busy is None:
             text = env.get("REELROOM_READERS_BUSY", "").strip()
             busy = int(text) if text.isdigit() else cls.busy
+        text = env.get("REELROOM_READERS_LOCAL", "").strip()
+        local = int(text) if text.isdigit() else cls.local
         idle = cls.idle_seconds
         with contextlib.suppress(ValueError):
             idle = float(env.get("REELROOM_READERS_IDLE", "") or idle)
-        return cls(max_readers=max(0, readers), busy=max(0, busy), idle_seconds=max(0.5, idle))
+        return cls(max_readers=max(0, readers), busy=max(0, busy), local=local, idle_seconds=max(0.5, idle),
+                   gate=gate)
 
 
 def auto_readers() -> int:
@@ -100,6 +108,53 @@ def reader_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, protocol.FROZEN_FLAG]
     return [sys.executable, "-m", "server.readers.worker"]
+
+
+class CpuGate:
+    """Whether the machine has CPU for the readers: over the last ``window`` seconds, the idle
+    time of all cores plus the CPU the readers themselves used, in cores (a reader busy on a free
+    core counts as free, so the gate does not close because the readers took the idle core). On a
+    machine whose cores are taken (other work, a transcode) a reader gets only a slice of a core,
+    each page then waits for two time slices, and the owner answers pages faster itself. Linux
+    only (/proc/stat); elsewhere ``free`` is None and the gate stays open."""
+
+    def __init__(self, window: float = 1.0) -> None:
+        self.window = window
+        self._at = 0.0
+        self._idle = self._readers = 0.0
+        self.free: float | None = None  # cores the readers could use, last measured
+
+    def check(self, reader_pids: list[int], need: float) -> bool:
+        now = time.monotonic()
+        if now - self._at >= self.window:
+            idle, readers = _idle_seconds(), sum(_cpu_seconds(pid) for pid in reader_pids)
+            if idle is not None and self._at and now > self._at:
+                self.free = max(0.0, idle - self._idle + readers - self._readers) / (now - self._at)
+            self._at, self._idle, self._readers = now, idle or 0.0, readers
+        return self.free is None or self.free >= need
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _idle_seconds() -> float | None:
+    """Idle + iowait time of all cores since boot (Linux), else None."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+        return (int(fields[4]) + int(fields[5])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system time of a process (Linux), else 0."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 class ReaderGone(Exception):
@@ -147,9 +202,9 @@ class Reader:
     async def read_replies(self) -> None:
         try:
             while True:
-                head = await self._in.readexactly(protocol.HEADER.size)
-                (size,) = protocol.HEADER.unpack(head)
-                request_id, status, payload = pickle.loads(await self._in.readexactly(size))
+                head = await self._in.readexactly(protocol.REPLY_HEADER.size)
+                size = protocol.REPLY_HEADER.unpack(head)[0]
+                request_id, status, payload = protocol.read_reply(head, await self._in.readexactly(size))
                 future = self._pending.get(request_id)
                 if future is not None and not future.done():
                     self.served += 1
@@ -179,6 +234,7 @@ class ReaderPool:
         self.readers: list[Reader] = []
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
+        self.answered_here = 0  # requests of the pool's kinds the owner answered itself while enabled
         self._inflight = 0  # requests of the pool's kinds in flight
         self._local = 0  # of those, answered in the owner
         self._starting = 0
@@ -190,6 +246,7 @@ class ReaderPool:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
         self._reaper: asyncio.Task[None] | None = None
+        self.gate = CpuGate()
 
     @property
     def enabled(self) -> bool:
@@ -215,9 +272,10 @@ class ReaderPool:
         self._inflight += 1
         try:
             while True:
-                if self._inflight <= self.settings.busy or not self._alive():
-                    if self._inflight > self.settings.busy:
+                if self._inflight <= self.settings.busy or not self._alive() or not self._cpu_free():
+                    if self._inflight > self.settings.busy and self._cpu_free():
                         self._grow()
+                    self.answered_here += 1
                     return await local(q, opts)
                 reader = self._free_reader()
                 if reader is not None:
@@ -228,9 +286,11 @@ class ReaderPool:
                         continue  # take another slot (another reader's, or the owner's)
                     if encoded is not None:
                         return encoded
+                    self.answered_here += 1
                     return await local(q, opts)  # the reader failed on it: answered here
                 if self._local < self.settings.local:
                     self._local += 1
+                    self.answered_here += 1
                     try:
                         return await local(q, opts)
                     finally:
@@ -252,11 +312,15 @@ class ReaderPool:
             self._wake()
         if status == protocol.OK:
             self.served += 1
-            return bytes(payload)
+            return cast(bytes, payload)  # the reply's bytes as they came off the connection
         if status == protocol.ERROR:
             raise payload
         log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
         return None
+
+    def _cpu_free(self) -> bool:
+        """``auto``: the machine has a core's worth of CPU for the readers (CpuGate); else always."""
+        return not self.settings.gate or self.gate.check(self.pids(), self.settings.free_cores)
 
     def _alive(self) -> bool:
         return any(r.alive for r in self.readers)
@@ -308,7 +372,8 @@ class ReaderPool:
 
     async def _listen(self) -> tuple[str, int]:
         if self._server is None:
-            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+            # a large stream limit: a 250 KB reply is read without pausing the transport every 128 KB
+            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=STREAM_LIMIT)
             host, port = self._server.sockets[0].getsockname()[:2]
             self._address = (host, port)
         assert self._address is not None
@@ -382,7 +447,7 @@ class ReaderPool:
         self.readers.remove(reader)
         if not self._closed:
             self._spawn_task(self._end(reader))
-            if self._inflight > self.settings.busy:
+            if self._inflight > self.settings.busy and self._cpu_free():
                 self._grow()  # replace it while the load lasts
 
     async def _end(self, reader: Reader) -> None:

@@ -4,9 +4,11 @@ secret, in a plain-text hello, before any pickled frame is read), so pickle is s
 
 - hello (reader -> owner, once): ``<secret>:<pid>`` in ASCII, never unpickled
 - request (owner -> reader): ``(request_id, kind, generation, args)``
-- reply (reader -> owner): ``(request_id, status, payload)``: status ``OK`` (payload: the encoded
-  reply), ``ERROR`` (payload: a server.errors exception to raise as the owner would have) or
-  ``FAILED`` (payload: a traceback text; the owner answers the request itself).
+- reply (reader -> owner): ``REPLY_HEADER`` (body size, request_id, status) then the body: for
+  status ``OK`` the encoded reply itself (raw bytes, not pickled: the owner hands exactly those
+  bytes to the response, with no unpickling copy), for ``ERROR`` a pickled server.errors exception
+  to raise as the owner would have, for ``FAILED`` a pickled traceback text (the owner answers the
+  request itself).
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ from typing import Any
 HEADER = struct.Struct("!I")
 MAX_FRAME = 256 * 1024 * 1024
 
+#: A reply's head: body size, request id, status (an index into STATUSES).
+REPLY_HEADER = struct.Struct("!IIB")
+
 OK = "ok"
 ERROR = "error"
 FAILED = "failed"
+STATUSES = (OK, ERROR, FAILED)
 
 #: The kinds of request a reader answers.
 ITEMS = "items"
@@ -38,6 +44,35 @@ FROZEN_FLAG = "--reelroom-reader"
 def frame(message: Any) -> bytes:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return HEADER.pack(len(body)) + body
+
+
+def reply_parts(request_id: int, status: str, payload: Any) -> list[bytes]:
+    """A reply as the buffers to send (head, body), so an OK body is sent as it is, uncopied."""
+    body = payload if status == OK else pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    return [REPLY_HEADER.pack(len(body), request_id, STATUSES.index(status)), body]
+
+
+def read_reply(head: bytes, body: bytes) -> tuple[int, str, Any]:
+    """``(request_id, status, payload)`` from a reply's head and body (the owner's side)."""
+    _size, request_id, code = REPLY_HEADER.unpack(head)
+    status = STATUSES[code]
+    return request_id, status, body if status == OK else pickle.loads(body)
+
+
+def send_parts(sock: socket.socket, parts: list[bytes]) -> None:
+    """``sendall`` of several buffers without joining them (``sendmsg`` where there is one)."""
+    if not hasattr(sock, "sendmsg"):  # Windows
+        for part in parts:
+            sock.sendall(part)
+        return
+    views = [memoryview(part) for part in parts if part]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
 
 
 def hello(key: str, pid: int) -> bytes:

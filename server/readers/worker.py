@@ -34,6 +34,9 @@ from server.readers import protocol
 from server.users.service import UserService
 
 T = TypeVar("T")
+#: The reader's DTO fragment cache (the owner keeps its own, 24 MiB): pages sent to a reader are
+#: mostly random ones the cache cannot hold anyway, and a reader's memory adds to the server's.
+FRAGMENT_BUDGET = 8 * 1024 * 1024
 log = logging.getLogger("reelroom.reader")
 
 
@@ -65,9 +68,9 @@ def _query_only(dbapi_conn: Any, _record: Any) -> None:
 class Reader:
     """The read path of one server, built from what the owner told the process."""
 
-    def __init__(self, database_url: str, server_id: str) -> None:
+    def __init__(self, database_url: str, server_id: str, fragment_budget: int = FRAGMENT_BUDGET) -> None:
         self.db = ReaderDatabase(database_url)
-        self.items = ItemService(self.db, UserService(self.db), server_id)
+        self.items = ItemService(self.db, UserService(self.db), server_id, fragment_budget=fragment_budget)
         self.loop = asyncio.new_event_loop()
 
     def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
@@ -97,12 +100,12 @@ def serve(sock: socket.socket, reader: Reader) -> None:
         message = protocol.read_frame(sock)
         if message is None:  # the owner closed the connection or went away
             return
-        reply = reader.handle(message)
+        request_id, status, payload = reader.handle(message)
         try:
-            data = protocol.frame(reply)
+            parts = protocol.reply_parts(request_id, status, payload)
         except Exception:  # an exception that does not pickle: the owner answers it
-            data = protocol.frame((reply[0], protocol.FAILED, traceback.format_exc()))
-        sock.sendall(data)
+            parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
+        protocol.send_parts(sock, parts)
 
 
 def main() -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.engine import Row
 
 from server.db.tables import Item, TrickplayInfo
 from server.errors import NotFoundError
@@ -36,7 +37,7 @@ log = logging.getLogger("reelroom.trickplay")
 VIDEO_TYPES = ("Movie", "Episode", "Video", "MusicVideo", "Trailer")
 
 
-def _signature(row: Any) -> str:
+def _signature(row: Row[Any]) -> str:
     return f"{row.file_size or row.size or 0}:{row.file_mtime or 0}"
 
 

@@ -52,6 +52,15 @@ def default_policy(is_admin: bool) -> w.UserPolicy:
     )
 
 
+# The policy properties the spec marks nullable: null in a policy POST clears them (no rating
+# limit, an empty list), where a property left out keeps its stored value.
+CLEARABLE_POLICY_FIELDS = frozenset({
+    "MaxParentalRating", "BlockedTags", "AllowedTags", "AccessSchedules", "BlockUnratedItems",
+    "EnableContentDeletionFromFolders", "EnabledDevices", "EnabledChannels", "EnabledFolders",
+    "BlockedMediaFolders", "BlockedChannels",
+})
+
+
 def default_user_configuration() -> w.UserConfiguration:
     return w.UserConfiguration(
         AudioLanguagePreference="", PlayDefaultAudioTrack=True, SubtitleLanguagePreference="",
@@ -144,12 +153,14 @@ class UserService:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._cache: dict[str, UserRecord] = {}
+        self._epoch = 0  # bumped by every invalidation
         self.lock_durations = self.LOCK_DURATIONS
         self._locked_until: dict[str, float] = {}  # user id -> time.time() when the lock ends
 
     # -- reads ---------------------------------------------------------------------------
 
     def _invalidate(self, user_id: str | None = None) -> None:
+        self._epoch += 1  # a read that started before this must not store what it read
         if user_id is None:
             self._cache.clear()
         else:
@@ -159,12 +170,19 @@ class UserService:
         cached = self._cache.get(user_id)
         if cached is not None:
             return cached
+        epoch = self._epoch
         row = await self.db.read(lambda s: s.get(User, user_id))
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
         record = _record(row)
-        self._cache[user_id] = record
+        if epoch == self._epoch:  # else a write landed meanwhile: this row may predate it
+            self._cache[user_id] = record
         return record
+
+    def cached(self, user_id: str) -> UserRecord | None:
+        """The record ``get`` would answer without reading (None when not loaded): a new object
+        after every change of the user, their policy or configuration."""
+        return self._cache.get(user_id)
 
     async def find(self, user_id: str) -> UserRecord | None:
         try:
@@ -246,9 +264,15 @@ class UserService:
             return False
         return await verify_password_async(row.password_hash, password)
 
-    async def set_policy(self, user_id: str, policy: w.UserPolicy) -> UserRecord:
+    async def set_policy(self, user_id: str, policy: w.UserPolicy,
+                         cleared: frozenset[str] = frozenset()) -> UserRecord:
+        """Merge ``policy`` into the stored one: properties left out (None) keep their value,
+        ``cleared`` ones (sent as null) go back to their default, for the nullable ones."""
         current = await self.get(user_id)
         changes = {f: getattr(policy, f) for f in policy.__struct_fields__ if getattr(policy, f) is not None}
+        defaults = default_policy(bool(current.is_admin))
+        for f in cleared & CLEARABLE_POLICY_FIELDS:
+            changes[f] = getattr(defaults, f)
         merged = msgspec.structs.replace(current.policy, **changes)
         if not merged.IsAdministrator and current.is_admin:
             admins = [u for u in await self.all() if u.is_admin and u.id != user_id]

@@ -81,3 +81,17 @@ def decode_body(raw: bytes, struct_type: type[T], *, allow_empty: bool = True) -
         return msgspec.convert(canonical_keys(data, struct_type), struct_type, strict=False)
     except msgspec.ValidationError as exc:
         raise BadRequestError(f"Invalid request body: {exc}") from None
+
+
+def null_fields(raw: bytes, struct_type: type) -> frozenset[str]:
+    """The top-level properties a JSON body sets to null explicitly, in the struct's own spelling
+    (a decoded struct cannot tell them from the ones left out)."""
+    try:
+        data = msgspec.json.decode(raw) if raw.strip() else None
+    except msgspec.DecodeError:
+        return frozenset()
+    if not isinstance(data, dict):
+        return frozenset()
+    fields = _field_map(struct_type)
+    return frozenset(hit[0] for key, v in data.items()
+                     if v is None and isinstance(key, str) and (hit := fields.get(key.lower())) is not None)

@@ -131,6 +131,38 @@ def test_channel_plays_from_playback_info_through_live_hls(server, tmp_path, sou
     _wait_for(lambda: source.open_connections("/news.ts") == 0)
 
 
+def test_a_channel_on_the_video_stream_routes(server, tmp_path, source):
+    """/Videos/{channelId}/stream.ts (and stream?static=true) relay the opened live stream named by
+    LiveStreamId, or the channel's own, as MPEG-TS; other containers are a 400 ProblemDetails."""
+    c, tuner, channels = _setup(server, tmp_path, source)
+    news, sport = channels["News Five"]["Id"], channels["Sport Six"]["Id"]
+    info = c.post(f"/Items/{news}/PlaybackInfo", json={"DeviceProfile": HLS_PROFILE}).json()
+    live = c.post("/LiveStreams/Open", json={"OpenToken": info["MediaSources"][0]["OpenToken"],
+                                             "DeviceProfile": HLS_PROFILE}).json()["MediaSource"]
+    for path, params in ((f"/Videos/{news}/stream.ts", {"LiveStreamId": live["LiveStreamId"], "Static": "true"}),
+                         (f"/Videos/{news}/stream", {"static": "true", "liveStreamId": live["LiveStreamId"]}),
+                         (f"/Videos/{sport}/stream.ts", {})):
+        with c.stream("GET", path, params=params) as r:
+            assert r.status_code == 200, (path, r.read())
+            assert r.headers["content-type"].startswith("video/mp2t")
+            first = next(r.iter_bytes())
+        assert first[:1] == b"\x47", path
+    head = c.head(f"/Videos/{news}/stream.ts", params={"LiveStreamId": live["LiveStreamId"]})
+    assert head.status_code == 200 and head.headers["content-type"].startswith("video/mp2t")
+
+    for path, params, status in ((f"/Videos/{news}/stream.mp4", {"LiveStreamId": live["LiveStreamId"]}, 400),
+                                 (f"/Videos/{news}/stream.ts", {"LiveStreamId": "f" * 32}, 404),
+                                 (f"/Videos/{sport}/stream.ts", {"LiveStreamId": live["LiveStreamId"]}, 400),
+                                 (f"/Videos/{'e' * 32}/stream.ts", {}, 404)):
+        r = c.get(path, params=params)
+        assert r.status_code == status, (path, r.text)
+        assert r.headers["content-type"].startswith("application/problem+json")
+    assert c.post("/LiveStreams/Close", params={"liveStreamId": live["LiveStreamId"]}).status_code == 204
+    _wait_for(lambda: _live_streams(server).for_channel(news) is None)
+    _wait_for(lambda: _live_streams(server).for_channel(sport) is None)
+    assert c.delete("/LiveTv/TunerHosts", params={"id": tuner["Id"]}).status_code == 204
+
+
 def test_two_viewers_share_one_tuner_and_the_limit_is_enforced(server, tmp_path, source):
     c, tuner, channels = _setup(server, tmp_path, source, tuner_count=1)
     news, sport = channels["News Five"], channels["Sport Six"]
@@ -257,6 +289,7 @@ def test_livetv_view_and_access(server, tmp_path, source):
         assert viewer.get(f"/Items/{channels['News Five']['Id']}").status_code == 404
         assert viewer.post(f"/Items/{channels['News Five']['Id']}/PlaybackInfo", json={}).status_code == 404
         assert viewer.get("/LiveTv/Channels").status_code == 403
+        assert viewer.get(f"/Videos/{channels['News Five']['Id']}/stream.ts").status_code == 404
 
     # Stable ids: the tuner's URLs rotate (new tokens), the channel ids stay.
     m3u = Path(tuner["Url"])

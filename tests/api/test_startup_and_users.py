@@ -198,3 +198,30 @@ def test_display_preferences_round_trip(server):
         assert c.post("/DisplayPreferences/usersettings", params={"client": "emby"}, json=prefs).status_code == 204
         assert c.get("/DisplayPreferences/usersettings",
                       params={"client": "emby"}).json()["CustomPrefs"] == {"homesection0": "resume"}
+
+
+def test_policy_null_clears_a_nullable_field(server):
+    """A policy POST with null for a nullable field clears it (Jellyfin: a null
+    MaxParentalRating is no limit); a field left out keeps its stored value."""
+    with server.admin() as c:
+        uid = c.post("/Users/New", json={"Name": "nully"}).json()["Id"]
+        set_to = {"MaxParentalRating": 10, "BlockedTags": ["gore"], "AllowedTags": ["family"],
+                  "BlockUnratedItems": ["Movie"], "EnabledFolders": ["0123456789abcdef0123456789abcdef"], "EnabledChannels": ["0123456789abcdef0123456789abcdef"],
+                  "EnabledDevices": ["d1"], "BlockedMediaFolders": ["0123456789abcdef0123456789abcdef"], "BlockedChannels": ["0123456789abcdef0123456789abcdef"],
+                  "EnableContentDeletionFromFolders": ["0123456789abcdef0123456789abcdef"],
+                  "AccessSchedules": [{"DayOfWeek": "Sunday", "StartHour": 1, "EndHour": 2}]}
+        base = {"AuthenticationProviderId": "x", "PasswordResetProviderId": "y"}
+        r = c.post(f"/Users/{uid}/Policy", json={**base, **set_to})
+        assert r.status_code == 204, r.text
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        assert policy["MaxParentalRating"] == 10 and policy["BlockedTags"] == ["gore"]
+        # Left out: kept.
+        assert c.post(f"/Users/{uid}/Policy", json={**base, "IsHidden": False}).status_code == 204
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        assert policy["MaxParentalRating"] == 10 and policy["EnabledFolders"] != []
+        # Null: cleared, one field at a time (no limit; an empty list).
+        for field in set_to:
+            assert c.post(f"/Users/{uid}/Policy", json={**base, field: None}).status_code == 204, field
+            policy = c.get(f"/Users/{uid}").json()["Policy"]
+            assert policy.get(field) in (None, []), (field, policy.get(field))
+        assert policy.get("MaxParentalRating") is None and policy["IsHidden"] is False

@@ -100,7 +100,7 @@ async def test_group_lifecycle_and_synchronised_play(server, items):
 
         # Only when both have loaded the item does the group start, at one moment for both.
         ready = {"PlaylistItemId": first, "PositionTicks": 0, "IsPlaying": False,
-                 "When": datetime.now().isoformat()}
+                 "When": datetime.now(UTC).isoformat()}
         assert (await a.post("/SyncPlay/Ready", ready)).status_code == 204
         # b is still loading: a is told to hold (pause) where it is.
         assert (await a.next("SyncPlayCommand"))["Command"] == "Pause"

@@ -16,29 +16,44 @@ from PIL import Image, ImageStat
 
 from server.artwork.frames import dark_share
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan, allow_roots, refresh_and_wait, wait_for_scan
+from tests.library_helpers import (
+    add_library_and_scan,
+    allow_roots,
+    refresh_and_wait,
+    wait_for_artwork,
+    wait_for_scan,
+)
 from tests.mediagen import make_audio, make_image, make_video, write_nfo
 
 
 def run_artwork(live: LiveServer, timeout: float = 120) -> dict:
-    """Start RefreshArtwork (or join the run going on) and wait for a run that ended after now."""
+    """Have an artwork run that starts after now, wait until it (and any run it asks for) has
+    ended, and return the task's result. A run a scan asked for that has not started yet
+    (debounced: the task shows Idle meanwhile) is that run; a run already going may have read
+    the state before now, so it ends first and a new one is started. Starting a second run
+    while one is due would give two runs, and ``artwork.last`` the later one's."""
+    art = live.ctx.artwork
+    deadline = time.monotonic() + timeout
+
+    def wait(condition) -> None:
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError("the artwork task did not finish")
+            time.sleep(0.05)
+
+    wait(lambda: not art.running)
+    runs = art.runs
+    if not art.due:
+        with live.admin() as c:
+            task = next(t for t in c.get("/ScheduledTasks").json() if t["Key"] == "RefreshArtwork")
+            assert c.post(f"/ScheduledTasks/Running/{task['Id']}").status_code == 204
+    wait(lambda: art.runs > runs and not art.pending)
+    wait_for_artwork(live, timeout=max(deadline - time.monotonic(), 1))  # nothing more asked for
     with live.admin() as c:
         task = next(t for t in c.get("/ScheduledTasks").json() if t["Key"] == "RefreshArtwork")
-        before = (task.get("LastExecutionResult") or {}).get("EndTimeUtc")
-        while task["State"] != "Idle":  # a run the scan asked for: let it finish first
-            time.sleep(0.1)
-            task = c.get(f"/ScheduledTasks/{task['Id']}").json()
-            before = (task.get("LastExecutionResult") or {}).get("EndTimeUtc")
-        assert c.post(f"/ScheduledTasks/Running/{task['Id']}").status_code == 204
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            task = c.get(f"/ScheduledTasks/{task['Id']}").json()
-            last = task.get("LastExecutionResult") or {}
-            if task["State"] == "Idle" and last.get("EndTimeUtc") and last["EndTimeUtc"] != before:
-                assert last["Status"] == "Completed", last.get("ErrorMessage")
-                return last
-            time.sleep(0.1)
-    raise AssertionError("the artwork task did not finish")
+    last = task.get("LastExecutionResult") or {}
+    assert last.get("Status") == "Completed", last.get("ErrorMessage")
+    return last
 
 
 def decode(content: bytes) -> Image.Image:
@@ -226,8 +241,7 @@ def test_frames_survive_rescans_and_are_redone_when_the_file_changes(live):
     tag = bright["ImageTags"]["Primary"]
     with live.admin() as c:  # a forced refresh re-resolves and rewrites the rows
         assert c.post(f"/Items/{live.extra['movies_id']}/Refresh").status_code == 204
-    time.sleep(1.0)
-    refresh_and_wait(live)
+    refresh_and_wait(live)  # the forced pass was queued on the same RefreshLibrary run
     assert _movie(live, "Bright")["ImageTags"]["Primary"] == tag
     path = live.extra["movies"] / "Bright (2020)" / "Bright (2020).mkv"
     make_video(path, seconds=6, width=400, height=300, acodec=None)
@@ -340,6 +354,7 @@ def test_a_file_ffmpeg_cannot_read_is_not_tried_again_after_a_restart(tmp_path):
                        json={"LibraryOptions": no_grabber})
             assert r.status_code == 204, r.text
         wait_for_scan(server, started)
+        wait_for_artwork(server)  # the run the scan asked for, before the options change under it
         # the file goes bad in place: same size and mtime, so the scan keeps its row as it is
         stat = clip.stat()
         clip.write_bytes(b"\x00not a video" * (stat.st_size // 12) + b"\x00" * (stat.st_size % 12))

@@ -176,6 +176,10 @@ def test_bundled_server(installed: Path, tmp_path: Path):
         public = httpx.get(f"{url}/System/Info/Public").json()
         assert public["ProductName"] == "Jellyfin Server" and public["Version"] == "10.10.7"
         assert public["StartupWizardCompleted"] is False
+        # A first start (the bundle migrated in a child, --reelroom-migrate); the headless server
+        # loads no Qt (PySide6 is not in its analysis, installer/reelroom.spec).
+        maps = Path(f"/proc/{server.pid}/maps").read_text()
+        assert "libQt6Core" not in maps
 
         # Discovery on 127.0.0.1, as the Jellyfin apps ask.
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

@@ -185,6 +185,28 @@ def test_hevc_hdr_on_the_tv_is_transcoded_to_sdr_h264_within_its_limits() -> Non
     assert q["TranscodeReasons"] == "ContainerNotSupported,VideoCodecNotSupported,AudioCodecNotSupported"
 
 
+def test_decision_and_transcode_plan_share_one_stream_target() -> None:
+    """The output fields are declared once (StreamTarget): a transcoding decision carries its
+    plan's target as planned (codec options without spaces), nothing renamed on the way."""
+    from server.playback.playback_decision import StreamTarget
+    from server.playback.transcode_plan import TranscodePlan, plan_video
+
+    assert issubclass(PlaybackDecision, StreamTarget) and issubclass(TranscodePlan, StreamTarget)
+    profile, source = restrictive_tv_profile(), hevc_hdr_mkv()
+    decision = decide(profile, source)
+    streams = source.MediaStreams or []
+    video = next(s for s in streams if s.Type == "Video")
+    audio = next(s for s in streams if s.Type == "Audio")
+    tp = next(t for t in profile.TranscodingProfiles or [] if t.Type == "Video")
+    plan = plan_video(profile, tp, source, video, audio, [audio], cap=decision.max_bitrate, allow_video_copy=True,
+                      allow_audio_copy=True, burn_in_subtitle=False, max_audio_channels=None,
+                      encodable_video_codecs=("h264", "hevc"))
+    assert plan is not None
+    planned = plan.target_fields()
+    planned["codec_options"] = {k: v.replace(" ", "") for k, v in plan.codec_options.items()}
+    assert decision.target_fields() == planned
+
+
 def test_browser_keeps_hevc_conditions_but_encodes_to_the_transcoding_profiles_codec() -> None:
     decision = decide(browser_profile(), hevc_hdr_mkv())
     assert decision.video_codecs[0] == "h264" and not decision.copy_video

@@ -53,7 +53,8 @@ def live(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> Iter
     root = tmp_path_factory.mktemp("readers")
     media = root / "media"
     shutil.copytree(library_source, media)
-    live = start_server(root / "data", readers=1, readers_busy=0)
+    live = start_server(root / "data", readers=1, readers_busy=0,
+                        reply_cache_mib=0)  # (every page to the reader: none kept in the owner)
     complete_wizard(live)
     live.extra["media"] = media
     live.extra["libraries"] = {
@@ -316,7 +317,8 @@ def test_readers_in_the_tray_host(tmp_path: Path) -> None:
     a restart ends the old ones, stopping the server ends them all."""
     from app.server_host import ServerHost
 
-    host = ServerHost(tmp_path / "data", port=0, host="127.0.0.1", enable_lan=False, readers=1, readers_busy=0)
+    host = ServerHost(tmp_path / "data", port=0, host="127.0.0.1", enable_lan=False, readers=1, readers_busy=0,
+                      reply_cache_mib=0)
 
     def pages_through_a_reader() -> int:
         headers = auth_header(host.desktop_api_key(), "tray-test")
@@ -358,6 +360,70 @@ def test_settings_from_options_and_environment() -> None:
                                         "REELROOM_READERS_IDLE": "5"})
     assert (s.max_readers, s.busy, s.idle_seconds) == (1, 0, 5.0)
     assert ReaderSettings.resolve(environ={"REELROOM_READERS_IDLE": "soon"}).idle_seconds == 60.0
+    # auto: readers only while a core is free (CpuGate); a number: whenever the server is busy
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "auto"}).gate is True
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1"}).gate is False
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS_LOCAL": "0"}).local == 0
+    assert ReaderSettings.resolve(environ={}).local == ReaderSettings.local
+
+
+def test_the_cpu_gate_counts_idle_time_and_the_readers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Free CPU for readers = the machine's idle time + what the readers used, per second of the
+    window; the gate is open at or above the cores asked for, and open where nothing is measured."""
+    from server.readers import pool as pool_module
+
+    clock = [100.0]
+    idle = [50.0]
+    reader_cpu = {7: 3.0}
+    monkeypatch.setattr(pool_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(pool_module, "_idle_seconds", lambda: idle[0])
+    monkeypatch.setattr(pool_module, "_cpu_seconds", lambda pid: reader_cpu.get(pid, 0.0))
+    gate = pool_module.CpuGate(window=1.0)
+    assert gate.check([7], 0.5) and gate.free is None  # nothing measured yet: open
+    clock[0] += 2.0
+    idle[0] += 0.2  # 0.1 core idle, the reader used nothing: closed
+    assert not gate.check([7], 0.5) and gate.free == pytest.approx(0.1)
+    clock[0] += 0.5
+    idle[0] += 5.0  # within the window: the last figure stands
+    assert not gate.check([7], 0.5)
+    clock[0] += 1.5
+    reader_cpu[7] += 1.6  # the reader took 0.8 core of the 2 s: it counts as free
+    assert gate.check([7], 0.5) and gate.free == pytest.approx((5.0 + 1.6) / 2.0)
+    monkeypatch.undo()
+    real = pool_module.CpuGate(window=0.0)
+    real.check([], 0.5)
+    time.sleep(0.05)
+    real.check([os.getpid()], 0.5)
+    assert real.free is not None and real.free >= 0  # Linux: measured from /proc
+
+
+def test_auto_leaves_pages_to_the_owner_while_no_core_is_free(live: LiveServer) -> None:
+    """REELROOM_READERS=auto on a machine without a free core: pages are answered in the owner
+    (no reader takes them, none is started for them); once a core is free readers take them again."""
+    from server.readers.pool import CpuGate
+
+    pool = live.ctx.readers
+    settings = pool.settings
+    reader_running(live)
+    gate = pool.gate
+    pool.gate = CpuGate(window=0.0)  # measured at every page
+    pool.settings = dataclasses.replace(settings, gate=True, free_cores=10**6)  # never enough
+    try:
+        with live.admin() as c:  # the first look measures nothing yet (open), the next ones do
+            for _ in range(2):
+                assert c.get("/Items", params={"recursive": "true", "limit": 5}).status_code == 200
+        assert pool.gate.free is not None
+        served, here = pool.served, pool.answered_here
+        with live.admin() as c:
+            for _ in range(3):
+                assert c.get("/Items", params={"recursive": "true", "limit": 5}).status_code == 200
+        assert pool.served == served and pool.answered_here == here + 3
+        pool.settings = dataclasses.replace(settings, gate=True, free_cores=0.0)  # always enough
+        with live.admin() as c:
+            assert c.get("/Items", params={"recursive": "true", "limit": 5}).status_code == 200
+        assert pool.served == served + 1
+    finally:
+        pool.settings, pool.gate = settings, gate
 
 
 def test_a_page_a_reader_cannot_take_is_answered_by_the_owner(live: LiveServer) -> None:
@@ -417,3 +483,42 @@ def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> No
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_replies_travel_as_raw_bytes_of_any_size() -> None:
+    """An answered page crosses the connection as the very bytes the reader encoded (no pickle),
+    in one sendmsg of head and body, whatever its size; errors and failures are pickled."""
+    import asyncio
+    import socket
+
+    from server.errors import NotFoundError
+    from server.readers import protocol
+
+    big = bytes(range(256)) * (5 * 4096 + 7)  # 5 MB and change: above the owner's stream limit
+    replies = [(1, protocol.OK, big), (2, protocol.ERROR, NotFoundError("gone")),
+               (3, protocol.FAILED, "Traceback: boom"), (4, protocol.OK, b"")]
+    assert protocol.reply_parts(1, protocol.OK, big)[1] is big  # sent as it is, not copied or pickled
+
+    async def exchange() -> list[tuple[int, str, object]]:
+        ours, theirs = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=ours, limit=4 * 1024 * 1024)
+
+        def send() -> None:
+            with theirs:
+                for reply in replies:
+                    protocol.send_parts(theirs, protocol.reply_parts(*reply))
+
+        sending = asyncio.get_running_loop().run_in_executor(None, send)
+        got = []
+        for _ in replies:
+            head = await reader.readexactly(protocol.REPLY_HEADER.size)
+            size = protocol.REPLY_HEADER.unpack(head)[0]
+            got.append(protocol.read_reply(head, await reader.readexactly(size)))
+        await sending
+        writer.close()
+        return got
+
+    got = asyncio.run(exchange())
+    assert got[0] == (1, protocol.OK, big) and type(got[0][2]) is bytes
+    assert got[1][:2] == (2, protocol.ERROR) and isinstance(got[1][2], NotFoundError)
+    assert got[2] == (3, protocol.FAILED, "Traceback: boom") and got[3] == (4, protocol.OK, b"")

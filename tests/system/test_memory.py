@@ -50,3 +50,45 @@ def test_arenas_are_limited_unless_the_user_chose(monkeypatch):
     assert memory.limit_arenas() is False  # the user's setting stands
     monkeypatch.delenv("MALLOC_ARENA_MAX")
     assert memory.limit_arenas() is True
+
+
+def test_the_collector_paused_for_start_up_collects_its_garbage_when_settled():
+    """pause_collector (the entry points) turns the cyclic collector off; settle_collector (the
+    runner, once ready) collects what start-up left in cycles, freezes the rest and turns it on."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    assert gc.isenabled()
+    frozen_before = gc.get_freeze_count()
+    memory.pause_collector()
+    try:
+        assert not gc.isenabled()
+        cycle = Node()
+        cycle.self = cycle  # garbage only the cyclic collector can free
+        dead = weakref.ref(cycle)
+        del cycle
+        kept = Node()
+        assert dead() is not None  # nothing collected while paused
+        memory.settle_collector()
+        assert gc.isenabled()
+        assert dead() is None  # start-up's garbage was collected before the freeze
+        assert gc.get_freeze_count() > frozen_before and kept is not None
+        memory.resume_collector()  # a no-op now
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+def test_a_failed_start_resumes_the_collector():
+    import gc
+
+    memory.pause_collector()
+    try:
+        memory.resume_collector()
+        assert gc.isenabled()
+    finally:
+        gc.enable()

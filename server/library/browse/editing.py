@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from server.db.handles import items
 from server.db.tables import CollectionEntry, Item, ItemPerson, ItemValue, LibraryPath, Person, Playlist
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from server.db.database import Database
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService
+    from server.library.catalog.query import ItemRow
     from server.system.configuration import ConfigurationStore
     from server.users.service import UserRecord
 
@@ -175,7 +177,7 @@ def _inside(path: str, root: str) -> bool:
     return path != root and os.path.commonpath([path, root]) == root
 
 
-def _delete_paths(row: Any, roots: list[str]) -> list[str]:
+def _delete_paths(row: ItemRow, roots: list[str]) -> list[str]:
     """What to remove from disk for a row: its folder, or its file and same-named sidecars."""
     path = row.path
     if not path or not any(_inside(path, r) for r in roots):
@@ -194,7 +196,7 @@ def _delete_paths(row: Any, roots: list[str]) -> list[str]:
     return out
 
 
-def _owns_its_folder(s: Session, row: Any, doomed: list[str], roots: list[str]) -> bool:
+def _owns_its_folder(s: Session, row: ItemRow, doomed: list[str], roots: list[str]) -> bool:
     """True when a file item's folder holds no other item (below a library root, never one)."""
     if row.is_folder or not row.path or not any(_inside(row.path, r) for r in roots):
         return False
@@ -309,7 +311,7 @@ class EditingService:
 
     # -- deleting -------------------------------------------------------------------------
 
-    async def _check_delete(self, row: Any, user: UserRecord | None, owner_of: dict[str, str | None]) -> bool:
+    async def _check_delete(self, row: ItemRow, user: UserRecord | None, owner_of: dict[str, str | None]) -> bool:
         if row.type in _NOT_DELETABLE:
             return False
         if user is None:
@@ -346,7 +348,7 @@ class EditingService:
             raise UnauthorizedError("Unauthorized access")
         await self._delete_one(row)
 
-    async def _delete_one(self, row: Any) -> None:
+    async def _delete_one(self, row: ItemRow) -> None:
         def read(s: Session) -> tuple[list[str], list[str], bool]:
             roots = [r[0] for r in s.execute(select(LibraryPath.path).where(
                 LibraryPath.library_id == row.library_id)).all()] if row.library_id else []
@@ -354,7 +356,8 @@ class EditingService:
             return doomed, roots, _owns_its_folder(s, row, doomed, roots)
 
         doomed, roots, own_folder = await self.db.read(read)
-        if own_folder:  # a movie in its own folder: the folder goes (its art, NFO, extras)
+        paths: list[str]
+        if own_folder and row.path:  # a movie in its own folder: the folder goes (its art, NFO, extras)
             paths = [os.path.dirname(row.path)]
         else:
             paths = _delete_paths(row, roots)
@@ -363,8 +366,8 @@ class EditingService:
 
         def write(s: Session) -> None:
             if row.type == "Playlist":
-                s.execute(delete(Playlist.__table__).where(Playlist.id == row.id))
-            s.execute(delete(CollectionEntry.__table__).where(CollectionEntry.collection_id == row.id))
+                s.execute(delete(Playlist.__table__).where(col(Playlist.id) == row.id))
+            s.execute(delete(CollectionEntry.__table__).where(col(CollectionEntry.collection_id) == row.id))
             s.execute(update(items).where(items.c.id == row.id).values(date_modified=datetime.now(UTC)))
 
         await self.db.write(write)

@@ -26,7 +26,8 @@ from server.db.handles import playlist_shares as shares
 from server.db.tables import Item, Playlist, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.browse.playstate import playable_descendants
-from server.library.catalog.dto import DtoOptions, build_dtos
+from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
+from server.library.catalog.fragments import FragmentCache, splice
 from server.library.catalog.generation_cache import GenerationCache
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
@@ -38,6 +39,7 @@ from server.library.catalog.query import (
 )
 from server.library.catalog.sorting import sort_name
 from server.wire import models as w
+from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -127,8 +129,10 @@ def _touch(s: Session, playlist_id: str) -> None:
 
 class PlaylistService:
     def __init__(self, db: Database, users: UserService, server_id: str,
-                 on_change: Callable[[], None] = lambda: None) -> None:
+                 on_change: Callable[[], None] = lambda: None, fragments: FragmentCache | None = None) -> None:
         self.db = db
+        #: the item DTO fragments (ItemService's) a playlist's page is assembled from (items_reply)
+        self.fragments = fragments
         self._users = users  # (``users`` is the method that lists a playlist's shares)
         self.server_id = server_id
         # called after a playlist's items change: covers are collages of them (the artwork service
@@ -271,7 +275,44 @@ class PlaylistService:
                     limit: int | None, allowed_library_ids: frozenset[str] | None = None,
                     parental: ParentalRules | None = None) -> w.BaseItemDtoQueryResult:
         """The playlist's entries the viewer may see (entries from libraries outside their policy,
-        or hidden by their parental controls, are left out)."""
+        or hidden by their parental controls, are left out). The reference ``items_reply`` (what
+        the API answers) is checked against."""
+        read_page = await self._page_reader(playlist_id, caller, allowed_library_ids, parental)
+
+        def read(s: Session) -> w.BaseItemDtoQueryResult:
+            page, total = read_page(s, start_index, limit)
+            dtos = build_dtos(s, [row for _, row in page], opts, self.server_id)
+            for dto, (entry_id, _) in zip(dtos, page, strict=True):
+                dto.PlaylistItemId = entry_id
+            return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
+
+        return await self.db.read(read)
+
+    async def items_reply(self, playlist_id: str, caller: str | None, opts: DtoOptions, start_index: int,
+                          limit: int | None, allowed_library_ids: frozenset[str] | None = None,
+                          parental: ParentalRules | None = None, camel: bool = False) -> bytes:
+        """``items``' reply already encoded (``camel``: camelCase names), assembled from the items'
+        DTO fragments (catalog/fragments.py: a playlist's entries are the same few thousand items
+        page after page, so most are kept) with each entry's PlaylistItemId spliced in."""
+        read_page = await self._page_reader(playlist_id, caller, allowed_library_ids, parental)
+        key = b',"playlistItemId":"' if camel else b',"PlaylistItemId":"'
+
+        def read(s: Session) -> bytes:
+            page, total = read_page(s, start_index, limit)
+            shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index),
+                                camel)
+            made = build_fragments(s, [row for _, row in page], opts, self.server_id, self.fragments, camel)
+            # each fragment is a JSON object: the entry id goes in before its closing brace
+            return splice(shell, [b"".join((frag[:-1], key, entry_id.encode(), b'"}'))
+                                  for frag, (entry_id, _) in zip(made, page, strict=True)])
+
+        return await self.db.read(read)
+
+    async def _page_reader(self, playlist_id: str, caller: str | None, allowed_library_ids: frozenset[str] | None,
+                           parental: ParentalRules | None
+                           ) -> Callable[[Session, int, int | None], tuple[list[tuple[str, ItemRow]], int]]:
+        """Access checked; then (in a read) a page of the viewer's visible (entry id, row) pairs
+        and their total."""
         found = await self._access(playlist_id, caller, view=False)
         if not found.can_view(caller):
             raise ForbiddenError("You may not see this playlist.")
@@ -292,7 +333,7 @@ class PlaylistService:
                  .order_by(entries.c.sort_order, entries.c.id))
             return [(r[0], r[1]) for r in s.execute(q).all()]
 
-        def read(s: Session) -> w.BaseItemDtoQueryResult:
+        def read_page(s: Session, start_index: int, limit: int | None) -> tuple[list[tuple[str, ItemRow]], int]:
             # The viewer's ordered entries, kept per write generation (read before the first
             # query, so a list is never filed under a generation newer than its snapshot):
             # paging a long playlist reads it once, then each page is a slice and 100 rows by id.
@@ -302,15 +343,10 @@ class PlaylistService:
                 ordered = visible(s)
                 self._entries.put(key, generation, ordered)
             page_ids = ordered[start_index:None if limit is None else start_index + limit]
-            found = get_rows(s, [item_id for _, item_id in page_ids])
-            page = [(entry_id, found[item_id]) for entry_id, item_id in page_ids if item_id in found]
-            total = len(ordered)
-            dtos = build_dtos(s, [row for _, row in page], opts, self.server_id)
-            for dto, (entry_id, _) in zip(dtos, page, strict=True):
-                dto.PlaylistItemId = entry_id
-            return w.BaseItemDtoQueryResult(Items=dtos, TotalRecordCount=total, StartIndex=start_index)
+            rows = get_rows(s, [item_id for _, item_id in page_ids])
+            return [(entry_id, rows[item_id]) for entry_id, item_id in page_ids if item_id in rows], len(ordered)
 
-        return await self.db.read(read)
+        return read_page
 
     async def item_ids(self, playlist_id: str, caller: str | None) -> list[str]:
         await self._access(playlist_id, caller)

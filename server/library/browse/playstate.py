@@ -99,7 +99,7 @@ class PlayStateService:
                 targets.append(row.id)
             set_played(s, user_id, targets, played, when, count_play=date_played is not None)
 
-        await self.db.write(write)
+        await self.db.write_user_data((user_id,), write)  # only this user's rows
         opts = self.items.options(viewer, [])
 
         def read(s: Session) -> w.UserItemDataDto:

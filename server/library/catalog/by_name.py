@@ -188,6 +188,8 @@ class _Shape:
     less_than: bool
     offset: bool
     limit: bool
+    #: the search term's matches listed (``name_in``) instead of ``LIKE '%term%'`` (_matching_values)
+    search_in: bool = False
 
 
 def _shape(nq: NameQuery, libraries: tuple[str, ...] | None, exclude_libraries: Any = (), include: Any = None,
@@ -230,6 +232,8 @@ def _bound_name_filters(column: Any, shape: _Shape) -> list[ColumnElement[bool]]
     lowered = func.lower(column)
     if shape.search:
         conds.append(lowered.like(bindparam("name_like", type_=String()), escape="\\"))
+    if shape.search_in:
+        conds.append(column.in_(bindparam("name_in", expanding=True, type_=String())))
     if shape.starts_with:
         conds.append(binary(lowered) >= bindparam("name_prefix", type_=String()))
         conds.append(binary(lowered) < bindparam("name_prefix_end", type_=String()))
@@ -328,6 +332,33 @@ def _run_page(s: Session, st: _Statements, params: dict[str, Any], nq: NameQuery
     return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0)
 
 
+#: more matches than this and the term is matched in SQL (LIKE) instead of listed
+_MAX_MATCHES = 200
+
+
+def _matching_values(s: Session, nq: NameQuery) -> list[str] | None:
+    """The kept values (clean, lower case) of the query's kind that contain the search term,
+    found in the kind's distinct values kept in ``nq.totals``' cache for the generation (any
+    write reads them again): a search matches a few thousand artist names in Python in
+    microseconds, where ``lower(clean_value) LIKE '%term%'`` over the kept rows cost SQLite
+    1.5-2 ms at 100k items. None when not kept (no cache) or when too many match."""
+    if nq.totals is None or not nq.search_term or not nq.search_term.strip():
+        return None
+    cache, generation = nq.totals
+    value_kinds, _ = VALUE_KINDS[nq.kind]
+    kept_kind = value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"
+    key = f"by-name values {kept_kind}"
+    values: tuple[str, ...] | None = cache.get_value(key, generation)
+    if values is None:
+        t = item_value_counts.c
+        values = tuple(sorted(r[0] for r in s.execute(
+            select(t.clean_value).where(t.kind == kept_kind, t.item_count > 0).distinct()).all()))
+        cache.put_value(key, generation, values)
+    term = nq.search_term.strip().lower()
+    found = [v for v in values if term in v.lower()]
+    return found if len(found) <= _MAX_MATCHES else None
+
+
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
     """The list from the kept counts (server/library/catalog/facets.py) when the scope is
     one they answer (libraries and item types); None otherwise. The statements are built once
@@ -339,8 +370,14 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     if facets.counts_playlists(s, t, sc):
         return None
     shape = _shape(nq, sc.libraries, sc.exclude_libraries, sc.include, sc.exclude, paged=use_sql_paging)
+    matches = _matching_values(s, nq) if shape.search and nq.kind != "Year" else None
+    if matches is not None:
+        shape = replace(shape, search=False, search_in=True)
     st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
     params = {**_scope_params(sc), **(_name_params(nq) if nq.kind != "Year" else {})}
+    if matches is not None:
+        params.pop("name_like", None)
+        params["name_in"] = matches
     if nq.kind == "Year":
         def make_all(rows: Sequence[Any]) -> list[NameEntry]:
             return [NameEntry("Year", str(r.name), ids.by_name_id("Year", str(r.name)), _counts(r)) for r in rows]

@@ -562,7 +562,7 @@ class ItemService:
                 s.add(record)
             change(record)
 
-        await self.db.write(write)
+        await self.db.write_user_data((user_id,), write)  # only this user's rows
         dto = await self.user_data(user_id, row)
         if self.events is not None:
             self.events.publish("UserDataChanged", {"UserId": user_id, "UserDataList": [

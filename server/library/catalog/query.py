@@ -364,8 +364,9 @@ def _has_value(kinds: tuple[str, ...], clean_values: list[str]):
 class _Ctx:
     """What compiling one query found out: whether user data must be joined."""
 
-    def __init__(self, q: ItemQuery) -> None:
+    def __init__(self, q: ItemQuery, postgres: bool = False) -> None:
         self.q = q
+        self.postgres = postgres  # order NULLs as SQLite (and so Jellyfin) does: see _order_by
         self.needs_user_data = False
         self.library_scope = False  # a recursive query under a CollectionFolder
         self.ud = user_data.alias("ud")
@@ -764,7 +765,12 @@ def _order_by(c: _Ctx) -> list:
     for i, key in enumerate(keys):
         direction = q.sort_order[i] if i < len(q.sort_order) else (q.sort_order[0] if q.sort_order else "Ascending")
         for column in _sort_columns(c, key):
-            order.append(column.desc() if direction == "Descending" else column.asc())
+            if direction == "Descending":
+                # Jellyfin (on SQLite) takes NULL as the smallest value: a never-played item
+                # comes first ascending and last descending. PostgreSQL's default is the reverse.
+                order.append(column.desc().nulls_last() if c.postgres else column.desc())
+            else:
+                order.append(column.asc().nulls_first() if c.postgres else column.asc())
     if "Random" not in keys and q.stable_order:
         order.append(items.c.id.asc())
     return order
@@ -786,7 +792,7 @@ def source_of(c: _Ctx) -> Any:
 def compile_query(s: Session, q: ItemQuery, columns: list | None = None) -> tuple[Select, Select | None]:
     """(page select, count select or None)."""
     _check_paging(q)
-    c = _Ctx(q)
+    c = _Ctx(q, postgres=s.get_bind().dialect.name == "postgresql")
     conds = _conditions(s, c)
     order = _order_by(c)
     source = source_of(c)
@@ -937,6 +943,16 @@ class CountCache:
         with self._lock:
             found: int | None = self._entries.get(key, generation)
             return found
+
+    def get_value(self, key: str, generation: Generations) -> Any:
+        """Another answer kept for the generation (e.g. by_name's distinct values of a kind);
+        it must not depend on user data."""
+        with self._lock:
+            return self._entries.get(key, generation)
+
+    def put_value(self, key: str, generation: Generations, value: Any) -> None:
+        with self._lock:
+            self._entries.put(key, generation, value, False)
 
     def put(self, key: str, generation: Generations, total: int, reads_user_data: bool = True) -> None:
         with self._lock:

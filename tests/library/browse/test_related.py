@@ -161,3 +161,49 @@ def test_planner_statistics_are_kept(browse_server):
         time.sleep(0.5)
     assert live.ctx.planner_stats.last_run is not None
     assert ("items", "ix_items_series_id") in indexed()
+
+
+def _edit(c, item_id: str, **fields) -> dict:
+    """Change fields through the metadata editor; returns the old values."""
+    item = c.get(f"/Items/{item_id}").json()
+    old = {k: item.get(k) for k in fields}
+    assert c.post(f"/Items/{item_id}", json={**item, **fields}).status_code == 204
+    return old
+
+
+def test_similar_and_mixes_follow_parental_rules_and_edits_at_once(browse_server):
+    """A rating above the user's limit hides a movie from Similar and a song from instant mixes
+    (as from /Items); a genre edited into or out of an item shows in the next answer."""
+    live = browse_server
+    movies = ids_by_name(live, "Movie")
+    songs = ids_by_name(live, "Audio")
+    _, token = new_user(live, "mixkid", MaxParentalRating=10)  # US: PG=10, R=17
+    with live.admin() as c, live.client(token, device="mixkid") as kid:
+        undo = {movies[n]: _edit(c, movies[n], Genres=["Mixtest"], OfficialRating=r)
+                for n, r in (("Alien", "R"), ("Heat", "PG"))}
+        undo[movies["Inception"]] = _edit(c, movies["Inception"], Genres=["Mixtest"])
+        undo[songs["Song 1.1"]] = _edit(c, songs["Song 1.1"], OfficialRating="R")
+        try:
+            def similar(client) -> set[str]:
+                r = client.get(f"/Items/{movies['Inception']}/Similar")
+                assert r.status_code == 200
+                return {i["Name"] for i in r.json()["Items"]}
+
+            assert {"Alien", "Heat"} <= similar(c)
+            assert "Heat" in similar(kid) and "Alien" not in similar(kid)
+
+            def rock(client) -> list[str]:
+                r = client.get("/MusicGenres/Rock/InstantMix")
+                assert r.status_code == 200
+                return sorted(i["Name"] for i in r.json()["Items"])
+
+            assert rock(c) == ["Song 1.1", "Song 1.2", "Song 2.1", "Song 2.2"]
+            assert rock(kid) == ["Song 1.2", "Song 2.1", "Song 2.2"]
+            # an edit shows in the next mix and the next Similar
+            undo.setdefault(songs["Pop Song"], _edit(c, songs["Pop Song"], Genres=["Rock"]))
+            assert "Pop Song" in rock(c) and "Pop Song" in rock(kid)
+            _edit(c, movies["Heat"], Genres=["Drama"])
+            assert "Heat" not in similar(c)
+        finally:
+            for item_id, old in undo.items():
+                _edit(c, item_id, **{k: (v if v is not None else ([] if k == "Genres" else "")) for k, v in old.items()})

@@ -203,9 +203,10 @@ def test_an_edit_shows_at_once_in_both_casings(own: LiveServer) -> None:
     with live.admin() as c:
         for camel in (False, True):
             _one(c, live, film, "Overview,Genres", camel)
-        hits = cache.hits
+        hits, kept = cache.hits, live.ctx.replies.hits
         before = _one(c, live, film, "Overview,Genres", False)
-        assert cache.hits > hits  # it came from a fragment
+        # it came from a fragment, or (asked again) the whole reply kept (server/http/reply_cache.py)
+        assert cache.hits > hits or live.ctx.replies.hits > kept
         item = c.get(f"/Items/{film}", params={"userId": live.admin_id}).json()
         item.update({"Name": "Film Edited", "Overview": "New words.", "Genres": ["Western"]})
         assert c.post(f"/Items/{film}", json=item).status_code == 204

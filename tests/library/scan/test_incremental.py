@@ -185,8 +185,33 @@ def _watch(live, kind: str) -> None:
         options = {**folder["LibraryOptions"], "EnableRealtimeMonitor": True}
         r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": live.extra[kind], "LibraryOptions": options})
         assert r.status_code == 204, r.text
-    assert str(live.extra["media"] / kind) in live.ctx.scanner.watcher.watched
-    time.sleep(0.5)  # the watcher's task has set up its inotify watches
+    watched = live.ctx.scanner.watcher.watched
+    assert str(live.extra["media"] / kind) in watched
+    _wait_for_inotify_watches(sum(1 for root in watched for _ in os.walk(root)))
+
+
+def _wait_for_inotify_watches(folders: int, timeout: float = 20) -> None:
+    """Wait until this process holds an inotify watch for every watched folder: the watcher's
+    task sets them up once it runs, and a change made before that would go unseen. (Linux reads
+    the count from /proc; elsewhere a short pause stands in for it.)"""
+    fdinfo = Path("/proc/self/fdinfo")
+    if not fdinfo.is_dir():
+        time.sleep(0.5)
+        return
+
+    def count() -> int:
+        total = 0
+        for entry in fdinfo.iterdir():
+            try:
+                total += entry.read_text().count("inotify wd:")
+            except OSError:  # an fd closed meanwhile
+                continue
+        return total
+
+    deadline = time.monotonic() + timeout
+    while count() < folders:
+        assert time.monotonic() < deadline, f"{count()} inotify watches for {folders} folders"
+        time.sleep(0.05)
 
 
 async def test_watcher_shows_new_changed_and_deleted_files_within_seconds(live, library_source: Path) -> None:

@@ -1,0 +1,138 @@
+"""In-process CPU (and optionally a cProfile) of the related lists and search, without HTTP:
+Similar (album, movie), InstantMix (song, album, artist), Search/Hints and a playlist's page,
+each through its service (``ctx.browse.related``, ``ctx.items.search``, ``ctx.browse.playlists``)
+on a server context opened over a built library, so what a request costs in the server's own
+code is seen apart from HTTP.
+
+    python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME]
+
+``DATA``: a data folder of ``bench/lists.py --keep DATA`` (100k items, a signed-in user with a
+5,000-entry playlist). It is copied first (the server writes to it). Prints CPU ms per call
+(median and p99 of ``time.process_time``, all threads; background tasks are left to finish
+first) and, with ``--profile NAME``, the top of a cProfile of that case (the reader thread's
+work runs in the calling thread: ``Database.read`` is patched to run inline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> None:
+    from sqlalchemy import text
+
+    from server.context import ServerContext, ServerOptions
+    from server.library.catalog.query import ItemQuery
+    from server.library.catalog.search import SearchRequest
+
+    ctx = ServerContext(ServerOptions(data_dir=data, port=0, host="127.0.0.1", enable_lan=False,
+                                      enable_zeroconf=False, host_web=False, readers=0))
+    await ctx.initialize()
+    db = ctx.db
+
+    async def inline_read(fn, *args):  # type: ignore[no-untyped-def]
+        return db.read_sync(fn, *args)
+
+    def q(sql: str) -> list:
+        with db.engine.connect() as c:
+            return list(c.execute(text(sql)).all())
+
+    user_id = q("SELECT id FROM users LIMIT 1")[0][0]
+    tracks = [r[0] for r in q("SELECT id FROM items WHERE type='Audio' AND owner_id IS NULL LIMIT 20000")]
+    found = q("SELECT id FROM playlists LIMIT 1")
+    pid = found[0][0] if found else await ctx.browse.playlists.create(
+        user_id, "Big", random.Random(3).sample(tracks, min(5000, len(tracks))), "Audio", [], None)
+    albums = [r[0] for r in q("SELECT id FROM items WHERE type='MusicAlbum' LIMIT 2000")]
+    movies = [r[0] for r in q("SELECT id FROM items WHERE type='Movie' AND owner_id IS NULL LIMIT 2000")]
+    artists = [r[0] for r in q("SELECT id FROM items WHERE type='MusicArtist' LIMIT 300")]
+    # let start-up tasks (the offline artwork run) finish: process_time counts every thread
+    await asyncio.sleep(4)  # the artwork run's debounce after the playlist
+    for _ in range(600):
+        if all(t.State != "Running" for t in ctx.tasks.infos()):
+            break
+        await asyncio.sleep(1)
+    await asyncio.sleep(3)
+    viewer = await ctx.items.viewer(None, user_id)
+    rnd = random.Random(5)
+    terms = ["star", "night", "track 12", "artist 001", "blue", "album 7"]
+
+    def opts(fields: str, **kw):  # type: ignore[no-untyped-def]
+        return ctx.items.options(viewer, [f for f in fields.split(",") if f], **kw)
+
+    related, playlists = ctx.browse.related, ctx.browse.playlists
+    cases = {
+        "Search/Hints": lambda: ctx.items.search(
+            SearchRequest(term=rnd.choice(terms), scope=ctx.items.scoped(ItemQuery(), viewer), limit=24),
+            ctx.items.options(viewer, enable_user_data=False)),
+        "Playlists/{id}/Items (100)": lambda: playlists.items(
+            pid, user_id, opts("PrimaryImageAspectRatio", image_type_limit=1), rnd.randrange(0, 4900), 100,
+            viewer.allowed_library_ids, viewer.parental),
+        "Items/{movie}/Similar (12)": lambda: related.similar(
+            rnd.choice(movies), viewer, opts("PrimaryImageAspectRatio,CanDelete"), limit=12, exclude_artist_ids=[]),
+        "Items/{album}/Similar (12)": lambda: related.similar(
+            rnd.choice(albums), viewer, opts("PrimaryImageAspectRatio,CanDelete"), limit=12, exclude_artist_ids=[]),
+        "InstantMix song (200)": lambda: related.instant_mix(
+            viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(tracks)),
+        "InstantMix album (200)": lambda: related.instant_mix(
+            viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(albums)),
+        "InstantMix artist (200)": lambda: related.instant_mix(
+            viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(artists)),
+    }
+    print(f"    {'case':<30} {'cpu p50':>9} {'cpu p99':>9}")
+    for name, make in cases.items():
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        for _ in range(3):
+            await make()
+        cpu = []
+        for _ in range(rounds):
+            t0 = time.process_time()
+            await make()
+            cpu.append((time.process_time() - t0) * 1000)
+        cpu.sort()
+        print(f"    {name:<30} {statistics.median(cpu):9.2f} {cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))]:9.2f}",
+              flush=True)
+        if profile and name.startswith(profile):
+            original = db.read
+            db.read = inline_read  # type: ignore[method-assign]
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(rounds):
+                await make()
+            prof.disable()
+            db.read = original  # type: ignore[method-assign]
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(45)
+            print(out.getvalue())
+    await ctx.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--rounds", type=int, default=60)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--profile")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="reelroom-lists-profile-") as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(args.data, data)
+        asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Database migrations in a child process, started as early as the entry points can.
+
+A first start (or the first start after an upgrade) has to migrate the database before it answers
+anything. Run in the server, that imported Alembic, Mako and the migration scripts, which kept
+some 11-13 MiB resident until the next start, and ran after the server's own imports, one after
+the other on one core. Run in a child, Alembic never loads into the server, and the entry points
+(``app/server_main.py``, the tray's ``app/server_host.py``) start that child before they import the
+server: the migration runs on the other core while the server imports and builds its app.
+``ServerContext.initialize`` then waits for it (``wait``) before it serves.
+
+This module is imported before everything else, so it uses the standard library only (plus
+``server/media/spawn.py``, which starts every child so that it dies with the server): whether a
+migration is due is read with the ``sqlite3`` module and the scripts' ``revision`` /
+``down_revision`` lines (``script_heads``); ``server/db/migrate.py`` checks the same with
+SQLAlchemy, for PostgreSQL and for anything this could not tell. The child is ``python -m
+server.db.migrate`` (or the frozen executable with ``MIGRATE_FLAG``); the database URL travels in
+its environment (``URL_ENV``), not on its command line, where any local user could read a password.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("reelroom.db")
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+MIGRATE_FLAG = "--reelroom-migrate"  # the frozen executable's way to run server.db.migrate.main
+URL_ENV = "REELROOM_MIGRATE_URL"
+_ASSIGNMENT = re.compile(r"^(revision|down_revision)\s*(?::[^=\n]*)?=\s*(.+?)\s*(?:#.*)?$", re.M)
+
+
+class MigrationFailed(RuntimeError):
+    pass
+
+
+def script_heads(folder: Path = MIGRATIONS / "versions") -> set[str] | None:
+    """The head revisions of the migration scripts, read without Alembic; None when a script does
+    not state its ``revision`` and ``down_revision`` as plain literals (Alembic then decides)."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    try:
+        scripts = sorted(folder.glob("*.py"))
+        for script in scripts:
+            if script.name.startswith("__"):
+                continue
+            found: dict[str, object] = {}
+            for name, value in _ASSIGNMENT.findall(script.read_text(encoding="utf-8")):
+                if name in found:
+                    return None
+                found[name] = ast.literal_eval(value)
+            revision, down = found.get("revision"), found.get("down_revision", ...)
+            if not isinstance(revision, str) or down is ...:
+                return None
+            downs = (down,) if isinstance(down, str) else (() if down is None else down)
+            if not isinstance(downs, tuple) or not all(isinstance(d, str) for d in downs):
+                return None
+            revisions.add(revision)
+            parents.update(downs)
+    except (OSError, ValueError, SyntaxError):
+        return None
+    heads = revisions - parents
+    return heads or None
+
+
+def sqlite_due(path: Path) -> bool | None:
+    """Whether the SQLite database at ``path`` needs a migration: True for a missing file or one
+    behind the scripts, False when it is at their heads, None when that cannot be told here."""
+    heads = script_heads()
+    if heads is None:
+        return None
+    if not path.exists():
+        return True
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'").fetchone() is None:
+                return True
+            return {row[0] for row in conn.execute("SELECT version_num FROM alembic_version")} != heads
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def child_command() -> list[str]:
+    """How to run ``server.db.migrate.main`` in a child: this interpreter with that module, or the
+    frozen executable with its flag (the installer's entry points hand it over)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, MIGRATE_FLAG]
+    return [sys.executable, "-m", "server.db.migrate"]
+
+
+class MigrationChild:
+    """A migration running in a child process. ``wait`` (blocking; any thread) returns once it
+    succeeded, else raises MigrationFailed with its last error lines, once: a later start on the
+    same options (a restart) checks the database again instead of repeating an old failure."""
+
+    def __init__(self, url: str) -> None:
+        from server.media import spawn
+
+        env = {**os.environ, URL_ENV: url}
+        if not getattr(sys, "frozen", False):
+            # the child imports this very tree, whatever the current folder and sys.path
+            root = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        self._spawn = spawn
+        self.proc: subprocess.Popen[Any] = spawn.popen(
+            child_command(), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, errors="replace")
+        self._lock = threading.Lock()
+        self._error: str | None = None
+        self._done = False
+
+    def wait(self) -> None:
+        with self._lock:
+            if not self._done:
+                try:
+                    _, err = self.proc.communicate()
+                except BaseException:
+                    self._spawn.kill(self.proc)
+                    self.proc.communicate()
+                    raise
+                if self.proc.returncode != 0:
+                    lines = [line for line in (err or "").strip().splitlines() if line.strip()]
+                    self._error = "; ".join(lines[-3:]) or f"the migration process ended with status {self.proc.returncode}"
+                self._done = True
+            error, self._error = self._error, None
+        if error is not None:
+            raise MigrationFailed(error)
+
+    def stop(self) -> None:
+        """End the child if it still runs (the server stopped before it finished)."""
+        if self.proc.poll() is None:
+            self._spawn.kill(self.proc)
+
+
+def start_if_due(data_dir: Path, database_url: str | None) -> MigrationChild | None:
+    """Start the migration of a SQLite data folder's database now when one is due (an entry point,
+    before it imports the server); None when none is, or when that cannot be told without
+    SQLAlchemy (PostgreSQL: ``ServerContext`` checks and starts the child itself)."""
+    if database_url and not database_url.startswith("sqlite"):
+        return None
+    if database_url:
+        path = database_url.split(":///", 1)[1] if ":///" in database_url else ""
+        if not path or path.startswith(":memory:") or "?" in path:
+            return None
+        db_file = Path(path)
+    else:
+        from server.paths import ServerPaths
+
+        db_file = ServerPaths(data_dir).database_file
+    if sqlite_due(db_file) is not True:
+        return None
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    log.info("Migrating the database in a child process")
+    return MigrationChild(database_url or f"sqlite:///{db_file}")

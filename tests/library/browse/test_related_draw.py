@@ -1,0 +1,137 @@
+"""The candidate draws of instant mixes and Similar (server/library/browse/related.py) on a
+library large enough that a mix reads random ranges of a genre instead of all of it: every
+drawn track is audio, not an extra, in the viewer's libraries and allowed by their parental
+rules; a draw has no duplicates, the seed song first; draws differ and together cover the
+genre; a limit above the candidates gives all of them. Similar ranks by shared values and keeps
+to the seed's kind, the viewer's libraries and parental rules. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.orm import Session
+
+from server.db import migrate
+from server.db.dialect import normalize_url
+from server.library.browse.related import Seed, mix_rows, similar_rows
+from server.library.catalog.query import ParentalRules, get_rows
+from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a PostgreSQL server"))]
+
+ITEM_COLUMNS = ("id, type, media_type, is_folder, name, sort_name, date_created, genres_json, studios_json, "
+                "tags_json, artists_json, album_artists_json, provider_ids_json, media_streams_json, chapters_json, "
+                "images_json, is_locked, locked_fields_json, is_virtual, library_id, owner_id, official_rating")
+INSERT_ITEM = text(f"INSERT INTO items ({ITEM_COLUMNS}) VALUES (:id, :type, 'Audio', false, :name, :name, :created, "
+                   "'[]', '[]', '[]', '[]', '[]', '{}', '[]', '[]', '[]', false, '[]', false, :lib, :owner, :rating)")
+INSERT_VALUE = text("INSERT INTO item_values (item_id, kind, clean_value, value) VALUES (:id, :kind, :clean, :value)")
+
+
+@pytest.fixture(params=BACKENDS)
+def library(request, tmp_path):
+    """600 rock tracks in L1 (40 of them rated R, 30 by 'band'), 200 rock tracks in L2, 50 rock
+    albums and 20 owned rock extras in L1, 100 jazz tracks in L1 (10 by 'band')."""
+    url = f"sqlite:///{tmp_path / 'draw.db'}" if request.param == "sqlite" else create_test_database()
+    eng = create_engine(normalize_url(url))
+    migrate.upgrade(eng, url)
+    groups: dict[str, list[str]] = {}
+    now = datetime.now(UTC)
+    with eng.begin() as conn:
+        def add(group: str, n: int, *, type: str = "Audio", lib: str = "L1", genre: str = "Rock",
+                owner: str | None = None, rating: str | None = None, artist: str | None = None) -> None:
+            for _ in range(n):
+                item_id = uuid.uuid4().hex
+                conn.execute(INSERT_ITEM, {"id": item_id, "type": type, "name": f"{group} {item_id[:6]}", "created": now,
+                                           "lib": lib, "owner": owner, "rating": rating})
+                conn.execute(INSERT_VALUE, {"id": item_id, "kind": "Genre", "clean": genre.lower(), "value": genre})
+                if artist:
+                    conn.execute(INSERT_VALUE, {"id": item_id, "kind": "Artist", "clean": artist, "value": artist})
+                groups.setdefault(group, []).append(item_id)
+
+        add("rock", 530)
+        add("rated", 40, rating="R")
+        add("band rock", 30, artist="band")
+        add("other library", 200, lib="L2")
+        add("albums", 50, type="MusicAlbum")
+        add("extras", 20, owner=groups["rock"][0])
+        add("jazz", 90, genre="Jazz")
+        add("band jazz", 10, genre="Jazz", artist="band")
+    yield eng, groups
+    eng.dispose()
+    if request.param != "sqlite":
+        drop_test_database(url)
+
+
+def _seed(genres: tuple[str, ...] = (), artists: tuple[str, ...] = (), row=None) -> Seed:
+    seed = Seed(row)
+    for g in genres:
+        seed.add("Genre", g)
+    for a in artists:
+        seed.add("Artist", a)
+    return seed
+
+
+def test_a_mix_draws_playable_tracks_of_the_viewer_at_random(library):
+    eng, groups = library
+    l1_rock = set(groups["rock"]) | set(groups["rated"]) | set(groups["band rock"])
+    with Session(eng) as s:
+        draws = []
+        for _ in range(12):
+            rows = mix_rows(s, _seed(("Rock",)), 40, frozenset({"L1"}))
+            ids = [r.id for r in rows]
+            assert len(ids) == len(set(ids)) == 40
+            assert set(ids) <= l1_rock  # audio, not an extra or an album, in L1 only
+            draws.append(ids)
+        assert len({tuple(d) for d in draws}) == len(draws)  # every draw is another
+        assert len(set().union(*draws)) > 200  # from all over the genre, not one run of ids
+        # parental rules hold on the draw
+        kid = ParentalRules(max_rating=10)
+        for _ in range(5):
+            ids = {r.id for r in mix_rows(s, _seed(("Rock",)), 40, frozenset({"L1"}), kid)}
+            assert len(ids) == 40 and not ids & set(groups["rated"])
+        # asking for more than there is gives every candidate once
+        everything = [r.id for r in mix_rows(s, _seed(("Rock",)), 5000, None)]
+        assert len(everything) == len(set(everything))
+        assert set(everything) == l1_rock | set(groups["other library"])
+
+
+def test_a_song_mix_starts_with_the_song_and_takes_its_artist(library):
+    eng, groups = library
+    with Session(eng) as s:
+        song = get_rows(s, [groups["band rock"][0]])[groups["band rock"][0]]
+        rows = mix_rows(s, _seed(("Rock",), ("band",), row=song), 30, None)
+        assert rows[0].id == song.id and len({r.id for r in rows}) == 30
+        # an artist's mix (its genres and name) reaches its jazz tracks too
+        jazz = set(groups["band jazz"])
+        seen: set[str] = set()
+        for _ in range(10):
+            seen |= {r.id for r in mix_rows(s, _seed(("Rock", "Jazz"), ("band",)), 100, frozenset({"L1"}))}
+        assert seen & jazz
+        assert seen <= set(groups["rock"]) | set(groups["rated"]) | set(groups["band rock"]) | \
+            set(groups["jazz"]) | jazz
+
+
+def test_similar_ranks_keeps_kind_libraries_and_parental_rules(library):
+    eng, groups = library
+    with Session(eng) as s:
+        seed_id = groups["band rock"][0]
+        seed = _seed(("Rock",), ("band",), row=get_rows(s, [seed_id])[seed_id])
+        rows = similar_rows(s, seed, ("Audio",), 12, [], frozenset({"L1"}), [])
+        ids = [r.id for r in rows]
+        assert len(ids) == 12 and seed_id not in ids
+        # the band's other rock tracks share two values: they come first
+        assert set(ids) <= set(groups["band rock"]) - {seed_id}
+        more = [r.id for r in similar_rows(s, seed, ("Audio",), 100, [], frozenset({"L1"}), [])]
+        assert set(more[:29]) == set(groups["band rock"]) - {seed_id}
+        assert set(more) <= set(groups["rock"]) | set(groups["rated"]) | set(groups["band rock"]) | \
+            set(groups["band jazz"])
+        assert not set(more) & set(groups["extras"])
+        kid = [r.id for r in similar_rows(s, seed, ("Audio",), 1000, [], None, [],
+                                          parental=ParentalRules(max_rating=10))]
+        assert kid and not set(kid) & set(groups["rated"]) and set(kid) & set(groups["other library"])
+        albums = [r.id for r in similar_rows(s, seed, ("MusicAlbum",), 100, [], None, [])]
+        assert set(albums) == set(groups["albums"])

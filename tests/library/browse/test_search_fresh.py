@@ -1,0 +1,47 @@
+"""Search/Hints' artist, genre and studio names come from the kept values matched in Python
+(by_name._matching_values, kept per write generation): a name written into the library is found
+by the next search, a name edited away is gone at once, and a user's libraries still bound what
+they find."""
+
+from __future__ import annotations
+
+from tests.library.browse.conftest import ids_by_name, new_user
+
+
+def _hints(c, term: str, kind: str) -> list[str]:
+    r = c.get("/Search/Hints", params={"searchTerm": term})
+    assert r.status_code == 200, r.text
+    return [h["Name"] for h in r.json()["SearchHints"] if h["Type"] == kind]
+
+
+def _edit(c, item_id: str, **fields) -> dict:
+    item = c.get(f"/Items/{item_id}").json()
+    old = {k: item.get(k) for k in fields}
+    assert c.post(f"/Items/{item_id}", json={**item, **fields}).status_code == 204
+    return old
+
+
+def test_search_finds_names_as_they_are_written(browse_server):
+    live = browse_server
+    songs = ids_by_name(live, "Audio")
+    movies = ids_by_name(live, "Movie")
+    movies_lib = next(f["ItemId"] for f in live.admin().get("/Library/VirtualFolders").json() if f["Name"] == "Movies")
+    _, token = new_user(live, "moviesonly", EnableAllFolders=False, EnabledFolders=[movies_lib])
+    with live.admin() as c, live.client(token, device="moviesonly") as viewer:
+        assert "Band" in _hints(c, "band", "MusicArtist") and "Other Band" in _hints(c, "band", "MusicArtist")
+        assert _hints(c, "zebra", "MusicArtist") == []
+        old_song = _edit(c, songs["Pop Song"], ArtistItems=[{"Name": "Other Band"}, {"Name": "Zebra Quartet"}])
+        old_movie = _edit(c, movies["Heat"], Genres=["Zebrafilm"], Studios=[{"Name": "Zebra Pictures"}])
+        try:
+            assert _hints(c, "zebra", "MusicArtist") == ["Zebra Quartet"]  # the next search sees the write
+            assert _hints(c, "ZEBRA", "Genre") == ["Zebrafilm"]
+            assert _hints(c, "zebra", "Studio") == ["Zebra Pictures"]
+            # a movies-only user finds the movie's names, not the music library's artist
+            assert _hints(viewer, "zebra", "MusicArtist") == []
+            assert _hints(viewer, "zebra", "Genre") == ["Zebrafilm"]
+            assert _hints(viewer, "band", "MusicArtist") == []
+        finally:
+            _edit(c, songs["Pop Song"], **old_song)
+            _edit(c, movies["Heat"], **{k: v or [] for k, v in old_movie.items()})
+        assert _hints(c, "zebra", "MusicArtist") == []  # edited away: gone at once
+        assert _hints(c, "zebra", "Genre") == [] and _hints(c, "zebra", "Studio") == []
