@@ -45,6 +45,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterable
@@ -53,7 +54,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from sqlalchemy import Table, delete, func, select
+from sqlalchemy import Table, delete, event, func, select
 from sqlmodel import Session, col
 
 from server.artwork import collage
@@ -87,6 +88,9 @@ _GENRE_TYPES = ("Movie", "Series")
 _MUSIC_GENRE_TYPES = ("MusicAlbum",)
 _PAGE = 200
 _CANDIDATES = 24  # rows looked at per source query (only rows mentioning a Primary are read)
+#: A write to a table a run reads: the remembered run no longer describes the library.
+_INPUT_WRITE = re.compile(r'\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:items|item_values|libraries|'
+                          r'playlists|playlist_entries|collection_items|byname_artwork)"?[\s(]', re.IGNORECASE)
 
 
 def _images(text: str | None) -> list[dict[str, Any]]:
@@ -262,7 +266,11 @@ class ArtworkService:
         self._timer: asyncio.TimerHandle | None = None
         self._again = False
         self._running = False
-        self._remembered = True  # a LAST_RUN_FILE may exist (unknown until a request drops it)
+        self._remembered = True  # a LAST_RUN_FILE may exist (unknown until a change drops it)
+        # any write of what a run reads (a metadata edit, a download, a library's options), also
+        # those that do not ask for a run, drops the remembered run (one regex per statement
+        # while one is remembered; nothing once it is dropped)
+        event.listen(db.engine, "after_cursor_execute", self._note_statement)
 
     # -- triggering ---------------------------------------------------------------------------------
 
@@ -353,12 +361,21 @@ class ArtworkService:
 
     async def _remember(self) -> None:
         """After a complete run: what it saw, so that the next start can skip an unchanged library."""
+        self._remembered = True  # from here on a write of an input clears it (_note_statement)
         inputs = await self.db.read(_inputs)
         path = self.generated_dir / self.LAST_RUN_FILE
         await asyncio.to_thread(_write_json, path, {"version": self._LAST_RUN_VERSION, "inputs": inputs})
-        self._remembered = True
-        if self._again:  # a change came in while the file was being written: drop it again
+        if self._again or not self._remembered:  # a change came in meanwhile: drop it again
+            self._remembered = True
             self._forget()
+
+    def _note_statement(self, _conn: Any, cursor: Any, statement: str, *_rest: Any) -> None:
+        # after the statement: one that changed no row (Live TV's channel sync at every start
+        # deleting its none-left items) changes nothing a run reads
+        if self._remembered and cursor.rowcount != 0 and _INPUT_WRITE.match(statement):
+            self._remembered = False
+            # on a database thread (the writer): the unlink is a syscall, done here
+            (self.generated_dir / self.LAST_RUN_FILE).unlink(missing_ok=True)
 
     def _forget(self) -> None:
         """A change wants a run: the next start must not skip it (on the loop; the unlink runs in

@@ -448,9 +448,20 @@ def test_a_restart_on_an_unchanged_library_does_no_work_and_a_change_is_still_pi
         assert last.skipped and (last.frames, last.collages, last.collages_unchanged, last.covers) == (0, 0, 0, 0)
         assert "nothing changed since the last complete run" in log_file.read_text(encoding="utf-8")
         assert "Primary" in lone(server)["ImageTags"]
+        assert remembered.is_file()  # the start's own work (its scan of the unchanged folder) kept it
+        server = restart(server)  # and so the next start skips again
+        assert _startup_run(server).skipped
+        # a write of an input that asks for no run (a library's options) drops it too
+        with server.admin() as c:
+            library = next(f for f in c.get("/Library/VirtualFolders").json() if f["Name"] == "Movies")
+            options = {**library["LibraryOptions"], "EnableRealtimeMonitor": False}
+            r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": library["ItemId"], "LibraryOptions": options})
+            assert r.status_code == 204, r.text
+        assert not remembered.exists()
         # a run asked for by hand still does everything (finds it all made)
         run_artwork(server)
         assert not server.ctx.artwork.last.skipped and server.ctx.artwork.last.collages_unchanged >= 1
+        assert remembered.is_file()
 
         # 2. a change made through the server: the frame deleted; its run makes it again, and a
         # restart before that run could end would not skip (the remembered run is dropped)
