@@ -21,8 +21,8 @@ after every scan that changed something, after playlist, collection and image ch
 
 A complete run remembers a cheap fingerprint of its inputs (``LAST_RUN_FILE``); the run a start
 makes skips everything when it still matches (a restart on an unchanged library costs ~25 ms of
-reads at 100k items instead of ~1.5 s of CPU). ``request`` drops the file, so a change that asked
-for a run is never lost to a restart.
+reads at 100k items instead of ~1.5 s of CPU). ``request`` and any write that changes a row of a
+table a run reads (``_note_statement``) drop the file, so a change is never lost to a restart.
 
 Generated entries live in ``items.images_json`` like any other image (so item DTOs carry
 ImageTags and ImageBlurHashes and the image routes and cache serve them) with
