@@ -215,6 +215,8 @@ UPWARD_IMPORTS = {
         "the same, for PostgreSQL's trigram indexes",
     ("server.library.catalog.dto", "server.trickplay.service"):
         "BaseItemDto.Trickplay: the DTO builder reads the tile rows of a page in one query (info_for)",
+    ("server.library.catalog.single_item", "server.trickplay.service"):
+        "the same for GET /Items/{id}'s kept DTO (info_for on the one item)",
     ("server.library.catalog.items", "server.livetv.items"):
         "the scope rule: Live TV's view and recordings follow EnableLiveTvAccess (LIVETV_LIBRARY_IDS)",
 }

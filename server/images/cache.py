@@ -203,6 +203,10 @@ class ImageCache:
             done.exception()  # retrieved: nobody logs "exception was never retrieved"
 
     def _render_and_store(self, source: str, options: RenderOptions, cache_path: Path) -> bytes:
+        try:  # stored by a rendering that ended after this request's look-up (``prepare``)
+            return cache_path.read_bytes()
+        except OSError:
+            pass
         with self._count_lock:
             self.renders += 1
         body = render_image(

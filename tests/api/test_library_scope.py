@@ -201,6 +201,20 @@ def test_max_parental_rating_hides_higher_ratings_but_not_unrated(scoped):
         assert _visible(c, scoped) == {"Kids Film", "Unrated Film", "Secret Film", "Odd Film"}
 
 
+def test_a_null_max_parental_rating_lifts_the_limit_at_once(scoped):
+    """Jellyfin's parental-control page saves "no limit" as MaxParentalRating null: the next
+    query (no stale cached page) shows what the limit hid."""
+    with _parental_user(scoped, "grown", MaxParentalRating=10) as c:
+        limited = _visible(c, scoped)
+        uid = c.get("/Users/Me").json()["Id"]
+        with scoped.admin() as admin:
+            current = admin.get(f"/Users/{uid}").json()["Policy"]
+            assert admin.post(f"/Users/{uid}/Policy", json={**current, "MaxParentalRating": None}).status_code == 204
+            assert "MaxParentalRating" not in admin.get(f"/Users/{uid}").json()["Policy"]
+        lifted = _visible(c, scoped)
+    assert lifted > limited and lifted == set(scoped.extra["films"])
+
+
 def test_block_unrated_items_per_type(scoped):
     with _parental_user(scoped, "strict", MaxParentalRating=10, BlockUnratedItems=["Movie"]) as c:
         assert _visible(c, scoped) == {"Kids Film"}  # an unknown rating counts as unrated

@@ -40,6 +40,30 @@ def test_a_cancelled_waiter_does_not_cancel_the_shared_rendering(tmp_path):
         cache.close()
 
 
+def test_a_request_that_looked_before_a_rendering_was_stored_does_not_render_again(tmp_path):
+    """Two requests for one rendering: the second looked the cache up (a miss) while the first
+    was rendering, and asks for its rendering only after the first one was stored and left the
+    in-flight map. It gets the stored file, not a second resize (seen under load as two
+    renders for eight concurrent requests)."""
+    source = str(make_picture(tmp_path / "big.jpg", (2000, 3000)))
+    cache = ImageCache(tmp_path / "cache", workers=2)
+    options = RenderOptions(max_width=300)
+
+    async def scenario() -> tuple[bytes, bytes]:
+        early = cache.prepare(source, options)  # the second request's look-up: a miss
+        assert early.body is None
+        first = await cache.render(source, options, cache.prepare(source, options))
+        late = await cache.render(source, options, early)
+        return first, late
+
+    try:
+        first, late = asyncio.run(scenario())
+        assert first == late and decode(late).size == (300, 450)
+        assert cache.renders == 1
+    finally:
+        cache.close()
+
+
 def test_errors_reach_every_waiter_and_are_not_cached(tmp_path):
     broken = tmp_path / "broken.png"
     broken.write_bytes(b"not a png at all")
