@@ -32,9 +32,11 @@ _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Su
 
 
 class Progress:
-    def __init__(self, report: Callable[[float], None]) -> None:
+    def __init__(self, report: Callable[[float], None], trigger: str | None = None) -> None:
         self._report = report
         self.cancelled = False
+        #: "StartupTrigger" for the run a start makes (a task may do less then), else None
+        self.trigger = trigger
 
     def __call__(self, percent: float) -> None:
         self._report(max(0.0, min(100.0, percent)))
@@ -135,7 +137,7 @@ class TaskScheduler:
         for state in self._tasks.values():
             self._plan(state, now)
             if any(t.Type == "StartupTrigger" for t in state.triggers):
-                self.start(state.id)
+                self.start(state.id, trigger="StartupTrigger")
         self._loop_task = asyncio.create_task(self._loop(), name="task-scheduler")
 
     async def stop(self) -> None:
@@ -196,7 +198,7 @@ class TaskScheduler:
 
     # -- control -------------------------------------------------------------------------
 
-    def start(self, task_id: str) -> asyncio.Task:
+    def start(self, task_id: str, trigger: str | None = None) -> asyncio.Task:
         state = self.find(task_id)
         if state.running is not None and not state.running.done():
             return state.running
@@ -205,7 +207,7 @@ class TaskScheduler:
             state.progress_value = value
             self._notify(state, "Running", value)
 
-        state.progress = Progress(report)
+        state.progress = Progress(report, trigger)
         state.progress_value = 0.0
         state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
         self._notify(state, "Running", 0.0)

@@ -9,12 +9,14 @@ import base64
 import io
 import json
 import os
+import sqlite3
 import time
 
 import pytest
 from PIL import Image, ImageStat
 
 from server.artwork.frames import dark_share
+from server.paths import ServerPaths
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.library_helpers import (
     add_library_and_scan,
@@ -389,5 +391,122 @@ def test_a_file_ffmpeg_cannot_read_is_not_tried_again_after_a_restart(tmp_path):
             items = c.get("/Items", params={"recursive": "true", "userId": server.admin_id,
                                             "includeItemTypes": "Video"}).json()["Items"]
         assert "Primary" in next(i for i in items if i["Name"] == "Broken Clip")["ImageTags"]
+    finally:
+        stop_server(server)
+
+
+def _startup_run(server: LiveServer, timeout: float = 120):
+    """The run a start makes (and any a start's scan asks for), once ended: ``artwork.last``."""
+    art = server.ctx.artwork
+    deadline = time.monotonic() + timeout
+    while art.runs < 1 or art.pending:
+        if time.monotonic() > deadline:
+            raise AssertionError("the start's artwork run did not end")
+        time.sleep(0.05)
+    wait_for_artwork(server, timeout=max(deadline - time.monotonic(), 1))
+    return art.last
+
+
+def test_a_restart_on_an_unchanged_library_does_no_work_and_a_change_is_still_picked_up(tmp_path):
+    """A complete run remembers a cheap fingerprint of what it read (data/metadata/generated/
+    last-run.json); the run a start makes on an unchanged library reads nothing more and says so
+    in the log. A change the server made (an image deleted) drops what was remembered, so the
+    next start works again; a change behind the server's back that the fingerprint sees (a
+    by-name row gone) is redone too, and a new video found by the start's scan gets its frame."""
+    folder = tmp_path / "Movies"
+    make_video(folder / "Lone (2020)" / "Lone (2020).mkv", seconds=4, width=320, height=240, acodec=None)
+    write_nfo(folder / "Lone (2020)" / "Lone (2020).nfo", "movie", title="Lone", genres=["Western"])
+    data = tmp_path / "data"
+    remembered = data / "metadata" / "generated" / "last-run.json"
+    log_file = data / "log" / "reelroom.log"
+
+    def restart(previous: LiveServer) -> LiveServer:
+        token, admin_id = previous.admin_token, previous.admin_id
+        stop_server(previous)
+        server = start_server(data)
+        server.admin_token, server.admin_id = token, admin_id  # tokens outlive a restart
+        return server
+
+    def lone(server: LiveServer) -> dict:
+        with server.admin() as c:
+            items = c.get("/Items", params={"recursive": "true", "userId": server.admin_id,
+                                            "includeItemTypes": "Movie"}).json()["Items"]
+        return next(i for i in items if i["Name"] == "Lone")
+
+    server = start_server(data)
+    try:
+        complete_wizard(server)
+        add_library_and_scan(server, "Movies", "movies", [folder])
+        wait_for_artwork(server)
+        assert server.ctx.artwork.last.frames == 1 and not server.ctx.artwork.last.skipped
+        assert "Primary" in lone(server)["ImageTags"]
+        assert remembered.is_file()
+
+        # 1. unchanged: the start's run does nothing and says so
+        server = restart(server)
+        last = _startup_run(server)
+        assert last.skipped and (last.frames, last.collages, last.collages_unchanged, last.covers) == (0, 0, 0, 0)
+        assert "nothing changed since the last complete run" in log_file.read_text(encoding="utf-8")
+        assert "Primary" in lone(server)["ImageTags"]
+        assert remembered.is_file()  # the start's own work (its scan of the unchanged folder) kept it
+        server = restart(server)  # and so the next start skips again
+        assert _startup_run(server).skipped
+        # a write of an input that asks for no run (a library's options) drops it too
+        with server.admin() as c:
+            library = next(f for f in c.get("/Library/VirtualFolders").json() if f["Name"] == "Movies")
+            options = {**library["LibraryOptions"], "EnableRealtimeMonitor": False}
+            r = c.post("/Library/VirtualFolders/LibraryOptions", json={"Id": library["ItemId"], "LibraryOptions": options})
+            assert r.status_code == 204, r.text
+        assert not remembered.exists()
+        # a run asked for by hand still does everything (finds it all made)
+        run_artwork(server)
+        assert not server.ctx.artwork.last.skipped and server.ctx.artwork.last.collages_unchanged >= 1
+        assert remembered.is_file()
+
+        # 2. a change made through the server: the frame deleted; its run makes it again, and a
+        # restart before that run could end would not skip (the remembered run is dropped)
+        movie_id = lone(server)["Id"]
+        server.ctx.artwork.DEBOUNCE = 30.0  # the run the delete asks for does not start before the restart
+        with server.admin() as c:
+            assert c.delete(f"/Items/{movie_id}/Images/Primary").status_code == 204
+        deadline = time.monotonic() + 10
+        while remembered.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not remembered.exists()
+        server = restart(server)
+        last = _startup_run(server)
+        assert not last.skipped and last.frames == 1
+        assert "Primary" in lone(server)["ImageTags"]
+        assert remembered.is_file()
+
+        # 3. behind the server's back: the genre's by-name row deleted while it is stopped
+        token, admin_id = server.admin_token, server.admin_id
+        stop_server(server)
+        with sqlite3.connect(ServerPaths(data).database_file) as conn:
+            assert conn.execute("DELETE FROM byname_artwork WHERE kind = 'Genre'").rowcount == 1
+        conn.close()
+        server = start_server(data)
+        server.admin_token, server.admin_id = token, admin_id
+        last = _startup_run(server)
+        assert not last.skipped and last.collages == 1
+        with server.admin() as c:
+            genre = c.get("/Genres/Western", params={"userId": server.admin_id}).json()
+        assert genre["ImageTags"].get("Primary"), genre
+
+        # 4. a new video while stopped: the start's scan finds it and its run grabs the frame
+        make_video(folder / "Second (2021)" / "Second (2021).mkv", seconds=4, width=320, height=240, acodec=None)
+        server = restart(server)
+        _startup_run(server)
+        deadline = time.monotonic() + 60
+        while True:
+            with server.admin() as c:
+                items = c.get("/Items", params={"recursive": "true", "userId": server.admin_id,
+                                                "includeItemTypes": "Movie"}).json()["Items"]
+            second = next((i for i in items if i["Name"].startswith("Second")), None)
+            if second is not None and "Primary" in second["ImageTags"]:
+                break
+            assert time.monotonic() < deadline, items
+            time.sleep(0.2)
+            wait_for_artwork(server)
     finally:
         stop_server(server)

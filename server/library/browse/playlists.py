@@ -277,7 +277,7 @@ class PlaylistService:
         """The playlist's entries the viewer may see (entries from libraries outside their policy,
         or hidden by their parental controls, are left out). The reference ``items_reply`` (what
         the API answers) is checked against."""
-        read_page = await self._page_reader(playlist_id, caller, allowed_library_ids, parental)
+        read_page = self._page_reader(playlist_id, caller, allowed_library_ids, parental)
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             page, total = read_page(s, start_index, limit)
@@ -294,7 +294,7 @@ class PlaylistService:
         """``items``' reply already encoded (``camel``: camelCase names), assembled from the items'
         DTO fragments (catalog/fragments.py: a playlist's entries are the same few thousand items
         page after page, so most are kept) with each entry's PlaylistItemId spliced in."""
-        read_page = await self._page_reader(playlist_id, caller, allowed_library_ids, parental)
+        read_page = self._page_reader(playlist_id, caller, allowed_library_ids, parental)
         key = b',"playlistItemId":"' if camel else b',"PlaylistItemId":"'
 
         def read(s: Session) -> bytes:
@@ -308,15 +308,12 @@ class PlaylistService:
 
         return await self.db.read(read)
 
-    async def _page_reader(self, playlist_id: str, caller: str | None, allowed_library_ids: frozenset[str] | None,
-                           parental: ParentalRules | None
-                           ) -> Callable[[Session, int, int | None], tuple[list[tuple[str, ItemRow]], int]]:
-        """Access checked; then (in a read) a page of the viewer's visible (entry id, row) pairs
-        and their total."""
-        found = await self._access(playlist_id, caller, view=False)
-        if not found.can_view(caller):
-            raise ForbiddenError("You may not see this playlist.")
-
+    def _page_reader(self, playlist_id: str, caller: str | None, allowed_library_ids: frozenset[str] | None,
+                     parental: ParentalRules | None
+                     ) -> Callable[[Session, int, int | None], tuple[list[tuple[str, ItemRow]], int]]:
+        """What a read calls for a page: access checked (404 for no playlist, 403 when the caller
+        may not see it), then the viewer's visible (entry id, row) pairs of the page and their
+        total, all in that one read."""
         key = (playlist_id, None if allowed_library_ids is None else tuple(sorted(allowed_library_ids)),
                repr(parental))
 
@@ -338,6 +335,11 @@ class PlaylistService:
             # query, so a list is never filed under a generation newer than its snapshot):
             # paging a long playlist reads it once, then each page is a slice and 100 rows by id.
             generation = self.db.generation
+            found = _load(s, playlist_id)
+            if found is None:
+                raise NotFoundError("Playlist not found.")
+            if not found.can_view(caller):
+                raise ForbiddenError("You may not see this playlist.")
             ordered = self._entries.get(key, generation)
             if ordered is None:
                 ordered = visible(s)

@@ -142,7 +142,7 @@ class _Seen:
     user: UserRecord | None
     parental: ParentalRules | None
     visible: bool
-    generation: int = -1  # Database.generation the user data part was read at
+    stamp: tuple[int, int] | None = None  # Database.user_generation(user) the user data part was read at
     user_data: bytes = b""  # GET /Items/{id}'s ``,"UserData":{...}}`` (camelCase or not: see the key)
 
 
@@ -251,7 +251,7 @@ class ItemService:
         return seen
 
     def _keep_seen(self, key: str, user: UserRecord | None, parental: ParentalRules | None, content: int,
-                   camel: bool, visible: bool, generation: int = -1, user_data: bytes = b"") -> None:
+                   camel: bool, visible: bool, stamp: tuple[int, int] | None = None, user_data: bytes = b"") -> None:
         """Keep a verdict (see _Seen). A hidden verdict under parental rules is not kept: an item
         whose rating string is new is hidden until the rating list is read again (a few seconds,
         query._distinct_ratings), with no write in between."""
@@ -261,7 +261,7 @@ class ItemService:
         if len(kept) >= VERDICTS_KEPT:
             for old in list(kept)[: VERDICTS_KEPT // 4]:  # the oldest quarter
                 del kept[old]
-        kept[(key, user.id if user else None, camel)] = _Seen(content, user, parental, visible, generation, user_data)
+        kept[(key, user.id if user else None, camel)] = _Seen(content, user, parental, visible, stamp, user_data)
 
     def _may_see(self, s: Session, row: ItemRow, viewer: Viewer) -> bool:
         if not self.visible(row, viewer):
@@ -470,14 +470,15 @@ class ItemService:
         outdates it. The viewer's verdict (may they see it: libraries, parental rules, private
         playlists) and their UserData part are kept per (item, user, casing) in ``_seen``, the
         verdict while the content, the user's record and their rules are the same, the UserData
-        while nothing at all was written (``Database.generation``). So a repeated request reads
+        while the user's data was not written (``Database.user_generation``). So a repeated request reads
         nothing; after a play-state write, only the user's data of the item; after a policy
         change (a new user record), a library change or an edit, everything again."""
         key = normalize_guid(item_id)
         if key is None or key == ROOT_FOLDER_ID:
             return encode_wire(await self.item(item_id, viewer), camel)
         opts = self.options(viewer, all_fields=True)
-        content, generation = self.db.generations  # before reading: a write meanwhile outdates what is kept
+        # before reading, in this order: a write meanwhile outdates what is kept
+        content, stamp = self.db.content_generation, self.db.user_generation(viewer.user_id)
         user, parental = viewer.user, viewer.parental
         shape = self.fragments.shape(("item", opts.fields, opts.can_delete, opts.can_download, opts.enable_user_data,
                                       self.server_id, camel))
@@ -487,7 +488,7 @@ class ItemService:
             raise NotFoundError(f"Item {item_id} not found.")
         head = self.fragments.get(key, shape, deps) if seen is not None and seen.user_data else None
         if seen is not None and head is not None:
-            if seen.generation == generation:
+            if seen.stamp == stamp:
                 return head + seen.user_data
 
             def refresh(s: Session) -> bytes | None:
@@ -496,7 +497,7 @@ class ItemService:
 
             tail = await self.db.read(refresh)
             if tail is not None:
-                self._keep_seen(key, user, parental, content, camel, True, generation, tail)
+                self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
                 return head + tail
         user_id = viewer.user_id
 
@@ -520,7 +521,7 @@ class ItemService:
             raise NotFoundError(f"Item {item_id} not found.")
         head, tail = built
         self.fragments.put(key, shape, deps, head)
-        self._keep_seen(key, user, parental, content, camel, True, generation, tail)
+        self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
         return head + tail
 
     def root_folder(self, viewer: Viewer) -> w.BaseItemDto:

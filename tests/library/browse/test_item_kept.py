@@ -116,6 +116,11 @@ def test_user_data_and_edits_show_at_once(own: LiveServer) -> None:
             assert admin.get(f"/Items/{film}", params={"userId": live.admin_id}).json()["UserData"]["Played"] is True
             assert _get(c, film).json()["UserData"]["Played"] is False
             assert admin.delete(f"/UserPlayedItems/{film}", params={"userId": live.admin_id}).status_code == 200
+            # a write of this user's data by someone else (an administrator acting for them)
+            assert admin.post(f"/UserPlayedItems/{film}", params={"userId": uid}).status_code == 200
+            assert _get(c, film).json()["UserData"]["Played"] is True
+            assert admin.delete(f"/UserPlayedItems/{film}", params={"userId": uid}).status_code == 200
+            assert _get(c, film).json()["UserData"]["Played"] is False
 
 
 def test_a_policy_change_denies_at_once(own: LiveServer) -> None:

@@ -404,3 +404,30 @@ def test_pages_made_by_a_reader_are_kept_in_the_owner(tmp_path: Path) -> None:
             assert first.content == second.content == third.content
     finally:
         stop_server(live)
+
+
+@pytest.mark.parametrize("rated", [False, True], ids=["plain", "parental-limit"])
+def test_a_granted_library_shows_at_once(own: LiveServer, rated: bool) -> None:
+    """Access given (EnableAllFolders, or the library added to EnabledFolders) shows on the very next
+    page, as access taken away does; with a parental limit too (those pages are never kept)."""
+    live = own
+    extra = {"MaxParentalRating": 1000} if rated else {}
+    name = f"granted-{int(rated)}"
+    with live.admin() as c:
+        uid, token = _user(c, live, name, EnableAllFolders=False, EnabledFolders=[live.extra["music"]], **extra)
+        with live.client(token, f"{name}-device") as gc:
+            first = _get(gc, PAGE) if rated else _kept(live, gc, PAGE)
+            assert _film_name(live) not in _by_name(first)
+            policy = c.get(f"/Users/{uid}").json()["Policy"]
+            policy.update(EnabledFolders=[live.extra["music"], live.extra["movies"]])
+            assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
+            granted = _served_fresh(live, gc, PAGE)
+            assert _film_name(live) in _by_name(granted)
+            assert granted["TotalRecordCount"] == first["TotalRecordCount"] + 1
+            assert _film_name(live) in _by_name(_get(gc, PAGE) if rated else _kept(live, gc, PAGE))
+            policy.update(EnableAllFolders=False, EnabledFolders=[live.extra["music"]])
+            assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
+            assert _film_name(live) not in _by_name(_served_fresh(live, gc, PAGE))
+            policy.update(EnableAllFolders=True, EnabledFolders=[])
+            assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
+            assert _film_name(live) in _by_name(_served_fresh(live, gc, PAGE))
