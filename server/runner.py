@@ -14,7 +14,7 @@ import uvicorn
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
 from server.logs import configure_logging
-from server.memory import limit_arenas, resume_collector, settle_collector
+from server.memory import collector_paused, limit_arenas, resume_collector, settle_collector
 
 log = logging.getLogger("reelroom.server")
 GRACEFUL_SHUTDOWN_SECONDS = 5
@@ -23,6 +23,7 @@ MAX_HEAD_BYTES = 48 * 1024  # for h11, which counts the whole head
 # own default, 5 s, closed connections that browsers and the Jellyfin apps still meant to reuse,
 # so a request racing the close was reset under load.
 KEEP_ALIVE_SECONDS = 130
+SETTLE_AFTER_SECONDS = 1.0  # after ready, when a paused collector collects start-up's garbage
 
 
 def websocket_mode() -> str:
@@ -133,10 +134,15 @@ class ServerRunner:
             elif ctx.startup.ready:
                 # Everything alive now (modules, the app, the context) lives as long as the server:
                 # move it out of the cyclic collector's reach, and resume it if an entry point paused
-                # it for start-up (server/memory.py).
-                settle_collector()
+                # it for start-up (server/memory.py). A paused collector first collects once (a walk
+                # of the whole heap, ~60 ms): shortly after the first requests, not in their way.
+                if not collector_paused():
+                    settle_collector()
                 self.ready.set()
                 self.on_state("running", None)
+                if collector_paused():
+                    await asyncio.sleep(SETTLE_AFTER_SECONDS)
+                    settle_collector()
 
         watcher = asyncio.create_task(report_ready())
         try:
