@@ -68,7 +68,12 @@ class RecordingService:
         self._procs: dict[str, asyncio.subprocess.Process] = {}
         self._loop_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
+        # The recorder sleeps until its next timer is due (a new or changed timer wakes it); a timer
+        # waiting for a free tuner is tried again every poll_seconds, and idle_seconds caps any
+        # sleep so a change of the wall clock is seen within that long. An idle server with no
+        # timers reads the timers table once a minute, not every two seconds.
         self.poll_seconds = 2.0
+        self.idle_seconds = 60.0
         self.live_streams = live_streams  # LiveStreamManager: a recording shares the channel's tuner stream
         self._live: dict[str, tuple[str, object]] = {}  # timer id -> (LiveStreamId, its feed_server)
         self._busy: dict[str, str] = {}  # timer id -> why no tuner was free
@@ -382,16 +387,19 @@ class RecordingService:
         for timer in await self.timers(is_active=True):
             await self._set_status(timer.id, "Error", "The server stopped during the recording.")
         while True:
+            self._wake.clear()  # before reading, so a timer written during the tick wakes the next wait
+            wait = self.poll_seconds
             try:
-                await self._tick()
+                wait = await self._tick()
             except Exception:
                 log.exception("The recorder failed to check its timers")
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                await asyncio.wait_for(self._wake.wait(), wait)
 
-    async def _tick(self) -> None:
+    async def _tick(self) -> float:
+        """Starts what is due and fails what passed; returns the seconds until the next check."""
         now = datetime.now(UTC)
+        wait = self.idle_seconds
         for timer in await self.timers(is_scheduled=True):
             start = _aware(timer.start_date) - timedelta(seconds=timer.pre_padding_seconds)
             end = _aware(timer.end_date) + timedelta(seconds=timer.post_padding_seconds)
@@ -399,8 +407,14 @@ class RecordingService:
                 busy = self._busy.pop(timer.id, None)
                 await self._set_status(timer.id, "Error", f"No tuner was free to record: {busy}" if busy
                                        else "The timer's time passed before it could record.")
-            elif start <= now and timer.id not in self._procs:
-                await self._begin(timer, (end - now).total_seconds())
+            elif start <= now:
+                if timer.id not in self._procs:
+                    await self._begin(timer, (end - now).total_seconds())
+                if timer.id not in self._procs:  # no tuner was free: try again soon
+                    wait = min(wait, self.poll_seconds)
+            else:
+                wait = min(wait, (start - now).total_seconds())
+        return max(0.05, wait)
 
     async def _begin(self, timer: LiveTvTimer, seconds: float) -> None:
         channel = next((c for c in await self.livetv.channels() if c.id == timer.channel_id), None)

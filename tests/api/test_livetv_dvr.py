@@ -204,3 +204,23 @@ def test_series_timers_and_permissions(server, tmp_path, stream_host):
         assert viewer.get("/LiveTv/Programs").status_code == 200
         denied = viewer.post("/LiveTv/Timers", json={"ProgramId": launch["Id"]})
         assert denied.status_code == 403 and "Live TV" in denied.json()["detail"]
+
+
+def test_a_timer_in_the_future_starts_on_time_without_polling(server, tmp_path, stream_host):
+    """The recorder sleeps until the next timer is due (not a read every two seconds, and not its
+    one-minute idle cap): a timer a few seconds ahead starts at its time."""
+    c, _, channels = _setup(server, tmp_path, stream_host[0])
+    recorder = server.ctx.recordings
+    assert recorder.idle_seconds >= 30  # an idle recorder does not poll the table
+    now = datetime.now(UTC)
+    r = c.post("/LiveTv/Timers", json={"ChannelId": channels["Channel Seven"]["Id"], "Name": "Later clip",
+                                       "StartDate": (now + timedelta(seconds=3)).isoformat(),
+                                       "EndDate": (now + timedelta(seconds=20)).isoformat()})
+    assert r.status_code == 204
+    timer = next(t for t in c.get("/LiveTv/Timers").json()["Items"] if t["Name"] == "Later clip")
+    time.sleep(1)
+    assert c.get(f"/LiveTv/Timers/{timer['Id']}").json()["Status"] == "New"  # not before its time
+    started = _wait_for(lambda: (t := c.get(f"/LiveTv/Timers/{timer['Id']}").json())["Status"]
+                        in ("InProgress", "Completed") and t, timeout=15)
+    assert started and started["Status"] in ("InProgress", "Completed")
+    assert time.time() - now.timestamp() < 15  # well before the idle cap would have woken it
