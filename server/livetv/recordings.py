@@ -401,8 +401,11 @@ class RecordingService:
         now = datetime.now(UTC)
         wait = self.idle_seconds
         for timer in await self.timers(is_scheduled=True):
-            start = _aware(timer.start_date) - timedelta(seconds=timer.pre_padding_seconds)
-            end = _aware(timer.end_date) + timedelta(seconds=timer.post_padding_seconds)
+            start_date, end_date = _aware(timer.start_date), _aware(timer.end_date)
+            if start_date is None or end_date is None:  # the API never stores one without both
+                continue
+            start = start_date - timedelta(seconds=timer.pre_padding_seconds)
+            end = end_date + timedelta(seconds=timer.post_padding_seconds)
             if end <= now:
                 busy = self._busy.pop(timer.id, None)
                 await self._set_status(timer.id, "Error", f"No tuner was free to record: {busy}" if busy
