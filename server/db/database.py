@@ -77,7 +77,9 @@ class Database:
     # -- sync API (for worker threads) -------------------------------------------------
 
     def session(self) -> Session:
-        return Session(self.engine, expire_on_commit=False)
+        # ``info["database"]``: code handed only a session can read the generations (e.g.
+        # query._distinct_ratings keeps the library's rating list per content_generation)
+        return Session(self.engine, expire_on_commit=False, info={"database": self})
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""

@@ -19,8 +19,8 @@ user, their policy or configuration changes), so an edited policy, a parental ra
 demotion is seen at once. The guard (token, permissions, the session's activity) runs for every
 request, hit or not.
 
-**Not kept:** replies for a viewer with parental controls (their conditions use the library's
-rating list as read in the last few seconds, not a generation), random sorts, replies larger than
+**Not kept:** replies for a viewer with parental controls (a cautious choice: their conditions
+read the library's rating list, kept per content write by ``query._distinct_ratings``), random sorts, replies larger than
 a quarter of the budget, query strings over ``MAX_QUERY`` bytes, anything but a 200 built by the
 handler. A reply is admitted on the second time its key is seen (a small set of key hashes), so
 random pages anywhere in a large library never push repeated ones out. Bounded by bytes (LRU).

@@ -252,9 +252,8 @@ class ItemService:
 
     def _keep_seen(self, key: str, user: UserRecord | None, parental: ParentalRules | None, content: int,
                    camel: bool, visible: bool, stamp: tuple[int, int] | None = None, user_data: bytes = b"") -> None:
-        """Keep a verdict (see _Seen). A hidden verdict under parental rules is not kept: an item
-        whose rating string is new is hidden until the rating list is read again (a few seconds,
-        query._distinct_ratings), with no write in between."""
+        """Keep a verdict (see _Seen). A hidden verdict under parental rules is not kept (a cautious
+        choice: it depends on the library's rating list, query._distinct_ratings, besides the row)."""
         if not visible and parental is not None:
             return
         kept = self._seen

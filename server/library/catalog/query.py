@@ -119,21 +119,26 @@ def _rating_level(rating: str, country: str | None) -> int | None:
     return _rating_levels[key]
 
 
-_ratings_cache: dict[int, tuple[float, list[str]]] = {}
+_ratings_cache: dict[int, tuple[float, int | None, list[str]]] = {}
 _RATINGS_TTL = 5.0
 
 
 def _distinct_ratings(s: Session) -> list[str]:
-    """The rating strings in the library (a few dozen), read at most every few seconds. A
-    string newer than that is hidden from a user with MaxParentalRating until it is read
-    (the condition lists what may be shown), never shown by mistake."""
+    """The rating strings in the library (a few dozen), kept while the database's
+    ``content_generation`` is unchanged (an edit or a scan that brings a new rating is seen by the
+    next query). A session not made by ``Database`` (no generation to compare) re-reads them
+    every few seconds; a string newer than that is hidden from a user with MaxParentalRating
+    until it is read (the condition lists what may be shown), never shown by mistake."""
+    database = s.info.get("database")
+    # the stamp is taken before the read: a write that lands during it leaves an old stamp
+    stamp = database.content_generation if database is not None else None
     key, now = id(s.get_bind()), time.monotonic()
     cached = _ratings_cache.get(key)
-    if cached is not None and now - cached[0] < _RATINGS_TTL:
-        return cached[1]
+    if cached is not None and (cached[1] == stamp if stamp is not None else now - cached[0] < _RATINGS_TTL):
+        return cached[2]
     found = [r for (r,) in s.execute(select(items.c.official_rating).where(items.c.official_rating.is_not(None))
                                      .distinct()).all() if r]
-    _ratings_cache[key] = (now, found)
+    _ratings_cache[key] = (now, stamp, found)
     return found
 
 
@@ -1077,8 +1082,8 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     caller builds the statement)."""
     conn = s.connection()
     if conn.dialect.paramstyle != "qmark" or q.parental is not None:
-        # parental conditions list the library's ratings as read in the last few seconds
-        # (_distinct_ratings): built per request, so a new rating is never left out for long
+        # parental conditions list the library's ratings (_distinct_ratings, kept per content
+        # write): the statement is built per request
         return None
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
