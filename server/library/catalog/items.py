@@ -262,6 +262,14 @@ class ItemService:
                 del kept[old]
         kept[(key, user.id if user else None, camel)] = _Seen(content, user, parental, visible, stamp, user_data)
 
+    def _row_visible(self, s: Session, row: ItemRow, viewer: Viewer) -> bool:
+        """The checks of a single library row: scope, parental rules, and a private playlist's
+        owner or shares (``item``, ``item_reply``)."""
+        if not self._may_see(s, row, viewer):
+            return False
+        return row.type != "Playlist" or viewer.user_id is None or s.execute(
+            select(items.c.id).where(items.c.id == row.id, playlist_visible(viewer.user_id))).first() is not None
+
     def _may_see(self, s: Session, row: ItemRow, viewer: Viewer) -> bool:
         if not self.visible(row, viewer):
             return False
@@ -427,7 +435,6 @@ class ItemService:
         if key is None:
             raise NotFoundError(f"Item {item_id} not found.")
         opts = opts or self.options(viewer, all_fields=True)
-        user_id = viewer.user_id
 
         def read_row_item(s: Session) -> w.BaseItemDto | None:
             # a library row: found, checked (scope, parental rules, private playlists) and built in
@@ -435,10 +442,7 @@ class ItemService:
             row = get_row(s, key)
             if row is None:
                 return None
-            if not self._may_see(s, row, viewer) or (
-                    row.type == "Playlist" and user_id is not None
-                    and s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first()
-                    is None):
+            if not self._row_visible(s, row, viewer):
                 raise NotFoundError(f"Item {item_id} not found.")
             return build_dtos(s, [row], opts, self.server_id)[0]
 
@@ -498,17 +502,13 @@ class ItemService:
             if tail is not None:
                 self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
                 return head + tail
-        user_id = viewer.user_id
 
         def build(s: Session) -> tuple[bytes, bytes] | bool:
             # found, checked (scope, parental rules, private playlists) and built in one read, as item()
             row = get_row(s, key)
             if row is None:
                 return False
-            if not self._may_see(s, row, viewer) or (
-                    row.type == "Playlist" and user_id is not None
-                    and s.execute(select(items.c.id).where(items.c.id == key, playlist_visible(user_id))).first()
-                    is None):
+            if not self._row_visible(s, row, viewer):
                 return True
             return item_parts(s, row, opts, self.server_id, camel)
 
