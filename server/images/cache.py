@@ -15,13 +15,13 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from email.utils import formatdate
 from pathlib import Path
 
 from server.errors import NotFoundError
-from server.http.memory_cache import MemoryCache
 from server.media.images import MIME_TYPES, render_image
 from server.playback.ranges import etag_matches, parse_http_date
 
@@ -108,7 +108,9 @@ class ImageCache:
         # stat'ed on every request); key -> rendering bytes: a key names one rendering of one
         # version of the source, so its bytes never change (the file only goes away)
         self._known: dict[tuple[str, RenderOptions], _Known] = {}
-        self._hot = MemoryCache(HOT_BUDGET, HOT_MAX_BODY)
+        self._hot: OrderedDict[str, bytes] = OrderedDict()
+        self._hot_size = 0
+        self._hot_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -136,7 +138,7 @@ class ImageCache:
             return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
             return Prepared(known.key, etag, known.media_type, known.cache_path, _read(source), modified)
-        body = self._hot.get(known.key)
+        body = self._hot_get(known.key)
         if body is None:
             try:
                 body = known.cache_path.read_bytes()
@@ -161,13 +163,26 @@ class ImageCache:
         kept[(source, options)] = known
         return known
 
-    @property
-    def _hot_size(self) -> int:
-        return self._hot.size
+    def _hot_get(self, key: str) -> bytes | None:
+        with self._hot_lock:
+            body = self._hot.get(key)
+            if body is not None:
+                self._hot.move_to_end(key)
+            return body
 
     def keep(self, key: str, body: bytes) -> None:
         """Keep a rendering's bytes in memory (bounded by HOT_BUDGET, least recently used out)."""
-        self._hot.put(key, body)
+        if len(body) > HOT_MAX_BODY:
+            return
+        with self._hot_lock:
+            old = self._hot.pop(key, None)
+            if old is not None:
+                self._hot_size -= len(old)
+            self._hot[key] = body
+            self._hot_size += len(body)
+            while self._hot_size > HOT_BUDGET and self._hot:
+                _, dropped = self._hot.popitem(last=False)
+                self._hot_size -= len(dropped)
 
     # -- rendering ------------------------------------------------------------------------
 
