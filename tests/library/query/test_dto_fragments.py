@@ -203,6 +203,7 @@ def test_an_edit_shows_at_once_in_both_casings(own: LiveServer) -> None:
     with live.admin() as c:
         for camel in (False, True):
             _one(c, live, film, "Overview,Genres", camel)
+        wait_for_artwork(live)  # (a background write between the asks empties what is kept)
         hits, kept = cache.hits, live.ctx.replies.hits
         before = _one(c, live, film, "Overview,Genres", False)
         # it came from a fragment, or (asked again) the whole reply kept (server/http/reply_cache.py)
