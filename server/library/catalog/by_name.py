@@ -29,7 +29,14 @@ from server.db.handles import (
 from server.db.tables import ByNameArtwork
 from server.library.catalog import facets, ids
 from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
-from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES, ItemQuery, item_rows, scope
+from server.library.catalog.query import (
+    ROOT_FOLDER_ID,
+    STRUCTURAL_TYPES,
+    Generations,
+    ItemQuery,
+    item_rows,
+    scope,
+)
 from server.wire import models as w
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
@@ -64,8 +71,9 @@ class NameQuery:
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
-    #: (cache, database generation): totals of full pages are kept while nothing was written
-    totals: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
+    #: (cache, database generation, or ``Database.generations``): totals of full pages are kept
+    #: while nothing was written (CountCache: the full generation unless stored as reading no user data)
+    totals: tuple[Any, Generations] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

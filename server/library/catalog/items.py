@@ -705,7 +705,9 @@ class ItemService:
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
         def read(s: Session) -> w.SearchHintResult:
-            req.counts = (self.count_cache, self.db.generation)  # the generation before the first query
+            # the generations before the first query: totals and a kind's distinct names that read no
+            # user data stay kept across play-state writes (CountCache), as for /Items?searchTerm
+            req.counts = (self.count_cache, self.db.generations)
             return search_hints(s, req, opts, self.server_id)
 
         return await self.db.read(read)
