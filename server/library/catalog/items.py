@@ -338,7 +338,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> bytes:
-            groups = latest_groups(s, q, limit, group)
+            groups = latest_groups(s, q, limit, group, self.count_cache, self.db.generations)
             return splice(b"[]", build_fragments(s, [row for row, _ in groups], opts, self.server_id,
                                                  self.fragments, camel, [count for _, count in groups]))
 
@@ -354,7 +354,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> list[w.BaseItemDto]:
-            groups = latest_groups(s, q, limit, group)
+            groups = latest_groups(s, q, limit, group, self.count_cache, self.db.generations)
             dtos = build_dtos(s, [row for row, _ in groups], opts, self.server_id)
             for dto, (_, count) in zip(dtos, groups, strict=True):
                 if count:
