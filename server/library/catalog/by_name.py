@@ -34,6 +34,7 @@ from server.library.catalog.query import (
     STRUCTURAL_TYPES,
     Generations,
     ItemQuery,
+    _reads_user_data,
     item_rows,
     scope,
 )
@@ -154,7 +155,9 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
     if total is not None:
         return entries, total
     groups = q.with_only_columns(group_key).order_by(None).subquery()
-    return entries, _keep_total(nq, s.execute(select(func.count()).select_from(groups)).scalar() or 0)
+    count = select(func.count()).select_from(groups)
+    return entries, _keep_total(nq, s.execute(count).scalar() or 0,
+                                nq.is_favorite is not None or _reads_user_data(s, count))
 
 
 def _totals_key(nq: NameQuery) -> str:
@@ -174,10 +177,13 @@ def _known_total(nq: NameQuery, entries: list[NameEntry]) -> int | None:
     return total
 
 
-def _keep_total(nq: NameQuery, total: int) -> int:
+def _keep_total(nq: NameQuery, total: int, reads_user_data: bool = True) -> int:
+    """Keep a counted total: with ``Database.generations`` as the stamp, one that reads no user
+    data stays while only user data is written (a play-state write does not make the next
+    list count again)."""
     if nq.totals is not None:
         cache, generation = nq.totals
-        cache.put(_totals_key(nq), generation, total)
+        cache.put(_totals_key(nq), generation, total, reads_user_data)
     return total
 
 
@@ -337,7 +343,9 @@ def _run_page(s: Session, st: _Statements, params: dict[str, Any], nq: NameQuery
     total = _known_total(nq, entries)
     if total is not None:
         return entries, total
-    return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0)
+    # the kept counts' and people's statements name no user data (a favourites filter is applied
+    # in Python and never pages in SQL)
+    return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0, nq.is_favorite is not None)
 
 
 #: more matches than this and the term is matched in SQL (LIKE) instead of listed

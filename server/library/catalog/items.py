@@ -655,7 +655,7 @@ class ItemService:
 
         nq.with_counts = opts.has("ItemCounts")
         nq.scope.names = nq.scope.names or self.by_name
-        nq.totals = (self.count_cache, self.db.generation)
+        nq.totals = (self.count_cache, self.db.generations)  # read before the first query
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)
