@@ -49,6 +49,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -269,6 +270,8 @@ class ArtworkService:
         self._timer: asyncio.TimerHandle | None = None
         self._again = False
         self._running = False
+        self._handed = 0  # after_scan calls handed to the loop and not yet run there (any thread)
+        self._handed_lock = threading.Lock()
         self._remembered = True  # a LAST_RUN_FILE may exist (unknown until a change drops it)
         # any write of what a run reads (a metadata edit, a download, a library's options), also
         # those that do not ask for a run, drops the remembered run (one regex per statement
@@ -283,12 +286,23 @@ class ArtworkService:
 
     def after_scan(self, _library_id: str, _changes: dict[str, list[str]]) -> None:
         if self._loop is not None:  # called from the scan's worker thread
-            self._loop.call_soon_threadsafe(self.request)
+            with self._handed_lock:
+                self._handed += 1  # pending from now on, not only once the loop gets to it
+            try:
+                self._loop.call_soon_threadsafe(self._scan_request)
+            except RuntimeError:  # the loop is closed: shutting down
+                with self._handed_lock:
+                    self._handed -= 1
+
+    def _scan_request(self) -> None:
+        self.request()
+        with self._handed_lock:
+            self._handed -= 1
 
     @property
     def pending(self) -> bool:
-        """A run is going, or one is due (debounced)."""
-        return self._running or self._timer is not None
+        """A run is going, or one is due (debounced), or a scan's ask is on its way to the loop."""
+        return self._running or self._timer is not None or self._handed > 0
 
     @property
     def running(self) -> bool:

@@ -527,3 +527,16 @@ def test_a_restart_on_an_unchanged_library_does_no_work_and_a_change_is_still_pi
             wait_for_artwork(server)
     finally:
         stop_server(server)
+
+
+def test_a_scans_ask_for_a_run_is_pending_at_once(server):
+    """A scan (on its worker thread) asks for a run through the loop; ``pending`` says so from
+    the moment it asked, so a test (or anything) waiting for the artwork to settle never looks
+    in the gap before the loop has taken the ask."""
+    art = server.ctx.artwork
+    wait_for_artwork(server)
+    assert not art.pending
+    art.after_scan("library", {"added": [], "updated": [], "removed": []})  # as the scanner's thread does
+    assert art.pending
+    wait_for_artwork(server)
+    assert not art.pending and art.runs >= 1
