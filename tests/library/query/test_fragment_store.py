@@ -25,7 +25,7 @@ import pytest
 
 from server.library.catalog.fragment_store import FragmentStore, StoreUse
 from server.wire import models as w
-from tests.conftest import ON_POSTGRES, LiveServer, sqlite_only, complete_wizard, start_server, stop_server
+from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.conftest import items
 from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_artwork
 from tests.mediagen import make_audio, make_image, make_video
