@@ -13,7 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import delete, event
 
-from server.db.tables import Item
+from server.db.tables import ActivityLogEntry, Item
 from server.library.catalog.query import _rating_level
 from tests.conftest import complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.query.factory import Factory
@@ -184,6 +184,21 @@ def test_a_write_of_more_than_user_data_bumps_the_content_generation(world) -> N
     assert db.content_generation == content + 1
     remove(world, added)
     world["f"].user_data(world["live"].admin_id, world["movies"][0], play_count=0)
+
+
+def test_log_writes_leave_the_content_generation(world) -> None:
+    """The activity log and the tasks' results are read by no catalog answer: writing them keeps
+    every cached page, total and stored fragment (fragment_store.py) of the library current."""
+    live = world["live"]
+    db = live.ctx.db
+    content, generation = db.content_generation, db.generation
+    db.write_sync(lambda s: s.add(ActivityLogEntry(name="A log line", type="Test")))  # (as ActivityLog.add)
+    with live.admin() as c:
+        assert c.get("/System/ActivityLog/Entries", params={"limit": "5"}).json()["Items"][0]["Name"] == "A log line"
+    assert db.content_generation == content and db.generation > generation
+    added = add_clip(world, "Clip after the log")
+    assert db.content_generation == content + 1
+    remove(world, added)
 
 
 # ---------------------------------------------------------------- policy
