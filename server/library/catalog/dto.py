@@ -580,9 +580,9 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
             continue
         if want_user_data:
             ud = encode_wire(_user_data_dto(r, uds.get(r.id), hit_counts.get(r.id)), camel)  # type: ignore[arg-type]
-            out.append(b"".join((r.body, user_key, ud, b"}")))  # type: ignore[union-attr]
+            out.append(b"".join((r.body, user_key, ud, b"}")))
         else:
-            out.append(r.body + b"}")  # type: ignore[union-attr]
+            out.append(r.body + b"}")
     return out
 
 

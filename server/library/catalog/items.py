@@ -388,6 +388,16 @@ class ItemService:
         return splice(shell, build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel,
                                              store=use))
 
+    def item_fragments(self, s: Session, rows: Sequence[ItemRow], opts: DtoOptions, camel: bool,
+                       use: StoreUse | None = None) -> list[bytes]:
+        """The encoded BaseItemDtos of ``rows`` (in a read, ``s``) from fragments, kept in memory or
+        in the store: for a list that found its rows itself (Similar, InstantMix, playlists...);
+        ``fragments.splice`` puts them into a reply. Pass ``use`` (``store_use``, taken before the
+        read) so that what it stores is current for the next GetItems page."""
+        if use is None:
+            use = self.store_use(opts, camel, stamped=False)
+        return build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel, store=use)
+
     async def latest_reply(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions, camel: bool) -> bytes:
         """``latest``'s reply (a JSON array) already encoded, from per-item fragments."""
         q.names = q.names or self.by_name

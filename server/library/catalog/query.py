@@ -1041,9 +1041,9 @@ def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generati
     what the caller wants of each item (``ItemService.query_reply``: a stored fragment of the
     current epoch, else the row); ids it leaves out are left out of the page."""
     if q.adjacent_to:
-        rows, n = _adjacent(s, q)
-        found = fetch(s, [r.id for r in rows])
-        return [found[r.id] for r in rows if r.id in found], n
+        near, n = _adjacent(s, q)
+        fetched = fetch(s, [r.id for r in near])
+        return [fetched[r.id] for r in near if r.id in fetched], n
     _check_paging(q)
     keys = [k for k in q.sort_by if k]
     if counts is not None and keys and keys[0] == "Random":
