@@ -380,6 +380,13 @@ def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     assert store.fetch(shape, ["b" * 32]) == {}  # a miss, not an error
     assert store.enabled and store.count() == 0
     store.close()
+    # a file of another format (an older Reelroom's) is started over too
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version=1")
+        conn.execute("INSERT INTO fragments VALUES (1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
+    older = FragmentStore(path)
+    assert older.open() and older.count() == 0
+    older.close()
 
 
 def test_the_file_is_bounded(tmp_path: Path) -> None:
