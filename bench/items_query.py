@@ -22,7 +22,12 @@ the servers (fair on a noisy machine), with the RSS of the server and its reader
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
                                 [--camel] [--web] [--pages N]
                                 [--sorts SortName,DateCreated,Random]
-                                [--readers 0,1 [--rounds 3]] [--keep DIR]
+                                [--readers 0,1 [--rounds 3]] [--keep DIR] [--store as-is|cold|warm]
+
+`--store` (server/library/catalog/fragment_store.py, in the data folder's cache): `as-is` leaves the
+file as the last run left it (after a `warm` run: a restarted server, whose stored fragments are of
+an older epoch and get re-stamped), `cold` deletes it, `warm` deletes it and makes a pass over every
+page before measuring (printing the pass's time, CPU per page and the file's size).
 
 `--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
 asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
