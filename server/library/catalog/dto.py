@@ -461,6 +461,25 @@ def _user_data_dto(row: ItemRow | ByNameTarget, ud: Any, counts: FolderCounts | 
     return dto
 
 
+_ID_MARK = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+_NO_DATA: dict[bool, list[bytes]] = {}  # casing -> the encoded UserData of an item without data, split at its id
+
+
+def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool) -> bytes:
+    """``_user_data_dto`` encoded. An item the user has no data on (most of a page) and that is no
+    series or season with counts: the encoding of such an item's UserData with its id put in (it
+    depends on nothing else), not a struct built and encoded."""
+    item_id = row.id
+    if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS) and len(item_id) == 32 \
+            and item_id.isalnum():
+        parts = _NO_DATA.get(camel)
+        if parts is None:
+            mark = ByNameTarget(id=_ID_MARK, type="Movie", name="")
+            parts = _NO_DATA[camel] = encode_wire(_user_data_dto(mark, None, None), camel).split(_ID_MARK.encode())
+        return item_id.encode().join(parts)
+    return encode_wire(_user_data_dto(row, ud, counts), camel)
+
+
 def _aspect_ratio(row: ItemRow, images: list[dict]) -> float | None:
     primary = _first_of(images, "Primary")
     if primary is None:
@@ -579,7 +598,7 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
             out.append(next(built))
             continue
         if want_user_data:
-            ud = encode_wire(_user_data_dto(r, uds.get(r.id), hit_counts.get(r.id)), camel)  # type: ignore[arg-type]
+            ud = _user_data_bytes(r, uds.get(r.id), hit_counts.get(r.id), camel)
             out.append(b"".join((r.body, user_key, ud, b"}")))
         else:
             out.append(r.body + b"}")
@@ -649,7 +668,7 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                 writes.append((store.shape, r.id, store.epoch, digests[i][0], r.type, int(bool(r.is_folder)),
                                r.run_time_ticks, head))
         if b.want_user_data:
-            ud = encode_wire(_user_data_dto(r, b.uds.get(r.id), counts), camel)
+            ud = _user_data_bytes(r, b.uds.get(r.id), counts, camel)
             out.append(b"".join((head, user_key, ud, b"}")))
         else:
             out.append(head + b"}")
