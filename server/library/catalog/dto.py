@@ -631,11 +631,17 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
             heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
     writes: list[Write] = []
     if store is not None:
-        if not store.fetched:
-            store.stale = store.store.fetch(store.shape, [r.id for r in rows])
+        epoch = store.epoch
+        # (a fragment kept in memory needs the store only when this reply can make it current)
+        wanted = [r.id for r, head in zip(rows, heads, strict=True) if head is None or epoch]
+        if not store.fetched and wanted:
+            store.stale = store.store.fetch(store.shape, wanted)
             store.fetched = True
-        stale, epoch, store_shape = store.stale, store.epoch, store.shape
+        stale, store_shape = store.stale, store.shape
         for i, r in enumerate(rows):
+            if heads[i] is not None and not epoch:
+                digests.append((None, 0))
+                continue
             digest, size = _digest(deps_of[i])
             digests.append((digest, size))
             kept = stale.get(r.id)

@@ -117,6 +117,7 @@ class FragmentStore:
         self.boot = 0
         self._local = threading.local()
         self._generation = 0  # bumped by a start-over: per-thread connections opened before it reconnect
+        self._restart_lock = threading.Lock()
         self._epochs: dict[Hashable, int] = {}
         self._seq = 0
         self._newest = 0  # the epoch given last
@@ -197,13 +198,17 @@ class FragmentStore:
             local.generation = self._generation
         return conn
 
-    def _start_over(self, exc: BaseException) -> None:
-        """A read or write failed (the file was deleted, damaged...): begin again with an empty file."""
-        log.warning("Fragment store %s failed (%s); starting it over", self.path, exc)
-        self._generation += 1
-        self._remove_files()
-        self.enabled = False
-        self.open()
+    def _start_over(self, exc: BaseException, generation: int) -> None:
+        """A read or write failed (the file was deleted, damaged...): begin again with an empty file
+        (once, whichever thread saw it first: ``generation`` is the one the failing connection had)."""
+        with self._restart_lock:
+            if generation != self._generation:
+                return  # another thread started it over already
+            log.warning("Fragment store %s failed (%s); starting it over", self.path, exc)
+            self._generation += 1
+            self._remove_files()
+            self.enabled = False
+            self.open()
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -238,6 +243,7 @@ class FragmentStore:
         if not self.enabled or not ids:
             return {}
         out: dict[str, Stored] = {}
+        generation = self._generation
         try:
             conn = self._conn()
             for start in range(0, len(ids), _CHUNK):
@@ -247,7 +253,7 @@ class FragmentStore:
                 for row in conn.execute(sql, (shape, *chunk)):
                     out[row[0]] = Stored._make(row)
         except sqlite3.Error as exc:
-            self._start_over(exc)
+            self._start_over(exc, generation)
             return {}
         return out
 
@@ -283,6 +289,7 @@ class FragmentStore:
                 self._pending.clear()
                 self._busy = True
             started = time.thread_time()
+            generation = self._generation
             try:
                 if conn is None or getattr(self, "_writer_generation", -1) != self._generation:
                     if conn is not None:
@@ -319,7 +326,7 @@ class FragmentStore:
                         conn.close()
                 conn = None
                 if not self._closing:
-                    self._start_over(exc)
+                    self._start_over(exc, generation)
             finally:
                 self.write_seconds += time.thread_time() - started
                 with self._wake:

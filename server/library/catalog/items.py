@@ -356,9 +356,10 @@ class ItemService:
         return StoreUse(store, store.shape(fragment_shape(opts, self.server_id, camel)), epoch)
 
     def _fragment_cache(self, use: StoreUse | None) -> FragmentCache | None:
-        """The in-memory cache, when the store does not hold the fragments (it is the faster of the two
-        only for a repeated page, which the reply cache answers anyway)."""
-        return self.fragments if use is None else None
+        """The in-memory cache, unless the reply can use the store's fragments of its epoch (GetItems:
+        a random page anywhere is the store's, a repeated one the reply cache's); the lists whose rows
+        were read before (TV, Resume: epoch 0) keep their few items in memory too."""
+        return self.fragments if use is None or not use.epoch else None
 
     async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
         """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
