@@ -469,15 +469,17 @@ def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool
     """``_user_data_dto`` encoded. An item the user has no data on (most of a page) and that is no
     series or season with counts: the encoding of such an item's UserData with its id put in (it
     depends on nothing else), not a struct built and encoded."""
-    item_id = row.id
+    item_id: str = row.id
     if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS) and len(item_id) == 32 \
             and item_id.isalnum():
         parts = _NO_DATA.get(camel)
         if parts is None:
             mark = ByNameTarget(id=_ID_MARK, type="Movie", name="")
-            parts = _NO_DATA[camel] = encode_wire(_user_data_dto(mark, None, None), camel).split(_ID_MARK.encode())
+            template: bytes = encode_wire(_user_data_dto(mark, None, None), camel)
+            parts = _NO_DATA[camel] = template.split(_ID_MARK.encode())
         return item_id.encode().join(parts)
-    return encode_wire(_user_data_dto(row, ud, counts), camel)
+    encoded: bytes = encode_wire(_user_data_dto(row, ud, counts), camel)
+    return encoded
 
 
 def _aspect_ratio(row: ItemRow, images: list[dict]) -> float | None:
@@ -630,6 +632,7 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
         if cache is not None:
             heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
     writes: list[Write] = []
+    valid: list[bytes] = []  # stored fragments that still hold, of an older epoch
     if store is not None:
         epoch = store.epoch
         # (a fragment kept in memory needs the store only when this reply can make it current)
@@ -650,10 +653,10 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                 heads[i] = kept.body  # type: ignore[union-attr]
             if same:
                 if epoch and kept.epoch != epoch:  # type: ignore[union-attr]
-                    writes.append((store_shape, r.id, epoch, digest, "", 0, None, None))
-            elif heads[i] is not None:
+                    valid.append(digest)  # type: ignore[arg-type]
+            elif (known := heads[i]) is not None:
                 writes.append((store_shape, r.id, epoch, digest, r.type, int(bool(r.is_folder)), r.run_time_ticks,
-                               heads[i]))
+                               known))
     made: list[tuple[str, Any, bytes, int | None]] = []
     out: list[bytes] = []
     for i, r in enumerate(rows):
@@ -680,8 +683,11 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
             out.append(head + b"}")
     if made and cache is not None:
         cache.put_many(shape, made)
-    if writes and store is not None:
-        store.store.put(writes)
+    if store is not None:
+        if writes:
+            store.store.put(writes)
+        if valid:
+            store.store.mark_valid(store.epoch, store.shape, valid)
     return out
 
 

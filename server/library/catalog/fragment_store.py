@@ -20,7 +20,10 @@ A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtim
   kept with it are all UserData needs, so such a page reads no item row and builds nothing.
 - **digest**: a hash of what the fragment was made from (the very deps ``build_fragments``
   compares in memory). A fragment of an older epoch whose digest equals the digest of what a fresh
-  read gives is re-stamped with the current epoch, not rebuilt.
+  read gives is used, not rebuilt, and marked valid for the current epoch *in memory* (``mark_valid``:
+  its (shape, digest) in a set kept for the newest epoch only). Written to the file, such a
+  re-stamp rewrote a 16 KiB page per fragment (~5 ms of the writer's CPU per 100), and it would be
+  of no use after a restart anyway (a new series of epochs).
 
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
 in the OS page cache, not in the process). Writes are queued and made by one writer thread in
@@ -64,9 +67,9 @@ class Stored(NamedTuple):
     body: bytes
 
 
-#: One write: (shape, id, epoch, digest, type, is_folder, run_time_ticks, body); body None = re-stamp
-#: (the row's epoch moves to ``epoch`` if its digest is still ``digest``).
-Write = tuple[int, str, int, bytes | None, str, int, int | None, bytes | None]
+#: One write: (shape, id, epoch, digest, type, is_folder, run_time_ticks, body).
+Write = tuple[int, str, int, bytes | None, str, int, int | None, bytes]
+_VALID_LIMIT = 400_000  # fragments marked valid for the newest epoch (24-byte keys: ~100 B each)
 
 # A rowid table: new fragments are appended (a WITHOUT ROWID table keyed by the random ids wrote a
 # random 16 KiB page per fragment: 8 ms of the writer's CPU per 100 against 1.3), found through the
@@ -121,6 +124,8 @@ class FragmentStore:
         self._epochs: dict[Hashable, int] = {}
         self._seq = 0
         self._newest = 0  # the epoch given last
+        #: (epoch, the (shape, digest) keys of stored fragments found still valid in it): mark_valid
+        self._valid: tuple[int, set[bytes]] = (0, set())
         self._epoch_lock = threading.Lock()
         self._shapes: dict[Hashable, int] = {}
         self._pending: deque[list[Write]] = deque()
@@ -130,7 +135,7 @@ class FragmentStore:
         self._busy = False
         self.hits = 0  # fragments of the current epoch used as they were (StoreUse.fetch)
         self.dropped = 0  # batches dropped because the writer was behind
-        self.written = 0  # rows written (made or re-stamped)
+        self.written = 0  # rows written
         self.write_seconds = 0.0  # the writer thread's CPU
 
     # -- opening ----------------------------------------------------------------------------
@@ -257,10 +262,34 @@ class FragmentStore:
             return {}
         return out
 
+    @staticmethod
+    def valid_key(shape: int, digest: bytes) -> bytes:
+        return shape.to_bytes(8, "big", signed=True) + digest
+
+    def mark_valid(self, epoch: int, shape: int, digests: Iterable[bytes]) -> None:
+        """Stored fragments (by their digest) found to hold in ``epoch``: current for the rest of it.
+        Only the newest epoch is kept (an older one is over: no reply will ask for it)."""
+        with self._epoch_lock:
+            if epoch != self._newest:
+                return
+            kept_epoch, kept = self._valid
+            if kept_epoch != epoch or len(kept) > _VALID_LIMIT:
+                kept = set()
+                self._valid = (epoch, kept)
+            key = self.valid_key
+            kept.update(key(shape, d) for d in digests)
+
+    def is_current(self, stored: Stored, shape: int, epoch: int) -> bool:
+        """Whether a stored fragment may be used as it is in ``epoch``."""
+        if stored.epoch == epoch:
+            return True
+        kept_epoch, kept = self._valid
+        return epoch == kept_epoch and stored.digest is not None and self.valid_key(shape, stored.digest) in kept
+
     # -- writing ----------------------------------------------------------------------------
 
     def put(self, writes: list[Write]) -> None:
-        """Queue fragments to keep (or re-stamp); the writer thread makes them in one transaction."""
+        """Queue fragments to keep; the writer thread makes them in one transaction."""
         if not writes or not self.enabled or self._closing:
             return
         with self._wake:
@@ -297,12 +326,7 @@ class FragmentStore:
                             conn.close()
                     conn = self._connect()
                     self._writer_generation = self._generation
-                rows = [w for batch in batches for w in batch]
-                made = [w for w in rows if w[7] is not None]
-                newest = self._newest
-                # (a re-stamp for an epoch that is already over would be used by no one: a write
-                # each 16 KiB page it touches, e.g. all through a scan)
-                stamped = [(w[2], w[0], w[1], w[3]) for w in rows if w[7] is None and w[2] == newest]
+                made = [w for batch in batches for w in batch]
                 conn.execute("BEGIN")
                 if made:
                     conn.executemany(
@@ -311,11 +335,8 @@ class FragmentStore:
                         "epoch = excluded.epoch, digest = excluded.digest, type = excluded.type, "
                         "is_folder = excluded.is_folder, run_time_ticks = excluded.run_time_ticks, "
                         "body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
-                if stamped:
-                    conn.executemany("UPDATE fragments SET epoch = ? WHERE shape = ? AND id = ? AND digest = ? "
-                                     "AND epoch < ?", [(*w, w[0]) for w in stamped])
                 conn.execute("COMMIT")
-                self.written += len(rows)
+                self.written += len(made)
                 if made:
                     self._prune(conn)  # (three pragmas when under the cap)
             except sqlite3.Error as exc:
@@ -422,10 +443,10 @@ class StoreUse:
         found = self.store.fetch(self.shape, page_ids) if self.epoch else {}
         out: dict[str, Any] = {}
         missing: list[str] = []
-        epoch = self.epoch
+        epoch, shape, is_current = self.epoch, self.shape, self.store.is_current
         for item_id in page_ids:
             stored = found.get(item_id)
-            if stored is not None and stored.epoch == epoch:
+            if stored is not None and is_current(stored, shape, epoch):
                 out[item_id] = stored
             else:
                 missing.append(item_id)

@@ -343,25 +343,32 @@ def test_epochs_are_new_at_every_start_and_per_stamp(tmp_path: Path) -> None:
     second.close()
 
 
-def test_a_fragment_is_restamped_only_when_its_digest_holds(tmp_path: Path) -> None:
+def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
     store = FragmentStore(tmp_path / "fragments.sqlite3")
     assert store.open()
     shape = store.shape(("fields", True))
-    old, new = store.epoch("old"), store.epoch("new")
+    old = store.epoch("old")
     _write(store, shape, "a" * 32, old, b"d1", b'{"Name":"A"')
-    store.put([(shape, "a" * 32, new, b"other", "", 0, None, None)])  # another digest: not re-stamped
-    store.flush()
-    assert store.fetch(shape, ["a" * 32])["a" * 32].epoch == old
-    store.put([(shape, "a" * 32, new, b"d1", "", 0, None, None)])
-    store.flush()
-    found = store.fetch(shape, ["a" * 32])["a" * 32]
-    assert (found.epoch, found.body, found.type, found.run_time_ticks) == (new, b'{"Name":"A"', "Movie", 10)
+    use = StoreUse(store, shape, old)
+    assert list(use.fetch(None, ["a" * 32]).values())[0].body == b'{"Name":"A"'  # of its epoch: as it is
+    new = store.epoch("new")
+    stored = store.fetch(shape, ["a" * 32])["a" * 32]
+    assert not store.is_current(stored, shape, new)  # another epoch: not as it is
+    store.mark_valid(new, shape, [b"other"])  # what a read found for the item differs: still not
+    assert not store.is_current(stored, shape, new)
+    store.mark_valid(new, store.shape(("other",)), [b"d1"])  # the same digest under another shape: not
+    assert not store.is_current(stored, shape, new)
+    store.mark_valid(new, shape, [b"d1"])
+    assert store.is_current(stored, shape, new)
+    newest = store.epoch("newest")
+    assert not store.is_current(stored, shape, newest)  # marks hold for their epoch only
+    store.mark_valid(new, shape, [b"d1"])  # (an epoch that is over is not marked: nothing asks for it)
+    assert not store.is_current(stored, shape, newest)
     # an older epoch's fragment never replaces a newer one
+    _write(store, shape, "a" * 32, newest, b"d2", b'{"Name":"B"')
     _write(store, shape, "a" * 32, old, b"d0", b'{"Name":"Old"')
-    assert store.fetch(shape, ["a" * 32])["a" * 32].body == b'{"Name":"A"'
-    # and StoreUse.fetch gives only fragments of its epoch as they are
-    use = StoreUse(store, shape, store.epoch("newest"))
-    assert use.store.fetch(shape, ["a" * 32]) and store.fetch(store.shape(("other",)), ["a" * 32]) == {}
+    assert store.fetch(shape, ["a" * 32])["a" * 32].body == b'{"Name":"B"'
+    assert store.fetch(store.shape(("other",)), ["a" * 32]) == {}
     store.close()
 
 
