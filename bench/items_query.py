@@ -22,7 +22,12 @@ the servers (fair on a noisy machine), with the RSS of the server and its reader
     python bench/items_query.py [--sizes 10000,100000] [--requests 300] [--first-page] [--baseline DIR]
                                 [--camel] [--web] [--pages N]
                                 [--sorts SortName,DateCreated,Random]
-                                [--readers 0,1 [--rounds 3]] [--keep DIR]
+                                [--readers 0,1 [--rounds 3]] [--keep DIR] [--store as-is|cold|warm]
+
+`--store` (server/library/catalog/fragment_store.py, in the data folder's cache): `as-is` leaves the
+file as the last run left it (after a `warm` run: a restarted server, whose stored fragments are of
+an older epoch and get re-stamped), `cold` deletes it, `warm` deletes it and makes a pass over every
+page before measuring (printing the pass's time, CPU per page and the file's size).
 
 `--camel` asks every page in camelCase (`Accept: application/json; profile="CamelCase"`); `--web`
 asks what jellyfin-web's library tab asks (Fields=PrimaryImageAspectRatio,MediaSourceCount,
@@ -401,12 +406,43 @@ async def concurrent(url: str, token: str, info: dict, user_id: str, n: int, cli
     return out, len(out) / elapsed
 
 
+STORE_FILE = "cache/fragments.sqlite3"  # server/library/catalog/fragment_store.py (in the data folder)
+
+
+def store_mib(data: Path) -> float:
+    return sum(p.stat().st_size for p in data.glob(STORE_FILE + "*")) / 2**20
+
+
+def warm_pass(url: str, token: str, info: dict, user_id: str, pid: int, data: Path) -> None:
+    """Every page of the library once, in order (fills the fragment store; the baseline's
+    in-memory caches get the same pass), with its time, CPU and the store's size after."""
+    headers = {"Authorization": AUTH.format(n=1) + f', Token="{token}"', **extra_headers()}
+    cpu0, t0, pages = cpu_with_children(pid), time.perf_counter(), 0
+    rnd = random.Random(3)
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
+        for start in range(0, info["movie_count"], 100):
+            p = params(info, user_id, rnd, False)
+            p.update(startIndex=str(start), sortBy="SortName")
+            c.get("/Items", params=p).raise_for_status()
+            pages += 1
+    took, cpu = time.perf_counter() - t0, cpu_with_children(pid) - cpu0
+    time.sleep(3)  # (the store's writer catches up)
+    print(f"  warm pass: {pages} pages in {took:.1f} s, {cpu * 1000 / max(1, pages):.1f} ms CPU/page; "
+          f"store file {store_mib(data):.0f} MiB", flush=True)
+
+
 def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
     """One server (from the checkout ``root``) on the built library: 1 client, N clients (httpx),
-    then wrk (if installed)."""
+    then wrk (if installed). ``--store cold`` deletes the fragment store first; ``warm`` deletes
+    it and makes a pass over every page before measuring."""
+    if args.store in ("cold", "warm"):
+        for p in data.glob(STORE_FILE + "*"):
+            p.unlink()
     proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
+        if args.store == "warm":
+            warm_pass(url, token, info, user_id, proc.pid, data)
         cpu0 = cpu_with_children(proc.pid)
         one, size = single(url, token, info, user_id, args.requests, args.first_page)
         cpu_per_request = (cpu_with_children(proc.pid) - cpu0) * 1000 / (args.requests + 20)
@@ -521,6 +557,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the built library under DIR/<size> and reuse it on the next run")
     parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
+    parser.add_argument("--store", choices=("as-is", "cold", "warm"), default="as-is",
+                        help="the fragment store in the data folder: left as it is, deleted (cold), or "
+                             "deleted and filled by a pass over every page before measuring (warm)")
     args = parser.parse_args()
     sorts = [x for x in args.sorts.split(",") if x]
     MODE.update(camel=args.camel, web=args.web, pages=args.pages)

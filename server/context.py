@@ -37,7 +37,8 @@ from server.library.browse.playstate import PlayStateService
 from server.library.browse.related import RelatedService
 from server.library.browse.service import Browse
 from server.library.browse.tv import TvService
-from server.library.catalog.items import ItemService
+from server.library.catalog.fragment_store import FragmentStore, store_budget
+from server.library.catalog.items import ItemService, fragment_code_stamp
 from server.library.catalog.planner_stats import PlannerStats
 from server.library.scan.hosts import CONFIG_KEY as LIBRARY_HOSTS_KEY
 from server.library.scan.hosts import configured_hosts, wake_library_hosts
@@ -107,6 +108,7 @@ class ServerOptions:
     migrate_in_child: bool = False
     migration: MigrationChild | None = None  # one an entry point started before importing the server
     reply_cache_mib: float | None = None  # kept whole replies (0: off); None: REELROOM_REPLY_CACHE_MIB or 16
+    fragment_store_mib: float | None = None  # item fragments on disk (0: off); None: REELROOM_FRAGMENT_STORE_MIB or 512
 
 
 def read_or_create_system_id(path: Path) -> str:
@@ -197,8 +199,12 @@ class ServerContext:
 
         # -- the library: folders, the catalog (query engine, DTOs), browsing, images
         self.library = LibraryService(self.db, self.filesystem)
+        store_bytes = store_budget(options.fragment_store_mib)
         self.items = ItemService(self.db, self.users, self.system_id, self.events,
-                                 rating_country=lambda: server_config().MetadataCountryCode)
+                                 rating_country=lambda: server_config().MetadataCountryCode,
+                                 store=FragmentStore(self.paths.cache_dir / "fragments.sqlite3", store_bytes,
+                                                     fragment_code_stamp) if store_bytes else None,
+                                 config_generation=lambda: self.replies.config_generation)
         #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
         self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
@@ -290,6 +296,9 @@ class ServerContext:
         self.on_close(self.scanner.aclose)  # a running pass, the watcher, the probe pool
         self.on_close(self.web.compression.close)  # the web client's compression pool
         self.on_close(self.readers.close)  # the reader processes
+        if self.items.store is not None:
+            store = self.items.store
+            self.on_close(lambda: asyncio.to_thread(store.close))  # the fragment store's writer
 
     # -- facts ---------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ dialect layer (``server/db/dialect.py``).
 
 Two counters tell readers' caches what changed: ``generation`` is bumped after every committed
 write, ``content_generation`` only after those that wrote more than user data (play state,
-favourites: the writes a playing client makes every few seconds) or a device's last activity
-(``devices``, written once a minute per signed-in client). A cached answer that never read
+favourites: the writes a playing client makes every few seconds), a device's last activity
+(``devices``, written once a minute per signed-in client) or the logs (``activity_log``: sign-ins,
+users created...; ``task_results``: every scheduled task's run), which no catalog answer reads. A cached answer that never read
 ``user_data`` stays valid while ``content_generation`` is unchanged
 (``server/library/catalog/query.py`` CountCache).
 
@@ -50,6 +51,9 @@ _USER_DATA_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?us
 #: A device's last activity (TokenService.touch): never part of any catalog answer.
 _ACTIVITY_WRITE = re.compile(r'\s*UPDATE\s+"?devices"?\s+SET\s+"?date_last_activity"?\s*=\s*\S+\s+WHERE\b',
                              re.IGNORECASE)
+#: Logs no catalog answer reads: the activity log and scheduled tasks' last results.
+_LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activity_log|task_results)"?[\s(]',
+                        re.IGNORECASE)
 #: Statements that write nothing.
 _NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
 
@@ -111,7 +115,7 @@ class Database:
             return
         if _USER_DATA_WRITE.match(statement):
             self._wrote_user_data = True
-        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement):
+        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement) and not _LOG_WRITE.match(statement):
             self._wrote_content = True
 
     @property

@@ -22,7 +22,8 @@ from sqlalchemy.orm import Session
 from server.db.handles import item_people, item_values, items, libraries, people, user_data
 from server.guid import guid_from_text
 from server.library.catalog import ids
-from server.library.catalog.fragments import FragmentCache
+from server.library.catalog.fragment_store import Stored, StoreUse, Write
+from server.library.catalog.fragments import _SIZER, FragmentCache
 from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow, get_user_data
 from server.trickplay.service import info_for as trickplay_info_for
@@ -471,6 +472,27 @@ def _user_data_dto(row: ItemRow | ByNameTarget, ud: Any, counts: FolderCounts | 
     return dto
 
 
+_ID_MARK = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+_NO_DATA: dict[bool, list[bytes]] = {}  # casing -> the encoded UserData of an item without data, split at its id
+
+
+def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool) -> bytes:
+    """``_user_data_dto`` encoded. An item the user has no data on (most of a page) and that is no
+    series or season with counts: the encoding of such an item's UserData with its id put in (it
+    depends on nothing else), not a struct built and encoded."""
+    item_id: str = row.id
+    if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS) and len(item_id) == 32 \
+            and item_id.isalnum():
+        parts = _NO_DATA.get(camel)
+        if parts is None:
+            mark = ByNameTarget(id=_ID_MARK, type="Movie", name="")
+            template: bytes = encode_wire(_user_data_dto(mark, None, None), camel)
+            parts = _NO_DATA[camel] = template.split(_ID_MARK.encode())
+        return item_id.encode().join(parts)
+    encoded: bytes = encode_wire(_user_data_dto(row, ud, counts), camel)
+    return encoded
+
+
 def _aspect_ratio(row: ItemRow, images: list[dict]) -> float | None:
     primary = _first_of(images, "Primary")
     if primary is None:
@@ -501,11 +523,12 @@ class _Batch:
     want_user_data: bool
 
 
-def _gather(s: Session, rows: Sequence[ItemRow], opts: DtoOptions) -> _Batch:
+def _gather(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, uds: dict[str, Any] | None = None) -> _Batch:
     item_ids = [r.id for r in rows]
     has = opts.has
     want_user_data = bool(opts.enable_user_data and opts.user_id)
-    uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data and opts.user_id else {}
+    if uds is None:
+        uds = user_data_rows(s, opts.user_id, item_ids) if want_user_data and opts.user_id else {}
     want_children = has("ChildCount")
     want_recursive = has("RecursiveItemCount")  # played counts (series, seasons) come with user data
     counts = folder_counts(s, rows, opts.user_id, want_children=want_children, want_recursive=want_recursive,
@@ -534,25 +557,79 @@ def build_dtos(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id:
     return dtos
 
 
-def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str,
+def fragment_shape(opts: DtoOptions, server_id: str, camel: bool) -> tuple[Any, ...]:
+    """What a fragment's bytes depend on besides its item: the DTO options, the server, the casing."""
+    return (opts.fields, opts.enable_images, opts.image_type_limit, opts.enable_image_types,
+            opts.can_delete, opts.can_download, server_id, camel)
+
+
+def _digest(deps: Any) -> tuple[bytes | None, int]:
+    """(a hash of what a fragment is made from, a rough size of it: see fragments._size_of)."""
+    try:
+        packed = _SIZER.encode(deps)
+    except (TypeError, ValueError, OverflowError):
+        return None, 4096
+    row = deps[0]
+    return hashlib.blake2b(packed, digest_size=16).digest(), len(packed) + 56 * len(row)
+
+
+def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptions, server_id: str,
                     cache: FragmentCache | None, camel: bool,
-                    child_counts: Sequence[int | None] | None = None) -> list[bytes]:
+                    child_counts: Sequence[int | None] | None = None, store: StoreUse | None = None) -> list[bytes]:
     """The page's BaseItemDtos as encoded JSON objects (PascalCase, or camelCase), equal after
     parsing to encoding ``build_dtos``' DTOs. Each item's DTO without UserData is taken from
     ``cache`` when everything it is made from is unchanged (see fragments.py), else built,
     encoded and kept; UserData is made for this reply and spliced in. ``child_counts`` (Latest:
-    how many new items a group holds) sets ChildCount where it is not 0 or None."""
+    how many new items a group holds) sets ChildCount where it is not 0 or None.
+
+    With ``store`` (fragment_store.py), ``rows`` may hold ``Stored`` fragments of the current
+    epoch (``StoreUse.fetch``): they are used as they are, with only their UserData read. For the
+    rows, a stored fragment whose digest equals that of what they are made from is used and
+    re-stamped, else the fragment is built; either way the store gets it for the current epoch."""
     if not rows:
         return []
-    b = _gather(s, rows, opts)
-    shape = cache.shape((opts.fields, opts.enable_images, opts.image_type_limit, opts.enable_image_types,
-                         opts.can_delete, opts.can_download, server_id, camel)) if cache is not None else 0
+    if child_counts is not None:
+        store = None  # (Latest's ChildCount is no property of the item: such fragments are not stored)
+    want_user_data = bool(opts.enable_user_data and opts.user_id)
+    real: list[ItemRow] = [r for r in rows if r.__class__ is not Stored]  # type: ignore[misc]
+    uds = user_data_rows(s, opts.user_id, [r.id for r in rows]) if want_user_data and opts.user_id else {}
+    made_real = _real_fragments(s, real, opts, server_id, cache, camel, child_counts, store, uds) if real else []
+    if len(real) == len(rows):
+        return made_real
+    # a page with stored fragments: UserData (with played counts of series and seasons) spliced in
+    hit_counts: dict[str, FolderCounts] = {}
+    if want_user_data:
+        played_folders = [r for r in rows if r.__class__ is Stored and r.type in _PLAYED_FOLDERS and r.is_folder]
+        if played_folders:
+            hit_counts = folder_counts(s, played_folders, opts.user_id, want_children=False,  # type: ignore[arg-type]
+                                       want_recursive=False, want_played=True)
+    user_key = b',"userData":' if camel else b',"UserData":'
+    built = iter(made_real)
+    out: list[bytes] = []
+    for r in rows:
+        if r.__class__ is not Stored:
+            out.append(next(built))
+            continue
+        if want_user_data:
+            ud = _user_data_bytes(r, uds.get(r.id), hit_counts.get(r.id), camel)
+            out.append(b"".join((r.body, user_key, ud, b"}")))
+        else:
+            out.append(r.body + b"}")
+    return out
+
+
+def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str,
+                    cache: FragmentCache | None, camel: bool, child_counts: Sequence[int | None] | None,
+                    store: StoreUse | None, uds: dict[str, Any]) -> list[bytes]:
+    b = _gather(s, rows, opts, uds)
+    shape = cache.shape(fragment_shape(opts, server_id, camel)) if cache is not None else 0
     user_key = b',"userData":' if camel else b',"UserData":'
     with_people = "People" in opts.fields
     counts_of = [b.counts.get(r.id) for r in rows]
     deps_of: list[tuple[Any, ...]] = []
     heads: list[bytes | None] = [None] * len(rows)
-    if cache is not None:
+    digests: list[tuple[bytes | None, int]] = []
+    if cache is not None or store is not None:
         parents, versions, extras, ctypes, cast, tiles = b.parents, b.versions, b.extras, b.ctypes, b.cast, b.tiles
         parent = parents.get
         for i, r in enumerate(rows):
@@ -563,8 +640,35 @@ def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                             (counts.children, counts.total) if counts is not None else None,
                             cast.get(r.id) if with_people else None, tiles.get(r.id),
                             child_counts[i] if child_counts is not None else None))
-        heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
-    made: list[tuple[str, Any, bytes]] = []
+        if cache is not None:
+            heads = cache.get_many(shape, [(r.id, deps) for r, deps in zip(rows, deps_of, strict=True)])
+    writes: list[Write] = []
+    valid: list[bytes] = []  # stored fragments that still hold, of an older epoch
+    if store is not None:
+        epoch = store.epoch
+        # (a fragment kept in memory needs the store only when this reply can make it current)
+        wanted = [r.id for r, head in zip(rows, heads, strict=True) if head is None or epoch]
+        if not store.fetched and wanted:
+            store.stale = store.store.fetch(store.shape, wanted)
+            store.fetched = True
+        stale, store_shape = store.stale, store.shape
+        for i, r in enumerate(rows):
+            if heads[i] is not None and not epoch:
+                digests.append((None, 0))
+                continue
+            digest, size = _digest(deps_of[i])
+            digests.append((digest, size))
+            kept = stale.get(r.id)
+            same = kept is not None and digest is not None and kept.digest == digest
+            if heads[i] is None and same:
+                heads[i] = kept.body  # type: ignore[union-attr]
+            if same:
+                if epoch and kept.epoch != epoch:  # type: ignore[union-attr]
+                    valid.append(digest)  # type: ignore[arg-type]
+            elif (known := heads[i]) is not None:
+                writes.append((store_shape, r.id, epoch, digest, r.type, int(bool(r.is_folder)), r.run_time_ticks,
+                               known))
+    made: list[tuple[str, Any, bytes, int | None]] = []
     out: list[bytes] = []
     for i, r in enumerate(rows):
         counts = counts_of[i]
@@ -579,14 +683,22 @@ def build_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                 dto.ChildCount = child_count
             head = encode_wire(dto, camel)[:-1]
             if cache is not None:
-                made.append((r.id, deps_of[i], head))
+                made.append((r.id, deps_of[i], head, digests[i][1] if digests else None))
+            if store is not None:
+                writes.append((store.shape, r.id, store.epoch, digests[i][0], r.type, int(bool(r.is_folder)),
+                               r.run_time_ticks, head))
         if b.want_user_data:
-            ud = encode_wire(_user_data_dto(r, b.uds.get(r.id), counts), camel)
+            ud = _user_data_bytes(r, b.uds.get(r.id), counts, camel)
             out.append(b"".join((head, user_key, ud, b"}")))
         else:
             out.append(head + b"}")
     if made and cache is not None:
         cache.put_many(shape, made)
+    if store is not None:
+        if writes:
+            store.store.put(writes)
+        if valid:
+            store.store.mark_valid(store.epoch, store.shape, valid)
     return out
 
 
@@ -761,7 +873,7 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
     return dto
 
 
-__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "etag", "folder_counts", "image_tag", "images_of",
+__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "fragment_shape", "etag", "folder_counts", "image_tag", "images_of",
            "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
 
 

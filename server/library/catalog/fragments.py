@@ -101,9 +101,11 @@ class FragmentCache:
     def put(self, item_id: str, shape: int, deps: Any, fragment: bytes) -> None:
         self.put_many(shape, [(item_id, deps, fragment)])
 
-    def put_many(self, shape: int, made: Sequence[tuple[str, Any, bytes]]) -> None:
-        sized = [(item_id, deps, fragment, len(fragment) + _size_of(deps) + 200)  # (+ entry, key, dict slot)
-                 for item_id, deps, fragment in made]
+    def put_many(self, shape: int, made: Sequence[tuple[str, Any, bytes] | tuple[str, Any, bytes, int | None]]) -> None:
+        """Keep fragments; an entry may carry the size of its deps when the caller has it (dto._digest)."""
+        sized = [(m[0], m[1], m[2], len(m[2]) + (m[3] if len(m) > 3 and m[3] is not None else _size_of(m[1]))
+                  + 200)  # (+ entry, key, dict slot)
+                 for m in made]
         with self._lock:
             for item_id, deps, fragment, size in sized:
                 if size > self.budget // 8:

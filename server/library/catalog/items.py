@@ -8,7 +8,7 @@ pool in one session (rows, count and the DTO batch lookups together).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,15 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
-from server.library.catalog.dto import ByNameTarget, DtoOptions, build_dtos, build_fragments, user_data_dtos
+from server.library.catalog.dto import (
+    ByNameTarget,
+    DtoOptions,
+    build_dtos,
+    build_fragments,
+    fragment_shape,
+    user_data_dtos,
+)
+from server.library.catalog.fragment_store import FragmentStore, Stored, StoreUse
 from server.library.catalog.fragments import DEFAULT_BUDGET, FragmentCache, splice
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
@@ -45,6 +53,7 @@ from server.library.catalog.query import (
     item_visible,
     playlist_visible,
     run_query,
+    run_query_with,
 )
 from server.library.catalog.search import SearchRequest, search_hints
 from server.library.catalog.single_item import item_parts, user_data_part
@@ -59,6 +68,19 @@ ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "Extern
                         "Taglines", "Tags", "CanDelete", "CanDownload", "LocalTrailerCount", "SpecialFeatureCount",
                         "RemoteTrailers", "ProductionLocations", "Width", "Height", "IsHD", "SeriesStudio",
                         "LockedFields"))
+
+
+def fragment_code_stamp() -> str:
+    """What identifies the code that makes fragments (fragment_store.code_stamp): the version and
+    the modules that build and encode them."""
+    from server.library.catalog import dto, fragment_store, fragments, media_sources
+    from server.trickplay import service as trickplay
+    from server.version import reelroom_version
+    from server.wire import casing
+    from server.wire import models as wire_models
+
+    return fragment_store.code_stamp((dto, fragments, fragment_store, media_sources, trickplay, casing, wire_models),
+                                     reelroom_version())
 
 
 def _lower_tags(values: list[str] | None) -> list[str]:
@@ -149,8 +171,12 @@ class _Seen:
 class ItemService:
     def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
                  rating_country: Callable[[], str | None] = lambda: None,
-                 fragment_budget: int = DEFAULT_BUDGET) -> None:
+                 fragment_budget: int = DEFAULT_BUDGET, store: FragmentStore | None = None,
+                 config_generation: Callable[[], int] = lambda: 0) -> None:
         self.db = db
+        #: encoded fragments on disk (fragment_store.py): pages anywhere in a big library from bytes
+        self.store = store
+        self.config_generation = config_generation
         self.users = users
         self.server_id = server_id
         self.events = events
@@ -174,6 +200,8 @@ class ItemService:
         list counts' triggers (facets.ensure)."""
         await asyncio.to_thread(search_index.ensure, self.db.engine)
         await asyncio.to_thread(facets.ensure, self.db.engine)
+        if self.store is not None:
+            await asyncio.to_thread(self.store.open)
         if self.db.dialect == "postgresql":
             await asyncio.to_thread(warn_about_collation, self.db.engine)
 
@@ -316,22 +344,60 @@ class ItemService:
 
         return await self.db.read(read)
 
+    def store_use(self, opts: DtoOptions, camel: bool, stamped: bool = True) -> StoreUse | None:
+        """How a reply uses the fragment store (None when it is off). Call it *before* the read:
+        the epoch is the content and configuration generations as they are now, so a write during
+        the read leaves what the reply stores outdated, never stale. ``stamped`` False (the read
+        has begun): what the reply stores gets no epoch, it can only be re-stamped later."""
+        store = self.store
+        if store is None or not store.enabled:
+            return None
+        epoch = store.epoch((self.db.content_generation, self.config_generation())) if stamped else 0
+        return StoreUse(store, store.shape(fragment_shape(opts, self.server_id, camel)), epoch)
+
+    def _fragment_cache(self, use: StoreUse | None) -> FragmentCache | None:
+        """The in-memory cache, unless the reply can use the store's fragments of its epoch (GetItems:
+        a random page anywhere is the store's, a repeated one the reply cache's); the lists whose rows
+        were read before (TV, Resume: epoch 0) keep their few items in memory too."""
+        return self.fragments if use is None or not use.epoch else None
+
     async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
         """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
-        from per-item fragments (fragments.py), without building the DTOs of unchanged items."""
+        from per-item fragments (fragments.py), without building the DTOs of unchanged items.
+        With the fragment store, a page whose items all have a fragment of the current epoch reads
+        the page's ids, those fragments and the viewer's user data, and nothing else."""
         q.names = q.names or self.by_name
+        use = self.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
-            rows, total = run_query(s, q, self.count_cache, self.db.generations)
-            return self.rows_reply(s, rows, total, q.start_index, opts, camel)
+            if use is None:
+                rows, total = run_query(s, q, self.count_cache, self.db.generations)
+                return self.rows_reply(s, rows, total, q.start_index, opts, camel)
+            entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.fetch)
+            return self.rows_reply(s, entries, total, q.start_index, opts, camel, use)
 
         return await self.db.read(read)
 
-    def rows_reply(self, s: Session, rows: list[ItemRow], total: int, start_index: int, opts: DtoOptions,
-                   camel: bool) -> bytes:
-        """A BaseItemDtoQueryResult of ``rows`` encoded from per-item fragments (in a read)."""
+    def rows_reply(self, s: Session, rows: Sequence[ItemRow | Stored], total: int, start_index: int,
+                   opts: DtoOptions, camel: bool, use: StoreUse | None = None) -> bytes:
+        """A BaseItemDtoQueryResult of ``rows`` encoded from per-item fragments (in a read).
+        Without ``use`` the store is still consulted (stored fragments whose digest holds are not
+        rebuilt), but what this reply stores gets no epoch (the read began before one was taken)."""
+        if use is None:
+            use = self.store_use(opts, camel, stamped=False)
         shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index), camel)
-        return splice(shell, build_fragments(s, rows, opts, self.server_id, self.fragments, camel))
+        return splice(shell, build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel,
+                                             store=use))
+
+    def item_fragments(self, s: Session, rows: Sequence[ItemRow], opts: DtoOptions, camel: bool,
+                       use: StoreUse | None = None) -> list[bytes]:
+        """The encoded BaseItemDtos of ``rows`` (in a read, ``s``) from fragments, kept in memory or
+        in the store: for a list that found its rows itself (Similar, InstantMix, playlists...);
+        ``fragments.splice`` puts them into a reply. Pass ``use`` (``store_use``, taken before the
+        read) so that what it stores is current for the next GetItems page."""
+        if use is None:
+            use = self.store_use(opts, camel, stamped=False)
+        return build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel, store=use)
 
     async def latest_reply(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions, camel: bool) -> bytes:
         """``latest``'s reply (a JSON array) already encoded, from per-item fragments."""
@@ -345,9 +411,12 @@ class ItemService:
         return await self.db.read(read)
 
     async def dtos_reply(self, rows: list[ItemRow], opts: DtoOptions, camel: bool) -> bytes:
-        """``dtos`` as an encoded JSON array, from per-item fragments."""
+        """``dtos`` as an encoded JSON array, from per-item fragments. The rows were read before:
+        what this stores gets no epoch (see ``store_use``)."""
+        use = self.store_use(opts, camel, stamped=False)
         return await self.db.read(lambda s: splice(b"[]", build_fragments(s, rows, opts, self.server_id,
-                                                                          self.fragments, camel)))
+                                                                          self._fragment_cache(use), camel,
+                                                                          store=use)))
 
     async def latest(self, q: ItemQuery, limit: int, group: bool, opts: DtoOptions) -> list[w.BaseItemDto]:
         """Latest media: grouped rows, ChildCount = how many new items a group holds."""

@@ -22,10 +22,10 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
     Select,
@@ -1002,7 +1002,13 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     return ordered
 
 
-def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Generations) -> tuple[list[ItemRow], int]:
+T = TypeVar("T")
+#: What ``run_query_with`` reads a page's ids into (``get_rows``: the ItemRows by id).
+Fetch = Callable[[Session, list[str]], Mapping[str, T]]
+
+
+def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,
+                 fetch: Fetch[T]) -> tuple[list[T], int]:
     """sortBy=Random: ``limit`` items drawn uniformly from the query's scope, as ORDER BY random()
     with OFFSET/LIMIT would give, but from the scope's cached id list (in SortName order, shared
     with that listing) instead of sorting every row of the scope on every request."""
@@ -1013,7 +1019,7 @@ def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     if q.limit is not None:
         wanted = min(wanted, q.limit)
     page_ids = _pick(ordered, random.sample(range(total), wanted))
-    found = get_rows(s, page_ids)
+    found = fetch(s, page_ids)
     rows = [found[i] for i in page_ids if i in found]
     return rows, total if q.enable_total_record_count else q.start_index + len(rows)
 
@@ -1026,12 +1032,22 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
     skipping startIndex rows never reads the wide rows. Deep pages of a cacheable query read the
     query's ordered id list once and slice it (so does any page of it while the list is cached);
     sortBy=Random draws from the scope's list (``_random_page``)."""
+    return run_query_with(s, q, counts, generation, get_rows)
+
+
+def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generation: Generations,
+                   fetch: Fetch[T]) -> tuple[list[T], int]:
+    """``run_query`` with the second step given: ``fetch(session, page ids)`` maps the ids to
+    what the caller wants of each item (``ItemService.query_reply``: a stored fragment of the
+    current epoch, else the row); ids it leaves out are left out of the page."""
     if q.adjacent_to:
-        return _adjacent(s, q)
+        near, n = _adjacent(s, q)
+        fetched = fetch(s, [r.id for r in near])
+        return [fetched[r.id] for r in near if r.id in fetched], n
     _check_paging(q)
     keys = [k for k in q.sort_by if k]
     if counts is not None and keys and keys[0] == "Random":
-        return _random_page(s, q, counts, generation)
+        return _random_page(s, q, counts, generation, fetch)
     cacheable = counts is not None and "Random" not in keys
     if counts is not None and cacheable:
         key = counts.ids_key(q)
@@ -1040,7 +1056,7 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
         if ordered is not None:
             end = None if q.limit is None else q.start_index + q.limit
             page_ids = ordered[q.start_index:end]
-            found = get_rows(s, page_ids)
+            found = fetch(s, page_ids)
             rows = [found[i] for i in page_ids if i in found]
             return rows, len(ordered) if q.enable_total_record_count else q.start_index + len(rows)
     by_statement = _page_ids(s, q, counts, generation) if counts is not None and cacheable else None
@@ -1050,7 +1066,7 @@ def run_query(s: Session, q: ItemQuery, counts: CountCache | None = None,
         page_ids = [r[0] for r in s.execute(page).all()]
     else:
         page_ids = by_statement
-    found = get_rows(s, page_ids)
+    found = fetch(s, page_ids)
     rows = [found[i] for i in page_ids if i in found]
     if q.enable_total_record_count:
         if q.limit is not None and len(rows) < q.limit and (rows or q.start_index == 0):

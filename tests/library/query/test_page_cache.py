@@ -13,10 +13,11 @@ import httpx
 import pytest
 from sqlalchemy import delete, event
 
-from server.db.tables import Item
+from server.db.tables import ActivityLogEntry, Item
 from server.library.catalog.query import _rating_level
 from tests.conftest import complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.query.factory import Factory
+from tests.library_helpers import wait_for_artwork
 
 BIG = 1100  # more than DEEP_PAGE: deep pages read and cache the whole ordered id list
 
@@ -186,6 +187,21 @@ def test_a_write_of_more_than_user_data_bumps_the_content_generation(world) -> N
     world["f"].user_data(world["live"].admin_id, world["movies"][0], play_count=0)
 
 
+def test_log_writes_leave_the_content_generation(world) -> None:
+    """The activity log and the tasks' results are read by no catalog answer: writing them keeps
+    every cached page, total and stored fragment (fragment_store.py) of the library current."""
+    live = world["live"]
+    db = live.ctx.db
+    content, generation = db.content_generation, db.generation
+    db.write_sync(lambda s: s.add(ActivityLogEntry(name="A log line", type="Test")))  # (as ActivityLog.add)
+    with live.admin() as c:
+        assert c.get("/System/ActivityLog/Entries", params={"limit": "5"}).json()["Items"][0]["Name"] == "A log line"
+    assert db.content_generation == content and db.generation > generation
+    added = add_clip(world, "Clip after the log")
+    assert db.content_generation == content + 1
+    remove(world, added)
+
+
 # ---------------------------------------------------------------- policy
 
 
@@ -251,24 +267,42 @@ def test_what_a_page_costs(world) -> None:
 
     params = {"userId": live.admin_id, "fields": "PrimaryImageAspectRatio,MediaSources,Overview",
               "startIndex": 1010, "limit": 100}
+    svc = live.ctx.items
+    store = svc.store
     try:
-        with admin(world) as c:
-            page(c, world["big"], **params)  # fills the caches
-            db._readers.submit = counting_submit  # type: ignore[method-assign]
-            statements.clear()
-            result = page(c, world["big"], **params)
-            db._readers.submit = submit  # type: ignore[method-assign]
-        assert len(result["Items"]) == BIG - 1010 and result["TotalRecordCount"] == BIG
-        reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
-        rows = [s for s in reads if s.startswith('SELECT "id", "type"')]
-        user_data = [s for s in reads if " FROM user_data " in s]
-        # no page-ids statement, no count: both came from the cached list
-        assert not [s for s in reads if "ORDER BY" in s or "count(" in s.lower()], reads
-        assert len(rows) == 1 and len(user_data) == 1, reads
-        # with the DTO batch lookups (here: which rows own versions, the parent's images)
-        assert len(reads) <= 4, reads
-        assert hops == 1
+        for stored in (False, True):
+            svc.store = store if stored else None  # (without the fragment store, then with it)
+            for _ in range(3):
+                live.ctx.replies.clear()  # (each round's second ask is computed, not a kept reply)
+                with admin(world) as c:
+                    page(c, world["big"], **params)  # fills the caches (and the store)
+                    if store is not None:
+                        store.flush()
+                    content = db.content_generation
+                    hops = 0
+                    db._readers.submit = counting_submit  # type: ignore[method-assign]
+                    statements.clear()
+                    result = page(c, world["big"], **params)
+                    db._readers.submit = submit  # type: ignore[method-assign]
+                if db.content_generation == content:
+                    break
+                wait_for_artwork(live)  # (a background write between the asks: a new epoch)
+            assert len(result["Items"]) == BIG - 1010 and result["TotalRecordCount"] == BIG
+            reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+            rows = [s for s in reads if s.startswith('SELECT "id", "type"')]
+            user_data = [s for s in reads if " FROM user_data " in s]
+            # no page-ids statement, no count: both came from the cached list
+            assert not [s for s in reads if "ORDER BY" in s or "count(" in s.lower()], reads
+            assert len(user_data) == 1, reads
+            if stored:  # every item's fragment came from the store: the user's data is all that is read
+                assert rows == [] and len(reads) == 1, reads
+            else:
+                assert len(rows) == 1, reads
+                # with the DTO batch lookups (here: which rows own versions, the parent's images)
+                assert len(reads) <= 4, reads
+            assert hops == 1
     finally:
+        svc.store = store
         db._readers.submit = submit  # type: ignore[method-assign]
         event.remove(db.engine, "connect", trace)
         db.engine.dispose()

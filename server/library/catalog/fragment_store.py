@@ -1,0 +1,461 @@
+"""Encoded item fragments kept on disk, so a page anywhere in a big library is bytes, not work.
+
+The in-memory ``FragmentCache`` (fragments.py) holds a few thousand items; a page anywhere in a
+library of 100k misses it and reads 100 wide rows and builds 100 DTOs (~12 ms of CPU). This store
+keeps every fragment made (the encoded BaseItemDto without UserData and the closing brace, exactly
+what ``dto.build_fragments`` makes) in a SQLite file of its own in the cache folder. It is a cache:
+never user data, safe to delete (a corrupt or missing file is started over), and the same whatever
+the main database is (SQLite or PostgreSQL).
+
+A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtime, body).
+
+- **shape**: a stable 64-bit hash of the DTO shape (Fields, image options, CanDelete/CanDownload,
+  server id, casing) and of the code that makes the bytes (``code_stamp``: the version and the
+  DTO modules' files), so a new build never serves an old build's bytes.
+- **epoch**: what the fragment is known valid for. ``epoch(stamp)`` gives one number per
+  (start of this store, stamp) pair, where the stamp is ``Database.content_generation`` and the
+  configuration generation, taken *before* the read: any write of more than user data moves it,
+  and a restart (with whatever was written to the main database meanwhile, by any path) starts a
+  new series. A fragment of the current epoch is used as it is; the type, folder flag and runtime
+  kept with it are all UserData needs, so such a page reads no item row and builds nothing.
+- **digest**: a hash of what the fragment was made from (the very deps ``build_fragments``
+  compares in memory). A fragment of an older epoch whose digest equals the digest of what a fresh
+  read gives is used, not rebuilt, and marked valid for the current epoch *in memory* (``mark_valid``:
+  its (shape, digest) in a set kept for the newest epoch only). Written to the file, such a
+  re-stamp rewrote a 16 KiB page per fragment (~5 ms of the writer's CPU per 100), and it would be
+  of no use after a restart anyway (a new series of epochs).
+
+Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
+in the OS page cache, not in the process). Writes are queued and made by one writer thread in
+batches (WAL, synchronous=OFF), never on the event loop and never on the request's path; a queue
+that falls behind drops batches (they are only a cache). The file is bounded: above ``max_bytes``
+the fragments least recently stamped go first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+log = logging.getLogger(__name__)
+
+FORMAT = 2  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
+DEFAULT_MAX_MIB = 512.0
+_QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
+_CHUNK = 500  # ids per IN list
+
+
+class Stored(NamedTuple):
+    """A fragment read from the store, with what UserData needs of its item."""
+
+    id: str
+    epoch: int
+    digest: bytes | None
+    type: str
+    is_folder: int
+    run_time_ticks: int | None
+    body: bytes
+
+
+#: One write: (shape, id, epoch, digest, type, is_folder, run_time_ticks, body).
+Write = tuple[int, str, int, bytes | None, str, int, int | None, bytes]
+_VALID_LIMIT = 400_000  # fragments marked valid for the newest epoch (24-byte keys: ~100 B each)
+
+# A rowid table: new fragments are appended (a WITHOUT ROWID table keyed by the random ids wrote a
+# random 16 KiB page per fragment: 8 ms of the writer's CPU per 100 against 1.3), found through the
+# (shape, id) index.
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS fragments (shape INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, "
+    "digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, body BLOB NOT NULL)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS ux_fragments ON fragments (shape, id)",
+    "CREATE INDEX IF NOT EXISTS ix_fragments_epoch ON fragments (epoch)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+)
+
+
+def code_stamp(modules: Iterable[Any], version: str) -> str:
+    """What identifies the code that makes fragments: the version, the store's format and each
+    module's file (size and modification time; a frozen bundle has the version only)."""
+    parts = [version, str(FORMAT)]
+    for module in modules:
+        path = getattr(module, "__file__", None)
+        try:
+            st = os.stat(path) if path else None
+        except OSError:
+            st = None
+        parts.append(f"{getattr(module, '__name__', '?')}:{st.st_size}:{st.st_mtime_ns}" if st else "-")
+    return "|".join(parts)
+
+
+def _stable(value: Any) -> Any:
+    """A shape's parts with sets in a fixed order (a frozenset's order changes between runs)."""
+    if isinstance(value, frozenset | set):
+        return ("set", tuple(sorted(repr(_stable(v)) for v in value)))
+    if isinstance(value, tuple | list):
+        return tuple(_stable(v) for v in value)
+    return value
+
+
+class FragmentStore:
+    """Encoded fragments on disk (see the module's notes). ``open()`` before use; a store that
+    cannot be opened is off (``enabled`` False) and every call is a miss."""
+
+    def __init__(self, path: Path, max_bytes: int = int(DEFAULT_MAX_MIB * 1024 * 1024),
+                 stamp: str | Callable[[], str] = "") -> None:
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self._stamp_source = stamp
+        self.stamp = stamp if isinstance(stamp, str) else ""
+        self.enabled = False
+        self.boot = 0
+        self._local = threading.local()
+        self._generation = 0  # bumped by a start-over: per-thread connections opened before it reconnect
+        self._restart_lock = threading.Lock()
+        self._epochs: dict[Hashable, int] = {}
+        self._seq = 0
+        self._newest = 0  # the epoch given last
+        #: (epoch, the (shape, digest) keys of stored fragments found still valid in it): mark_valid
+        self._valid: tuple[int, set[bytes]] = (0, set())
+        self._epoch_lock = threading.Lock()
+        self._shapes: dict[Hashable, int] = {}
+        self._pending: deque[list[Write]] = deque()
+        self._wake = threading.Condition()
+        self._writer: threading.Thread | None = None
+        self._closing = False
+        self._busy = False
+        self.hits = 0  # fragments of the current epoch used as they were (StoreUse.fetch)
+        self.dropped = 0  # batches dropped because the writer was behind
+        self.written = 0  # rows written
+        self.write_seconds = 0.0  # the writer thread's CPU
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=2.0)
+        conn.execute("PRAGMA cache_size=-1024")  # 1 MiB: the bytes live in the OS page cache
+        conn.execute("PRAGMA synchronous=OFF")
+        return conn
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.remove(str(self.path) + suffix)
+
+    def open(self) -> bool:
+        """Open (or create) the file and start a new series of epochs; a corrupt file is started
+        over. False (and the store stays off) when it cannot be used at all."""
+        if callable(self._stamp_source):
+            self.stamp = self._stamp_source()
+            self._shapes.clear()
+        for attempt in range(2):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = self._connect()
+                try:
+                    version = conn.execute("PRAGMA user_version").fetchone()[0]
+                    tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                    if tables and version != FORMAT:
+                        raise sqlite3.DatabaseError(f"the fragment store's format is {version}, not {FORMAT}")
+                    # 16 KiB pages: six 2.4 KB fragments a page, fewer pages read and written
+                    conn.execute("PRAGMA page_size=16384")
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(f"PRAGMA user_version={FORMAT}")
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+                    if conn.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
+                        raise sqlite3.DatabaseError("the fragment store failed its check")
+                    found = conn.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()
+                    boot = (found[0] if found else 0) + 1
+                    conn.execute("INSERT INTO meta (key, value) VALUES ('boot', ?) "
+                                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (boot,))
+                finally:
+                    conn.close()
+                self.boot = boot
+                self.enabled = True
+                return True
+            except (sqlite3.Error, OSError) as exc:
+                if attempt == 0:
+                    log.warning("Fragment store %s unusable (%s); starting it over", self.path, exc)
+                    self._remove_files()
+                else:
+                    log.warning("Fragment store %s is off: %s", self.path, exc)
+        self.enabled = False
+        return False
+
+    def _conn(self) -> sqlite3.Connection:
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is None or getattr(local, "generation", -1) != self._generation:
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            conn = local.conn = self._connect()
+            local.generation = self._generation
+        return conn
+
+    def _start_over(self, exc: BaseException, generation: int) -> None:
+        """A read or write failed (the file was deleted, damaged...): begin again with an empty file
+        (once, whichever thread saw it first: ``generation`` is the one the failing connection had)."""
+        with self._restart_lock:
+            if generation != self._generation:
+                return  # another thread started it over already
+            log.warning("Fragment store %s failed (%s); starting it over", self.path, exc)
+            self._generation += 1
+            self._remove_files()
+            self.enabled = False
+            self.open()
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def shape(self, key: Hashable) -> int:
+        """A stable signed 64-bit number for a DTO shape and this code (``stamp``)."""
+        found = self._shapes.get(key)
+        if found is None:
+            text = repr((_stable(key), self.stamp)).encode()
+            found = int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big", signed=True)
+            if len(self._shapes) > 4096:
+                self._shapes.clear()
+            self._shapes[key] = found
+        return found
+
+    def epoch(self, stamp: Hashable) -> int:
+        """One number per (this start of the store, ``stamp``); a stamp not seen before gets a new
+        one, so two stamps never share an epoch (and epochs grow: the oldest are pruned first)."""
+        with self._epoch_lock:
+            found = self._epochs.get(stamp)
+            if found is None:
+                if len(self._epochs) > 1024:
+                    self._epochs.clear()
+                self._seq += 1
+                found = self._epochs[stamp] = (self.boot << 32) | (self._seq & 0xFFFFFFFF)
+                self._newest = found
+            return found
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def fetch(self, shape: int, ids: Sequence[str]) -> dict[str, Stored]:
+        """The stored fragments of ``ids`` under ``shape`` (any epoch), by id."""
+        if not self.enabled or not ids:
+            return {}
+        out: dict[str, Stored] = {}
+        generation = self._generation
+        try:
+            conn = self._conn()
+            for start in range(0, len(ids), _CHUNK):
+                chunk = list(ids[start:start + _CHUNK])
+                sql = ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
+                       "WHERE shape = ? AND id IN (" + ",".join("?" * len(chunk)) + ")")
+                for row in conn.execute(sql, (shape, *chunk)):
+                    out[row[0]] = Stored._make(row)
+        except sqlite3.Error as exc:
+            self._start_over(exc, generation)
+            return {}
+        return out
+
+    @staticmethod
+    def valid_key(shape: int, digest: bytes) -> bytes:
+        return shape.to_bytes(8, "big", signed=True) + digest
+
+    def mark_valid(self, epoch: int, shape: int, digests: Iterable[bytes]) -> None:
+        """Stored fragments (by their digest) found to hold in ``epoch``: current for the rest of it.
+        Only the newest epoch is kept (an older one is over: no reply will ask for it)."""
+        with self._epoch_lock:
+            if epoch != self._newest:
+                return
+            kept_epoch, kept = self._valid
+            if kept_epoch != epoch or len(kept) > _VALID_LIMIT:
+                kept = set()
+                self._valid = (epoch, kept)
+            key = self.valid_key
+            kept.update(key(shape, d) for d in digests)
+
+    def is_current(self, stored: Stored, shape: int, epoch: int) -> bool:
+        """Whether a stored fragment may be used as it is in ``epoch``."""
+        if stored.epoch == epoch:
+            return True
+        kept_epoch, kept = self._valid
+        return epoch == kept_epoch and stored.digest is not None and self.valid_key(shape, stored.digest) in kept
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def put(self, writes: list[Write]) -> None:
+        """Queue fragments to keep; the writer thread makes them in one transaction."""
+        if not writes or not self.enabled or self._closing:
+            return
+        with self._wake:
+            if len(self._pending) >= _QUEUE_LIMIT:
+                self.dropped += 1
+                return
+            self._pending.append(writes)
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._run, name="fragment-store", daemon=True)
+                self._writer.start()
+            self._wake.notify()
+
+    def flush(self, timeout: float = 10.0) -> None:
+        """Wait until the queued writes are made (tests, benchmarks)."""
+        with self._wake:
+            self._wake.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def _run(self) -> None:
+        conn: sqlite3.Connection | None = None
+        while True:
+            with self._wake:
+                self._wake.wait_for(lambda: self._pending or self._closing)
+                if not self._pending and self._closing:
+                    break
+                batches = list(self._pending)
+                self._pending.clear()
+                self._busy = True
+            started = time.thread_time()
+            generation = self._generation
+            try:
+                if conn is None or getattr(self, "_writer_generation", -1) != self._generation:
+                    if conn is not None:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.close()
+                    conn = self._connect()
+                    self._writer_generation = self._generation
+                made = [w for batch in batches for w in batch]
+                conn.execute("BEGIN")
+                if made:
+                    conn.executemany(
+                        "INSERT INTO fragments (shape, id, epoch, digest, type, is_folder, run_time_ticks, body) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shape, id) DO UPDATE SET "
+                        "epoch = excluded.epoch, digest = excluded.digest, type = excluded.type, "
+                        "is_folder = excluded.is_folder, run_time_ticks = excluded.run_time_ticks, "
+                        "body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
+                conn.execute("COMMIT")
+                self.written += len(made)
+                if made:
+                    self._prune(conn)  # (three pragmas when under the cap)
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                conn = None
+                if not self._closing:
+                    self._start_over(exc, generation)
+            finally:
+                self.write_seconds += time.thread_time() - started
+                with self._wake:
+                    self._busy = False
+                    self._wake.notify_all()
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+    def used_bytes(self, conn: sqlite3.Connection | None = None) -> int:
+        """Bytes in use in the file (its pages less the free ones)."""
+        own = conn is None
+        conn = conn or self._connect()
+        try:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            return int((pages - free) * size)
+        finally:
+            if own:
+                conn.close()
+
+    def _prune(self, conn: sqlite3.Connection) -> None:
+        """Above ``max_bytes``: drop the fragments least recently stamped until under 90% of it."""
+        for _ in range(1000):
+            used = self.used_bytes(conn)
+            if used <= self.max_bytes:
+                return
+            excess = used - int(self.max_bytes * 0.9)
+            n = max(20, excess // 2500 + 1)
+            conn.execute("DELETE FROM fragments WHERE rowid IN "
+                         "(SELECT rowid FROM fragments ORDER BY epoch LIMIT ?)", (n,))
+
+    def count(self) -> int:
+        if not self.enabled:
+            return 0
+        conn = self._connect()
+        try:
+            return int(conn.execute("SELECT count(*) FROM fragments").fetchone()[0])
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        """Write what is queued, stop the writer."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify_all()
+        writer = self._writer
+        if writer is not None:
+            writer.join(timeout=10)
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+
+def store_budget(mib: float | None) -> int:
+    """The store's size cap in bytes: ``mib``, else REELROOM_FRAGMENT_STORE_MIB, else 512 MiB;
+    0 turns the store off."""
+    if mib is None:
+        text = os.environ.get("REELROOM_FRAGMENT_STORE_MIB", "").strip()
+        try:
+            mib = float(text) if text else DEFAULT_MAX_MIB
+        except ValueError:
+            print(f"REELROOM_FRAGMENT_STORE_MIB={text!r} is not a number; using {DEFAULT_MAX_MIB}", file=sys.stderr)
+            mib = DEFAULT_MAX_MIB
+    return max(0, int(mib * 1024 * 1024))
+
+
+
+
+
+class StoreUse:
+    """One reply's use of the store: the shape, the epoch taken before the read (0: none was
+    taken, so what this reply writes is never current, only re-stampable), and the stored
+    fragments of the page's items that were not of the epoch (``stale``: used when their digest
+    still holds)."""
+
+    __slots__ = ("epoch", "fetched", "shape", "stale", "store")
+
+    def __init__(self, store: FragmentStore, shape: int, epoch: int) -> None:
+        self.store = store
+        self.shape = shape
+        self.epoch = epoch
+        self.stale: dict[str, Stored] = {}
+        self.fetched = False
+
+    def fetch(self, s: Any, page_ids: list[str]) -> dict[str, Any]:
+        """``query.run_query_with``'s second step: a page id's stored fragment when it is of the
+        current epoch, else its ``ItemRow`` (read by id, as ``get_rows``)."""
+        from server.library.catalog.query import get_rows
+
+        found = self.store.fetch(self.shape, page_ids) if self.epoch else {}
+        out: dict[str, Any] = {}
+        missing: list[str] = []
+        epoch, shape, is_current = self.epoch, self.shape, self.store.is_current
+        for item_id in page_ids:
+            stored = found.get(item_id)
+            if stored is not None and is_current(stored, shape, epoch):
+                out[item_id] = stored
+            else:
+                missing.append(item_id)
+                if stored is not None:
+                    self.stale[item_id] = stored
+        self.fetched = True
+        self.store.hits += len(out)
+        if missing:
+            out.update(get_rows(s, missing))
+        return out
+
+__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "store_budget"]

@@ -1,0 +1,422 @@
+"""The fragment store (server/library/catalog/fragment_store.py): encoded item fragments on disk.
+
+A page whose items all have a fragment of the current epoch is answered from those bytes; it must
+give exactly the bytes the server builds without the store (every kind of item, several Fields
+sets, both casings, with and without user data), and never a stale answer: an edit, a new image,
+a parent's change, people, a played mark, a policy change, a configuration change, a rescan that
+changes a file, and a write to the main database while the server was stopped all show on the
+next page. The whole-reply cache is off on these servers, so every page is computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.library.catalog.fragment_store import FragmentStore, StoreUse
+from server.wire import models as w
+from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
+from tests.library.conftest import items
+from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_artwork
+from tests.mediagen import make_audio, make_image, make_video
+
+CAMEL = {"Accept": 'application/json; profile="CamelCase"'}
+ISSUE_FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server of its own, whole replies not kept: songs, a movie, a show with episodes."""
+    root = tmp_path_factory.mktemp("store")
+    music = root / "media" / "music"
+    for n, title in enumerate(("Alpha", "Beta"), 1):
+        make_audio(music / "Band" / "Record" / f"0{n} - {title}.mp3", tags={
+            "title": title, "artist": "Band", "album_artist": "Band", "album": "Record", "track": str(n),
+            "genre": "Rock"})
+    movies = root / "media" / "movies"
+    make_video(movies / "Film (2001)" / "Film (2001).mkv", seconds=1.0, width=160, height=120, fps=10)
+    shows = root / "media" / "shows"
+    for n in (1, 2):
+        make_video(shows / "Show (2020)" / "Season 01" / f"Show S01E0{n}.mkv", seconds=1.0, width=160, height=120,
+                   fps=10)
+    live = start_server(root / "data", reply_cache_mib=0)
+    complete_wizard(live)
+    live.extra["media"] = root / "media"
+    live.extra["music"] = add_library_and_scan(live, "Music", "music", [music])
+    live.extra["movies"] = add_library_and_scan(live, "Movies", "movies", [movies])
+    live.extra["shows"] = add_library_and_scan(live, "Shows", "tvshows", [shows])
+    wait_for_artwork(live)  # (grabbed frames become Primary images: not in the middle of a test)
+    yield live
+    stop_server(live)
+
+
+def _page(c: httpx.Client, params: dict, camel: bool) -> bytes:
+    r = c.get("/Items", params=params, headers=CAMEL if camel else {})
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+def _stored(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> bytes:
+    """The page as the store answers it: asked until every item came from a stored fragment of
+    the current epoch (a background write between the asks, e.g. the artwork run, starts a new
+    epoch: then it is asked again)."""
+    store = live.ctx.items.store
+    assert store is not None and store.enabled
+    for _ in range(5):
+        _page(c, params, camel)  # builds (or re-stamps) and stores
+        store.flush()
+        hits = store.hits
+        body = _page(c, params, camel)
+        n = len(_items(body, camel))
+        if n and store.hits - hits == n:
+            return body
+        wait_for_artwork(live)
+    raise AssertionError("the page never came from the store")
+
+
+def _built(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> bytes:
+    """The page as the server builds it without the store (and without kept fragments)."""
+    svc = live.ctx.items
+    store, svc.store = svc.store, None
+    try:
+        svc.fragments.clear()
+        return _page(c, params, camel)
+    finally:
+        svc.store = store
+
+
+def _items(body: bytes, camel: bool) -> list[dict]:
+    found: list[dict] = httpx.Response(200, content=body).json()["items" if camel else "Items"]
+    return found
+
+
+def _same(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> list[dict]:
+    """The store's page is the built page, byte for byte; its items."""
+    for _ in range(3):
+        stored = _stored(live, c, params, camel)
+        built = _built(live, c, params, camel)
+        if stored == built:
+            return _items(stored, camel)
+        wait_for_artwork(live)  # (a background write landed between the two asks)
+    assert hashlib.sha256(stored).hexdigest() == hashlib.sha256(built).hexdigest(), (stored[:400], built[:400])
+    return []
+
+
+def _id_of(live: LiveServer, **where: object) -> str:
+    found = items(live, **where)
+    assert len(found) == 1, where
+    return found[0].id
+
+
+KINDS = {"movies": "Movie", "episodes": "Episode", "series": "Series", "seasons": "Season", "songs": "Audio",
+         "albums": "MusicAlbum"}
+
+
+def test_the_store_serves_the_bytes_the_server_builds(own: LiveServer) -> None:
+    live = own
+    spec_fields = sorted(set(w.ENUMS["ItemFields"]))
+    field_sets = ["", ISSUE_FIELDS, "PrimaryImageAspectRatio,MediaSourceCount,BasicSyncInfo,CanDelete",
+                  "People,MediaSources,RecursiveItemCount,ChildCount,Genres,Studios,Path", ",".join(spec_fields)]
+    song = _id_of(live, type="Audio", name="Alpha")
+    episode = _id_of(live, type="Episode", index_number=1)
+    checked = 0
+    with live.admin() as c:
+        assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+        assert c.post(f"/UserFavoriteItems/{episode}", params={"userId": live.admin_id}).status_code == 200
+        try:
+            for kind in KINDS.values():
+                for fields in field_sets:
+                    for camel in (False, True):
+                        for user_data in (True, False):
+                            params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": kind,
+                                      "sortBy": "SortName", "limit": "50", "fields": fields,
+                                      "enableUserData": str(user_data).lower()}
+                            assert _same(live, c, params, camel), (kind, fields, camel, user_data)
+                            checked += 1
+            # image options are part of the shape
+            params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Movie,Episode,Audio",
+                      "fields": "PrimaryImageAspectRatio", "imageTypeLimit": "1", "enableImageTypes": "Primary"}
+            assert _same(live, c, params, False)
+            assert _same(live, c, {**params, "enableImages": "false"}, True)
+        finally:
+            c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserFavoriteItems/{episode}", params={"userId": live.admin_id})
+    assert checked == len(KINDS) * len(field_sets) * 4
+
+
+def _one(live: LiveServer, c: httpx.Client, item_id: str, fields: str, camel: bool = False,
+         user_id: str | None = None) -> dict:
+    """The item as a page of the store lists it, checked against the built page."""
+    params = {"userId": user_id or live.admin_id, "ids": item_id, "fields": fields}
+    found = _same(live, c, params, camel)
+    assert len(found) == 1
+    return found[0]
+
+
+def test_an_edit_and_people_show_on_the_next_page(own: LiveServer) -> None:
+    live = own
+    film = _id_of(live, type="Movie")
+    with live.admin() as c:
+        before = _one(live, c, film, "Overview,Genres,People")
+        item = c.get(f"/Items/{film}", params={"userId": live.admin_id}).json()
+        item.update({"Name": "Film Stored", "Overview": "Other words.", "Genres": ["Western"],
+                     "People": [{"Name": "Ann Actor", "Type": "Actor", "Role": "Lead"}]})
+        assert c.post(f"/Items/{film}", json=item).status_code == 204
+        after = _one(live, c, film, "Overview,Genres,People")
+        assert (after["Name"], after["Overview"], after["Genres"]) == ("Film Stored", "Other words.", ["Western"])
+        assert [p["Name"] for p in after["People"]] == ["Ann Actor"] and before["Name"] != after["Name"]
+
+
+def test_images_of_the_item_and_of_its_parent_show_on_the_next_page(own: LiveServer, tmp_path: Path) -> None:
+    live = own
+    film = _id_of(live, type="Movie")
+    series = _id_of(live, type="Series")
+    episode = _id_of(live, type="Episode", index_number=2)
+    with live.admin() as c:
+        before = _one(live, c, film, "PrimaryImageAspectRatio")
+        picture = make_image(tmp_path / "poster.jpg", 200, 300, "red").read_bytes()
+        assert c.post(f"/Items/{film}/Images/Primary", content=picture,
+                      headers={"Content-Type": "image/jpeg"}).status_code == 204
+        after = _one(live, c, film, "PrimaryImageAspectRatio")
+        assert after["ImageTags"].get("Primary") and after["ImageTags"] != before.get("ImageTags")
+        assert after["PrimaryImageAspectRatio"] == pytest.approx(200 / 300)
+        # an episode borrows its series' images: a new series image is on the episode's next page
+        ep_before = _one(live, c, episode, "PrimaryImageAspectRatio", camel=True)
+        art = make_image(tmp_path / "thumb.jpg", 320, 180, "blue").read_bytes()
+        assert c.post(f"/Items/{series}/Images/Thumb", content=art,
+                      headers={"Content-Type": "image/jpeg"}).status_code == 204
+        ep_after = _one(live, c, episode, "PrimaryImageAspectRatio", camel=True)
+        assert ep_after.get("seriesThumbImageTag") and ep_after != ep_before
+        # and the parent's new name (a season's SeriesName follows the series row)
+        item = c.get(f"/Items/{series}", params={"userId": live.admin_id}).json()
+        item["Name"] = "Show Renamed"
+        assert c.post(f"/Items/{series}", json=item).status_code == 204
+        _one(live, c, episode, "PrimaryImageAspectRatio")  # (the built page, whatever the editor changed)
+        _one(live, c, _id_of(live, type="Season"), "PrimaryImageAspectRatio,ChildCount")
+
+
+def test_played_marks_and_policy_changes_show_on_the_next_page(own: LiveServer) -> None:
+    live = own
+    song = _id_of(live, type="Audio", name="Beta")
+    series = _id_of(live, type="Series")
+    episode = _id_of(live, type="Episode", index_number=1)
+    with live.admin() as c:
+        assert _one(live, c, song, "")["UserData"]["Played"] is False
+        assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+        assert _one(live, c, song, "")["UserData"]["Played"] is True
+        assert c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+        assert _one(live, c, song, "", camel=True)["userData"]["played"] is False
+        unplayed = _one(live, c, series, "RecursiveItemCount")["UserData"]["UnplayedItemCount"]
+        assert c.post(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id}).status_code == 200
+        assert _one(live, c, series, "RecursiveItemCount")["UserData"]["UnplayedItemCount"] == unplayed - 1
+        assert c.delete(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id}).status_code == 200
+        # CanDelete follows the user's policy
+        r = c.post("/Users/New", json={"Name": "store-viewer", "Password": "pw"})
+        assert r.status_code == 200, r.text
+        user = r.json()
+        policy = {**user["Policy"], "EnableContentDeletion": False}
+        assert c.post(f"/Users/{user['Id']}/Policy", json=policy).status_code == 204
+        assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is False
+        policy["EnableContentDeletion"] = True
+        assert c.post(f"/Users/{user['Id']}/Policy", json=policy).status_code == 204
+        assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is True
+
+
+def test_a_configuration_change_starts_a_new_epoch(own: LiveServer) -> None:
+    live = own
+    film = _id_of(live, type="Movie")
+    store = live.ctx.items.store
+    assert store is not None
+    with live.admin() as c:
+        _one(live, c, film, ISSUE_FIELDS)
+        config = c.get("/System/Configuration").json()
+        use = live.ctx.items.store_use(live.ctx.items.options(_viewer(live)), False)
+        assert use is not None
+        config["ServerName"] = "Stored Server"
+        assert c.post("/System/Configuration", json=config).status_code == 204
+        after = live.ctx.items.store_use(live.ctx.items.options(_viewer(live)), False)
+        assert after is not None and after.epoch != use.epoch  # nothing stored before is used as it is
+        _one(live, c, film, ISSUE_FIELDS)
+
+
+def _viewer(live: LiveServer):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    return asyncio.run(live.ctx.items.viewer(None, live.admin_id))
+
+
+def test_a_rescan_that_changes_a_file_shows_on_the_next_page(own: LiveServer) -> None:
+    live = own
+    song = _id_of(live, type="Audio", name="Alpha")
+    path = Path(items(live, id=song)[0].path)
+    with live.admin() as c:
+        assert _one(live, c, song, "Genres,Path")["Genres"] == ["Rock"]
+        scratch = path.with_name("scratch.mp3")
+        make_audio(scratch, tags={"title": "Alpha", "artist": "Band", "album_artist": "Band", "album": "Record",
+                                  "track": "1", "genre": "Blues"}, frequency=550)
+        shutil.move(scratch, path)
+        future = time.time() + 5
+        os.utime(path, (future, future))
+        refresh_and_wait(live)
+        wait_for_artwork(live)
+        assert _one(live, c, song, "Genres,Path")["Genres"] == ["Blues"]
+        assert _one(live, c, song, "Genres,Path", camel=True)["genres"] == ["Blues"]
+
+
+@sqlite_only
+def test_a_write_to_the_database_while_the_server_was_stopped_shows_after_the_restart(
+        tmp_path: Path) -> None:
+    if ON_POSTGRES:
+        pytest.skip("writes the SQLite file directly")
+    music = tmp_path / "media" / "music"
+    for n, title in enumerate(("Gamma", "Delta"), 1):
+        make_audio(music / "Duo" / "Album" / f"0{n} - {title}.mp3", tags={
+            "title": title, "artist": "Duo", "album_artist": "Duo", "album": "Album", "track": str(n)})
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        complete_wizard(live)
+        add_library_and_scan(live, "Music", "music", [music])
+        wait_for_artwork(live)
+        params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "SortName",
+                  "fields": ISSUE_FIELDS}
+        with live.admin() as c:
+            names = [i["Name"] for i in _items(_stored(live, c, params, False), False)]
+        assert names == ["Delta", "Gamma"]
+        gamma = _id_of(live, type="Audio", name="Gamma")
+    finally:
+        stop_server(live)
+    database = next((tmp_path / "data").rglob("*.db"))
+    with sqlite3.connect(database) as conn:  # a write no server saw
+        assert conn.execute("UPDATE items SET name = 'Gamma Outside', overview = 'Written outside' WHERE id = ?",
+                            (gamma,)).rowcount == 1
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        live.admin_token, live.admin_id = _sign_in(live)
+        store = live.ctx.items.store
+        assert store is not None and store.count() >= 2  # (the store was kept over the restart)
+        with live.admin() as c:
+            found = _items(_page(c, params, False), False)
+            assert {i["Name"]: i.get("Overview") for i in found}["Gamma Outside"] == "Written outside"
+            again = _items(_stored(live, c, params, False), False)
+            assert [i["Name"] for i in again] == [i["Name"] for i in found]
+            assert again == _items(_built(live, c, params, False), False)
+    finally:
+        stop_server(live)
+
+
+def _sign_in(live: LiveServer) -> tuple[str, str]:
+    with httpx.Client(base_url=live.url, timeout=30, headers={
+            "Authorization": 'MediaBrowser Client="t", Device="t", DeviceId="store-test", Version="1"'}) as c:
+        r = c.post("/Users/AuthenticateByName", json={"Username": "admin", "Pw": "s3cret!"})
+        assert r.status_code == 200, r.text
+        return r.json()["AccessToken"], r.json()["User"]["Id"]
+
+
+# ---------------------------------------------------------------- the store itself
+
+
+def _write(store: FragmentStore, shape: int, item_id: str, epoch: int, digest: bytes, body: bytes) -> None:
+    store.put([(shape, item_id, epoch, digest, "Movie", 0, 10, body)])
+    store.flush()
+
+
+def test_epochs_are_new_at_every_start_and_per_stamp(tmp_path: Path) -> None:
+    path = tmp_path / "fragments.sqlite3"
+    first = FragmentStore(path)
+    assert first.open()
+    a, b = first.epoch((1, 0)), first.epoch((2, 0))
+    assert a != b and first.epoch((1, 0)) == a and b > a
+    first.close()
+    second = FragmentStore(path)
+    assert second.open() and second.boot == first.boot + 1
+    assert second.epoch((1, 0)) not in (a, b)  # the same stamp after a restart is another epoch
+    second.close()
+
+
+def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
+    store = FragmentStore(tmp_path / "fragments.sqlite3")
+    assert store.open()
+    shape = store.shape(("fields", True))
+    old = store.epoch("old")
+    _write(store, shape, "a" * 32, old, b"d1", b'{"Name":"A"')
+    use = StoreUse(store, shape, old)
+    assert list(use.fetch(None, ["a" * 32]).values())[0].body == b'{"Name":"A"'  # of its epoch: as it is
+    new = store.epoch("new")
+    stored = store.fetch(shape, ["a" * 32])["a" * 32]
+    assert not store.is_current(stored, shape, new)  # another epoch: not as it is
+    store.mark_valid(new, shape, [b"other"])  # what a read found for the item differs: still not
+    assert not store.is_current(stored, shape, new)
+    store.mark_valid(new, store.shape(("other",)), [b"d1"])  # the same digest under another shape: not
+    assert not store.is_current(stored, shape, new)
+    store.mark_valid(new, shape, [b"d1"])
+    assert store.is_current(stored, shape, new)
+    newest = store.epoch("newest")
+    assert not store.is_current(stored, shape, newest)  # marks hold for their epoch only
+    store.mark_valid(new, shape, [b"d1"])  # (an epoch that is over is not marked: nothing asks for it)
+    assert not store.is_current(stored, shape, newest)
+    # an older epoch's fragment never replaces a newer one
+    _write(store, shape, "a" * 32, newest, b"d2", b'{"Name":"B"')
+    _write(store, shape, "a" * 32, old, b"d0", b'{"Name":"Old"')
+    assert store.fetch(shape, ["a" * 32])["a" * 32].body == b'{"Name":"B"'
+    assert store.fetch(store.shape(("other",)), ["a" * 32]) == {}
+    store.close()
+
+
+def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
+    path = tmp_path / "fragments.sqlite3"
+    path.write_bytes(b"this is no database" * 100)
+    store = FragmentStore(path)
+    assert store.open() and store.count() == 0
+    shape = store.shape("s")
+    _write(store, shape, "b" * 32, store.epoch(1), b"d", b"{}")
+    assert store.count() == 1
+    store.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    path.write_bytes(b"garbage" * 1000)  # damaged under a running store
+    assert store.fetch(shape, ["b" * 32]) == {}  # a miss, not an error
+    assert store.enabled and store.count() == 0
+    store.close()
+    # a file of another format (an older Reelroom's) is started over too
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version=1")
+        conn.execute("INSERT INTO fragments VALUES (1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
+    older = FragmentStore(path)
+    assert older.open() and older.count() == 0
+    older.close()
+
+
+def test_the_file_is_bounded(tmp_path: Path) -> None:
+    store = FragmentStore(tmp_path / "fragments.sqlite3", max_bytes=512 * 1024)
+    assert store.open()
+    shape = store.shape("s")
+    body = b'{"Name":"' + b"x" * 2000
+    for k in range(15):  # 15 batches of 100 fragments of 2 KB, one epoch each
+        store.put([(shape, f"{n:032d}", store.epoch(k), b"d", "Movie", 0, None, body)
+                   for n in range(k * 100, k * 100 + 100)])
+        store.flush()
+    assert store.used_bytes() <= 512 * 1024 + 64 * 1024
+    kept = store.fetch(shape, [f"{n:032d}" for n in range(1500)])
+    assert all(f"{n:032d}" in kept for n in range(1400, 1500))  # the last batch is kept
+    assert not any(f"{n:032d}" in kept for n in range(1000))  # the oldest went first
+    store.close()
+
+
+def test_shapes_are_the_same_in_every_process() -> None:
+    code = ("from server.library.catalog.fragment_store import FragmentStore;"
+            "s = FragmentStore('unused', stamp='x');"
+            "print(s.shape((frozenset({'Overview', 'MediaSources', 'People', 'Genres'}), True, None, "
+            "frozenset({'Primary', 'Backdrop'}), False, True, 'server', False)))")
+    values = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.strip() for seed in (1, 2, 3)}
+    assert len(values) == 1
