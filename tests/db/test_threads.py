@@ -54,10 +54,10 @@ def test_at_most_size_threads_and_queued_calls_run_in_order() -> None:
         with lock:
             running += 1
             most = max(most, running)
+            order.append(i)
         time.sleep(0.01)
         with lock:
             running -= 1
-            order.append(i)
         return i
 
     async def main() -> list[int]:
@@ -67,7 +67,7 @@ def test_at_most_size_threads_and_queued_calls_run_in_order() -> None:
     pool.shutdown()
     assert most == 2
     assert len(threading.enumerate()) < 20
-    # queued calls started in order (two at a time, so they may finish pairwise swapped)
+    # queued calls start in order (two threads take them, so two may be noted swapped)
     assert all(abs(order.index(i) - i) <= 1 for i in range(12))
 
 
