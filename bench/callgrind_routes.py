@@ -6,8 +6,9 @@ not. This bench runs a `reelroom-server` per checkout under ``valgrind --tool=ca
 thread counted), on a copy of one small library (bench/items_query.py's, with a poster for the
 image routes: bench/overhead.py's setup), and for each route sends ``--requests`` requests over
 one keep-alive connection between ``callgrind_control -z`` (zero the counters) and ``-d`` (dump
-them): the dump's total, divided by the requests, is the route's cost in instructions (Ir). A
-route is warmed first (its first requests compile handlers and fill caches).
+them): the dump's total, divided by the requests, is the route's cost in instructions (Ir); the
+lower of two rounds counts (background work only adds). Every route is warmed first (its first
+requests compile handlers and fill caches).
 
 Routes: bench/overhead.py's (Ping, Info/Public, Users/Me, UserViews, Items/{id} repeated, an
 image cache hit and its 304, the repeated Items page), plus an Items/{id} *miss* (a different
@@ -133,15 +134,19 @@ def main() -> None:
                 table.append(("GET /Items/{id} (miss)", b""))
                 conn = KeepAlive(server.port)
                 costs: dict[str, float] = {}
-                for name, raw in table:
+                for name, raw in table:  # warm-up: handlers compiled, caches filled
                     for _ in range(10):
                         ask(conn, name, raw, misses, user_id, token)
-                    time.sleep(1)  # (background work the warm-up started)
-                    server.control("-z")
-                    for _ in range(args.requests):
-                        ask(conn, name, raw, misses, user_id, token)
-                    costs[name] = server.dumped_ir() / args.requests
-                    print(f"    {name:<28} {costs[name] / 1000:9.0f} k instructions per request", flush=True)
+                time.sleep(10)  # (background work the start and the warm-up began)
+                for _round in range(2):  # the lower of two rounds: background work only adds
+                    for name, raw in table:
+                        server.control("-z")
+                        for _ in range(args.requests):
+                            ask(conn, name, raw, misses, user_id, token)
+                        cost = server.dumped_ir() / args.requests
+                        costs[name] = min(costs.get(name, cost), cost)
+                for name, cost in costs.items():
+                    print(f"    {name:<28} {cost / 1000:9.0f} k instructions per request", flush=True)
                 conn.close()
                 results[label] = costs
             finally:
