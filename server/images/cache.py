@@ -104,7 +104,7 @@ class ImageCache:
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="image-render")
         # the look-ups (a stat, maybe a cache file read): the most recently idle thread first, the
         # result handed straight to the event loop (server/db/threads.py); a hit is one such hop
-        self._lookups = LoopThreads(2, "image-lookup")
+        self._lookups = LoopThreads(4, "image-lookup")
         self._inflight: dict[str, asyncio.Future[bytes]] = {}
         self.renders = 0  # resizes actually performed (tests and the bench read it)
         self._count_lock = threading.Lock()
