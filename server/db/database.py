@@ -2,7 +2,8 @@
 
 Every write runs on a single dedicated thread, one transaction at a time, so SQLite never
 answers "database is locked" under concurrent requests. Reads run on a small thread pool
-against WAL snapshots and never block the writer. Both are awaitable from the event loop
+(``server/db/threads.py``: the most recently idle thread first, results handed straight to the
+event loop) against WAL snapshots and never block the writer. Both are awaitable from the event loop
 and callable from worker threads (the scanner) alike.
 
 PostgreSQL works the same way (READ COMMITTED, the default): one writer keeps write order and
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
+from server.db.threads import LoopThreads
 
 T = TypeVar("T")
 
@@ -89,7 +91,7 @@ class Database:
         self._on_close: list[Callable[[], None]] = []
         self.dialect = self.engine.dialect.name
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
-        self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
+        self._readers = LoopThreads(readers, "db-reader")  # (server/db/threads.py: LIFO, lean hops)
         self._writer_thread: threading.Thread | None = None
         self._in_write = False
         self.generation = 0  # bumped after every committed write
@@ -185,7 +187,8 @@ class Database:
         return await asyncio.wrap_future(self._writer.submit(self._run_write, fn, args, users))
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self._readers.submit(self._run_read, fn, args))
+        result: T = await self._readers.submit(self._run_read, fn, args)
+        return result
 
     def on_close(self, fn: Callable[[], None]) -> None:
         """Call ``fn`` (blocking, on the closing thread) once the engine is disposed, when the

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from email.utils import formatdate
 from pathlib import Path
 
+from server.db.threads import LoopThreads
 from server.errors import NotFoundError
 from server.http.memory_cache import MemoryCache
 from server.media.images import MIME_TYPES, render_image
@@ -101,6 +102,9 @@ class ImageCache:
         self.root = root
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="image-render")
+        # the look-ups (a stat, maybe a cache file read): the most recently idle thread first, the
+        # result handed straight to the event loop (server/db/threads.py); a hit is one such hop
+        self._lookups = LoopThreads(4, "image-lookup")
         self._inflight: dict[str, asyncio.Future[bytes]] = {}
         self.renders = 0  # resizes actually performed (tests and the bench read it)
         self._count_lock = threading.Lock()
@@ -112,8 +116,16 @@ class ImageCache:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._lookups.shutdown(wait=False)
 
     # -- lookup (blocking: run in a thread) ----------------------------------------------
+
+    async def lookup(self, source: str, options: RenderOptions, if_none_match: str | None = None,
+                     if_modified_since: str | None = None) -> Prepared:
+        """``prepare`` on one of the look-up threads."""
+        prepared: Prepared = await self._lookups.submit(self.prepare, source, options, if_none_match,
+                                                        if_modified_since)
+        return prepared
 
     def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None,
                 if_modified_since: str | None = None) -> Prepared:
