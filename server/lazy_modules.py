@@ -7,7 +7,8 @@ server imports Litestar or uvicorn).
   ``import x`` in Litestar, and nothing reads them while the server starts.
 - ``uvicorn``: its package ``__init__`` imports ``uvicorn.main``, the command line, and with it
   click, watchfiles, multiprocessing and the reload supervisors. The runner takes ``Config`` and
-  ``Server`` from their own modules.
+  ``Server`` from their own modules, and ``uvicorn.Config`` / ``uvicorn.Server`` (uvicorn's lifespan
+  module imports the first at every start) come from those without running the ``__init__``.
 
 Each becomes its module object as the import system makes it (``__spec__``, ``__path__``,
 ``__file__``: imports of it and of its submodules work as usual) with a module ``__getattr__``
@@ -28,6 +29,9 @@ from types import ModuleType
 from typing import Any
 
 DEFERRED = ("yaml", "pdb", "uvicorn")
+# Names a deferred package gives from one of its submodules, without running its __init__ (uvicorn's
+# lifespan module does ``from uvicorn import Config`` at every start).
+FROM_SUBMODULES = {"uvicorn": {"Config": "uvicorn.config", "Server": "uvicorn.server"}}
 _lock = threading.RLock()
 
 
@@ -40,7 +44,13 @@ def _defer(name: str) -> None:
     module = importlib.util.module_from_spec(spec)
     loader = spec.loader
 
+    shortcuts = FROM_SUBMODULES.get(name, {})
+
     def __getattr__(attribute: str) -> Any:  # PEP 562: only for names the module lacks
+        if attribute in shortcuts and module.__dict__.get("__getattr__") is __getattr__:
+            value = getattr(importlib.import_module(shortcuts[attribute]), attribute)
+            module.__dict__[attribute] = value  # as the package's __init__ would have set it
+            return value
         with _lock:
             if module.__dict__.get("__getattr__") is __getattr__:
                 del module.__dict__["__getattr__"]

@@ -68,6 +68,10 @@ import json, sys
 import server.runner, app.server_main  # the headless entry point's imports
 from server.app import create_app
 from server.lazy_modules import loaded
+from uvicorn.config import Config as UvicornConfig
+# what uvicorn does at each start (its lifespan module takes Config from the package)
+UvicornConfig(lambda *a: None, lifespan="on", log_config=None).load()
+import uvicorn.lifespan.on
 state = {name: name not in sys.modules or not loaded(sys.modules[name]) for name in ("yaml", "pdb", "uvicorn")}
 state["no click"] = "click" not in sys.modules and "watchfiles" not in sys.modules
 # each works as always when used
