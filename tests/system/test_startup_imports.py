@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ["av", "PIL", "alembic", "pysubs2", "mutagen", "blurhash_rs", "zeroconf",
-         "httpx", "rich", "pygments", "watchfiles"]
+         "httpx", "rich", "pygments", "watchfiles", "multiprocessing"]
 
 BUILD = """
 import asyncio, json, sys
