@@ -15,13 +15,13 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from email.utils import formatdate
 from pathlib import Path
 
 from server.errors import NotFoundError
+from server.http.memory_cache import MemoryCache
 from server.media.images import MIME_TYPES, render_image
 from server.playback.ranges import etag_matches, parse_http_date
 
@@ -108,9 +108,7 @@ class ImageCache:
         # stat'ed on every request); key -> rendering bytes: a key names one rendering of one
         # version of the source, so its bytes never change (the file only goes away)
         self._known: dict[tuple[str, RenderOptions], _Known] = {}
-        self._hot: OrderedDict[str, bytes] = OrderedDict()
-        self._hot_size = 0
-        self._hot_lock = threading.Lock()
+        self._hot = MemoryCache(HOT_BUDGET, HOT_MAX_BODY)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -138,7 +136,7 @@ class ImageCache:
             return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
             return Prepared(known.key, etag, known.media_type, known.cache_path, _read(source), modified)
-        body = self._hot_get(known.key)
+        body = self._hot.get(known.key)
         if body is None:
             try:
                 body = known.cache_path.read_bytes()
@@ -149,7 +147,7 @@ class ImageCache:
                     os.utime(known.cache_path)
             except OSError:
                 pass
-            self.keep(known.key, body)
+            self._hot.put(known.key, body)
         return Prepared(known.key, etag, known.media_type, known.cache_path, body, modified)
 
     def _resolve(self, source: str, options: RenderOptions, stat: os.stat_result) -> _Known:
@@ -162,27 +160,6 @@ class ImageCache:
             kept.clear()  # (many sources and sizes: start over)
         kept[(source, options)] = known
         return known
-
-    def _hot_get(self, key: str) -> bytes | None:
-        with self._hot_lock:
-            body = self._hot.get(key)
-            if body is not None:
-                self._hot.move_to_end(key)
-            return body
-
-    def keep(self, key: str, body: bytes) -> None:
-        """Keep a rendering's bytes in memory (bounded by HOT_BUDGET, least recently used out)."""
-        if len(body) > HOT_MAX_BODY:
-            return
-        with self._hot_lock:
-            old = self._hot.pop(key, None)
-            if old is not None:
-                self._hot_size -= len(old)
-            self._hot[key] = body
-            self._hot_size += len(body)
-            while self._hot_size > HOT_BUDGET and self._hot:
-                _, dropped = self._hot.popitem(last=False)
-                self._hot_size -= len(dropped)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -222,7 +199,7 @@ class ImageCache:
             os.replace(tmp, cache_path)
         except OSError as exc:  # a full disk must not fail the request
             log.warning("Could not write the image cache file %s: %s", cache_path, exc)
-        self.keep(cache_path.stem, body)  # (the file is named by the key)
+        self._hot.put(cache_path.stem, body)  # (the file is named by the key)
         return body
 
     # -- cleanup (blocking) -----------------------------------------------------------------

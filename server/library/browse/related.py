@@ -518,8 +518,13 @@ class RelatedService:
             if allowed is not None:
                 base = base.where(c.library_id.in_(sorted(allowed)))
             played_ids = select(user_data.c.item_id).where(user_data.c.user_id == user_id, user_data.c.played == true())
+            # most recently played first, a movie marked played without a date last (SQLite's
+            # order for DESC; PostgreSQL puts NULLs first unless told)
+            newest_first = user_data.c.last_played_date.desc()
+            if s.get_bind().dialect.name == "postgresql":
+                newest_first = newest_first.nulls_last()
             recent = item_rows(s.execute(base.where(user_data.c.played == true())
-                                    .order_by(user_data.c.last_played_date.desc()).limit(category_limit)).all())
+                                    .order_by(newest_first).limit(category_limit)).all())
             liked = item_rows(s.execute(base.where(or_(user_data.c.is_favorite == true(), user_data.c.likes == true()))
                                    .order_by(func.random()).limit(category_limit)).all())
             out: list[w.RecommendationDto] = []

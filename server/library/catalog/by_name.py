@@ -13,7 +13,19 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, String, bindparam, case, cast, false, func, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Row,
+    String,
+    bindparam,
+    case,
+    cast,
+    false,
+    func,
+    literal,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
@@ -97,8 +109,11 @@ def _count_columns(distinct: bool = True, per_type: bool = True) -> list:
 _COUNT_LABELS = frozenset(("ChildCount", *(label for label, _ in COUNT_TYPES)))
 
 
-def _counts(row: Any) -> dict[str, int]:
-    """The row's count columns (ChildCount and the per-type counts present), by label."""
+def _counts(row: Row[*tuple[Any, ...]] | None) -> dict[str, int]:
+    """The row's count columns (ChildCount and the per-type counts present), by label (an
+    aggregate's one row; none: nothing counted)."""
+    if row is None:
+        return {"ChildCount": 0}
     return {k: int(v or 0) for k, v in zip(row._fields, row, strict=True) if k in _COUNT_LABELS}
 
 
