@@ -9,11 +9,23 @@ third of the series, has resume points and favourites on some movies, and owns a
 playlist. Each list is asked the way jellyfin-web / Finamp ask it (Fields, ImageTypeLimit,
 EnableImageTypes, userId, paging), one client, keep-alive; p50/p99 in ms.
 
-    python bench/lists.py [--sizes 10000,100000] [--requests 60] [--baseline PATH]
+    python bench/lists.py [--sizes 10000,100000] [--requests 60] [--baseline PATH] [--cold]
+                          [--keep DIR] [--only NAME,...]
 
 ``--baseline PATH`` is another checkout (e.g. ``git worktree add`` or ``git archive main | tar
 -x -C DIR``): its database is built by its own code and its server runs from it, and both
-columns are printed with their ratio.
+columns are printed with their ratio. With ``--keep DIR`` the library is built once (by this
+checkout) into DIR and both servers run on copies of it (the checkouts must share the schema up
+to migrations the baseline's server applies on start).
+
+``--cold`` asks every list as a user sees it after watching something: before each request
+(untimed) the user marks a track favourite or not, so the whole-reply cache, the kept totals and
+the kept Next Up / Resume statements' results are stale and every request is computed again
+(item fragments, unchanged by a user's data, stay). The default repeats each request as a client
+does, so NextUp/Resume/Latest are mostly whole-reply hits after their second ask. Either way the
+first request of each list after the server started is printed too (``first``: one sample, the
+caches of that list cold). CPU is the server's (all its threads' run time from
+/proc/PID/task/*/schedstat, ns) over the timed requests only.
 """
 
 from __future__ import annotations
@@ -43,7 +55,7 @@ if os.environ.get("REELROOM_BENCH_ROOT"):
 sys.path.insert(1, str(HERE))
 
 from _server import start_server, stop_server  # noqa: E402
-from items_query import AUTH, build, cpu_seconds, insert_library, item_row, pct, sign_in  # noqa: E402
+from items_query import AUTH, build, insert_library, item_row, pct, sign_in  # noqa: E402
 
 from server.db.database import Database, sqlite_url  # noqa: E402
 from server.db.tables import Item, ItemPerson, ItemValue, Person, UserData  # noqa: E402
@@ -296,13 +308,30 @@ def lists(c: httpx.Client, user_id: str) -> list[tuple[str, callable]]:
 
 
 ONLY: list[str] = []  # --only: name prefixes of the lists to measure (all when empty)
+COLD = False  # --cold: a play-state write (untimed) before every request
+
+#: per list: the timed latencies (ms), the server's CPU per timed request (ms) and the first
+#: request's latency (ms)
+Result = tuple[list[float], float, float]
 
 
-def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, tuple[list[float], float]]:
-    """Per list: the latencies (ms) and the server's CPU per request (ms, from /proc: steadier
-    than latency on a busy machine)."""
+def cpu_ns(pid: int) -> int:
+    """Run time of every thread of the process so far, in ns (/proc/PID/task/*/schedstat: exact,
+    where /proc/PID/stat counts clock ticks of 10 ms)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended meanwhile
+    return total
+
+
+def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, Result]:
+    """Per list: the latencies (ms), the server's CPU per request (ms, from /proc: steadier
+    than latency on a busy machine) and the first request's latency."""
     headers = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
-    out: dict[str, tuple[list[float], float]] = {}
+    out: dict[str, Result] = {}
     with httpx.Client(base_url=url, headers=headers, timeout=120) as c:
         print(f"  (start-up tasks done after {wait_quiet(c):.1f} s)", flush=True)
         made = lists(c, user_id)
@@ -310,23 +339,45 @@ def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, t
         # checked: 10-20 s at 100k); measuring during it would time that run, not the lists
         time.sleep(3)  # its debounce
         print(f"  (artwork run after the playlist done after {wait_quiet(c):.1f} s)", flush=True)
+        music = next(v["Id"] for v in c.get("/UserViews", params={"userId": user_id}).json()["Items"]
+                     if v["Name"] == "Music")
+        marks = c.get("/Items", params={"userId": user_id, "parentId": music, "recursive": "true",
+                                        "includeItemTypes": "Audio", "limit": "50", "startIndex": "5000",
+                                        "fields": "", "enableImages": "false"}).json()["Items"]
+        favourite: dict[str, bool] = {}
+        wrnd = random.Random(17)
+
+        def write() -> None:
+            """A play-state write of this user: a track marked favourite, or no longer."""
+            track = wrnd.choice(marks)["Id"]
+            on = not favourite.get(track, False)
+            r = (c.post if on else c.delete)(f"/UserFavoriteItems/{track}", params={"userId": user_id})
+            r.raise_for_status()
+            favourite[track] = on
+
         for name, make in made:
             if ONLY and not any(name.startswith(o) for o in ONLY):
                 continue
             times = []
-            cpu0 = 0.0
+            first = float("nan")
+            cpu = 0
             for i in range(n + 3):
-                if i == 3:
-                    cpu0 = cpu_seconds(pid)
+                if COLD:
+                    write()
                 path, params = make()
+                c0 = cpu_ns(pid)
                 t0 = time.perf_counter()
                 r = c.get(path, params=params)
                 dt = (time.perf_counter() - t0) * 1000
+                c1 = cpu_ns(pid)
                 if r.status_code != 200:
                     raise RuntimeError(f"{name}: {path} {params} -> {r.status_code} {r.text[:300]}")
+                if i == 0:
+                    first = dt
                 if i >= 3:  # warm-up
                     times.append(dt)
-            out[name] = (times, (cpu_seconds(pid) - cpu0) * 1000 / n)
+                    cpu += c1 - c0
+            out[name] = (times, cpu / 1e6 / n, first)
     return out
 
 
@@ -355,14 +406,15 @@ def wait_quiet(c: httpx.Client, limit: float = 300.0) -> float:
     return time.monotonic() - t0
 
 
-def run_checkout(root: Path, size: int, n: int, keep: Path | None = None) -> dict[str, tuple[list[float], float]]:
+def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builder: Path | None = None
+                 ) -> dict[str, Result]:
     data = Path(tempfile.mkdtemp(prefix="reelroom-lists-bench-"))
     try:
         if keep is not None:  # a library built once (by this checkout) and copied for every run
             if not (keep / "ready").exists():
                 shutil.rmtree(keep, ignore_errors=True)
                 keep.mkdir(parents=True)
-                prepare(root, size, keep)
+                prepare(builder or root, size, keep)
                 (keep / "ready").write_text("")
             shutil.rmtree(data)
             shutil.copytree(keep, data)
@@ -386,34 +438,43 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60)
     parser.add_argument("--baseline", type=Path, help="another checkout to measure side by side")
     parser.add_argument("--only", help="comma-separated name prefixes of the lists to measure")
-    parser.add_argument("--keep", type=Path, help="build the library of this checkout once into this folder and "
-                        "reuse copies of it (quick iterations; not with --baseline)")
+    parser.add_argument("--keep", type=Path, help="build the library once (this checkout's code) into this folder "
+                        "and run every server on a copy of it (with --baseline too)")
+    parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every request, "
+                        "as after watching something: no whole-reply or kept-total hits")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
         build_library(args.build_only, int(args.sizes))
         return
+    global COLD
+    COLD = args.cold
     if args.only:
         ONLY.extend(o.strip() for o in args.only.split(",") if o.strip())
     print(f"cpus: {os.cpu_count()}; one client, keep-alive; {args.requests} requests per list; target p50 <= 10 ms, "
-          f"p99 <= 30 ms at 100k; cpu = server CPU ms per request")
+          f"p99 <= 30 ms at 100k; cpu = server CPU ms per request; "
+          f"{'cold: a play-state write before each request' if COLD else 'warm: requests repeated as a client does'}")
     for size in (int(x) for x in args.sizes.split(",")):
         results = {}
+        keep = args.keep / str(size) if args.keep is not None and args.keep.name != str(size) else args.keep
         if args.baseline:
-            results["baseline"] = run_checkout(args.baseline.resolve(), size, args.requests)
-        results["this"] = run_checkout(ROOT, size, args.requests, args.keep)
+            results["baseline"] = run_checkout(args.baseline.resolve(), size, args.requests, keep, ROOT)
+        results["this"] = run_checkout(ROOT, size, args.requests, keep)
         print(f"\n{size} library items (+ albums, artists, seasons); ms:")
         head = f"    {'list':<30}"
         for label in results:
-            head += f" {label + ' p50':>14} {label + ' p99':>14} {label + ' cpu':>14}"
-        print(head + ("   ratio p50" if args.baseline else ""))
+            label = "base" if label == "baseline" else label
+            head += f" {label + ' p50':>9} {label + ' p99':>9} {label + ' cpu':>9} {label + ' 1st':>9}"
+        print(head + ("   ratio p50   ratio cpu" if args.baseline else ""))
         for name in results["this"]:
             line = f"    {name:<30}"
             for values in results.values():
-                v, cpu = values.get(name, ([float("nan")], float("nan")))
-                line += f" {statistics.median(v):14.1f} {pct(v, 99):14.1f} {cpu:14.1f}"
+                v, cpu, first = values.get(name, ([float("nan")], float("nan"), float("nan")))
+                line += f" {statistics.median(v):9.1f} {pct(v, 99):9.1f} {cpu:9.2f} {first:9.1f}"
             if args.baseline and name in results["baseline"]:
-                line += (f"   {statistics.median(results['baseline'][name][0]) / statistics.median(results['this'][name][0]):6.1f}x")
+                base, this = results["baseline"][name], results["this"][name]
+                line += f"   {statistics.median(base[0]) / statistics.median(this[0]):8.2f}x"
+                line += f"   {base[1] / this[1]:8.2f}x" if this[1] > 0 else ""
             print(line)
         sys.stdout.flush()
 

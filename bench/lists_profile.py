@@ -6,6 +6,9 @@ code is seen apart from HTTP.
 
     python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME]
 
+Also Seasons, Episodes, Next Up and Latest through their reply methods (no whole-reply cache: what
+a first request, or one after a play-state write, costs).
+
 ``DATA``: a data folder of ``bench/lists.py --keep DATA`` (100k items, a signed-in user with a
 5,000-entry playlist). It is copied first (the server writes to it). Prints CPU ms per call
 (median and p99 of ``time.process_time``, all threads; background tasks are left to finish
@@ -36,6 +39,7 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> 
     from sqlalchemy import text
 
     from server.context import ServerContext, ServerOptions
+    from server.library.browse.tv import NextUpQuery
     from server.library.catalog.query import ItemQuery
     from server.library.catalog.search import SearchRequest
 
@@ -59,6 +63,8 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> 
     albums = [r[0] for r in q("SELECT id FROM items WHERE type='MusicAlbum' LIMIT 2000")]
     movies = [r[0] for r in q("SELECT id FROM items WHERE type='Movie' AND owner_id IS NULL LIMIT 2000")]
     artists = [r[0] for r in q("SELECT id FROM items WHERE type='MusicArtist' LIMIT 300")]
+    series = [r[0] for r in q("SELECT id FROM items WHERE type='Series' LIMIT 1000")]
+    libraries = {r[1]: r[0] for r in q("SELECT id, name FROM items WHERE type='CollectionFolder'")}
     # let start-up tasks (the offline artwork run) finish: process_time counts every thread
     await asyncio.sleep(4)  # the artwork run's debounce after the playlist
     for _ in range(600):
@@ -73,8 +79,27 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> 
     def opts(fields: str, **kw):  # type: ignore[no-untyped-def]
         return ctx.items.options(viewer, [f for f in fields.split(",") if f], **kw)
 
-    related, playlists = ctx.browse.related, ctx.browse.playlists
+    related, playlists, tv = ctx.browse.related, ctx.browse.playlists, ctx.browse.tv
+
+    def latest(parent: str):  # type: ignore[no-untyped-def]
+        # as GetLatestMedia asks it: the library kind's types, played items hidden
+        types = {"Music": ["Audio"], "Movies": ["Movie"], "Shows": ["Episode"]}[parent]
+        query = ctx.items.scoped(ItemQuery(parent_id=libraries[parent], recursive=True, include_types=types,
+                                           is_played=False), viewer)
+        return ctx.items.latest_reply(query, 16, True, opts("PrimaryImageAspectRatio,Path", image_type_limit=1),
+                                      False)
+
     cases = {
+        "Shows/{id}/Seasons": lambda: tv.seasons_reply(
+            rnd.choice(series), viewer, opts("ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount"), False),
+        "Shows/{id}/Episodes (all)": lambda: tv.episodes_reply(
+            rnd.choice(series), viewer, opts("PrimaryImageAspectRatio,MediaSourceCount"), False),
+        "NextUp (24)": lambda: tv.next_up_reply(
+            viewer, NextUpQuery(limit=24, enable_total_record_count=False),
+            opts("PrimaryImageAspectRatio,DateCreated,Path,MediaSourceCount", image_type_limit=1), False),
+        "Latest (music)": lambda: latest("Music"),
+        "Latest (movies)": lambda: latest("Movies"),
+        "Latest (shows)": lambda: latest("Shows"),
         "Search/Hints": lambda: ctx.items.search(
             SearchRequest(term=rnd.choice(terms), scope=ctx.items.scoped(ItemQuery(), viewer), limit=24),
             ctx.items.options(viewer, enable_user_data=False)),

@@ -18,6 +18,7 @@ Ratios are this tree / baseline. Python bytecode is compiled first for both tree
 as an installed copy has it; ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
 
     python bench/startup.py --baseline 7ee0b87 [--runs 3] [--sizes 0,100000] [--no-tray] [--no-browse]
+    python bench/startup.py --baseline main --library /work/tmp/s13/lib/100000   # a kept library, copied
     python bench/startup.py --binary dist/reelroom/reelroom-server [--compare]   # a PyInstaller build
 """
 
@@ -185,6 +186,11 @@ def build_library(data_dir: Path, size: int, tree: Tree) -> dict:
     db.close()
     info["posters"] = chosen
     return info
+
+
+def kept_library_info(data_dir: Path) -> dict:
+    """What bench/items_query.py --keep wrote next to the library (its item count)."""
+    return {"items": json.loads((data_dir / "bench-info.json").read_text())["items"]}
 
 
 def _database_file(data_dir: Path) -> Path:
@@ -371,6 +377,9 @@ def main() -> None:
     parser.add_argument("--binary", type=Path, default=None,
                         help="a built reelroom-server executable (e.g. dist/reelroom/reelroom-server)")
     parser.add_argument("--compare", action="store_true", help="with --binary: also measure the source tree")
+    parser.add_argument("--library", type=Path, default=None,
+                        help="a kept bench library (bench/items_query.py --keep DIR: DIR/<size>) instead of building "
+                             "one; copied for each start, never written; no browsing burst")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="reelroom-startup-bench-"))
@@ -391,7 +400,11 @@ def main() -> None:
                 compile_tree(tree.root)
         size = max((int(x) for x in args.sizes.split(",")), default=0)
         library = info = None
-        if size:
+        if args.library is not None:  # a kept library: copied for each start, never written
+            library, info = args.library.resolve(), kept_library_info(args.library)
+            args.browse = False
+            print(f"kept library {library}: {info['items']} items (no browsing: its posters are not known)")
+        elif size:
             library = work / "library"
             library.mkdir()
             t0 = time.perf_counter()

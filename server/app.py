@@ -22,7 +22,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.routes import BaseRoute, HTTPRoute, WebSocketRoute
 
 import server.api
-from server.api.base import authorize, provide_auth, provide_ctx
+from server.api.base import _Route, authorize, provide_auth, provide_ctx
 from server.api.not_implemented import NOT_IMPLEMENTED, stub_handlers
 from server.context import ServerContext
 from server.errors import ReelroomError
@@ -166,6 +166,11 @@ class _App(Litestar):
                 route.route_handler_map.compile()
 
 
+def _declared(handler: BaseRouteHandler) -> Any:
+    """The handler's function as written (``_Route.declared``: its ``fn`` is made on first use)."""
+    return handler.declared if isinstance(handler, _Route) else handler.fn
+
+
 def collect_handlers() -> list[BaseRouteHandler]:
     handlers: list[BaseRouteHandler] = []
     for info in pkgutil.iter_modules(server.api.__path__):
@@ -173,7 +178,7 @@ def collect_handlers() -> list[BaseRouteHandler]:
             continue
         module = importlib.import_module(f"server.api.{info.name}")
         for value in vars(module).values():
-            if isinstance(value, BaseRouteHandler) and value.fn.__module__ == module.__name__:
+            if isinstance(value, BaseRouteHandler) and _declared(value).__module__ == module.__name__:
                 handlers.append(value)
     return handlers
 

@@ -9,7 +9,10 @@ import socket
 import threading
 from collections.abc import Callable
 
-import uvicorn
+# Config and Server from their own modules: uvicorn's __init__ imports its command line (click,
+# watchfiles, ...), and server/__init__.py defers it (server/lazy_modules.py).
+from uvicorn.config import Config
+from uvicorn.server import Server
 
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
@@ -66,7 +69,7 @@ class ServerRunner:
         self.ctx: ServerContext | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.port: int | None = None
-        self._server: uvicorn.Server | None = None
+        self._server: Server | None = None
         self._restart = False
         self._stopping = False
         self.ready = threading.Event()
@@ -115,12 +118,12 @@ class ServerRunner:
         ctx.request_shutdown = self.request_shutdown
         self.ctx = ctx
         app = create_app(ctx)
-        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False,
-                                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_mode(),
-                                timeout_keep_alive=KEEP_ALIVE_SECONDS,
-                                http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-                                server_header=False, date_header=True)
-        server = uvicorn.Server(config)
+        config = Config(app, lifespan="on", log_config=None, access_log=False,
+                        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_mode(),
+                        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+                        http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+                        server_header=False, date_header=True)
+        server = Server(config)
         self._server = server
         if self._stopping:
             return

@@ -15,6 +15,34 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+
+def _share_one_ssl_context() -> None:
+    """httpx builds a new SSL context (the CA bundle loaded and parsed) for every client left
+    at its default ``verify``: ~20-60 ms each, and the suite makes thousands of clients (most
+    of them plain http to 127.0.0.1). Here every such client in the test process (the tests',
+    the fakes', and the in-process server's own) gets one context, made once the way httpx makes
+    its default (same CA bundle, same settings); a client given ``verify``, ``cert`` or
+    ``trust_env=False`` builds its own as before."""
+    shared: list[object] = []
+
+    def default_context() -> object:
+        if not shared:
+            shared.append(httpx.create_ssl_context())
+        return shared[0]
+
+    for cls in (httpx.Client, httpx.AsyncClient):
+        original = cls.__init__
+
+        def init(self, *args, __original=original, **kwargs) -> None:
+            if kwargs.get("verify", True) is True and kwargs.get("cert") is None and kwargs.get("trust_env", True):
+                kwargs["verify"] = default_context()
+            __original(self, *args, **kwargs)
+
+        cls.__init__ = init
+
+
+_share_one_ssl_context()
+
 # Set (by tests/with_postgres.sh) to a PostgreSQL server's maintenance database: every test server
 # then gets a database of its own on that server, created at start and dropped at stop.
 TEST_DATABASE_URL = os.environ.get("REELROOM_TEST_DATABASE_URL") or None

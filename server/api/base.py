@@ -36,24 +36,59 @@ from server.wire.operations import BY_ID, Operation
 
 
 class _Route(HTTPRouteHandler):
-    """Litestar's route handler, whose guard gets the handler itself: Litestar hands each guard a
-    ``copy`` of the handler (some 60 attributes copied on every request); ``authorize`` only
-    reads its ``opt``."""
+    """Litestar's route handler, with two changes:
+
+    - its guard gets the handler itself: Litestar hands each guard a ``copy`` of the handler (some
+      60 attributes copied on every request); ``authorize`` only reads its ``opt``;
+    - the function Litestar sees (``fn``: the handler as written, with its parameter groups
+      expanded by :func:`~server.api.params.expand_groups`) is made when something first asks for
+      it: compiling the route on its first request (``server/app.py``'s ``_LazyHandlerMap``), the
+      OpenAPI document. Expanding all ~390 handlers at import was ~0.1 s of every start, for
+      routes most servers never see. ``declared`` is the function as written."""
+
+    __slots__ = ("_expand", "declared")
+
+    def expand_later(self, fn: Callable[..., Any], params: Any, path: str) -> _Route:
+        """Take ``fn`` as written; ``expand_groups(fn, params, path)`` runs on the first use of ``fn``."""
+        super().__call__(fn)  # Litestar's checks of the function (sync or async)
+        self.declared = fn
+        self._expand: tuple[Any, str] | None = (params, path)
+        return self
+
+    @property
+    def fn(self) -> Any:
+        expand = getattr(self, "_expand", None)
+        if expand is not None:
+            self._fn = expand_groups(self._fn, *expand)
+            self._expand = None
+        return super().fn
+
+    @property
+    def handler_name(self) -> str:
+        """The function's name (the expanded function keeps the declared one's), without expanding it."""
+        declared = getattr(self, "declared", None)
+        return declared.__name__ if declared is not None else super().handler_name
+
+    def __str__(self) -> str:
+        """Litestar's identifier of the handler (module and qualified name, which the expanded
+        function keeps), without expanding it."""
+        declared = getattr(self, "declared", None)
+        return f"{declared.__module__}.{declared.__qualname__}" if declared is not None else super().__str__()
 
     async def authorize_connection(self, connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         for guard in self.resolve_guards():
             await guard(connection, self)  # type: ignore[misc]  # every guard is async (ensure_async_callable)
 
 
-def _route(method: str) -> Callable[..., HTTPRouteHandler]:
-    def decorator(path: str, **options: Any) -> HTTPRouteHandler:
+def _route(method: str) -> Callable[..., _Route]:
+    def decorator(path: str, **options: Any) -> _Route:
         return _Route(path, http_method=method, **options)
 
     return decorator
 
 
 # What Litestar's get, post, ... decorators make (they only set the method), as _Route.
-_DECORATORS: dict[str, Callable[..., HTTPRouteHandler]] = {
+_DECORATORS: dict[str, Callable[..., _Route]] = {
     method: _route(method) for method in ("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD")}
 _PATH_TYPES = {"int32": "int", "int64": "int", "float": "float"}
 
@@ -66,7 +101,7 @@ def litestar_path(op: Operation) -> str:
     return path
 
 
-def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
+def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]], _Route]:
     """The Litestar route decorator for a spec operation."""
     op = BY_ID[operation_id]
     decorator = _DECORATORS[op.method]
@@ -84,20 +119,20 @@ def operation(operation_id: str, **kwargs: Any) -> Callable[[Callable[..., Any]]
     path = litestar_path(op)
     route = decorator(path, **options)
 
-    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, op.params, path))
+    def register(fn: Callable[..., Any]) -> _Route:
+        return route.expand_later(fn, op.params, path)
 
     return register
 
 
 def reelroom_route(method: str, path: str, *, auth: str = "none",
-                   **kwargs: Any) -> Callable[[Callable[..., Any]], HTTPRouteHandler]:
+                   **kwargs: Any) -> Callable[[Callable[..., Any]], _Route]:
     """A route that is not in the Jellyfin spec (web pages, robots.txt, the socket).
     ``auth`` is "none", "user" or "admin"."""
     route = _DECORATORS[method](path, opt={"auth": auth, **kwargs.pop("opt", {})}, include_in_schema=False, **kwargs)
 
-    def register(fn: Callable[..., Any]) -> HTTPRouteHandler:
-        return route(expand_groups(fn, None, path))
+    def register(fn: Callable[..., Any]) -> _Route:
+        return route.expand_later(fn, None, path)
 
     return register
 

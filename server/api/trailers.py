@@ -11,7 +11,7 @@ from server.api.base import operation
 from server.wire.operations import BY_ID
 
 # the handler as written (its parameter groups not yet expanded, see server/api/params.py)
-_items = getattr(items_api.get_items.fn, "__declared__", items_api.get_items.fn)
+_items = items_api.get_items.declared
 _signature = inspect.signature(_items)
 _spec = {name for name, *_ in BY_ID["GetTrailers"].params}
 _dropped = {name for name, *_ in BY_ID["GetItems"].params} - _spec  # includeItemTypes, indexNumber

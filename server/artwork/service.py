@@ -22,7 +22,9 @@ after every scan that changed something, after playlist, collection and image ch
 A complete run remembers a cheap fingerprint of its inputs (``LAST_RUN_FILE``); the run a start
 makes skips everything when it still matches (a restart on an unchanged library costs ~25 ms of
 reads at 100k items instead of ~1.5 s of CPU). ``request`` and any write that changes a row of a
-table a run reads (``_note_statement``) drop the file, so a change is never lost to a restart.
+table a run reads (``_note_statement``) drop the file, so a change is never lost to a restart;
+writes behind the server's back while it is stopped show in the SQLite file itself (the stamp
+recorded at close, ``_note_close``, against the one the next process opened).
 
 Generated entries live in ``items.images_json`` like any other image (so item DTOs carry
 ImageTags and ImageBlurHashes and the image routes and cache serve them) with
@@ -47,6 +49,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -59,6 +62,7 @@ from sqlmodel import Session, col
 
 from server.artwork import collage
 from server.artwork.frames import grab_frame
+from server.db.database import file_stamp
 from server.db.tables import ByNameArtwork, CollectionEntry, Item, ItemValue, Library, Playlist, PlaylistEntry
 from server.library.catalog import ids
 from server.library.scan.merge import file_source
@@ -266,11 +270,14 @@ class ArtworkService:
         self._timer: asyncio.TimerHandle | None = None
         self._again = False
         self._running = False
+        self._handed = 0  # after_scan calls handed to the loop and not yet run there (any thread)
+        self._handed_lock = threading.Lock()
         self._remembered = True  # a LAST_RUN_FILE may exist (unknown until a change drops it)
         # any write of what a run reads (a metadata edit, a download, a library's options), also
         # those that do not ask for a run, drops the remembered run (one regex per statement
         # while one is remembered; nothing once it is dropped)
         event.listen(db.engine, "after_cursor_execute", self._note_statement)
+        db.on_close(self._note_close)
 
     # -- triggering ---------------------------------------------------------------------------------
 
@@ -279,12 +286,23 @@ class ArtworkService:
 
     def after_scan(self, _library_id: str, _changes: dict[str, list[str]]) -> None:
         if self._loop is not None:  # called from the scan's worker thread
-            self._loop.call_soon_threadsafe(self.request)
+            with self._handed_lock:
+                self._handed += 1  # pending from now on, not only once the loop gets to it
+            try:
+                self._loop.call_soon_threadsafe(self._scan_request)
+            except RuntimeError:  # the loop is closed: shutting down
+                with self._handed_lock:
+                    self._handed -= 1
+
+    def _scan_request(self) -> None:
+        self.request()
+        with self._handed_lock:
+            self._handed -= 1
 
     @property
     def pending(self) -> bool:
-        """A run is going, or one is due (debounced)."""
-        return self._running or self._timer is not None
+        """A run is going, or one is due (debounced), or a scan's ask is on its way to the loop."""
+        return self._running or self._timer is not None or self._handed > 0
 
     @property
     def running(self) -> bool:
@@ -357,7 +375,26 @@ class ArtworkService:
             return False
         if not isinstance(last, dict) or last.get("version") != self._LAST_RUN_VERSION:
             return False
+        # the database file as the last process left it (recorded at its close): anything that
+        # wrote it since (the sqlite3 shell, a restored backup, a migration) shows here, also
+        # when no counted total moved; a crash left no record, so its start works too
+        if self.db.file is not None and (last.get("closed") is None or last.get("closed") != self.db.opened_stamp):
+            return False
         return bool(last.get("inputs")) and last.get("inputs") == await self.db.read(_inputs)
+
+    def _note_close(self) -> None:
+        """The database is closed: if the remembered run still holds (no input written since),
+        add how this process leaves the file, for the next start to compare (blocking; on the
+        closing thread)."""
+        if not self._remembered or self.db.file is None:
+            return
+        path = self.generated_dir / self.LAST_RUN_FILE
+        try:
+            last = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(last, dict) and last.get("inputs"):
+                _write_json(path, {**last, "closed": file_stamp(self.db.file)})
+        except (OSError, ValueError) as exc:
+            log.debug("Artwork: the remembered run was not updated at close: %s", exc)
 
     async def _remember(self) -> None:
         """After a complete run: what it saw, so that the next start can skip an unchanged library."""

@@ -2,7 +2,8 @@
 
 Every write runs on a single dedicated thread, one transaction at a time, so SQLite never
 answers "database is locked" under concurrent requests. Reads run on a small thread pool
-against WAL snapshots and never block the writer. Both are awaitable from the event loop
+(``server/db/threads.py``: the most recently idle thread first, results handed straight to the
+event loop) against WAL snapshots and never block the writer. Both are awaitable from the event loop
 and callable from worker threads (the scanner) alike.
 
 PostgreSQL works the same way (READ COMMITTED, the default): one writer keeps write order and
@@ -38,6 +39,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
+from server.db.threads import LoopThreads
 
 T = TypeVar("T")
 
@@ -58,14 +60,38 @@ _LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activ
 _NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
 
 
+def file_stamp(path: Path | None) -> list[int] | None:
+    """What a SQLite database file looks like from outside (inode, size, mtime in ns, and the size
+    of its -wal file; a missing WAL counts as empty), or None without a file. Any write to it
+    (this server's, the sqlite3 shell's, a backup copied over it) changes it."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    try:
+        wal = path.with_name(path.name + "-wal").stat().st_size
+    except OSError:
+        wal = 0
+    return [st.st_ino, st.st_size, st.st_mtime_ns, wal]
+
+
 class Database:
     def __init__(self, url: str, readers: int = 4) -> None:
         self.url = normalize_url(url)
         self.is_sqlite = is_sqlite_url(self.url)
         self.engine: Engine = create_db_engine(self.url, readers)  # raises DatabaseUnavailable
+        database = self.engine.url.database if self.is_sqlite else None
+        #: the SQLite file (None: PostgreSQL, or in memory)
+        self.file: Path | None = Path(database) if database and database != ":memory:" else None
+        #: the file as this process found it, before it wrote anything (``file_stamp``): compared
+        #: with what the previous process left (the artwork run's skip at start)
+        self.opened_stamp = file_stamp(self.file)
+        self._on_close: list[Callable[[], None]] = []
         self.dialect = self.engine.dialect.name
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
-        self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="db-reader")
+        self._readers = LoopThreads(readers, "db-reader")  # (server/db/threads.py: LIFO, lean hops)
         self._writer_thread: threading.Thread | None = None
         self._in_write = False
         self.generation = 0  # bumped after every committed write
@@ -161,9 +187,17 @@ class Database:
         return await asyncio.wrap_future(self._writer.submit(self._run_write, fn, args, users))
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self._readers.submit(self._run_read, fn, args))
+        result: T = await self._readers.submit(self._run_read, fn, args)
+        return result
+
+    def on_close(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` (blocking, on the closing thread) once the engine is disposed, when the
+        file is as this process leaves it."""
+        self._on_close.append(fn)
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.engine.dispose()
+        for fn in self._on_close:
+            fn()

@@ -7,16 +7,26 @@ from datetime import UTC, datetime
 
 from sqlalchemy import BigInteger, Index
 from sqlmodel import Field, SQLModel
+from sqlmodel._compat import SQLModelConfig
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class _Table(SQLModel):
+    """The base of every table: pydantic's validator and serializer of a table class are built when
+    first used (``defer_build``), not at import. Rows are made by SQLAlchemy and by the services'
+    constructors (neither validates), so most servers never build them: ~0.5 MiB and ~10 ms of
+    start-up for 26 tables."""
+
+    model_config = SQLModelConfig(from_attributes=True, defer_build=True)
+
+
 # ---------------------------------------------------------------- users and auth
 
 
-class User(SQLModel, table=True):
+class User(_Table, table=True):
     __tablename__ = "users"
 
     id: str = Field(primary_key=True, max_length=32)
@@ -32,7 +42,7 @@ class User(SQLModel, table=True):
     primary_image_tag: str | None = None
 
 
-class Device(SQLModel, table=True):
+class Device(_Table, table=True):
     """A signed-in device: one access token per (user, device id)."""
 
     __tablename__ = "devices"
@@ -48,14 +58,14 @@ class Device(SQLModel, table=True):
     date_last_activity: datetime = Field(default_factory=utcnow)
 
 
-class DeviceOptions(SQLModel, table=True):
+class DeviceOptions(_Table, table=True):
     __tablename__ = "device_options"
 
     device_id: str = Field(primary_key=True)
     custom_name: str | None = None
 
 
-class ApiKey(SQLModel, table=True):
+class ApiKey(_Table, table=True):
     __tablename__ = "api_keys"
 
     id: int | None = Field(default=None, primary_key=True)
@@ -65,7 +75,7 @@ class ApiKey(SQLModel, table=True):
     date_last_activity: datetime = Field(default_factory=utcnow)
 
 
-class DisplayPreferences(SQLModel, table=True):
+class DisplayPreferences(_Table, table=True):
     __tablename__ = "display_preferences"
 
     user_id: str = Field(primary_key=True)
@@ -77,7 +87,7 @@ class DisplayPreferences(SQLModel, table=True):
 # ---------------------------------------------------------------- system
 
 
-class ActivityLogEntry(SQLModel, table=True):
+class ActivityLogEntry(_Table, table=True):
     __tablename__ = "activity_log"
 
     id: int | None = Field(default=None, primary_key=True)
@@ -91,7 +101,7 @@ class ActivityLogEntry(SQLModel, table=True):
     severity: str = "Information"
 
 
-class TaskResult(SQLModel, table=True):
+class TaskResult(_Table, table=True):
     """The last run of each scheduled task, and its triggers."""
 
     __tablename__ = "task_results"
@@ -110,7 +120,7 @@ class TaskResult(SQLModel, table=True):
 # clients' cached ids survive rescans. User data is keyed by item id and never deleted by a scan.
 
 
-class Library(SQLModel, table=True):
+class Library(_Table, table=True):
     """A virtual folder: a named collection of paths with a content type."""
 
     __tablename__ = "libraries"
@@ -122,7 +132,7 @@ class Library(SQLModel, table=True):
     date_created: datetime = Field(default_factory=utcnow)
 
 
-class LibraryPath(SQLModel, table=True):
+class LibraryPath(_Table, table=True):
     __tablename__ = "library_paths"
 
     library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
@@ -130,7 +140,7 @@ class LibraryPath(SQLModel, table=True):
     network_path: str | None = None
 
 
-class Item(SQLModel, table=True):
+class Item(_Table, table=True):
     __tablename__ = "items"
     __table_args__ = (
         Index("ix_items_type_sort_name", "type", "sort_name"),
@@ -214,7 +224,7 @@ class Item(SQLModel, table=True):
     fingerprint: str | None = Field(default=None, index=True)
 
 
-class MediaProbeCache(SQLModel, table=True):
+class MediaProbeCache(_Table, table=True):
     """What probing a media file found (streams, tags, embedded art), kept so that an unchanged
     file (same size and mtime) is never probed again, even when its item must be rebuilt."""
 
@@ -226,7 +236,7 @@ class MediaProbeCache(SQLModel, table=True):
     data_json: str = "{}"
 
 
-class ScanUnit(SQLModel, table=True):
+class ScanUnit(_Table, table=True):
     """One top-level part of a library (a movie folder, a series, an artist, or the root's own
     files) and a hash of every file stat under it as of its last scan: an unchanged part is
     skipped by the next scan."""
@@ -238,7 +248,7 @@ class ScanUnit(SQLModel, table=True):
     signature: str = ""
 
 
-class ItemValue(SQLModel, table=True):
+class ItemValue(_Table, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
     __tablename__ = "item_values"
@@ -251,7 +261,7 @@ class ItemValue(SQLModel, table=True):
     value: str = ""
 
 
-class Person(SQLModel, table=True):
+class Person(_Table, table=True):
     __tablename__ = "people"
 
     id: str = Field(primary_key=True, max_length=32)
@@ -262,7 +272,7 @@ class Person(SQLModel, table=True):
     provider_ids_json: str = "{}"
 
 
-class ItemPerson(SQLModel, table=True):
+class ItemPerson(_Table, table=True):
     __tablename__ = "item_people"
     __table_args__ = (Index("ix_item_people_person", "person_id", "kind"),)
 
@@ -273,7 +283,7 @@ class ItemPerson(SQLModel, table=True):
     sort_order: int = 0
 
 
-class UserData(SQLModel, table=True):
+class UserData(_Table, table=True):
     """What a user did with an item. Scans never delete these rows."""
 
     __tablename__ = "user_data"
@@ -299,7 +309,7 @@ class UserData(SQLModel, table=True):
 # guide programme of a series. A timer that has recorded is a recording (recording_path set).
 
 
-class LiveTvSeriesTimer(SQLModel, table=True):
+class LiveTvSeriesTimer(_Table, table=True):
     __tablename__ = "livetv_series_timers"
 
     id: str = Field(primary_key=True, max_length=32)
@@ -318,7 +328,7 @@ class LiveTvSeriesTimer(SQLModel, table=True):
     date_created: datetime = Field(default_factory=utcnow)
 
 
-class LiveTvTimer(SQLModel, table=True):
+class LiveTvTimer(_Table, table=True):
     __tablename__ = "livetv_timers"
     __table_args__ = (Index("ix_livetv_timers_status_start", "status", "start_date"),)
 
@@ -347,7 +357,7 @@ class LiveTvTimer(SQLModel, table=True):
 # row cannot: owners, shares, and the ordered entries.
 
 
-class Playlist(SQLModel, table=True):
+class Playlist(_Table, table=True):
     __tablename__ = "playlists"
 
     id: str = Field(primary_key=True, max_length=32)  # = the Playlist item's id
@@ -356,7 +366,7 @@ class Playlist(SQLModel, table=True):
     media_type: str = "Unknown"  # MediaType spelling
 
 
-class PlaylistEntry(SQLModel, table=True):
+class PlaylistEntry(_Table, table=True):
     """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
 
     __tablename__ = "playlist_entries"
@@ -369,7 +379,7 @@ class PlaylistEntry(SQLModel, table=True):
     sort_order: int = 0
 
 
-class PlaylistShare(SQLModel, table=True):
+class PlaylistShare(_Table, table=True):
     """A user the playlist is shared with, and whether they may edit it."""
 
     __tablename__ = "playlist_users"
@@ -379,7 +389,7 @@ class PlaylistShare(SQLModel, table=True):
     can_edit: bool = False
 
 
-class CollectionEntry(SQLModel, table=True):
+class CollectionEntry(_Table, table=True):
     """An item in a collection (BoxSet)."""
 
     __tablename__ = "collection_items"
@@ -394,7 +404,7 @@ class CollectionEntry(SQLModel, table=True):
 # ---------------------------------------------------------------- trickplay
 
 
-class TrickplayInfo(SQLModel, table=True):
+class TrickplayInfo(_Table, table=True):
     """Tile sheets made for one video at one width (see server/trickplay)."""
 
     __tablename__ = "trickplay_info"
@@ -413,7 +423,7 @@ class TrickplayInfo(SQLModel, table=True):
 # ---------------------------------------------------------------- generated artwork
 
 
-class ByNameArtwork(SQLModel, table=True):
+class ByNameArtwork(_Table, table=True):
     """Images of genres, music genres and artists that have no ``items`` row of their own: a
     collage or an album cover made by the artwork task (see server/artwork), or the by-name
     folder's own Primary when an administrator put one there. Keyed by the by-name id."""
@@ -427,7 +437,7 @@ class ByNameArtwork(SQLModel, table=True):
     key: str = ""  # what the image was made from (unchanged key = nothing to redo)
 
 
-class ItemValueCount(SQLModel, table=True):
+class ItemValueCount(_Table, table=True):
     """Kept aggregate (server/library/facets.py, maintained by triggers): how many items (not
     owned rows) of a library and type carry a value in this spelling. ``AnyArtist`` rows count
     items with the name as artist or album artist once."""
@@ -443,7 +453,7 @@ class ItemValueCount(SQLModel, table=True):
     item_count: int = 0
 
 
-class ItemFieldCount(SQLModel, table=True):
+class ItemFieldCount(_Table, table=True):
     """Kept aggregate (server/library/facets.py): items per production year or official rating
     (``facet`` Year / OfficialRating), library and type."""
 

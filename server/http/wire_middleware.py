@@ -8,7 +8,8 @@ Before Litestar sees a request it:
   (see :mod:`server.http.routing`), GUID path parameters in 32-hex form;
 - renames query keys to the operation's spelling and tidies values by the parameter's kind:
   booleans, GUIDs, arrays (comma- or pipe-separated, or repeated keys; blanks and unknown enum
-  members dropped), blank values of typed parameters dropped;
+  members dropped), blank values of typed parameters dropped (kept per route and query string:
+  clients repeat them);
 - checks bounds (:mod:`server.http.limits`): integer parameters against their int32/int64
   format, single enum parameters, list sizes, name and search-term lengths; a problem is left on
   the scope for the authorization guard, which answers 401 first when the caller has no token
@@ -188,6 +189,20 @@ async def _send_plain_problem(send: Send, status: int, title: str, detail: str,
 # /Sessions/Playing/Progress ...). Bounded: cleared when full; long paths are not kept.
 _MATCH_CACHE_MAX = 4096
 _MATCH_CACHE_PATH_CHARS = 512
+# Tidied query strings by (route, query string): bounded, the oldest out first; long ones (an
+# Items page with twenty parameters and a random startIndex is seldom asked twice) not kept.
+_QUERY_CACHE_MAX = 2048
+_QUERY_CACHE_CHARS = 256
+
+
+def _parse_query(raw_query: bytes) -> list[tuple[str, str]]:
+    """The query's pairs; a fully URL-encoded query string (``?a%3D1%26b%3D2``) decoded first."""
+    if not raw_query:
+        return []
+    query = raw_query.decode("latin-1")
+    if "=" not in query and "%3d" in query.lower():
+        query = unquote(query)
+    return parse_qsl(query, keep_blank_values=True)
 
 
 class WireMiddleware:
@@ -199,12 +214,31 @@ class WireMiddleware:
         self.websocket_path = "/socket"
         self._internal: dict[str, str] = {}  # template -> its Litestar path (routing.internal_path)
         self._matches: dict[str, RouteMatch | None] = {}
+        self._queries: dict[tuple[int, bytes], tuple[bytes, str | None]] = {}  # see _tidied
 
     def add_route(self, template: str, method: str, op: Operation | None) -> None:
         self.index.add(template)
         self.routes[(template, method.upper())] = _route_info(op)
         self._internal[template] = internal_path(template)
         self._matches.clear()
+        self._queries.clear()
+
+    def _tidied(self, info: RouteInfo, raw_query: bytes) -> tuple[bytes, str | None]:
+        """The query string as the route's operation spells and tidies it, and the first problem
+        with a value: worked out once per (route, query string). The answer depends on nothing
+        else (the operation's parameters and the spec's enums do not change), and clients send
+        the same query strings again and again (``?userId=...`` on every item, an image's size)."""
+        key = (id(info), raw_query)
+        found = self._queries.get(key)
+        if found is None:
+            pairs, problem = _tidy_query(_parse_query(raw_query), info)
+            found = (_encode_query(pairs) if pairs else b"", problem)
+            if len(raw_query) <= _QUERY_CACHE_CHARS:
+                queries = self._queries
+                if len(queries) >= _QUERY_CACHE_MAX:
+                    del queries[next(iter(queries))]  # the oldest
+                queries[key] = found
+        return found
 
     def _match(self, path: str) -> RouteMatch | None:
         found = self._matches.get(path, _NO_MATCH)
@@ -235,13 +269,14 @@ class WireMiddleware:
             return
 
         raw_query: bytes = scope.get("query_string", b"")
-        pairs: list[tuple[str, str]] = []
-        if raw_query:
-            query = raw_query.decode("latin-1")
-            if "=" not in query and "%3d" in query.lower():
-                query = unquote(query)
-            pairs = parse_qsl(query, keep_blank_values=True)
-        path, pairs = legacy_routes.rewrite(path, pairs, scope.get("method"))
+        # A legacy path's rewrite may move userId into the query; any other path's query is
+        # parsed only when its tidied form is not kept already (below)
+        legacy = path[:7].lower() == "/users/"
+        pairs: list[tuple[str, str]] | None = None
+        if legacy:
+            pairs = _parse_query(raw_query)
+            path, pairs = legacy_routes.rewrite(path, pairs, scope.get("method"))
+        query_string: bytes | None = None
 
         new_scope = dict(scope)
         new_scope.pop(limits.SCOPE_KEY, None)
@@ -278,7 +313,10 @@ class WireMiddleware:
                     for name, value in values.items():
                         concrete = concrete.replace("{" + name + "}", value, 1)
                     path = concrete
-                    if pairs:
+                    if pairs is None and raw_query:
+                        query_string, query_problem = self._tidied(info, raw_query)
+                        problem = problem or query_problem
+                    elif pairs:
                         pairs, query_problem = _tidy_query(pairs, info)
                         problem = problem or query_problem
                     if problem:
@@ -287,7 +325,11 @@ class WireMiddleware:
                 receive = _json_body_receiver(receive, info, scope)
         new_scope["path"] = path
         new_scope["raw_path"] = path.encode("utf-8")
-        new_scope["query_string"] = _encode_query(pairs) if pairs else b""
+        if query_string is None:
+            if pairs is None:
+                pairs = _parse_query(raw_query)
+            query_string = _encode_query(pairs) if pairs else b""
+        new_scope["query_string"] = query_string
 
         accept = ""
         for name, value in scope.get("headers", ()):

@@ -15,13 +15,14 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from email.utils import formatdate
 from pathlib import Path
 
+from server.db.threads import LoopThreads
 from server.errors import NotFoundError
+from server.http.memory_cache import MemoryCache
 from server.media.images import MIME_TYPES, render_image
 from server.playback.ranges import etag_matches, parse_http_date
 
@@ -101,6 +102,9 @@ class ImageCache:
         self.root = root
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="image-render")
+        # the look-ups (a stat, maybe a cache file read): the most recently idle thread first, the
+        # result handed straight to the event loop (server/db/threads.py); a hit is one such hop
+        self._lookups = LoopThreads(4, "image-lookup")
         self._inflight: dict[str, asyncio.Future[bytes]] = {}
         self.renders = 0  # resizes actually performed (tests and the bench read it)
         self._count_lock = threading.Lock()
@@ -108,14 +112,20 @@ class ImageCache:
         # stat'ed on every request); key -> rendering bytes: a key names one rendering of one
         # version of the source, so its bytes never change (the file only goes away)
         self._known: dict[tuple[str, RenderOptions], _Known] = {}
-        self._hot: OrderedDict[str, bytes] = OrderedDict()
-        self._hot_size = 0
-        self._hot_lock = threading.Lock()
+        self._hot = MemoryCache(HOT_BUDGET, HOT_MAX_BODY)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._lookups.shutdown(wait=False)
 
     # -- lookup (blocking: run in a thread) ----------------------------------------------
+
+    async def lookup(self, source: str, options: RenderOptions, if_none_match: str | None = None,
+                     if_modified_since: str | None = None) -> Prepared:
+        """``prepare`` on one of the look-up threads."""
+        prepared: Prepared = await self._lookups.submit(self.prepare, source, options, if_none_match,
+                                                        if_modified_since)
+        return prepared
 
     def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None,
                 if_modified_since: str | None = None) -> Prepared:
@@ -138,7 +148,7 @@ class ImageCache:
             return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
             return Prepared(known.key, etag, known.media_type, known.cache_path, _read(source), modified)
-        body = self._hot_get(known.key)
+        body = self._hot.get(known.key)
         if body is None:
             try:
                 body = known.cache_path.read_bytes()
@@ -149,7 +159,7 @@ class ImageCache:
                     os.utime(known.cache_path)
             except OSError:
                 pass
-            self.keep(known.key, body)
+            self._hot.put(known.key, body)
         return Prepared(known.key, etag, known.media_type, known.cache_path, body, modified)
 
     def _resolve(self, source: str, options: RenderOptions, stat: os.stat_result) -> _Known:
@@ -162,27 +172,6 @@ class ImageCache:
             kept.clear()  # (many sources and sizes: start over)
         kept[(source, options)] = known
         return known
-
-    def _hot_get(self, key: str) -> bytes | None:
-        with self._hot_lock:
-            body = self._hot.get(key)
-            if body is not None:
-                self._hot.move_to_end(key)
-            return body
-
-    def keep(self, key: str, body: bytes) -> None:
-        """Keep a rendering's bytes in memory (bounded by HOT_BUDGET, least recently used out)."""
-        if len(body) > HOT_MAX_BODY:
-            return
-        with self._hot_lock:
-            old = self._hot.pop(key, None)
-            if old is not None:
-                self._hot_size -= len(old)
-            self._hot[key] = body
-            self._hot_size += len(body)
-            while self._hot_size > HOT_BUDGET and self._hot:
-                _, dropped = self._hot.popitem(last=False)
-                self._hot_size -= len(dropped)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -222,7 +211,7 @@ class ImageCache:
             os.replace(tmp, cache_path)
         except OSError as exc:  # a full disk must not fail the request
             log.warning("Could not write the image cache file %s: %s", cache_path, exc)
-        self.keep(cache_path.stem, body)  # (the file is named by the key)
+        self._hot.put(cache_path.stem, body)  # (the file is named by the key)
         return body
 
     # -- cleanup (blocking) -----------------------------------------------------------------

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.errors import BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError
 from server.images import byname, store
-from server.images.cache import ImageCache, Prepared, RenderOptions
+from server.images.cache import ImageCache, RenderOptions
 from server.library.catalog.ids import by_name_id
 from server.media.images import ImageDecodeError, ImageError, ImageRequestError, image_info, image_tag
 from server.metadata.image_files import NotAnImageError, image_folder, remove_replaced, save_image
@@ -255,8 +255,7 @@ class ImageService:
         source = str(image["Path"])
         chosen, from_accept = choose_format(fmt, accept, source)
         opts = _render_options(chosen, options)
-        prepared: Prepared = await asyncio.to_thread(self.cache.prepare, source, opts, if_none_match,
-                                                     if_modified_since)
+        prepared = await self.cache.lookup(source, opts, if_none_match, if_modified_since)
         headers = [("etag", prepared.etag), ("last-modified", prepared.last_modified),
                    ("cache-control", LONG_CACHE if tag and tag == image.get("Tag") else REVALIDATE)]
         if from_accept:

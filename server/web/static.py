@@ -12,12 +12,11 @@ import email.utils
 import os
 import re
 import stat as stat_mod
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from server.http.memory_cache import MemoryCache as _MemoryCache
 from server.web.compress import CompressionCache, FileFacts
 
 CONTENT_TYPES = {
@@ -130,39 +129,11 @@ def _etag_values(header: str) -> set[str]:
     return out
 
 
-class MemoryCache:
-    """A small LRU of file bodies (plain and compressed), bounded in total bytes."""
+class MemoryCache(_MemoryCache):
+    """The web app's file bodies (plain and compressed), bounded in total bytes."""
 
     def __init__(self, limit: int = MEMORY_LIMIT) -> None:
-        self.limit = limit
-        self.size = 0
-        self._items: OrderedDict[tuple, bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple) -> bytes | None:
-        with self._lock:
-            data = self._items.get(key)
-            if data is not None:
-                self._items.move_to_end(key)
-            return data
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.size = 0
-
-    def put(self, key: tuple, data: bytes) -> None:
-        if len(data) > MEMORY_FILE_LIMIT:
-            return
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.size -= len(old)
-            self._items[key] = data
-            self.size += len(data)
-            while self.size > self.limit and self._items:
-                _, dropped = self._items.popitem(last=False)
-                self.size -= len(dropped)
+        super().__init__(limit, MEMORY_FILE_LIMIT)
 
 
 def _read_file(path: str) -> bytes:

@@ -47,6 +47,9 @@ class Member:
 
     async def __aenter__(self):
         self.ws = await websockets.connect(self.url)
+        # the socket is this device's (and gets its group's messages) once ForceKeepAlive comes
+        first = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
+        assert first["MessageType"] == "ForceKeepAlive"
         return self
 
     async def __aexit__(self, *exc):

@@ -19,10 +19,16 @@ from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 ROOT = Path(__file__).resolve().parents[2]
 
 
+_HELD_PORTS: list[socket.socket] = []
+
+
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nobody listens once the socket is closed
+    """Bound and never listening for the rest of the run: connections are refused, and no later
+    ephemeral bind (another test's server) can take the port."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD_PORTS.append(s)
+    return s.getsockname()[1]
 
 
 def run(code: str, *args: str, tmp_path: Path, block_psycopg: bool = False) -> subprocess.CompletedProcess:

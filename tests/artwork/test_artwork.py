@@ -493,6 +493,23 @@ def test_a_restart_on_an_unchanged_library_does_no_work_and_a_change_is_still_pi
             genre = c.get("/Genres/Western", params={"userId": server.admin_id}).json()
         assert genre["ImageTags"].get("Primary"), genre
 
+        # 3b. behind the server's back, a write no counted total sees: the movie's images emptied
+        # with the sqlite3 shell (or a backup restored over the file); the file is not as the
+        # server left it, so the start's run works and the frame comes back
+        token, admin_id = server.admin_token, server.admin_id
+        stop_server(server)
+        assert "closed" in json.loads(remembered.read_text())  # how the server left the file
+        with sqlite3.connect(ServerPaths(data).database_file) as conn:
+            assert conn.execute("UPDATE items SET images_json = '[]' WHERE name = 'Lone'").rowcount == 1
+        conn.close()
+        server = start_server(data)
+        server.admin_token, server.admin_id = token, admin_id
+        last = _startup_run(server)
+        assert not last.skipped and last.frames == 1
+        assert "Primary" in lone(server)["ImageTags"]
+        server = restart(server)  # and a clean stop and start skips again
+        assert _startup_run(server).skipped
+
         # 4. a new video while stopped: the start's scan finds it and its run grabs the frame
         make_video(folder / "Second (2021)" / "Second (2021).mkv", seconds=4, width=320, height=240, acodec=None)
         server = restart(server)
@@ -510,3 +527,16 @@ def test_a_restart_on_an_unchanged_library_does_no_work_and_a_change_is_still_pi
             wait_for_artwork(server)
     finally:
         stop_server(server)
+
+
+def test_a_scans_ask_for_a_run_is_pending_at_once(server):
+    """A scan (on its worker thread) asks for a run through the loop; ``pending`` says so from
+    the moment it asked, so a test (or anything) waiting for the artwork to settle never looks
+    in the gap before the loop has taken the ask."""
+    art = server.ctx.artwork
+    wait_for_artwork(server)
+    assert not art.pending
+    art.after_scan("library", {"added": [], "updated": [], "removed": []})  # as the scanner's thread does
+    assert art.pending
+    wait_for_artwork(server)
+    assert not art.pending and art.runs >= 1

@@ -15,7 +15,7 @@ from sqlmodel import SQLModel
 import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from server.db import migrate
 from server.db.dialect import normalize_url, warn_about_collation
-from server.library.catalog import search_index
+from server.library.catalog import facets, search_index
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
@@ -127,3 +127,48 @@ def test_postgres_holds_64_bit_ticks_and_has_the_trigram_indexes():
     finally:
         engine.dispose()
         drop_test_database(url)
+
+
+def _trigger_definitions(engine) -> dict[str, str]:
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            rows = conn.exec_driver_sql(
+                "SELECT t.tgname, pg_get_triggerdef(t.oid) || ' ' || p.prosrc FROM pg_trigger t "
+                "JOIN pg_proc p ON p.oid = t.tgfoid WHERE NOT t.tgisinternal").all()
+        else:
+            rows = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all()
+    return {name: sql for name, sql in rows if name in facets.TRIGGER_NAMES}
+
+
+def test_head_has_the_kept_count_triggers_the_app_would_make(database_url, tmp_path):
+    """0010_kept_counts carries its own frozen copy of the triggers (a migration imports no app
+    code): head's triggers are the ones facets.py makes, so start-up never has to rebuild."""
+    engine = _upgraded(database_url)
+    migrated = _trigger_definitions(engine)
+    assert set(migrated) == set(facets.TRIGGER_NAMES)
+    with engine.begin() as conn:
+        facets.create_triggers(conn)  # what the app spells now, over the migrated ones
+    assert _trigger_definitions(engine) == migrated
+    engine.dispose()
+
+
+# Migrations written before this rule: they still import the search index's DDL helpers.
+_OLD_APP_IMPORTS = {"0004_query_search.py", "0008_postgres.py"}
+
+
+def test_migrations_import_no_application_code():
+    """A migration is a fixed step: code it imports from the app changes later and would change
+    what an old revision does. Only the database layer's stable parts may be imported."""
+    import ast
+    from pathlib import Path
+
+    folder = Path(migrate.__file__).parent / "migrations" / "versions"
+    offenders = []
+    for path in sorted(folder.glob("*.py")):
+        if path.name in _OLD_APP_IMPORTS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ("server", "app")]
+    assert offenders == []

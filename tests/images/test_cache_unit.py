@@ -128,10 +128,10 @@ def test_kept_keys_and_bytes_follow_the_source(tmp_path):
         assert decode(asyncio.run(cache.render(str(source), options, changed))).size == (100, 50)
         # bounded: least recently used out
         for n in range(20):
-            cache.keep(f"k{n}", bytes(cache_module.HOT_MAX_BODY))
-        assert cache._hot_size <= cache_module.HOT_BUDGET
+            cache._hot.put(f"k{n}", bytes(cache_module.HOT_MAX_BODY))
+        assert cache._hot.size <= cache_module.HOT_BUDGET
         assert "k19" in cache._hot and "k0" not in cache._hot
-        cache.keep("huge", bytes(cache_module.HOT_MAX_BODY + 1))
+        cache._hot.put("huge", bytes(cache_module.HOT_MAX_BODY + 1))
         assert "huge" not in cache._hot
     finally:
         cache.close()

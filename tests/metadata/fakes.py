@@ -32,11 +32,18 @@ def jpeg(seed: str, size: tuple[int, int] = (60, 90)) -> bytes:
     return buf.getvalue()
 
 
+_HELD_PORTS: list[socket.socket] = []
+
+
 def closed_port() -> int:
-    """A port on 127.0.0.1 where nothing listens."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 where nothing listens, for as long as the test process runs: the
+    socket stays bound and never listens, so a connection is refused and no later server or
+    fake (all on ephemeral ports) can be given the port. (Closing it at once, as before, let a
+    later bind take it: an "offline" provider URL could then reach some other test's server.)"""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD_PORTS.append(s)
+    return s.getsockname()[1]
 
 
 @dataclass

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.library_helpers import wait_for_scan
 from tests.metadata.conftest import add_item, get_item
 from tests.metadata.fakes import closed_port, json_reply
 from tests.providers.fakes import (
@@ -119,10 +121,14 @@ def test_library_image_fetcher_order(shared_server, fake_tvmaze, tmp_path):
         c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(tmp_path)]})
         options = {"TypeOptions": [{"Type": "Series", "MetadataFetchers": ["TheMovieDb"],
                                     "ImageFetchers": ["TheMovieDb"], "ImageFetcherOrder": ["TheMovieDb"]}]}
+        started = time.time()
         r = c.post("/Library/VirtualFolders", params={"name": "Shows", "collectionType": "tvshows",
                                                       "paths": [str(media)]}, json={"LibraryOptions": options})
         assert r.status_code == 204, r.text
         library_id = next(f["ItemId"] for f in c.get("/Library/VirtualFolders").json() if f["Name"] == "Shows")
+        # a new library is scanned at once: the scan of the (empty) folder would remove an item
+        # inserted under it before it ends (then the item is gone: a 404 ProblemDetails, not a list)
+        wait_for_scan(server, started)
         series = add_item(server, str(media / "got"), kind="Series", is_folder=True, name="GoT",
                           provider_ids={"TvMaze": str(SHOW_ID)}, library_id=library_id)
         assert [p["Name"] for p in c.get(f"/Items/{series}/RemoteImages/Providers").json()] == ["TheMovieDb"]

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ["av", "PIL", "alembic", "pysubs2", "mutagen", "blurhash_rs", "zeroconf",
-         "httpx", "rich", "pygments"]
+         "httpx", "rich", "pygments", "watchfiles", "multiprocessing"]
 
 BUILD = """
 import asyncio, json, sys
@@ -61,3 +61,35 @@ def test_starting_on_an_up_to_date_database_does_not_import_alembic(tmp_path):
     again = _modules(tmp_path, "initialize")
     assert "alembic" not in again["started"]
     assert sorted(set(HEAVY) & again["built"]) == []
+
+
+DEFERRED = """
+import json, sys
+import server.runner, app.server_main  # the headless entry point's imports
+from server.app import create_app
+from server.lazy_modules import loaded
+from uvicorn.config import Config as UvicornConfig
+# what uvicorn does at each start (its lifespan module takes Config from the package)
+UvicornConfig(lambda *a: None, lifespan="on", log_config=None).load()
+import uvicorn.lifespan.on
+state = {name: name not in sys.modules or not loaded(sys.modules[name]) for name in ("yaml", "pdb", "uvicorn")}
+state["no click"] = "click" not in sys.modules and "watchfiles" not in sys.modules
+# each works as always when used
+import uvicorn, yaml, pdb
+from uvicorn import Config
+works = {"uvicorn": [uvicorn.run.__module__, uvicorn.Server.__name__, Config.__name__, bool(uvicorn.__version__)],
+         "yaml": yaml.safe_load(yaml.safe_dump({"a": [1, 2]})), "pdb": pdb.Pdb.__name__,
+         "loaded": [loaded(uvicorn), loaded(yaml), loaded(pdb)], "click": "click" in sys.modules}
+print(json.dumps({"deferred": state, "works": works}))
+"""
+
+
+def test_rarely_used_library_modules_load_on_first_use():
+    """server/lazy_modules.py: yaml, pdb and uvicorn's package __init__ (its command line: click,
+    watchfiles) do not run while the server is built; each works when first used."""
+    out = subprocess.run([sys.executable, "-c", DEFERRED], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["deferred"] == {"yaml": True, "pdb": True, "uvicorn": True, "no click": True}
+    assert result["works"] == {"uvicorn": ["uvicorn.main", "Server", "Config", True], "yaml": {"a": [1, 2]},
+                               "pdb": "Pdb", "loaded": [True, True, True], "click": True}

@@ -331,10 +331,13 @@ class PlaylistService:
             return [(r[0], r[1]) for r in s.execute(q).all()]
 
         def read_page(s: Session, start_index: int, limit: int | None) -> tuple[list[tuple[str, ItemRow]], int]:
-            # The viewer's ordered entries, kept per write generation (read before the first
+            # The viewer's ordered entries, kept per content generation (read before the first
             # query, so a list is never filed under a generation newer than its snapshot):
             # paging a long playlist reads it once, then each page is a slice and 100 rows by id.
-            generation = self.db.generation
+            # They read no user data, so a play-state write (content_generation unchanged) keeps
+            # them; entries, items, policies and ratings are content (the viewer's libraries and
+            # parental rules are in the key, too).
+            generation = self.db.content_generation
             found = _load(s, playlist_id)
             if found is None:
                 raise NotFoundError("Playlist not found.")

@@ -291,25 +291,37 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
              parental: ParentalRules | None = None) -> list[ItemRow]:
     """Audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates are drawn from ``item_values`` by ``_draw`` (a bounded number of index range reads,
-    whatever the size of the genres); only those are checked against ``items`` (type, extras,
-    the viewer's libraries and parental rules)."""
+    whatever the size of the genres, shuffled); the rows of the first of them are read with the
+    playable test in the same statement (audio, not an extra, the viewer's libraries and
+    parental rules: ``_playable_rows``), a few more than ``limit`` at a time, so the mix's rows
+    come from one read instead of a check of every candidate and then the rows."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
     pairs = [("Genre", g) for g in genres] + [(k, a) for a in artists for k in ("Artist", "AlbumArtist")]
     if not pairs:
         return []
-    first = seed.row.id if seed.row is not None and seed.row.type == "Audio" else None
-    found: list[str] = []
-    for candidates in _draw(s, pairs, limit):
-        found.extend(_playable(s, candidates, allowed, parental))
-        found = list(dict.fromkeys(found))
-        if len(found) >= limit:
+    first = seed.row if isinstance(seed.row, ItemRow) and seed.row.type == "Audio" else None
+    wanted = limit if first is None else limit + 1  # the seed may be drawn too: it is not counted twice
+    found: dict[str, ItemRow] = {}
+    checked: set[str] = set()
+    for candidates in _draw(s, pairs, limit):  # each round shuffled
+        fresh = [i for i in candidates if i not in checked]
+        start = 0
+        while start < len(fresh) and len(found) < wanted:
+            # most candidates play (the rest: albums sharing the value): a tenth more than missing
+            size = max(20, math.ceil((wanted - len(found)) * 1.1) + 5)
+            chunk = fresh[start:start + size]
+            start += size
+            checked.update(chunk)
+            rows = _playable_rows(s, chunk, allowed, parental)
+            found.update((i, rows[i]) for i in chunk if i in rows)
+        if len(found) >= wanted:
             break
-    _random.shuffle(found)
-    found = found[:limit]
+    picked = list(found.values())
+    _random.shuffle(picked)
     if first is not None:
-        found = [first, *(i for i in found if i != first)][:limit]
-    return _rows_in_order(s, found)
+        return [first, *(r for r in picked if r.id != first.id)][:limit]
+    return picked[:limit]
 
 
 _random = random.Random()
@@ -377,10 +389,17 @@ def _pair_counts(s: Session, pairs: list[tuple[str, str]]) -> dict[tuple[str, st
     k = item_value_counts.c
     kinds = sorted({kind for kind, _ in pairs})
     values = sorted({value for _, value in pairs})
+    wanted = set(pairs)
+    marker = _marker(s)  # on the DB-API cursor: building the select below cost ~1 ms, SQLite ~0.1
+    found = driver_rows(s, "SELECT kind, clean_value, sum(item_count), sum(CASE WHEN item_type = 'Audio' "
+                        "THEN item_count ELSE 0 END) FROM item_value_counts WHERE kind IN ("
+                        + ", ".join([marker] * len(kinds)) + ") AND clean_value IN ", values,
+                        " GROUP BY kind, clean_value", before=kinds)
+    if found is not None:  # None: a driver with named parameters
+        return {(r[0], r[1]): (int(r[2] or 0), int(r[3] or 0)) for r in found if (r[0], r[1]) in wanted}
     q = (select(k.kind, k.clean_value, func.sum(k.item_count),
                 func.sum(case((k.item_type == "Audio", k.item_count), else_=0)))
          .where(k.kind.in_(kinds), k.clean_value.in_(values)).group_by(k.kind, k.clean_value))
-    wanted = set(pairs)
     return {(r[0], r[1]): (int(r[2] or 0), int(r[3] or 0)) for r in s.execute(q).all() if (r[0], r[1]) in wanted}
 
 
@@ -392,36 +411,42 @@ def _all_candidates(s: Session, pairs: list[tuple[str, str]]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _playable(s: Session, candidates: list[str], allowed: frozenset[str] | None,
-              parental: ParentalRules | None) -> list[str]:
-    """The candidates that are audio tracks (not extras) the viewer may see, in the given order.
+_SELECT_PLAYABLE = ("SELECT " + ", ".join(f'"{c}"' for c in ItemRow._fields) + " FROM items WHERE "
+                    "coalesce(type, '') = 'Audio' AND coalesce(owner_id, '') = '' AND ")
+
+
+def _playable_rows(s: Session, candidates: list[str], allowed: frozenset[str] | None,
+                   parental: ParentalRules | None) -> dict[str, ItemRow]:
+    """The rows of the candidates that are audio tracks (not extras) the viewer may see, by id.
     Type, owner and library are spelled so that no index serves them (coalesce): SQLite would
     otherwise walk the type index over every track instead of looking the ids up (70 ms vs
     0.4 ms for 400 ids at 100k items)."""
     if not candidates:
-        return []
-    ok: set[str] = set()
+        return {}
+    out: dict[str, ItemRow] = {}
     c = items.c
     libs = sorted(allowed) if allowed is not None else []
     for start in range(0, len(candidates), 500):
         chunk = candidates[start:start + 500]
-        found = None
         if parental is None:
-            marker = _marker(s)
-            head = "SELECT id FROM items WHERE coalesce(type, '') = 'Audio' AND coalesce(owner_id, '') = '' AND "
+            head = _SELECT_PLAYABLE
             if allowed is not None:
-                head += "coalesce(library_id, '') IN (" + ", ".join([marker] * len(libs)) + ") AND "
+                head += "coalesce(library_id, '') IN (" + ", ".join([_marker(s)] * len(libs)) + ") AND "
             found = driver_rows(s, head + "id IN ", chunk, before=libs)
-        if found is None:
-            q = select(c.id).where(c.id.in_(chunk), func.coalesce(c.type, "") == "Audio",
-                                   func.coalesce(c.owner_id, "") == "")
-            if allowed is not None:
-                q = q.where(func.coalesce(c.library_id, "").in_(libs))
-            if parental is not None:
-                q = q.where(*parental_conditions(s, parental))
-            found = s.execute(q).all()
-        ok.update(r[0] for r in found)
-    return [i for i in candidates if i in ok]
+            if found is not None:
+                for values in found:
+                    row = ItemRow.from_db(values)
+                    out[row.id] = row
+                continue
+        q = select(items).where(c.id.in_(chunk), func.coalesce(c.type, "") == "Audio",
+                                func.coalesce(c.owner_id, "") == "")
+        if allowed is not None:
+            q = q.where(func.coalesce(c.library_id, "").in_(libs))
+        if parental is not None:
+            q = q.where(*parental_conditions(s, parental))
+        for row in item_rows(s.execute(q).all()):
+            out[row.id] = row
+    return out
 
 
 def _marker(s: Session) -> str:
@@ -518,8 +543,13 @@ class RelatedService:
             if allowed is not None:
                 base = base.where(c.library_id.in_(sorted(allowed)))
             played_ids = select(user_data.c.item_id).where(user_data.c.user_id == user_id, user_data.c.played == true())
+            # most recently played first, a movie marked played without a date last (SQLite's
+            # order for DESC; PostgreSQL puts NULLs first unless told)
+            newest_first = user_data.c.last_played_date.desc()
+            if s.get_bind().dialect.name == "postgresql":
+                newest_first = newest_first.nulls_last()
             recent = item_rows(s.execute(base.where(user_data.c.played == true())
-                                    .order_by(user_data.c.last_played_date.desc()).limit(category_limit)).all())
+                                    .order_by(newest_first).limit(category_limit)).all())
             liked = item_rows(s.execute(base.where(or_(user_data.c.is_favorite == true(), user_data.c.likes == true()))
                                    .order_by(func.random()).limit(category_limit)).all())
             out: list[w.RecommendationDto] = []

@@ -95,7 +95,8 @@ def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[st
     once per shape (which filters are present) with its values bound, so a request pays neither
     the statement's construction nor its compilation (together ~4 ms, several times the query)."""
     stmt = _next_up_statement(bool(nq.series_id), bool(nq.parent_id), allowed is not None,
-                              nq.date_cutoff is not None, nq.enable_rewatching, nq.enable_resumable)
+                              nq.date_cutoff is not None, nq.enable_rewatching, nq.enable_resumable,
+                              s.get_bind().dialect.name == "postgresql")
     params: dict[str, object] = {"user_id": user_id}
     if nq.series_id:
         params["series_id"] = nq.series_id
@@ -110,15 +111,21 @@ def next_up_ids(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[st
 
 @lru_cache(maxsize=64)
 def _next_up_statement(by_series: bool, by_parent: bool, by_library: bool, by_date: bool, rewatching: bool,
-                       resumable: bool) -> Select[Any]:
+                       resumable: bool, postgres: bool = False) -> Select[Any]:
     """``played``: the user's played episodes (driven from user_data), numbered per series from the
     one that decides (furthest along; with rewatching, the most recently played) and carrying
     the series' last played date. ``last``: that deciding episode per series. ``following``: the
-    episodes after it, in play order; the first of each is Next Up."""
+    episodes after it, in play order; the first of each is Next Up. A play date may be NULL (an
+    episode marked played without one): newest first puts it last, as SQLite does by itself and
+    PostgreSQL (NULL is its largest value) only when told (``postgres``)."""
     user_id = bindparam("user_id", type_=String())
     c, ud = items.c, user_data
+
+    def newest_first(column: Any) -> Any:
+        return column.desc().nulls_last() if postgres else column.desc()
+
     season, number = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
-    decide = ([ud.c.last_played_date.desc()] if rewatching else []) + [season.desc(), number.desc()]
+    decide = ([newest_first(ud.c.last_played_date)] if rewatching else []) + [season.desc(), number.desc()]
     played = (select(c.series_id.label("series_id"), season.label("s"), number.label("n"),
                      func.max(ud.c.last_played_date).over(partition_by=c.series_id).label("series_played"),
                      func.row_number().over(partition_by=c.series_id, order_by=decide).label("rn"))
@@ -158,7 +165,7 @@ def _next_up_statement(by_series: bool, by_parent: bool, by_library: bool, by_da
     next_id = following.order_by(es, en, e.c.sort_name, e.c.id).limit(1).correlate(last).scalar_subquery()
     # series with nothing next are dropped by the caller, not by a WHERE on the subquery (SQLite
     # would flatten it and run the per-series lookup twice)
-    return select(next_id, last.c.series_played, last.c.series_id).order_by(last.c.series_played.desc(),
+    return select(next_id, last.c.series_played, last.c.series_id).order_by(newest_first(last.c.series_played),
                                                                            last.c.series_id)
 
 

@@ -13,7 +13,19 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, String, bindparam, case, cast, false, func, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    Row,
+    String,
+    bindparam,
+    case,
+    cast,
+    false,
+    func,
+    literal,
+    select,
+)
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
@@ -29,7 +41,15 @@ from server.db.handles import (
 from server.db.tables import ByNameArtwork
 from server.library.catalog import facets, ids
 from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
-from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES, ItemQuery, item_rows, scope
+from server.library.catalog.query import (
+    ROOT_FOLDER_ID,
+    STRUCTURAL_TYPES,
+    Generations,
+    ItemQuery,
+    _reads_user_data,
+    item_rows,
+    scope,
+)
 from server.wire import models as w
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
@@ -64,8 +84,9 @@ class NameQuery:
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
-    #: (cache, database generation): totals of full pages are kept while nothing was written
-    totals: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
+    #: (cache, database generation, or ``Database.generations``): totals of full pages are kept
+    #: while nothing was written (CountCache: the full generation unless stored as reading no user data)
+    totals: tuple[Any, Generations] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -97,8 +118,11 @@ def _count_columns(distinct: bool = True, per_type: bool = True) -> list:
 _COUNT_LABELS = frozenset(("ChildCount", *(label for label, _ in COUNT_TYPES)))
 
 
-def _counts(row: Any) -> dict[str, int]:
-    """The row's count columns (ChildCount and the per-type counts present), by label."""
+def _counts(row: Row[*tuple[Any, ...]] | None) -> dict[str, int]:
+    """The row's count columns (ChildCount and the per-type counts present), by label (an
+    aggregate's one row; none: nothing counted)."""
+    if row is None:
+        return {"ChildCount": 0}
     return {k: int(v or 0) for k, v in zip(row._fields, row, strict=True) if k in _COUNT_LABELS}
 
 
@@ -146,7 +170,9 @@ def _sql_page(s: Session, q: Any, nq: NameQuery, make: Any, group_key: Any,
     if total is not None:
         return entries, total
     groups = q.with_only_columns(group_key).order_by(None).subquery()
-    return entries, _keep_total(nq, s.execute(select(func.count()).select_from(groups)).scalar() or 0)
+    count = select(func.count()).select_from(groups)
+    return entries, _keep_total(nq, s.execute(count).scalar() or 0,
+                                nq.is_favorite is not None or _reads_user_data(s, count))
 
 
 def _totals_key(nq: NameQuery) -> str:
@@ -166,10 +192,13 @@ def _known_total(nq: NameQuery, entries: list[NameEntry]) -> int | None:
     return total
 
 
-def _keep_total(nq: NameQuery, total: int) -> int:
+def _keep_total(nq: NameQuery, total: int, reads_user_data: bool = True) -> int:
+    """Keep a counted total: with ``Database.generations`` as the stamp, one that reads no user
+    data stays while only user data is written (a play-state write does not make the next
+    list count again)."""
     if nq.totals is not None:
         cache, generation = nq.totals
-        cache.put(_totals_key(nq), generation, total)
+        cache.put(_totals_key(nq), generation, total, reads_user_data)
     return total
 
 
@@ -329,7 +358,9 @@ def _run_page(s: Session, st: _Statements, params: dict[str, Any], nq: NameQuery
     total = _known_total(nq, entries)
     if total is not None:
         return entries, total
-    return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0)
+    # the kept counts' and people's statements name no user data (a favourites filter is applied
+    # in Python and never pages in SQL)
+    return entries, _keep_total(nq, s.execute(st.total, params).scalar() or 0, nq.is_favorite is not None)
 
 
 #: more matches than this and the term is matched in SQL (LIKE) instead of listed

@@ -12,6 +12,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 import msgspec
@@ -110,6 +111,16 @@ class _HasImages(Protocol):
 
 def images_of(row: _HasImages) -> list[dict]:
     value = decode_json(getattr(row, "images_json", None), [])
+    return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
+        if isinstance(value, list) else []
+
+
+@lru_cache(maxsize=1024)
+def _parent_images(text: str | None) -> list[dict[str, Any]]:
+    """``images_of`` a parent row (an album, series, season) by its images_json, kept for the last
+    1,024 texts: a page of tracks or episodes decodes the same few parents' images for every row
+    (callers only read the list)."""
+    value = decode_json(text, [])
     return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
         if isinstance(value, list) else []
 
@@ -379,7 +390,7 @@ def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], p
     chain = [p for p in chain if p is not None and p.type not in ("CollectionFolder", "Folder")]
     if not chain:
         return
-    parent_images = {p.id: images_of(p) for p in chain}
+    parent_images = {p.id: _parent_images(p.images_json) for p in chain}
     hashes = dto.ImageBlurHashes if isinstance(dto.ImageBlurHashes, dict) else {}
 
     def note_hash(image: dict) -> None:

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from sqlalchemy import literal, select
 from sqlalchemy.orm import Session
 
 from server.db.handles import items
-from server.library.catalog.query import ItemQuery, ItemRow, compile_query, get_rows
+from server.library.catalog.query import CountCache, Generations, ItemQuery, ItemRow, compile_query, get_rows
 
 _LATEST_BATCH = 500
 _LATEST_MAX_SCANNED = 4000
 
 
-def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tuple[ItemRow, int]]:
+def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool, counts: CountCache | None = None,
+                  generation: Generations = 0) -> list[tuple[ItemRow, int]]:
     """Recently added items, newest first: (row, child count). With ``group``, episodes of one
     series collapse into the series when there are several, and tracks always collapse into
     their album (Jellyfin's Latest rules). Grouping reads narrow columns only; full rows are
-    read for the entries shown."""
+    read for the entries shown. With ``counts`` (and ``Database.generations`` read before the
+    read's first query) the batches' statement is built once per query shape and content
+    generation (``_batch``)."""
     q.sort_by, q.sort_order = ["DateCreated"], ["Descending"]
     q.enable_total_record_count = False
     q.is_folder = False
@@ -27,8 +33,7 @@ def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tup
     columns = [items.c.id, items.c.type, items.c.series_id, items.c.album_id]
     while len(order) < limit and scanned < _LATEST_MAX_SCANNED:
         q.start_index, q.limit = scanned, _LATEST_BATCH
-        page, _ = compile_query(s, q, columns)
-        rows = s.execute(page).all()
+        rows = _batch(s, q, columns, counts, generation)
         for item_id, kind, series_id, album_id in rows:
             key = item_id
             if group and kind == "Episode" and series_id:
@@ -51,6 +56,48 @@ def latest_groups(s: Session, q: ItemQuery, limit: int, group: bool) -> list[tup
         wanted.append((key if use_container else first_id, len(groups[key]) if use_container else 0))
     found = get_rows(s, [item_id for item_id, _ in wanted])
     return [(found[item_id], count) for item_id, count in wanted if item_id in found]
+
+
+def _batch(s: Session, q: ItemQuery, columns: list[Any], counts: CountCache | None,
+           generation: Generations) -> Sequence[Sequence[Any]]:
+    """One batch of Latest's narrow rows. Building and compiling the select (its conditions, the
+    played test's user data alias) cost several times SQLite's walk of the date index, so on
+    SQLite it is compiled once per query shape to driver SQL with its parameters bound (as
+    query._page_ids does for pages), kept in ``counts`` for the content generation (the
+    statement holds no user data, only what its conditions read from the library: resolved
+    by-name ids), and each batch adds ``LIMIT ? OFFSET ?``. Not with parental rules (their
+    condition lists the library's ratings) or a driver without qmark parameters."""
+    conn = s.connection()
+    if counts is None or q.parental is not None or conn.dialect.paramstyle != "qmark":
+        page, _ = compile_query(s, q, columns)
+        return s.execute(page).all()
+    start, size = q.start_index, q.limit
+    key = "latest:" + counts.ids_key(q)  # ids_key leaves startIndex and limit out
+    cached = counts.get_sql(key, generation)
+    if cached is None:
+        q.start_index, q.limit = 0, None
+        try:
+            page, _ = compile_query(s, q, columns)
+        finally:
+            q.start_index, q.limit = start, size
+        compiled = page.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+        values = compiled.construct_params()
+        names = compiled.positiontup or []
+        if any(name not in values for name in names):  # a parameter without a value: build it per batch
+            page, _ = compile_query(s, q, columns)
+            return s.execute(page).all()
+        processors: Any = compiled._bind_processors  # name -> the type's bind processor
+        bound = tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
+        cached = (compiled.string, bound)
+        counts.put_sql(key, generation, cached)
+    sql, bound = cached
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql + " LIMIT ? OFFSET ?", (*bound, -1 if size is None else size, start))
+        found: Sequence[Sequence[Any]] = cursor.fetchall()
+        return found
+    finally:
+        cursor.close()
 
 
 def ancestor_ids(s: Session, item_id: str) -> list[str]:

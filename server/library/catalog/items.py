@@ -404,7 +404,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> bytes:
-            groups = latest_groups(s, q, limit, group)
+            groups = latest_groups(s, q, limit, group, self.count_cache, self.db.generations)
             return splice(b"[]", build_fragments(s, [row for row, _ in groups], opts, self.server_id,
                                                  self.fragments, camel, [count for _, count in groups]))
 
@@ -423,7 +423,7 @@ class ItemService:
         q.names = q.names or self.by_name
 
         def read(s: Session) -> list[w.BaseItemDto]:
-            groups = latest_groups(s, q, limit, group)
+            groups = latest_groups(s, q, limit, group, self.count_cache, self.db.generations)
             dtos = build_dtos(s, [row for row, _ in groups], opts, self.server_id)
             for dto, (_, count) in zip(dtos, groups, strict=True):
                 if count:
@@ -724,7 +724,7 @@ class ItemService:
 
         nq.with_counts = opts.has("ItemCounts")
         nq.scope.names = nq.scope.names or self.by_name
-        nq.totals = (self.count_cache, self.db.generation)
+        nq.totals = (self.count_cache, self.db.generations)  # read before the first query
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             entries, total = list_names(s, nq)
@@ -774,7 +774,9 @@ class ItemService:
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
         def read(s: Session) -> w.SearchHintResult:
-            req.counts = (self.count_cache, self.db.generation)  # the generation before the first query
+            # the generations before the first query: totals and a kind's distinct names that read no
+            # user data stay kept across play-state writes (CountCache), as for /Items?searchTerm
+            req.counts = (self.count_cache, self.db.generations)
             return search_hints(s, req, opts, self.server_id)
 
         return await self.db.read(read)

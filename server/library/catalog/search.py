@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from server.library.catalog.by_name import NameQuery, build_name_dtos, list_names
 from server.library.catalog.dto import DtoOptions, build_dtos
-from server.library.catalog.query import ItemQuery, run_query
+from server.library.catalog.query import Generations, ItemQuery, run_query
 from server.wire import models as w
 
 
@@ -24,9 +24,9 @@ class SearchRequest:
     include_genres: bool = True
     include_studios: bool = True
     include_artists: bool = True
-    #: (CountCache, database generation read before the first query): totals kept while nothing
-    #: was written, as for /Items?searchTerm
-    counts: tuple[Any, int] | None = field(default=None, repr=False, compare=False)
+    #: (CountCache, ``Database.generations`` read before the first query): totals (and a kind's
+    #: distinct names) kept while nothing they read was written, as for /Items?searchTerm
+    counts: tuple[Any, Generations] | None = field(default=None, repr=False, compare=False)
 
 
 def _hint(dto: w.BaseItemDto, term: str) -> w.SearchHint:

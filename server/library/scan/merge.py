@@ -17,7 +17,8 @@ The scanner calls ``merge_scanned_fields`` for every item it finds again, and as
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from server.db.tables import Item
 
@@ -83,10 +84,22 @@ def people_locked(row: Item) -> bool:
     return row.is_locked or "Cast" in locked_fields(row)
 
 
-def file_source(row: Any) -> str:
+class FileFacts(Protocol):
+    """What file_source reads of a row (an Item, a selected row, the artwork run's _Video)."""
+
+    @property
+    def file_size(self) -> int | None: ...
+    @property
+    def size(self) -> int | None: ...
+    @property
+    def file_mtime(self) -> float | None: ...
+
+
+def file_source(row: FileFacts | Mapping[str, Any]) -> str:
     """The media file's identity for generated frames: size and mtime (a row or a fields dict)."""
-    get = row.get if isinstance(row, dict) else (lambda key: getattr(row, key, None))
-    return f"{get('file_size') or get('size') or 0}:{get('file_mtime') or 0}"
+    if isinstance(row, Mapping):
+        return f"{row.get('file_size') or row.get('size') or 0}:{row.get('file_mtime') or 0}"
+    return f"{row.file_size or row.size or 0}:{row.file_mtime or 0}"
 
 
 def merge_images(existing_json: str, scanned_json: str, source: str | None = None) -> str:

@@ -13,9 +13,11 @@ import hashlib
 import logging
 import os
 import sys
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from multiprocessing import get_context
-from typing import Any
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 log = logging.getLogger("reelroom.scanner")
 
@@ -171,6 +173,10 @@ class WorkerPool:
         frozen_ok = not getattr(sys, "frozen", False) or getattr(sys, "_reelroom_freeze_support", False)
         if self.use_processes and jobs >= self.process_threshold and self.workers > 1 and frozen_ok:
             if self._processes is None:
+                # here: multiprocessing (and its pickling) loads only for a scan that uses processes
+                from concurrent.futures import ProcessPoolExecutor
+                from multiprocessing import get_context
+
                 self._processes = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
             return self._processes
         if self._threads is None:

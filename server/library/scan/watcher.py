@@ -18,12 +18,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
-import watchfiles
-
 from server.library.scan.virtual_folders import LibraryInfo
 from server.library.scan.walk import units_of
 
 if TYPE_CHECKING:
+    import watchfiles
+
     from server.library.scan.virtual_folders import LibraryService
 
 log = logging.getLogger("reelroom.watcher")
@@ -83,6 +83,8 @@ class LibraryWatcher:
 
     async def _run(self, paths: list[str], stop: asyncio.Event) -> None:
         log.info("Watching %d library folder(s)", len(paths))
+        import watchfiles  # here: a server with no watched library never loads it (~1 MiB)
+
         try:
             async for changes in watchfiles.awatch(*paths, watch_filter=_interesting, debounce=DEBOUNCE_MS,
                                                    step=50, stop_event=stop, recursive=True,

@@ -45,3 +45,51 @@ def test_search_finds_names_as_they_are_written(browse_server):
             _edit(c, movies["Heat"], **{k: v or [] for k, v in old_movie.items()})
         assert _hints(c, "zebra", "MusicArtist") == []  # edited away: gone at once
         assert _hints(c, "zebra", "Genre") == [] and _hints(c, "zebra", "Studio") == []
+
+
+def test_search_kept_across_play_state_writes_follows_policy_and_edits(browse_server):
+    """Search/Hints' totals and a kind's names are kept per content generation (a play-state
+    write leaves them; CountCache): between searches a favourite mark changes nothing found,
+    while the viewer's libraries (policy) and a rename show at once, totals included."""
+    live = browse_server
+    songs = ids_by_name(live, "Audio")
+    heat = ids_by_name(live, "Movie")["Heat"]
+    movies_lib = next(f["ItemId"] for f in live.admin().get("/Library/VirtualFolders").json() if f["Name"] == "Movies")
+    uid, token = new_user(live, "searchwatcher", EnableAllFolders=False, EnabledFolders=[movies_lib])
+
+    def search(c, term: str, **params: str) -> tuple[list[tuple[str, str]], int]:
+        r = c.get("/Search/Hints", params={"searchTerm": term, **params})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        return sorted((h["Type"], h["Name"]) for h in body["SearchHints"]), body["TotalRecordCount"]
+
+    def policy(**changes: object) -> None:
+        with live.admin() as a:
+            current = a.get(f"/Users/{uid}").json()["Policy"]
+            assert a.post(f"/Users/{uid}/Policy", json={**current, **changes}).status_code == 204
+
+    with live.admin() as admin, live.client(token, device="searchwatcher") as c:
+        everything = search(admin, "song")  # the admin's own view: every library
+        assert ("Audio", "Pop Song") in everything[0]
+        restricted = search(c, "song")
+        assert all(kind != "Audio" for kind, _ in restricted[0])  # music is outside their libraries
+        for n in range(3):  # play-state writes between asks: the same answer each time
+            verb = c.post if n % 2 == 0 else c.delete
+            assert verb(f"/UserFavoriteItems/{heat}", params={"userId": uid}).status_code == 200
+            assert search(c, "song") == restricted
+        policy(EnableAllFolders=True, EnabledFolders=[])
+        try:
+            widened = search(c, "song")
+            assert ("Audio", "Pop Song") in widened[0] and widened[1] > restricted[1]
+            assert c.post(f"/UserFavoriteItems/{songs['Pop Song']}", params={"userId": uid}).status_code == 200
+            assert search(c, "song") == widened
+            old = _edit(admin, songs["Pop Song"], Name="Pop Tune")
+            try:
+                renamed = search(c, "song")
+                assert ("Audio", "Pop Song") not in renamed[0] and renamed[1] == widened[1] - 1
+            finally:
+                _edit(admin, songs["Pop Song"], **old)
+            assert search(c, "song") == widened
+        finally:
+            policy(EnableAllFolders=False, EnabledFolders=[movies_lib])
+        assert search(c, "song") == restricted

@@ -139,6 +139,7 @@ def test_user_data_shows_at_once_and_stays_with_its_user(own: LiveServer) -> Non
         with live.client(token, "other-device") as oc:
             mine = _kept(live, c, PAGE)
             theirs = _kept(live, oc, PAGE)
+            written = live.ctx.db.content_generation
             assert _by_name(mine)["Alpha"]["UserData"]["Played"] is False
             # the admin marks a song played and favourite: the admin's page changes at once ...
             assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
@@ -147,8 +148,16 @@ def test_user_data_shows_at_once_and_stays_with_its_user(own: LiveServer) -> Non
             assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
             assert _by_name(_served_fresh(live, c, PAGE))["Alpha"]["UserData"]["IsFavorite"] is True
             # ... and the other user's kept page stays theirs (and kept: their user data did not change)
-            hits = live.ctx.replies.hits
-            still = _get(oc, PAGE)
+            for _ in range(5):
+                hits = live.ctx.replies.hits
+                still = _get(oc, PAGE)
+                if live.ctx.db.content_generation == written:
+                    break
+                # a background write (not user data) between the asks rightly dropped it: keep
+                # their page again, the admin writes user data again, ask again
+                theirs = _kept(live, oc, PAGE)
+                written = live.ctx.db.content_generation
+                assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
             assert live.ctx.replies.hits == hits + 1
             assert still == theirs
             assert _by_name(still)["Alpha"]["UserData"]["Played"] is False
@@ -402,12 +411,19 @@ def test_pages_made_by_a_reader_are_kept_in_the_owner(tmp_path: Path) -> None:
                 assert c.get("/Items", params={**params, "startIndex": "1"}).status_code == 200
                 time.sleep(0.2)
             assert pool.pids(), "no reader started"
-            served = pool.served
-            first = c.get("/Items", params=params)
-            second = c.get("/Items", params=params)
+            for attempt in range(5):
+                # (a start-up task's write between the asks rightly drops the kept reply: again,
+                # with a page not seen before)
+                page = {**params, "limit": str(10 + attempt)}
+                written = live.ctx.db.content_generation
+                served = pool.served
+                first = c.get("/Items", params=page)
+                second = c.get("/Items", params=page)
+                hits = live.ctx.replies.hits
+                third = c.get("/Items", params=page)
+                if live.ctx.db.content_generation == written:
+                    break
             assert pool.served == served + 2  # made twice by the reader (the second ask admits it)
-            hits = live.ctx.replies.hits
-            third = c.get("/Items", params=params)
             assert live.ctx.replies.hits == hits + 1 and pool.served == served + 2
             assert first.content == second.content == third.content
     finally:

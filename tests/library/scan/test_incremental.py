@@ -167,7 +167,9 @@ async def _library_changed(url: str, token: str, action, item_id: str, key: str,
     (other messages, e.g. from the artwork task, may come first)."""
     ws_url = url.replace("http://", "ws://") + f"/socket?api_key={token}&deviceId=ws-test"
     async with websockets.connect(ws_url) as ws:
-        await asyncio.sleep(0.2)
+        # the server sends ForceKeepAlive once the socket is subscribed to events: from then on
+        # no message is missed (a fixed pause raced a busy server)
+        assert json.loads(await asyncio.wait_for(ws.recv(), 10))["MessageType"] == "ForceKeepAlive"
         t0 = time.monotonic()
         await asyncio.to_thread(action)
         deadline = t0 + timeout
