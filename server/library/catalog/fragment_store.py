@@ -69,7 +69,7 @@ class Stored(NamedTuple):
 
 #: One write: (shape, id, epoch, digest, type, is_folder, run_time_ticks, body).
 Write = tuple[int, str, int, bytes | None, str, int, int | None, bytes]
-_VALID_LIMIT = 400_000  # fragments marked valid for the newest epoch (24-byte keys: ~100 B each)
+_VALID_LIMIT = 150_000  # fragments marked valid for the newest epoch (24-byte keys: ~100 B each, ~15 MB)
 
 # A rowid table: new fragments are appended (a WITHOUT ROWID table keyed by the random ids wrote a
 # random 16 KiB page per fragment: 8 ms of the writer's CPU per 100 against 1.3), found through the
