@@ -908,10 +908,15 @@ def _ranked_sources(s: Session, key: Any, scope: Any, order: tuple[Any, ...], *w
     once per key (an album tagged Artist and AlbumArtist, an album of many tracks): once only."""
     t = _ITEMS.c
     rank = func.row_number().over(partition_by=key, order_by=order).label("rank")
-    query = select(key.label("key"), t.images_json, rank).select_from(scope) \
+    # the ranking sorts narrow rows (key, id, rank): the wide images_json of every member (tens
+    # of MB in SQLite's sorter at 100k items) is read again only for the ranked few kept
+    query = select(key.label("key"), t.id.label("item"), rank).select_from(scope) \
         .where(t.images_json.like('%"Primary"%'), *where)
     ranked = (query.group_by(key, t.id) if grouped else query).subquery()
-    rows = s.execute(select(ranked.c.key, ranked.c.images_json).where(ranked.c.rank <= _CANDIDATES)
+    kept = _ITEMS.alias("kept")
+    rows = s.execute(select(ranked.c.key, kept.c.images_json)
+                     .select_from(ranked.join(kept, kept.c.id == ranked.c.item))
+                     .where(ranked.c.rank <= _CANDIDATES)
                      .order_by(ranked.c.key, ranked.c.rank))
     found: dict[str, list[_Source]] = {}
     for value, group in itertools.groupby(rows, key=lambda row: row.key):
