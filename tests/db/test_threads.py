@@ -66,7 +66,8 @@ def test_at_most_size_threads_and_queued_calls_run_in_order() -> None:
     assert asyncio.run(main()) == list(range(12))
     pool.shutdown()
     assert most == 2
-    assert len(threading.enumerate()) < 20
+    # (the pool's own threads: other tests' servers, alive in a full run, have threads of their own)
+    assert len([t for t in threading.enumerate() if t.name.startswith("t_")]) <= 2
     # queued calls start in order (two threads take them, so two may be noted swapped)
     assert all(abs(order.index(i) - i) <= 1 for i in range(12))
 

@@ -8,6 +8,7 @@ pool in one session (rows, count and the DTO batch lookups together).
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -200,8 +201,8 @@ class ItemService:
         list counts' triggers (facets.ensure)."""
         await asyncio.to_thread(search_index.ensure, self.db.engine)
         await asyncio.to_thread(facets.ensure, self.db.engine)
-        if self.store is not None:
-            await asyncio.to_thread(self.store.open)
+        if self.store is not None:  # opened beside the start (pages go without it until then)
+            threading.Thread(target=self.store.open, name="fragment-store-open", daemon=True).start()
         if self.db.dialect == "postgresql":
             await asyncio.to_thread(warn_about_collation, self.db.engine)
 

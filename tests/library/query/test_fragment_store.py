@@ -71,7 +71,10 @@ def _stored(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> byt
     the current epoch (a background write between the asks, e.g. the artwork run, starts a new
     epoch: then it is asked again)."""
     store = live.ctx.items.store
-    assert store is not None and store.enabled
+    assert store is not None
+    deadline = time.monotonic() + 30
+    while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
+        time.sleep(0.05)
     for _ in range(5):
         _page(c, params, camel)  # builds (or re-stamps) and stores
         store.flush()
@@ -303,7 +306,11 @@ def test_a_write_to_the_database_while_the_server_was_stopped_shows_after_the_re
     try:
         live.admin_token, live.admin_id = _sign_in(live)
         store = live.ctx.items.store
-        assert store is not None and store.count() >= 2  # (the store was kept over the restart)
+        assert store is not None
+        deadline = time.monotonic() + 30
+        while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
+            time.sleep(0.05)
+        assert store.count() >= 2  # (the store was kept over the restart)
         with live.admin() as c:
             found = _items(_page(c, params, False), False)
             assert {i["Name"]: i.get("Overview") for i in found}["Gamma Outside"] == "Written outside"
