@@ -4,7 +4,10 @@ each through its service (``ctx.browse.related``, ``ctx.items.search``, ``ctx.br
 on a server context opened over a built library, so what a request costs in the server's own
 code is seen apart from HTTP.
 
-    python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME]
+    python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME] [--cold]
+
+``--cold``: before every call (untimed) the user marks a track favourite or not, so what is kept
+per write generation is computed again (what a list costs after watching something).
 
 Also Seasons, Episodes, Next Up and Latest through their reply methods (no whole-reply cache: what
 a first request, or one after a play-state write, costs).
@@ -35,12 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> None:
+async def run(data: Path, rounds: int, only: list[str], profile: str | None, cold: bool = False) -> None:
     from sqlalchemy import text
 
     from server.context import ServerContext, ServerOptions
     from server.library.browse.tv import NextUpQuery
-    from server.library.catalog.query import ItemQuery
+    from server.library.catalog.query import ItemQuery, get_rows
     from server.library.catalog.search import SearchRequest
 
     ctx = ServerContext(ServerOptions(data_dir=data, port=0, host="127.0.0.1", enable_lan=False,
@@ -74,6 +77,17 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> 
     await asyncio.sleep(3)
     viewer = await ctx.items.viewer(None, user_id)
     rnd = random.Random(5)
+    marks_rows = await db.read(lambda s: get_rows(s, tracks[5000:5050]))
+    marks = list(marks_rows.values())
+    favourite: dict[str, bool] = {}
+
+    async def write() -> None:
+        """The user marks a track favourite, or no longer (user data only)."""
+        row = rnd.choice(marks)
+        on = not favourite.get(row.id, False)
+        favourite[row.id] = on
+        await ctx.items.update_user_data(user_id, row, lambda d: setattr(d, "is_favorite", on))
+
     terms = ["star", "night", "track 12", "artist 001", "blue", "album 7"]
 
     def opts(fields: str, **kw):  # type: ignore[no-untyped-def]
@@ -125,6 +139,9 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None) -> 
             await make()
         cpu = []
         for _ in range(rounds):
+            if cold:  # a play-state write first (untimed): what a list costs after watching something
+                await write()
+                await asyncio.sleep(0.01)  # the write's event handlers
             t0 = time.process_time()
             await make()
             cpu.append((time.process_time() - t0) * 1000)
@@ -152,11 +169,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=60)
     parser.add_argument("--only", default="")
     parser.add_argument("--profile")
+    parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every call")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="reelroom-lists-profile-") as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(args.data, data)
-        asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile))
+        asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold))
 
 
 if __name__ == "__main__":
