@@ -58,8 +58,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import Table, delete, event, func, select
+from sqlalchemy import text as sql_text
 from sqlmodel import Session, col
 
+from server import memory
 from server.artwork import collage
 from server.artwork.frames import grab_frame
 from server.db.database import file_stamp
@@ -437,6 +439,9 @@ class ArtworkService:
         self._announce(changed)
         if not progress.cancelled and not self._again and not stats.retry:
             await self._remember()
+        # the reads' freed memory (SQLite's sorter and page cache, the rows) back to the system
+        # now, not at the trimmer's next look (which only trims a grown RSS)
+        await asyncio.to_thread(memory.trim)
 
     def _announce(self, item_ids: list[str]) -> None:
         wanted = list(dict.fromkeys(i for i in item_ids if i))
@@ -540,6 +545,7 @@ class ArtworkService:
                        (~t.images_json.like('%"Primary"%')) | t.images_json.like('%"Generated"%'))
                 .order_by(t.id).limit(_PAGE)).all()
             if not rows:
+                _hand_back(s)
                 return found
             last = rows[-1].id
             for r in rows:
@@ -731,6 +737,7 @@ class ArtworkService:
             plan.current = _primary(_images(row.images_json)) if row is not None else None
             plan.stored_key = row.key if row is not None else None
         wanted = {p.item_id for p in plans}
+        _hand_back(s)
         return plans, [i for i in existing if i not in wanted]
 
     async def _make_by_name(self, plan: _Plan, stats: RunStats) -> None:
@@ -887,6 +894,14 @@ def _member_sources(s: Session, members: list[str]) -> list[_Source]:
         if parent is not None:
             ordered.append(parent)
     return _sources_of(ordered)
+
+
+def _hand_back(s: Session) -> None:
+    """After a run's wide reads: this SQLite connection frees its page cache (up to
+    ``SQLITE_CACHE_KIB``, filled by the scan; the OS still caches the file), so that the
+    memory trimmer can hand it back to the system."""
+    if s.get_bind().dialect.name == "sqlite":
+        s.execute(sql_text("PRAGMA shrink_memory"))
 
 
 _ITEMS: Table = Item.__table__  # type: ignore[attr-defined]  # (SQLModel's classes do not declare it)
