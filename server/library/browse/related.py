@@ -530,7 +530,7 @@ class RelatedService:
                                     category_limit: int, item_limit: int) -> list[w.RecommendationDto]:
         if viewer.user_id is None:
             return []
-        user_id, allowed = viewer.user_id, viewer.allowed_library_ids
+        user_id, allowed, parental = viewer.user_id, viewer.allowed_library_ids, viewer.parental
         server_id = self.items.server_id
 
         def read(s: Session) -> list[w.RecommendationDto]:
@@ -542,6 +542,8 @@ class RelatedService:
                 base = base.where(c.library_id == parent_id)
             if allowed is not None:
                 base = base.where(c.library_id.in_(sorted(allowed)))
+            if parental is not None:
+                base = base.where(*parental_conditions(s, parental))
             played_ids = select(user_data.c.item_id).where(user_data.c.user_id == user_id, user_data.c.played == true())
             # most recently played first, a movie marked played without a date last (SQLite's
             # order for DESC; PostgreSQL puts NULLs first unless told)
@@ -556,7 +558,7 @@ class RelatedService:
             excluded = [r[0] for r in s.execute(played_ids).all()]
 
             def category(seed_row: ItemRow, kind: str, seed: Seed) -> None:
-                rows = similar_rows(s, seed, ("Movie",), item_limit, excluded, allowed, [])
+                rows = similar_rows(s, seed, ("Movie",), item_limit, excluded, allowed, [], parental=parental)
                 if rows:
                     out.append(w.RecommendationDto(Items=build_dtos(s, rows, opts, server_id), RecommendationType=kind,
                                                    BaselineItemName=seed_row.name, CategoryId=seed_row.id))
@@ -574,7 +576,7 @@ class RelatedService:
                     if person is None:
                         continue
                     seed = Seed(r, person_ids={person[0]})
-                    rows = similar_rows(s, seed, ("Movie",), item_limit, excluded, allowed, [])
+                    rows = similar_rows(s, seed, ("Movie",), item_limit, excluded, allowed, [], parental=parental)
                     name = s.execute(select(items.c.name).where(items.c.id == r.id)).scalar()
                     if rows:
                         pname = s.get(Person, person[0])

@@ -39,7 +39,14 @@ from server.db.handles import items, user_data
 from server.errors import NotFoundError
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
-from server.library.catalog.query import ItemQuery, ItemRow, get_rows, run_query
+from server.library.catalog.query import (
+    ItemQuery,
+    ItemRow,
+    ParentalRules,
+    get_rows,
+    parental_conditions,
+    run_query,
+)
 from server.wire import models as w
 from server.wire.casing import encode_wire
 
@@ -77,12 +84,16 @@ def _episodes(series_id: str):
                 c.is_virtual == false(), func.coalesce(c.parent_index_number, 1) != 0)
 
 
-def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery) -> ItemRow | None:
-    """A series nobody watched yet: its first unplayed episode (the seriesId case)."""
+def _first_episode(s: Session, user_id: str, series_id: str, nq: NextUpQuery,
+                   parental: ParentalRules | None = None) -> ItemRow | None:
+    """A series nobody watched yet: its first unplayed episode (the seriesId case) the viewer's
+    parental rules let them see."""
     c = items.c
     joined = items.outerjoin(user_data, and_(user_data.c.item_id == c.id, user_data.c.user_id == user_id))
     played = func.coalesce(user_data.c.played, false()) == true()
     q = select(items).select_from(joined).where(_episodes(series_id), ~played)
+    if parental is not None:
+        q = q.where(*parental_conditions(s, parental))
     if not nq.enable_resumable:
         q = q.where(func.coalesce(user_data.c.playback_position_ticks, 0) == 0)
     season_col, number_col = func.coalesce(c.parent_index_number, 1), func.coalesce(c.index_number, 0)
@@ -169,14 +180,29 @@ def _next_up_statement(by_series: bool, by_parent: bool, by_library: bool, by_da
                                                                            last.c.series_id)
 
 
-def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None) -> tuple[list[ItemRow], int]:
+def _parental_visible(s: Session, ids: list[str], parental: ParentalRules) -> list[str]:
+    """``ids`` (in their order) that ``parental`` rules let the viewer see."""
+    seen: set[str] = set()
+    for at in range(0, len(ids), 500):
+        chunk = ids[at:at + 500]
+        seen.update(s.execute(select(items.c.id).where(items.c.id.in_(chunk), *parental_conditions(s, parental)))
+                    .scalars())
+    return [i for i in ids if i in seen]
+
+
+def next_up_rows(s: Session, user_id: str, nq: NextUpQuery, allowed: frozenset[str] | None,
+                 parental: ParentalRules | None = None) -> tuple[list[ItemRow], int]:
+    """Next Up's page and total. ``parental``: the viewer's parental rules; an episode they hide
+    is not offered (the series is left out, as its next episode is not for this viewer)."""
     found = next_up_ids(s, user_id, nq, allowed)
+    if parental is not None and found:
+        found = _parental_visible(s, found, parental)
     if nq.series_id and not found:
         watched = s.execute(select(func.count()).select_from(user_data.join(items, items.c.id == user_data.c.item_id))
                             .where(user_data.c.user_id == user_id, user_data.c.played == true(),
                                    items.c.series_id == nq.series_id)).scalar()
         if not watched and not nq.disable_first_episode:
-            first = _first_episode(s, user_id, nq.series_id, nq)
+            first = _first_episode(s, user_id, nq.series_id, nq, parental)
             return ([first] if first is not None and nq.start_index == 0 and nq.limit != 0 else []), \
                 (1 if first is not None else 0)
     end = None if nq.limit is None else nq.start_index + nq.limit
@@ -291,10 +317,10 @@ class TvService:
         if nq.series_id:
             await self._series(nq.series_id, viewer)
         nq.date_cutoff = _utc(nq.date_cutoff)
-        user_id, allowed = viewer.user_id, viewer.allowed_library_ids
+        user_id, allowed, parental = viewer.user_id, viewer.allowed_library_ids, viewer.parental
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            rows, total = next_up_rows(s, user_id, nq, allowed)
+            rows, total = next_up_rows(s, user_id, nq, allowed, parental)
             return w.BaseItemDtoQueryResult(Items=build_dtos(s, rows, opts, self.items.server_id),
                                             TotalRecordCount=total, StartIndex=nq.start_index)
 
@@ -308,10 +334,10 @@ class TvService:
         if nq.series_id:
             await self._series(nq.series_id, viewer)
         nq.date_cutoff = _utc(nq.date_cutoff)
-        user_id, allowed, items = viewer.user_id, viewer.allowed_library_ids, self.items
+        user_id, allowed, parental, items = viewer.user_id, viewer.allowed_library_ids, viewer.parental, self.items
 
         def read(s: Session) -> bytes:
-            rows, total = next_up_rows(s, user_id, nq, allowed)
+            rows, total = next_up_rows(s, user_id, nq, allowed, parental)
             return items.rows_reply(s, rows, total, nq.start_index, opts, camel)
 
         return await self.db.read(read)

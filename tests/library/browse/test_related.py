@@ -234,3 +234,40 @@ def test_a_rating_new_to_the_library_is_judged_on_the_next_request(browse_server
             assert kid.get(f"/Items/{movies['Heat']}").status_code == 200
         finally:
             _edit(c, movies["Heat"], **undo)
+
+
+def test_recommendations_keep_to_the_viewers_parental_rules(browse_server):
+    """A movie above the user's MaxParentalRating is never recommended to them."""
+    live = browse_server
+    uid, token = new_user(live, "recommend-parental")
+    movies = ids_by_name(live, "Movie")
+
+    def policy(**changes: object) -> None:
+        with live.admin() as a:
+            current = a.get(f"/Users/{uid}").json()["Policy"]
+            assert a.post(f"/Users/{uid}/Policy", json={**current, **changes}).status_code == 204
+
+    def rate(item_id: str, rating: str) -> None:
+        with live.admin() as a:
+            item = a.get(f"/Items/{item_id}").json()
+            assert a.post(f"/Items/{item_id}", json={**item, "OfficialRating": rating}).status_code == 204
+
+    def recommended(c) -> set[str]:
+        r = c.get("/Movies/Recommendations", params={"userId": uid, "itemLimit": 20, "categoryLimit": 5})
+        assert r.status_code == 200, r.text
+        return {i["Id"] for rec in r.json() for i in rec["Items"]}
+
+    with live.client(token, "recommend-parental-device") as c:
+        assert c.post(f"/UserPlayedItems/{movies['Inception']}", params={"userId": uid}).status_code == 200
+        shown = recommended(c)
+        assert shown, "no recommendation after watching Inception"
+        hidden = sorted(shown)[0]
+        rate(hidden, "R")
+        try:
+            policy(MaxParentalRating=10)  # R is above 10
+            assert hidden not in recommended(c)
+            policy(MaxParentalRating=None)
+            assert hidden in recommended(c)
+        finally:
+            rate(hidden, "")
+            policy(MaxParentalRating=None)

@@ -190,3 +190,43 @@ def test_next_up_bad_input(browse_server):
         assert c.get("/Shows/NextUp", params={"nextUpDateCutoff": "soon"}).status_code == 400
         assert c.get("/Shows/NextUp", params={"limit": -2}).status_code == 400
         assert c.get("/Shows/NextUp", params={"userId": MISSING}).status_code == 404
+
+
+def test_next_up_keeps_to_the_viewers_parental_rules(browse_server):
+    """An episode above a user's MaxParentalRating is never offered as Next Up (nor as the first
+    episode of a series they have not started), and shows again once the limit is lifted."""
+    live = browse_server
+    sid = series_id(live, "Other Show")
+    first, second = episode(live, "Other Show S01E01"), episode(live, "Other Show S01E02")
+    watcher, token = new_user(live, "nextup-parental", MaxParentalRating=10)
+    starter, starter_token = new_user(live, "nextup-parental-new", MaxParentalRating=10)
+
+    def rate(item_id: str, rating: str | None) -> None:
+        with live.admin() as a:
+            item = a.get(f"/Items/{item_id}").json()
+            # ("" clears a rating: a null leaves it as it is)
+            assert a.post(f"/Items/{item_id}", json={**item, "OfficialRating": rating or ""}).status_code == 204
+
+    def next_up(c, uid: str, **params: str) -> list[str]:
+        r = c.get("/Shows/NextUp", params={"userId": uid, "seriesId": sid, **params})
+        assert r.status_code == 200, r.text
+        return [e["Id"] for e in r.json()["Items"]]
+
+    with live.client(token, "nextup-parental-device") as c, \
+            live.client(starter_token, "nextup-parental-new-device") as n:
+        assert c.post(f"/UserPlayedItems/{first}", params={"userId": watcher}).status_code == 200
+        assert next_up(c, watcher) == [second]
+        assert next_up(n, starter) == [first]  # nothing watched: the first episode
+        rate(second, "R")  # above 10
+        try:
+            assert next_up(c, watcher) == []
+            r = c.get("/Shows/NextUp", params={"userId": watcher})
+            assert second not in [e["Id"] for e in r.json()["Items"]]
+            rate(first, "R")
+            rate(second, None)
+            assert next_up(n, starter) == [second]  # the first one is hidden: the next one it may see
+        finally:
+            rate(first, None)
+            rate(second, None)
+        assert next_up(c, watcher) == [second]
+        assert next_up(n, starter) == [first]
