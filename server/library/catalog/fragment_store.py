@@ -446,7 +446,8 @@ class StoreUse:
         epoch, shape, is_current = self.epoch, self.shape, self.store.is_current
         for item_id in page_ids:
             stored = found.get(item_id)
-            if stored is not None and is_current(stored, shape, epoch):
+            # (the common case inline: a fragment stored in this epoch; else its digest re-stamped)
+            if stored is not None and (stored.epoch == epoch or is_current(stored, shape, epoch)):
                 out[item_id] = stored
             else:
                 missing.append(item_id)
