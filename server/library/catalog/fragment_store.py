@@ -53,6 +53,11 @@ FORMAT = 2  # bump when the layout or the meaning of a row changes (PRAGMA user_
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
+#: SQLite's page cache of a reading thread's connection, enough to keep the (shape, id) index of
+#: ~75k fragments (~2.6 MiB per 50k): a page's 100 lookups then load only the table pages that
+#: hold the fragments (a 1 MiB cache lost the index leaves to them and loaded both: bench
+#: store_read.py). The writer's connection keeps 1 MiB. Filled only as pages are read.
+_READ_CACHE_KIB = 4096
 
 
 class Stored(NamedTuple):
@@ -140,9 +145,9 @@ class FragmentStore:
 
     # -- opening ----------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, cache_kib: int = 1024) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=2.0)
-        conn.execute("PRAGMA cache_size=-1024")  # 1 MiB: the bytes live in the OS page cache
+        conn.execute(f"PRAGMA cache_size=-{cache_kib}")  # the bytes live in the OS page cache
         conn.execute("PRAGMA synchronous=OFF")
         return conn
 
@@ -199,7 +204,7 @@ class FragmentStore:
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
-            conn = local.conn = self._connect()
+            conn = local.conn = self._connect(_READ_CACHE_KIB)
             local.generation = self._generation
         return conn
 
