@@ -53,11 +53,11 @@ FORMAT = 2  # bump when the layout or the meaning of a row changes (PRAGMA user_
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
-#: SQLite's page cache of a reading thread's connection, enough to keep the (shape, id) index of
-#: ~75k fragments (~2.6 MiB per 50k): a page's 100 lookups then load only the table pages that
-#: hold the fragments (a 1 MiB cache lost the index leaves to them and loaded both: bench
-#: store_read.py). The writer's connection keeps 1 MiB. Filled only as pages are read.
-_READ_CACHE_KIB = 4096
+#: SQLite's page cache of a reading thread's connection. 4 MiB would keep the (shape, id) index of
+#: ~75k fragments cached (bench/store_read.py: 0.43 -> 0.32 ms CPU per page of 100 neighbours,
+#: 0.80 -> 0.76 for ids anywhere) but cost ~15 MiB of RSS after browsing with four reader threads
+#: (items_query.py at 100k: 163 -> 183 MiB): not worth it. The bytes live in the OS page cache.
+_READ_CACHE_KIB = 1024
 
 
 class Stored(NamedTuple):
