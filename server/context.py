@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server.artwork.service import ArtworkService, ArtworkTask
 from server.auth.service import AuthInfo, TokenService
@@ -53,7 +54,6 @@ from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
 from server.memory import MemoryTrimmer
-from server.metadata.service import RemoteMetadataService
 from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
@@ -62,17 +62,12 @@ from server.playback import settings as playback_settings
 from server.playback.hls_service import SETTINGS_SECTIONS, TranscodeService
 from server.playback.service import PlaybackInfoService, PlaybackReports
 from server.playback.streams import StreamService
-from server.playback.versions import VersionService
 from server.plugins.builtin import builtin_plugins
 from server.plugins.manager import PluginManager
-from server.plugins.packages import PackageService
 from server.readers.pool import ReaderPool, ReaderSettings
 from server.resources import resources_dir
 from server.sessions.manager import SessionManager
-from server.subtitles.lyrics import LyricsService
-from server.subtitles.remote import RemoteTextService
 from server.subtitles.service import SubtitleService
-from server.syncplay.groups import SyncPlayManager
 from server.system.activity import ActivityLog
 from server.system.branding import BrandingService
 from server.system.configuration import ConfigurationStore
@@ -82,10 +77,18 @@ from server.system.info import SystemInfoService
 from server.tasks.builtin import CleanLogsTask, CleanTranscodeTask, OptimizeDatabaseTask
 from server.tasks.scheduler import TaskScheduler
 from server.trickplay.service import TrickplayService, TrickplayTask
-from server.users.quick_connect import QuickConnect
 from server.users.service import UserService
 from server.web.host import WebClientHost
 from server.web.settings import SECTIONS as WEB_SECTIONS
+
+if TYPE_CHECKING:  # built on first use (ServerContext's lazy services): imported then
+    from server.metadata.service import RemoteMetadataService
+    from server.playback.versions import VersionService
+    from server.plugins.packages import PackageService
+    from server.subtitles.lyrics import LyricsService
+    from server.subtitles.remote import RemoteTextService
+    from server.syncplay.groups import SyncPlayManager
+    from server.users.quick_connect import QuickConnect
 
 log = logging.getLogger("reelroom.server")
 
@@ -174,8 +177,6 @@ class ServerContext:
         self.sessions = SessionManager(self.events, self.system_id)
         self.signin = SignInService(self.users, self.tokens, self.sessions, self.activity, self.signin_throttle,
                                     self.system_id)
-        self.syncplay = SyncPlayManager(self.events)
-        self.quick_connect = QuickConnect(lambda: bool(server_config().QuickConnectAvailable))
         self.branding = BrandingService(self.config, self.paths.branding_dir,
                                         resources_dir() / "branding" / "splashscreen.png")
         self.filesystem = FileSystemBrowser(lambda: self.config.get("filesystem"))
@@ -217,12 +218,8 @@ class ServerContext:
                                      lambda: builtin_plugins(self.config, self.schedules_direct))
         self.plugins.load()  # a plugin that fails to load is Malfunctioned; the server starts anyway
         self._plugins_changed()
-        self.packages = PackageService(self.config, self.plugins, self.events)
-        self.metadata = RemoteMetadataService(self.config, self.db, self.paths, self.events,
-                                              providers=lambda: self.plugins.providers("metadata") + [
-                                                  p for p in self.plugins.providers("image")
-                                                  if "metadata" not in p.provider_kinds],
-                                              library_options=self.library.options_of)
+        # the plugin catalog (packages) and the remote metadata providers (metadata) are built on
+        # first use: see the lazy services below
 
         # -- art: image routes, offline artwork (collages, frames), trickplay tiles
         def art_changed() -> None:  # late-bound: the artwork service is built after the images
@@ -240,7 +237,8 @@ class ServerContext:
                                       fragments=self.items.fragments),
             collections=CollectionService(self.db, on_change=art_changed),
             related=RelatedService(self.db, self.items),
-            editing=EditingService(self.db, self.events, self.items, self.config, self.metadata.external_id_infos),
+            editing=EditingService(self.db, self.events, self.items, self.config,
+                                  lambda item_id: self.metadata.external_id_infos(item_id)),
         )
         self.scanner = Scanner(self.db, self.events, self.library, self.paths, self.tasks)
 
@@ -253,12 +251,8 @@ class ServerContext:
                                             self.channel_playback.playback_info)
         self.playback_reports = PlaybackReports(self.items, self.sessions, self.events, self.transcodes,
                                                 self.live_streams, server_config)  # -> user data, Sessions
-        self.versions = VersionService(self.db, self.events)  # MergeVersions, DeleteAlternateSources
         self.subtitles = SubtitleService(self.db, self.paths.cache_dir / "subtitles", self.ffmpeg_path,
                                          lambda: self.config.get("encoding"))
-        self.lyrics = LyricsService(self.db)
-        self.remote_text = RemoteTextService(self.plugins.providers, self.library.options_of, self.items,
-                                             self.subtitles, self.lyrics, self.paths.data_dir)
 
         self._wire()
 
@@ -266,7 +260,7 @@ class ServerContext:
         """Listeners, scheduled tasks and close hooks: every link between services that is not a
         constructor argument is made here."""
         # listeners
-        self.sessions.on_end(self.syncplay.forget_device)  # a session that ends leaves its group
+        self.sessions.on_end(self._leave_syncplay)  # a session that ends leaves its group
         self.livetv.on_channels.append(self.livetv_items.sync)  # the Live TV view follows the tuners
         self.plugins.on_change(self._plugins_changed)
         self.config.add_listener(self.replies.config_saved)  # kept replies are made with the old settings
@@ -299,6 +293,66 @@ class ServerContext:
         if self.items.store is not None:
             store = self.items.store
             self.on_close(lambda: asyncio.to_thread(store.close))  # the fragment store's writer
+
+    # -- services built on first use -------------------------------------------------------
+    # A plain start (no SyncPlay group, no Quick Connect request, no remote metadata or subtitle
+    # search, no plugin catalog, no version merge, no lyrics) never builds these nor imports their
+    # modules: each is made, with its module imported, the first time a handler asks ctx for it.
+    # tests/system/test_lazy_services.py checks both halves.
+
+    def _built(self, name: str) -> bool:
+        return name in self.__dict__  # functools.cached_property keeps the built service there
+
+    @functools.cached_property
+    def syncplay(self) -> SyncPlayManager:
+        from server.syncplay.groups import SyncPlayManager
+
+        return SyncPlayManager(self.events)
+
+    def _leave_syncplay(self, device_id: str) -> None:
+        if self._built("syncplay"):  # no manager yet: the device is in no group
+            self.syncplay.forget_device(device_id)
+
+    @functools.cached_property
+    def quick_connect(self) -> QuickConnect:
+        from server.users.quick_connect import QuickConnect
+
+        return QuickConnect(lambda: bool(self.config.server().QuickConnectAvailable))
+
+    @functools.cached_property
+    def packages(self) -> PackageService:  # the plugin catalog: repositories, installs
+        from server.plugins.packages import PackageService
+
+        return PackageService(self.config, self.plugins, self.events)
+
+    @functools.cached_property
+    def metadata(self) -> RemoteMetadataService:  # remote metadata and image providers
+        from server.metadata.service import RemoteMetadataService
+
+        return RemoteMetadataService(self.config, self.db, self.paths, self.events,
+                                     providers=lambda: self.plugins.providers("metadata") + [
+                                         p for p in self.plugins.providers("image")
+                                         if "metadata" not in p.provider_kinds],
+                                     library_options=self.library.options_of)
+
+    @functools.cached_property
+    def versions(self) -> VersionService:  # MergeVersions, DeleteAlternateSources
+        from server.playback.versions import VersionService
+
+        return VersionService(self.db, self.events)
+
+    @functools.cached_property
+    def lyrics(self) -> LyricsService:
+        from server.subtitles.lyrics import LyricsService
+
+        return LyricsService(self.db)
+
+    @functools.cached_property
+    def remote_text(self) -> RemoteTextService:  # remote subtitle and lyrics providers
+        from server.subtitles.remote import RemoteTextService
+
+        return RemoteTextService(self.plugins.providers, self.library.options_of, self.items,
+                                 self.subtitles, self.lyrics, self.paths.data_dir)
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -379,7 +433,8 @@ class ServerContext:
         await self.recordings.stop()
         await self.live_streams.close_all()
         await self.livetv_items.close()
-        await self.metadata.close()
+        if self._built("metadata"):  # its image client, if it made one
+            await self.metadata.close()
         await self.plugins.close()
         await self.schedules_direct.aclose()
         for fn in reversed(self._closers):

@@ -3,15 +3,19 @@ the participants' sockets as SyncPlayGroupUpdate and SyncPlayCommand messages)."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, NotFoundError
 from server.guid import normalize_guid, parse_guid
 from server.library.catalog.items import Viewer
-from server.syncplay.groups import Participant
 from server.wire import models as w
 from server.wire.models import ENUMS
+
+if TYPE_CHECKING:  # the SyncPlay manager and its module load on first use (ctx.syncplay)
+    from server.syncplay.groups import Participant
 
 
 def _me(ctx: ServerContext, auth: AuthInfo | None) -> Participant:
@@ -19,6 +23,8 @@ def _me(ctx: ServerContext, auth: AuthInfo | None) -> Participant:
     if auth.user is None:
         raise BadRequestError("SyncPlay needs a user session, not an API key.")
     session = ctx.sessions.by_device(auth.device_id)
+    from server.syncplay.groups import Participant
+
     return Participant(session_id=session.id if session else auth.device_id, device_id=auth.device_id,
                        user_id=auth.user.id, user_name=auth.user.name)
 
