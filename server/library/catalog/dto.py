@@ -151,11 +151,12 @@ def _name_pairs(names: Sequence[str], kind: str) -> list[w.NameGuidPair]:
 # ---------------------------------------------------------------- batch lookups
 
 
-def user_data_rows(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, Any]:
-    """The user's data rows of these items (query.get_user_data: one driver-level query)."""
+def user_data_rows(s: Session, user_id: str, item_ids: Sequence[str], pooled: bool = False) -> dict[str, Any]:
+    """The user's data rows of these items (query.get_user_data: one driver-level query;
+    ``pooled``: on a pooled connection when the session has not begun one)."""
     if not item_ids:
         return {}
-    return get_user_data(s, user_id, item_ids)
+    return get_user_data(s, user_id, item_ids, pooled)
 
 
 @dataclass
@@ -592,7 +593,10 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
         store = None  # (Latest's ChildCount is no property of the item: such fragments are not stored)
     want_user_data = bool(opts.enable_user_data and opts.user_id)
     real: list[ItemRow] = [r for r in rows if r.__class__ is not Stored]  # type: ignore[misc]
-    uds = user_data_rows(s, opts.user_id, [r.id for r in rows]) if want_user_data and opts.user_id else {}
+    # (a page of stored fragments whose ids were cached reads nothing else of the main database:
+    # no session transaction for this one statement)
+    uds = user_data_rows(s, opts.user_id, [r.id for r in rows], pooled=not real) \
+        if want_user_data and opts.user_id else {}
     made_real = _real_fragments(s, real, opts, server_id, cache, camel, child_counts, store, uds) if real else []
     if len(real) == len(rows):
         return made_real

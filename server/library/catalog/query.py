@@ -41,6 +41,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy import column as sql_column
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, like_ci, starts_with
@@ -1307,8 +1308,17 @@ def _user_data_row(v: Sequence[Any]) -> UserDataRow:
                        None if v[8] is None else bool(v[8]), v[9], v[10])
 
 
-def get_user_data(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, UserDataRow]:
-    """The user's data rows of these items, by item id, in one query (per 500 ids)."""
+def get_user_data(s: Session, user_id: str, item_ids: Sequence[str], pooled: bool = False) -> dict[str, UserDataRow]:
+    """The user's data rows of these items, by item id, in one query (per 500 ids).
+
+    ``pooled`` (a read whose session has used no connection yet, e.g. a GetItems page made of
+    stored fragments: this is its only statement): read on a connection taken from the pool
+    for the statement, not through the session, whose transaction (begun for this one
+    statement, then rolled back and closed) cost more than SQLite answering."""
+    if pooled and not s.in_transaction():
+        found_pooled = _pooled_user_data(s, user_id, item_ids)
+        if found_pooled is not None:
+            return found_pooled
     out: dict[str, UserDataRow] = {}
     marker = _MARKERS.get(s.connection().dialect.paramstyle)
     ids_list = list(dict.fromkeys(item_ids))
@@ -1322,6 +1332,33 @@ def get_user_data(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str
         for values in found:
             row = _user_data_row(values)
             out[row.item_id] = row
+    return out
+
+
+def _pooled_user_data(s: Session, user_id: str, item_ids: Sequence[str]) -> dict[str, UserDataRow] | None:
+    """``get_user_data`` on a pooled DB-API connection (None: no engine known, or a driver whose
+    parameters are not positional)."""
+    bind = s.get_bind()
+    marker = _MARKERS.get(bind.dialect.paramstyle)
+    if marker is None or not isinstance(bind, Engine):
+        return None
+    out: dict[str, UserDataRow] = {}
+    ids_list = list(dict.fromkeys(item_ids))
+    raw = bind.raw_connection()  # (returned to the pool, reset by a rollback, on close)
+    try:
+        cursor = raw.cursor()
+        try:
+            head = _SELECT_USER_DATA.format(marker=marker)
+            for start in range(0, len(ids_list), 500):
+                chunk = ids_list[start:start + 500]
+                cursor.execute(head + "(" + ", ".join([marker] * len(chunk)) + ")", (user_id, *chunk))
+                for values in cursor.fetchall():
+                    row = _user_data_row(values)
+                    out[row.item_id] = row
+        finally:
+            cursor.close()
+    finally:
+        raw.close()
     return out
 
 

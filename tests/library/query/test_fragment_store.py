@@ -235,6 +235,56 @@ def test_played_marks_and_policy_changes_show_on_the_next_page(own: LiveServer) 
         assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is True
 
 
+def test_a_stored_page_reads_user_data_on_a_pooled_connection_and_is_never_stale(
+        own: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page made only of stored fragments whose ids were cached reads the viewer's user data on a pooled connection
+    (query._pooled_user_data, no session transaction): a favorite and a played mark set or
+    cleared show on the very next page, in both casings."""
+    from server.library.catalog import query
+
+    live = own
+    pooled: list[int] = []
+    real = query._pooled_user_data
+
+    def counted(s, user_id, item_ids):  # type: ignore[no-untyped-def]
+        found = real(s, user_id, item_ids)
+        pooled.append(len(item_ids))
+        return found
+
+    monkeypatch.setattr(query, "_pooled_user_data", counted)
+    # (sortBy=Random draws from the scope's cached id list, as a page from startIndex 1000 on
+    # does: the read's first statement is the user data's)
+    params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "Random",
+              "fields": ISSUE_FIELDS}
+    with live.admin() as c:
+        body = _stored(live, c, params, False)
+        assert pooled, "a page of stored fragments did not read its user data on a pooled connection"
+        song = _items(body, False)[0]["Id"]
+
+        def shown(camel: bool) -> dict:
+            for item in _items(_stored(live, c, params, camel), camel):
+                if item["id" if camel else "Id"] == song:
+                    return item["userData" if camel else "UserData"]
+            raise AssertionError("the song left the page")
+
+        try:
+            assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(False)["IsFavorite"] is True
+            assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(True)["played"] is True
+            assert c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            after = shown(False)
+            assert after["IsFavorite"] is False and after["Played"] is False
+        finally:
+            c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id})
+    # the pooled read gives what the session's read gives
+    with live.ctx.db.session() as s:
+        ids = [i["Id"] for i in _items(body, False)]
+        assert real(s, live.admin_id, ids) == query.get_user_data(s, live.admin_id, ids)
+
+
 def test_a_configuration_change_starts_a_new_epoch(own: LiveServer) -> None:
     live = own
     film = _id_of(live, type="Movie")
