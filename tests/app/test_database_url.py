@@ -31,6 +31,14 @@ def closed_port() -> int:
     return s.getsockname()[1]
 
 
+def free_port() -> int:
+    """A port nothing listens on now, for a server the test starts (released at once, unlike
+    ``closed_port``'s, which stays bound so that nothing can listen on it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def run(code: str, *args: str, tmp_path: Path, block_psycopg: bool = False) -> subprocess.CompletedProcess:
     prelude = "import sys; sys.modules['psycopg'] = None; sys.modules['psycopg2'] = None\n" if block_psycopg else ""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
@@ -85,7 +93,7 @@ def test_driverless_postgres_urls_mean_psycopg():
 @pytest.mark.skipif(not ON_POSTGRES, reason="REELROOM_TEST_DATABASE_URL does not name a PostgreSQL server")
 def test_reelroom_server_serves_from_postgres(tmp_path):
     url = create_test_database()
-    port = closed_port()
+    port = free_port()
     env = {**os.environ, "REELROOM_DATABASE_URL": url}
     proc = subprocess.Popen([sys.executable, "-m", "app.server_main", "--data-dir", str(tmp_path / "data"),
                              "--port", str(port), "--host", "127.0.0.1", "--no-lan"], cwd=ROOT, env=env,
