@@ -25,7 +25,8 @@ from server.db.handles import item_people, item_value_counts, item_values, items
 from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
-from server.library.catalog.dto import DtoOptions, build_dtos
+from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
+from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
 from server.library.catalog.query import (
     ByNameIndex,
@@ -499,20 +500,19 @@ class RelatedService:
                                 genre_name: str | None = None) -> bytes:
         """``instant_mix``'s reply already encoded (``camel``: camelCase names). With the fragment
         store, the picked ids' stored fragments of the current epoch are used as they are and only
-        the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does);
-        without it, the DTOs are built and encoded (the in-memory fragment cache is left to the
-        pages: a mix is random picks over the whole library)."""
+        the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does) and
+        stored by the store's writer thread; without it, the fragments are built (the same bytes)."""
         pick = await self._mix_picker(viewer, limit, item_id, genre_id, genre_name)
         use = self.items.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
             ids = mix_ids(s, *pick(s))
-            if use is None:
-                rows = get_rows(s, ids)
-                return encode_wire(self._result(s, [rows[i] for i in ids if i in rows], opts), camel)
-            entries = use.fetch(s, ids)
+            entries = get_rows(s, ids) if use is None else use.fetch(s, ids)
             ordered = [entries[i] for i in ids if i in entries]
-            return self.items.rows_reply(s, ordered, len(ordered), 0, opts, camel, use)
+            shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=len(ordered), StartIndex=0),
+                                camel)
+            # (no in-memory fragment cache: a mix's random picks would push the pages' fragments out)
+            return splice(shell, build_fragments(s, ordered, opts, self.items.server_id, None, camel, store=use))
 
         return await self.db.read(read)
 
