@@ -461,13 +461,15 @@ def _marker(s: Session) -> str:
     return "?" if s.connection().dialect.paramstyle == "qmark" else "%s"
 
 
-class _MixWrites:
-    """Whether a mix stores the fragments it builds. Storing costs the reply the digests and the
-    store's writer thread ~7 us of CPU per fragment (~1.4 ms a mix of 200), which pays only when
-    later mixes pick the same tracks again (a small library, a genre played again and again).
-    So the share of a mix's tracks that came stored is followed (a moving average over the
-    mixes); while it stays under ``low`` only one mix in ``sample`` stores (enough to see the
-    share grow when mixes start to repeat). Approximate under concurrent reads, by design."""
+class _MixStore:
+    """Whether a mix asks the fragment store (and stores the fragments it builds). Asking costs a
+    read of the store (~0.5 ms for 200 ids), storing the digests and the store's writer thread
+    ~7 us of CPU per fragment (~1.4 ms a mix of 200); both pay only when later mixes pick the same
+    tracks again (a small library, a genre played again and again). So the share of a mix's
+    tracks found stored is followed (a moving average over the mixes that asked); while it stays
+    under ``low`` only one mix in ``sample`` asks (enough to see the share grow when mixes start
+    to repeat), the others read their rows and build as the DTO path does. Approximate under
+    concurrent reads, by design (plain attributes, no lock)."""
 
     __slots__ = ("count", "share")
 
@@ -475,21 +477,23 @@ class _MixWrites:
     sample = 8
 
     def __init__(self) -> None:
-        self.share = 1.0  # (a new server stores: mixes of a small library repeat at once)
+        self.share = 1.0  # (a new server asks: mixes of a small library repeat at once)
         self.count = 0
 
-    def keep(self, stored: int, total: int) -> bool:
-        if total:
-            self.share = 0.8 * self.share + 0.2 * (stored / total)
+    def ask(self) -> bool:
         self.count += 1
         return self.share >= self.low or self.count % self.sample == 0
+
+    def seen(self, stored: int, total: int) -> None:
+        if total:
+            self.share = 0.8 * self.share + 0.2 * (stored / total)
 
 
 class RelatedService:
     def __init__(self, db: Database, items: ItemService) -> None:
         self.db = db
         self.items = items
-        self._mix_writes = _MixWrites()
+        self._mix_store = _MixStore()
 
     def _result(self, s: Session, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         """The rows' DTOs, built in the read that found them (one thread hop, one session)."""
@@ -525,25 +529,24 @@ class RelatedService:
                                 genre_name: str | None = None) -> bytes:
         """``instant_mix``'s reply already encoded (``camel``: camelCase names). With the fragment
         store, the picked ids' stored fragments of the current epoch are used as they are and only
-        the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does), and
-        stored by the store's writer thread unless mixes rarely find their tracks stored
-        (``_MixWrites``); without the store, the fragments are built (the same bytes)."""
+        the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does) and
+        stored by the store's writer thread; while mixes rarely find their tracks stored, most
+        mixes do not ask the store (``_MixStore``). Without the store the fragments are built (the
+        same bytes)."""
         pick = await self._mix_picker(viewer, limit, item_id, genre_id, genre_name)
         use = self.items.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
             ids = mix_ids(s, *pick(s))
-            entries = get_rows(s, ids) if use is None else use.fetch(s, ids)
+            ask = use if use is not None and self._mix_store.ask() else None
+            entries = get_rows(s, ids) if ask is None else ask.fetch(s, ids)
             ordered = [entries[i] for i in ids if i in entries]
+            if ask is not None:
+                self._mix_store.seen(len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow), len(ordered))
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=len(ordered), StartIndex=0),
                                 camel)
-            keep = use
-            if use is not None:
-                stored = len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow)
-                if not self._mix_writes.keep(stored, len(ordered)):
-                    keep = None  # stored fragments used as they are; what is built is not stored
             # (no in-memory fragment cache: a mix's random picks would push the pages' fragments out)
-            return splice(shell, build_fragments(s, ordered, opts, self.items.server_id, None, camel, store=keep))
+            return splice(shell, build_fragments(s, ordered, opts, self.items.server_id, None, camel, store=ask))
 
         return await self.db.read(read)
 

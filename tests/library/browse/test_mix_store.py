@@ -191,3 +191,17 @@ def test_marks_and_edits_show_in_the_next_mix(live: LiveServer) -> None:
         finally:
             c.delete(f"/UserPlayedItems/{beta}", params={"userId": live.admin_id})
             c.delete(f"/UserFavoriteItems/{beta}", params={"userId": live.admin_id})
+
+
+def test_mixes_that_rarely_find_their_tracks_stored_seldom_ask_the_store() -> None:
+    policy = related._MixStore()
+    assert all(policy.ask() for _ in range(3))  # a new server asks
+    for _ in range(20):  # mixes over a big library: nothing found stored
+        if policy.ask():
+            policy.seen(0, 200)
+    asked = sum(policy.ask() for _ in range(80))
+    assert asked == 80 // policy.sample  # one mix in ``sample`` still asks
+    while not policy.ask():
+        pass
+    policy.seen(200, 200)  # mixes start to repeat (all stored): every mix asks again
+    assert all(policy.ask() for _ in range(10))
