@@ -4,7 +4,11 @@ each through its service (``ctx.browse.related``, ``ctx.items.search``, ``ctx.br
 on a server context opened over a built library, so what a request costs in the server's own
 code is seen apart from HTTP.
 
-    python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME] [--cold]
+    python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME] [--cold] [--store-all]
+
+``--store-all``: every track's fragment of InstantMix's shape is stored first (with its time), so
+the mixes come from the fragment store (``RelatedService.instant_mix_reply``); without it a mix
+over 95k tracks finds few of its tracks stored.
 
 ``--cold``: before every call (untimed) the user marks a track favourite or not, so what is kept
 per write generation is computed again (what a list costs after watching something).
@@ -38,7 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-async def run(data: Path, rounds: int, only: list[str], profile: str | None, cold: bool = False) -> None:
+async def run(data: Path, rounds: int, only: list[str], profile: str | None, cold: bool = False,
+              store_all: bool = False) -> None:
     from sqlalchemy import text
 
     from server.context import ServerContext, ServerOptions
@@ -94,6 +99,22 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         return ctx.items.options(viewer, [f for f in fields.split(",") if f], **kw)
 
     related, playlists, tv = ctx.browse.related, ctx.browse.playlists, ctx.browse.tv
+    if store_all and ctx.items.store is not None:  # --store-all: every track's mix fragment stored first
+        every = [r[0] for r in q("SELECT id FROM items WHERE type='Audio' AND owner_id IS NULL")]
+        mix_opts = opts("PrimaryImageAspectRatio")
+        t0, c0 = time.monotonic(), time.process_time()
+        for start in range(0, len(every), 500):
+            chunk = every[start:start + 500]
+            use = ctx.items.store_use(mix_opts, False)
+
+            def put(s, chunk=chunk, use=use):  # type: ignore[no-untyped-def]
+                rows = get_rows(s, chunk)
+                return ctx.items.item_fragments(s, [rows[i] for i in chunk if i in rows], mix_opts, False, use)
+
+            await db.read(put)
+            ctx.items.store.flush()
+        print(f"    (stored {len(every)} tracks' fragments in {time.monotonic() - t0:.1f} s, "
+              f"{time.process_time() - c0:.1f} s CPU)", flush=True)
 
     def latest(parent: str):  # type: ignore[no-untyped-def]
         # as GetLatestMedia asks it: the library kind's types, played items hidden
@@ -124,12 +145,15 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
             rnd.choice(movies), viewer, opts("PrimaryImageAspectRatio,CanDelete"), limit=12, exclude_artist_ids=[]),
         "Items/{album}/Similar (12)": lambda: related.similar(
             rnd.choice(albums), viewer, opts("PrimaryImageAspectRatio,CanDelete"), limit=12, exclude_artist_ids=[]),
-        "InstantMix song (200)": lambda: related.instant_mix(
+        "InstantMix song (200)": lambda: related.instant_mix_reply(
+            viewer, opts("PrimaryImageAspectRatio"), 200, False, item_id=rnd.choice(tracks)),
+        "InstantMix album (200)": lambda: related.instant_mix_reply(
+            viewer, opts("PrimaryImageAspectRatio"), 200, False, item_id=rnd.choice(albums)),
+        "InstantMix artist (200)": lambda: related.instant_mix_reply(
+            viewer, opts("PrimaryImageAspectRatio"), 200, False, item_id=rnd.choice(artists)),
+        # (the DTO path, the reply's reference: instant_mix, then encoded as the HTTP layer does)
+        "InstantMix DTOs song (200)": lambda: related.instant_mix(
             viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(tracks)),
-        "InstantMix album (200)": lambda: related.instant_mix(
-            viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(albums)),
-        "InstantMix artist (200)": lambda: related.instant_mix(
-            viewer, opts("PrimaryImageAspectRatio"), 200, item_id=rnd.choice(artists)),
     }
     print(f"    {'case':<30} {'cpu p50':>9} {'cpu p99':>9}")
     for name, make in cases.items():
@@ -138,6 +162,8 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         for _ in range(3):
             await make()
         cpu = []
+        store = ctx.items.store
+        written = (store.write_seconds, store.written) if store is not None else (0.0, 0)
         for _ in range(rounds):
             if cold:  # a play-state write first (untimed): what a list costs after watching something
                 await write()
@@ -146,8 +172,13 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
             await make()
             cpu.append((time.process_time() - t0) * 1000)
         cpu.sort()
-        print(f"    {name:<30} {statistics.median(cpu):9.2f} {cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))]:9.2f}",
-              flush=True)
+        writer = ""
+        if store is not None:  # (the fragment store's writer thread: its CPU is in the figures above)
+            store.flush()
+            writer = (f"   store writer {(store.write_seconds - written[0]) * 1000 / rounds:.2f} ms/call, "
+                      f"{(store.written - written[1]) / rounds:.0f} fragments/call")
+        print(f"    {name:<30} {statistics.median(cpu):9.2f} {cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))]:9.2f}"
+              + writer, flush=True)
         if profile and name.startswith(profile):
             original = db.read
             db.read = inline_read  # type: ignore[method-assign]
@@ -170,11 +201,14 @@ def main() -> None:
     parser.add_argument("--only", default="")
     parser.add_argument("--profile")
     parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every call")
+    parser.add_argument("--store-all", action="store_true",
+                        help="store every track's fragment (InstantMix's shape) first: mixes from the store")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="reelroom-lists-profile-") as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(args.data, data)
-        asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold))
+        asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold,
+                        args.store_all))
 
 
 if __name__ == "__main__":

@@ -8,21 +8,23 @@ from server.api.params import DtoOptions, Paging
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.guid import parse_guid
-from server.wire import models as w
+from server.wire.casing import camel_case_requested
 
 
 async def _mix(ctx: ServerContext, auth: AuthInfo | None, userId: str | None, dto: DtoOptions, page: Paging,
-               **seed: str | None) -> w.BaseItemDtoQueryResult:
+               **seed: str | None) -> bytes:
+    """A BaseItemDtoQueryResult, encoded by RelatedService.instant_mix_reply in the request's casing."""
     _start, limit = page.bounds()
     viewer = await ctx.items.viewer(auth, userId)
-    return await ctx.browse.related.instant_mix(viewer, dto.options(ctx.items, viewer), limit, **seed)
+    return await ctx.browse.related.instant_mix_reply(viewer, dto.options(ctx.items, viewer), limit,
+                                                      camel_case_requested.get(), **seed)
 
 
 @operation("GetInstantMixFromItem")
 async def get_instant_mix_from_item(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -30,7 +32,7 @@ async def get_instant_mix_from_item(
 async def get_instant_mix_from_song(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -38,7 +40,7 @@ async def get_instant_mix_from_song(
 async def get_instant_mix_from_album(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -46,7 +48,7 @@ async def get_instant_mix_from_album(
 async def get_instant_mix_from_playlist(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -54,7 +56,7 @@ async def get_instant_mix_from_playlist(
 async def get_instant_mix_from_artists(
     ctx: ServerContext, auth: AuthInfo | None, itemId: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=itemId)
 
 
@@ -62,7 +64,7 @@ async def get_instant_mix_from_artists(
 async def get_instant_mix_from_artists2(
     ctx: ServerContext, auth: AuthInfo | None, id: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, item_id=parse_guid(id, "id"))
 
 
@@ -70,7 +72,7 @@ async def get_instant_mix_from_artists2(
 async def get_instant_mix_from_music_genre_by_id(
     ctx: ServerContext, auth: AuthInfo | None, id: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, genre_id=parse_guid(id, "id"))
 
 
@@ -78,5 +80,5 @@ async def get_instant_mix_from_music_genre_by_id(
 async def get_instant_mix_from_music_genre_by_name(
     ctx: ServerContext, auth: AuthInfo | None, name: str, dto: DtoOptions, page: Paging,
     userId: str | None = None,
-) -> w.BaseItemDtoQueryResult:
+) -> bytes:
     return await _mix(ctx, auth, userId, dto, page, genre_name=name)
