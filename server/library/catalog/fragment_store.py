@@ -422,9 +422,6 @@ def store_budget(mib: float | None) -> int:
     return max(0, int(mib * 1024 * 1024))
 
 
-
-
-
 class StoreUse:
     """One reply's use of the store: the shape, the epoch taken before the read (0: none was
     taken, so what this reply writes is never current, only re-stampable), and the stored
@@ -463,5 +460,6 @@ class StoreUse:
         if missing:
             out.update(get_rows(s, missing))
         return out
+
 
 __all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "store_budget"]
