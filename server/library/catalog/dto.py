@@ -23,7 +23,7 @@ from server.db.handles import item_people, item_values, items, libraries, people
 from server.guid import guid_from_text
 from server.library.catalog import ids
 from server.library.catalog.fragment_store import Stored, StoreUse, Write
-from server.library.catalog.fragments import _SIZER, FragmentCache
+from server.library.catalog.fragments import _SIZER, FragmentCache, packed_size
 from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow, get_user_data
 from server.trickplay.service import info_for as trickplay_info_for
@@ -109,20 +109,21 @@ class _HasImages(Protocol):
     def images_json(self) -> str | None: ...
 
 
-def images_of(row: _HasImages) -> list[dict]:
-    value = decode_json(getattr(row, "images_json", None), [])
-    return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
-        if isinstance(value, list) else []
-
-
-@lru_cache(maxsize=1024)
-def _parent_images(text: str | None) -> list[dict[str, Any]]:
-    """``images_of`` a parent row (an album, series, season) by its images_json, kept for the last
-    1,024 texts: a page of tracks or episodes decodes the same few parents' images for every row
-    (callers only read the list)."""
+def _images_in(text: str | None) -> list[dict[str, Any]]:
+    """The images (with a type and a tag) an images_json text holds."""
     value = decode_json(text, [])
     return [i for i in value if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
         if isinstance(value, list) else []
+
+
+def images_of(row: _HasImages) -> list[dict]:
+    return _images_in(getattr(row, "images_json", None))
+
+
+#: ``images_of`` a parent row (an album, series, season) by its images_json, kept for the last
+#: 1,024 texts: a page of tracks or episodes decodes the same few parents' images for every row
+#: (callers only read the list).
+_parent_images = lru_cache(maxsize=1024)(_images_in)
 
 
 def primary_image(row: ItemRow) -> dict | None:
@@ -565,13 +566,12 @@ def fragment_shape(opts: DtoOptions, server_id: str, camel: bool) -> tuple[Any, 
 
 
 def _digest(deps: Any) -> tuple[bytes | None, int]:
-    """(a hash of what a fragment is made from, a rough size of it: see fragments._size_of)."""
+    """(a hash of what a fragment is made from, a rough size of it: fragments.packed_size)."""
     try:
         packed = _SIZER.encode(deps)
     except (TypeError, ValueError, OverflowError):
-        return None, 4096
-    row = deps[0]
-    return hashlib.blake2b(packed, digest_size=16).digest(), len(packed) + 56 * len(row)
+        return None, packed_size(None, deps)
+    return hashlib.blake2b(packed, digest_size=16).digest(), packed_size(len(packed), deps)
 
 
 def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptions, server_id: str,

@@ -34,15 +34,20 @@ def _as_builtin(value: Any) -> Any:
 _SIZER = msgspec.msgpack.Encoder(enc_hook=_as_builtin)
 
 
-def _size_of(deps: Any) -> int:
-    """A rough size of what a fragment was made from: its packed length (in C) plus an object's
-    overhead per top-level value of the row."""
-    try:
-        packed = len(_SIZER.encode(deps))
-    except (TypeError, ValueError, OverflowError):
-        packed = 4096
+def packed_size(packed: int | None, deps: Any) -> int:
+    """A rough size of what a fragment was made from, given its packed length (None: it could not
+    be packed): that length plus an object's overhead per top-level value of the row."""
     row = deps[0] if isinstance(deps, tuple) and deps else ()
-    return packed + 56 * (len(row) if isinstance(row, tuple) else 1)
+    return (4096 if packed is None else packed) + 56 * (len(row) if isinstance(row, tuple) else 1)
+
+
+def _size_of(deps: Any) -> int:
+    """``packed_size`` of ``deps``, packed here (in C)."""
+    try:
+        packed: int | None = len(_SIZER.encode(deps))
+    except (TypeError, ValueError, OverflowError):
+        packed = None
+    return packed_size(packed, deps)
 
 
 class FragmentCache:
@@ -134,4 +139,4 @@ def splice(shell: bytes, fragments: Sequence[bytes]) -> bytes:
     return b"".join((shell[:at], b",".join(fragments), shell[at:]))
 
 
-__all__ = ["DEFAULT_BUDGET", "FragmentCache", "splice"]
+__all__ = ["DEFAULT_BUDGET", "FragmentCache", "packed_size", "splice"]
