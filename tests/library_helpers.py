@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from pathlib import Path
 
 from tests.conftest import LiveServer
 
@@ -88,3 +89,32 @@ def add_library_and_scan(live: LiveServer, name: str, collection_type: str | Non
     with live.admin() as c:
         folders = c.get("/Library/VirtualFolders").json()
     return next(f["ItemId"] for f in folders if f["Name"] == name)
+
+
+def songs_movie_show_server(root: Path, **options: object) -> LiveServer:
+    """A live server of its own over a small library made under ``root``: two songs of one album
+    (Music), a movie (Movies) and a show with two episodes (Shows), scanned, with the offline
+    artwork made. ``options``: ServerOptions for ``start_server``. ``extra`` holds "media" and
+    the three library ids."""
+    from tests.conftest import complete_wizard, start_server
+    from tests.mediagen import make_audio, make_video
+
+    music = root / "media" / "music"
+    for n, title in enumerate(("Alpha", "Beta"), 1):
+        make_audio(music / "Band" / "Record" / f"0{n} - {title}.mp3", tags={
+            "title": title, "artist": "Band", "album_artist": "Band", "album": "Record", "track": str(n),
+            "genre": "Rock"})
+    movies = root / "media" / "movies"
+    make_video(movies / "Film (2001)" / "Film (2001).mkv", seconds=1.0, width=160, height=120, fps=10)
+    shows = root / "media" / "shows"
+    for n in (1, 2):
+        make_video(shows / "Show (2020)" / "Season 01" / f"Show S01E0{n}.mkv", seconds=1.0, width=160, height=120,
+                   fps=10)
+    live = start_server(root / "data", **options)
+    complete_wizard(live)
+    live.extra["media"] = root / "media"
+    live.extra["music"] = add_library_and_scan(live, "Music", "music", [music])
+    live.extra["movies"] = add_library_and_scan(live, "Movies", "movies", [movies])
+    live.extra["shows"] = add_library_and_scan(live, "Shows", "tvshows", [shows])
+    wait_for_artwork(live)  # (grabbed frames become Primary images: not in the middle of a test)
+    return live

@@ -27,8 +27,13 @@ from server.library.catalog.fragment_store import FragmentStore, StoreUse
 from server.wire import models as w
 from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.conftest import items
-from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_artwork
-from tests.mediagen import make_audio, make_image, make_video
+from tests.library_helpers import (
+    add_library_and_scan,
+    refresh_and_wait,
+    songs_movie_show_server,
+    wait_for_artwork,
+)
+from tests.mediagen import make_audio, make_image
 
 CAMEL = {"Accept": 'application/json; profile="CamelCase"'}
 ISSUE_FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
@@ -37,25 +42,7 @@ ISSUE_FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview"
 @pytest.fixture(scope="module")
 def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A server of its own, whole replies not kept: songs, a movie, a show with episodes."""
-    root = tmp_path_factory.mktemp("store")
-    music = root / "media" / "music"
-    for n, title in enumerate(("Alpha", "Beta"), 1):
-        make_audio(music / "Band" / "Record" / f"0{n} - {title}.mp3", tags={
-            "title": title, "artist": "Band", "album_artist": "Band", "album": "Record", "track": str(n),
-            "genre": "Rock"})
-    movies = root / "media" / "movies"
-    make_video(movies / "Film (2001)" / "Film (2001).mkv", seconds=1.0, width=160, height=120, fps=10)
-    shows = root / "media" / "shows"
-    for n in (1, 2):
-        make_video(shows / "Show (2020)" / "Season 01" / f"Show S01E0{n}.mkv", seconds=1.0, width=160, height=120,
-                   fps=10)
-    live = start_server(root / "data", reply_cache_mib=0)
-    complete_wizard(live)
-    live.extra["media"] = root / "media"
-    live.extra["music"] = add_library_and_scan(live, "Music", "music", [music])
-    live.extra["movies"] = add_library_and_scan(live, "Movies", "movies", [movies])
-    live.extra["shows"] = add_library_and_scan(live, "Shows", "tvshows", [shows])
-    wait_for_artwork(live)  # (grabbed frames become Primary images: not in the middle of a test)
+    live = songs_movie_show_server(tmp_path_factory.mktemp("store"), reply_cache_mib=0)
     yield live
     stop_server(live)
 
