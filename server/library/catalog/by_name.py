@@ -48,6 +48,7 @@ from server.library.catalog.query import (
     ItemQuery,
     _reads_user_data,
     item_rows,
+    parental_conditions,
     scope,
 )
 from server.wire import models as w
@@ -480,6 +481,12 @@ class _PersonShape:
 @lru_cache(maxsize=256)
 def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
     """(page, total, counts of a page's people (``person_ids``)), built once per shape."""
+    return _build_person_statements(shape, [])
+
+
+def _build_person_statements(shape: _PersonShape, item_conditions: list[Any]) -> tuple[Any, Any, Any]:
+    """``_person_statements`` with extra conditions on the linked items (the viewer's parental
+    rules: those statements carry their values and are built per request)."""
     ip = item_people.alias("pip")
     link = [ip.c.person_id == people.c.id]
     if shape.person_types:
@@ -492,6 +499,7 @@ def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
         link.append(items.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
     elif shape.names.libraries == "none":
         link.append(literal(False))
+    link += item_conditions
     linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
     order = func.lower(people.c.name)
     q = (select(people.c.id, people.c.name, people.c.image_tag)
@@ -515,7 +523,11 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
                          exclude_person_types=bool(nq.exclude_person_types),
                          appears_in=bool(nq.appears_in_item_id), with_counts=nq.with_counts,
                          descending=nq.descending)
-    page, total, counts_q = _person_statements(shape)
+    rules = nq.scope.parental
+    if rules is not None and rules.active:  # a person is listed only with an item the viewer may see
+        page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+    else:
+        page, total, counts_q = _person_statements(shape)
     params = _name_params(nq)
     if shape.person_types:
         params["person_types"] = list(nq.person_types)
