@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
 from sqlmodel import col
@@ -75,9 +76,40 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def edited_columns(data: w.BaseItemDto) -> dict[str, Any]:
-    """The item columns a metadata editor body sets (fields it left out are not touched)."""
+# Fields an explicit null clears, as Jellyfin's editor does (it assigns them from the body as they
+# are) -> the column. Other fields keep their value on null (Jellyfin guards Taglines, Studios,
+# ArtistItems, AlbumArtists, People and LockedFields with a null check; it fails on a null Tags
+# or ProviderIds; a null Name would leave a nameless item). A field left out of the body is never
+# touched: Jellyfin's clients send the whole item, and a partial body stays a partial update.
+NULL_CLEARS = {"OriginalTitle": "original_title", "ForcedSortName": "forced_sort_name", "Overview": "overview",
+               "OfficialRating": "official_rating", "Album": "album", "CommunityRating": "community_rating",
+               "CriticRating": "critic_rating", "ProductionYear": "production_year", "IndexNumber": "index_number",
+               "ParentIndexNumber": "parent_index_number", "PremiereDate": "premiere_date", "EndDate": "end_date",
+               "Genres": "genres_json"}
+_NULL_CLEARS_BY_LOWER = {k.lower(): k for k in (*NULL_CLEARS, "LockData")}
+
+
+def null_fields(body: bytes) -> frozenset[str]:
+    """The body's top-level fields sent as an explicit null (PascalCase, whatever casing the
+    client used), among those a null changes (``NULL_CLEARS`` and LockData)."""
+    try:
+        raw = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return frozenset()
+    if not isinstance(raw, dict):
+        return frozenset()
+    return frozenset(_NULL_CLEARS_BY_LOWER[k.lower()] for k, v in raw.items()
+                     if v is None and isinstance(k, str) and k.lower() in _NULL_CLEARS_BY_LOWER)
+
+
+def edited_columns(data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The item columns a metadata editor body sets (fields it left out are not touched;
+    ``nulls``: the fields it sent as null, cleared when Jellyfin clears them, ``NULL_CLEARS``)."""
     out: dict[str, Any] = {}
+    for key in nulls:
+        column = NULL_CLEARS.get(key)
+        if column is not None:
+            out[column] = "[]" if column.endswith("_json") else None
     if data.Name is not None:
         if not data.Name.strip():
             raise BadRequestError("Name must not be empty.")
@@ -238,9 +270,11 @@ class EditingService:
 
     # -- metadata editor -----------------------------------------------------------------
 
-    async def update_item(self, item_id: str, data: w.BaseItemDto) -> None:
+    async def update_item(self, item_id: str, data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> None:
+        """Apply a metadata editor body. ``nulls``: the fields the body sent as an explicit null
+        (``null_fields``): those Jellyfin clears are cleared, and a null LockData unlocks."""
         row = await self.items.row(item_id)
-        columns = edited_columns(data)
+        columns = edited_columns(data, nulls)
 
         def write(s: Session) -> None:
             item = s.get(Item, row.id)
@@ -260,7 +294,7 @@ class EditingService:
                 keep = {_COLUMN_TO_FIELD.get(c) for c in changed} - {None}
                 wanted = {f for f in data.LockedFields if f in LOCKABLE_FIELDS} | keep
                 locks = [f for f in locks if f.startswith(COLUMN_LOCK_PREFIX)] + sorted(wanted)
-            if data.LockData is not None:
+            if data.LockData is not None or "LockData" in nulls:  # Jellyfin: a null LockData unlocks
                 item.is_locked = bool(data.LockData)
             if data.People is not None:
                 write_people(s, item.id, data.People)
