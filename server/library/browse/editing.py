@@ -174,6 +174,63 @@ def write_values(s: Session, row: Item) -> None:
         s.execute(insert(ItemValue), list(found.values()))
 
 
+def _json_list(text: str | None) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+# An edited parent -> (its children's types, the columns that tie them to it). As in Jellyfin, a
+# series' rating and tags go down to its seasons and episodes, a season's to its episodes, an
+# album's to its tracks, where the child has not locked the field: parental rules read a track's
+# own rating, and an episode's own rating before its series'.
+_PASSED_DOWN = {"Series": (("Season", "Episode"), ("series_id", "parent_id")),
+                "Season": (("Episode",), ("season_id", "parent_id")),
+                "MusicAlbum": (("Audio", "MusicVideo"), ("album_id", "parent_id"))}
+
+
+def _pass_down(s: Session, item: Item, rating_changed: bool, tags_before: list[str] | None) -> list[str]:
+    """Give an edited series, season or album's new rating (when it changed) and its added and
+    removed tags (``tags_before``: its tags before the edit; None when they did not change) to its
+    children, skipping a field a child has locked. Returns the ids of the children changed.
+    (Jellyfin writes the rating down on every save of the parent; here only a change does, so an
+    unrelated edit of a series keeps its episodes' own ratings.)"""
+    kinds = _PASSED_DOWN.get(item.type or "")
+    if kinds is None or (not rating_changed and tags_before is None):
+        return []
+    types, links = kinds
+    tags_after = _json_list(item.tags_json)
+    added = [t for t in tags_after if t not in tags_before] if tags_before is not None else []
+    removed = {t for t in tags_before if t not in tags_after} if tags_before is not None else set()
+    children = s.execute(select(Item).where(or_(*(getattr(Item, c) == item.id for c in links)),
+                                            col(Item.type).in_(types))).scalars().all()
+    changed_ids = []
+    now = datetime.now(UTC)
+    for child in children:
+        locks = locked_fields(child)
+        touched = False
+        if rating_changed and "OfficialRating" not in locks and child.official_rating != item.official_rating:
+            child.official_rating = item.official_rating
+            touched = True
+        if tags_before is not None and "Tags" not in locks:
+            old = _json_list(child.tags_json)
+            new = list(dict.fromkeys([*(t for t in old if t not in removed), *added]))
+            if new != old:
+                child.tags_json = json.dumps(new)
+                touched = True
+                s.add(child)
+                s.flush()
+                write_values(s, child)
+        if touched:
+            child.date_modified = now
+            s.add(child)
+            changed_ids.append(child.id)
+    s.flush()
+    return changed_ids
+
+
 def write_people(s: Session, item_id: str, persons: list[w.BaseItemPerson]) -> None:
     s.execute(delete(ItemPerson).where(ItemPerson.item_id == item_id))
     seen: set[tuple[str, str]] = set()
@@ -282,6 +339,7 @@ class EditingService:
                 raise NotFoundError(f"Item {item_id} not found.")
             locks = locked_fields(item)
             changed = [c for c, v in columns.items() if not _same(getattr(item, c), v, c)]
+            tags_before = _json_list(item.tags_json)
             for column in changed:
                 setattr(item, column, columns[column])
                 field = _COLUMN_TO_FIELD.get(column)
@@ -306,9 +364,10 @@ class EditingService:
             s.flush()
             if any(c.endswith("_json") and c != "provider_ids_json" for c in changed):
                 write_values(s, item)
+            return _pass_down(s, item, "official_rating" in changed, tags_before if "tags_json" in changed else None)
 
-        await self.db.write(write)
-        self._changed(row.id, updated=[row.id])
+        children = await self.db.write(write)
+        self._changed(row.id, updated=[row.id, *children])
 
     async def editor_info(self, item_id: str) -> w.MetadataEditorInfo:
         row = await self.items.row(item_id)

@@ -107,6 +107,55 @@ def test_update_item_null_clears_as_jellyfin_does(browse_server):
             assert c.post(f"/Items/{alien}", json=restore).status_code == 204
 
 
+def test_a_rating_and_tags_go_down_from_an_album_or_series(browse_server):
+    """As in Jellyfin's editor, an album's new rating and tags go to its tracks, a series' to its
+    seasons and episodes (a child that locked the field keeps its own): parental rules read a
+    track's own rating, so a restricted user no longer sees the tracks of an album rated above
+    their limit. Clearing the rating clears it below too."""
+    live = browse_server
+    album = one(live, type="MusicAlbum", name="Third Album").id
+    track = one(live, type="Audio", name="Pop Song").id
+    series = one(live, type="Series", name="Other Show").id
+    episodes = sorted((i for i in items(live, type="Episode") if "Other Show S01E0" in (i.path or "")),
+                      key=lambda i: i.path)
+    first, second = episodes[0].id, episodes[1].id
+    kid, kid_token = new_user(live, "passed-down-kid", MaxParentalRating=10)
+
+    def post(c, item_id: str, **changes) -> None:
+        body = c.get(f"/Items/{item_id}", params={"fields": "Tags"}).json()
+        assert c.post(f"/Items/{item_id}", json={**body, **changes}).status_code == 204
+
+    def get(c, item_id: str) -> dict:
+        return c.get(f"/Items/{item_id}", params={"fields": "Tags"}).json()
+
+    def kid_tracks(k) -> list[str]:
+        r = k.get("/Items", params={"userId": kid, "recursive": "true", "includeItemTypes": "Audio"})
+        assert r.status_code == 200, r.text
+        return [i["Id"] for i in r.json()["Items"]]
+
+    with live.admin() as c, live.client(kid_token, "passed-down-kid") as k:
+        assert track in kid_tracks(k)
+        try:
+            post(c, album, OfficialRating="R", Tags=["album-tag"])
+            assert get(c, track)["OfficialRating"] == "R" and get(c, track)["Tags"] == ["album-tag"]
+            assert track not in kid_tracks(k)  # hidden at once: no stale list
+            post(c, album, Tags=[])  # a removed tag goes from the tracks too
+            assert get(c, track)["Tags"] == []
+            post(c, album, OfficialRating="")
+            assert get(c, track).get("OfficialRating") is None and track in kid_tracks(k)
+
+            post(c, second, LockedFields=["OfficialRating"])  # this episode keeps its own
+            post(c, series, OfficialRating="TV-MA")
+            assert get(c, first)["OfficialRating"] == "TV-MA"
+            assert get(c, second).get("OfficialRating") is None
+        finally:
+            post(c, album, OfficialRating="", Tags=[], LockedFields=[])
+            post(c, series, OfficialRating="", LockedFields=[])
+            post(c, second, LockedFields=[])
+            post(c, track, LockedFields=[])
+        assert get(c, first).get("OfficialRating") is None
+
+
 def test_update_item_errors(browse_server):
     live = browse_server
     alien = one(live, type="Movie", name="Alien").id
