@@ -333,7 +333,7 @@ class EditingService:
         row = await self.items.row(item_id)
         columns = edited_columns(data, nulls)
 
-        def write(s: Session) -> None:
+        def write(s: Session) -> list[str]:
             item = s.get(Item, row.id)
             if item is None:
                 raise NotFoundError(f"Item {item_id} not found.")
