@@ -724,6 +724,7 @@ class ItemService:
             raise BadRequestError("startIndex and limit must not be negative.")
 
         nq.with_counts = opts.has("ItemCounts")
+        nq.want_counts = nq.with_counts or opts.has("ChildCount") or opts.has("RecursiveItemCount")
         nq.scope.names = nq.scope.names or self.by_name
         nq.totals = (self.count_cache, self.db.generations)  # read before the first query
 

@@ -78,7 +78,9 @@ def search_hints(s: Session, req: SearchRequest, opts: DtoOptions, server_id: st
         scope = ItemQuery(recursive=True, user_id=req.scope.user_id,
                           allowed_library_ids=req.scope.allowed_library_ids,
                           exclude_library_ids=set(req.scope.exclude_library_ids), parental=req.scope.parental)
-        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted, totals=req.counts)
+        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted, totals=req.counts,
+                       with_counts=opts.has("ItemCounts"),
+                       want_counts=opts.has("ItemCounts") or opts.has("ChildCount") or opts.has("RecursiveItemCount"))
         entries, count = list_names(s, nq)
         total += count
         hints.extend(_hint(d, req.term) for d in build_name_dtos(s, entries, opts, server_id))
