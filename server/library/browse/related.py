@@ -87,7 +87,14 @@ def _artist_tracks(name: str):
 def seed_of(s: Session, row: ItemRow | _Pseudo, kinds: tuple[str, ...] = ("Genre", "Studio", "Tag", "Artist", "AlbumArtist")) -> Seed:
     seed = Seed(row)
     if row.type == "MusicArtist":
-        for kind, value in _values_of(s, _artist_tracks(row.name), ("Genre",)):
+        # the genres of the artist's tracks, on the DB-API cursor (building the select with its
+        # subquery cost ~1.5 ms, SQLite ~0.1 for an artist's few dozen tracks)
+        found = driver_rows(s, "SELECT DISTINCT kind, clean_value FROM item_values WHERE kind = 'Genre' AND item_id IN "
+                            "(SELECT item_id FROM item_values WHERE kind IN ('Artist', 'AlbumArtist') AND clean_value IN ",
+                            [row.name.strip().lower()], ")")
+        pairs = [(r[0], r[1]) for r in found] if found is not None \
+            else _values_of(s, _artist_tracks(row.name), ("Genre",))
+        for kind, value in pairs:
             seed.add(kind, value)
         seed.add("Artist", row.name)
         return seed
