@@ -25,6 +25,7 @@ from server.db.handles import item_people, item_value_counts, item_values, items
 from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
+from server.guid import normalize_guid
 from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
@@ -491,6 +492,13 @@ def _marker(s: Session) -> str:
     return "?" if s.connection().dialect.paramstyle == "qmark" else "%s"
 
 
+_Pick = tuple[Seed, int, "frozenset[str] | None", "ParentalRules | None"]
+
+
+class _SeedElsewhere(Exception):
+    """The mix's seed is not an item row the mix's read can check by itself."""
+
+
 class _MixStore:
     """Whether a mix asks the fragment store (and stores the fragments it builds). Asking costs a
     read of the store (~0.5 ms for 200 ids), storing the digests and the store's writer thread
@@ -563,7 +571,31 @@ class RelatedService:
         stored by the store's writer thread; while mixes rarely find their tracks stored, most
         mixes do not ask the store (``_MixStore``). Without the store the fragments are built (the
         same bytes)."""
+        key = normalize_guid(item_id) if item_id is not None else None
+        if key is not None:  # the seed found in the mix's own read (one thread hop and session, not two)
+            seed_pick = self._mix_pick(None, INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000), viewer)
+            try:
+                return await self._instant_mix_read(viewer, opts, camel, self._seed_in_read(key, viewer, seed_pick))
+            except _SeedElsewhere:
+                pass  # a playlist, a by-name id, or none the viewer may see: as routed before
         pick = await self._mix_picker(viewer, limit, item_id, genre_id, genre_name)
+        return await self._instant_mix_read(viewer, opts, camel, pick)
+
+    def _seed_in_read(self, key: str, viewer: Viewer, seed_pick: Callable[[Session, ItemRow], _Pick]
+                      ) -> Callable[[Session], _Pick]:
+        """``pick`` for a seed that is an item row the viewer may see (not a playlist, whose
+        privacy ``ItemService.row`` checks in a read of its own), read in the mix's read; anything
+        else raises ``_SeedElsewhere`` (nothing read yet but the row)."""
+        def pick(s: Session) -> _Pick:
+            row = get_row(s, key)
+            if row is None or row.type == "Playlist" or not self.items._may_see(s, row, viewer):
+                raise _SeedElsewhere
+            return seed_pick(s, row)
+
+        return pick
+
+    async def _instant_mix_read(self, viewer: Viewer, opts: DtoOptions, camel: bool,
+                                pick: Callable[[Session], _Pick]) -> bytes:
         use = self.items.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
@@ -588,10 +620,9 @@ class RelatedService:
 
     async def _mix_picker(self, viewer: Viewer, limit: int | None, item_id: str | None, genre_id: str | None,
                           genre_name: str | None
-                          ) -> Callable[[Session], tuple[Seed, int, frozenset[str] | None, ParentalRules | None]]:
+                          ) -> Callable[[Session], _Pick]:
         """The seed (checked: 404s before the read) and what a read passes to ``mix_ids``."""
         count = INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000)
-        allowed = viewer.allowed_library_ids
         row: ItemRow | _Pseudo | None = None
         if item_id is not None:
             row = await self._mix_seed_row(item_id, viewer)
@@ -601,7 +632,15 @@ class RelatedService:
                 raise NotFoundError("Genre not found.")
             genre_name = found[1]
 
-        def pick(s: Session) -> tuple[Seed, int, frozenset[str] | None, ParentalRules | None]:
+        seed_pick = self._mix_pick(genre_name, count, viewer)
+        return lambda s: seed_pick(s, row)
+
+    @staticmethod
+    def _mix_pick(genre_name: str | None, count: int, viewer: Viewer) -> Callable[[Session, ItemRow | _Pseudo | None], _Pick]:
+        """What a read passes to ``mix_ids`` for a seed row (or, without one, a genre name)."""
+        allowed = viewer.allowed_library_ids
+
+        def pick(s: Session, row: ItemRow | _Pseudo | None) -> _Pick:
             if row is not None and row.type == "MusicGenre":
                 seed = Seed(None)
                 seed.add("Genre", row.name)
