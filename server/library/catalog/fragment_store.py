@@ -437,9 +437,10 @@ class StoreUse:
         self.stale: dict[str, Stored] = {}
         self.fetched = False
 
-    def fetch(self, s: Any, page_ids: list[str]) -> dict[str, Any]:
+    def fetch(self, s: Any, page_ids: list[str], rows: dict[str, Any] | None = None) -> dict[str, Any]:
         """``query.run_query_with``'s second step: a page id's stored fragment when it is of the
-        current epoch, else its ``ItemRow`` (read by id, as ``get_rows``)."""
+        current epoch, else its ``ItemRow`` (read by id, as ``get_rows``, or taken from ``rows``:
+        the page's rows when the caller already read them)."""
         from server.library.catalog.query import get_rows
 
         found = self.store.fetch(self.shape, page_ids) if self.epoch else {}
@@ -458,7 +459,10 @@ class StoreUse:
         self.fetched = True
         self.store.hits += len(out)
         if missing:
-            out.update(get_rows(s, missing))
+            if rows is not None:
+                out.update((i, rows[i]) for i in missing if i in rows)
+            else:
+                out.update(get_rows(s, missing))
         return out
 
 
