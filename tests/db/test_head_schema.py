@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, inspect
 from server.db import head_schema, migrate, migration_child
 from server.db.migration_child import HEAD_SCHEMA, create_at_head, script_heads, sqlite_due, start_if_due
 from server.paths import ServerPaths
+from tests.conftest import sqlite_only, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "stale: run `python -m server.db.head_schema` after adding a migration"
@@ -155,3 +156,22 @@ def test_a_first_start_makes_its_database_without_a_child_or_alembic(tmp_path: P
     assert result["child"] is False
     assert not [m for m in result["modules"] if m.split(".")[0] in ("alembic", "mako")]
     assert _revisions(ServerPaths(tmp_path).database_file) == script_heads()
+
+
+@sqlite_only
+def test_an_in_process_server_makes_a_new_database_from_the_head_schema(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers built in-process (the tests' own) make a new database the same way: no Alembic run."""
+    from alembic import command
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("Alembic ran for a new database")
+
+    monkeypatch.setattr(command, "upgrade", refuse)
+    live = start_server(tmp_path / "data")
+    try:
+        with live.client() as c:
+            assert c.get("/Startup/User").status_code == 200  # reads the users table
+    finally:
+        stop_server(live)
+    assert _revisions(ServerPaths(tmp_path / "data").database_file) == script_heads()
