@@ -26,7 +26,7 @@ from server.auth.signin import SignInService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
-from server.db.migration_child import MigrationChild
+from server.db.migration_child import MigrationChild, create_at_head
 from server.events.hub import EventHub
 from server.http.reply_cache import ReplyCache, reply_cache_budget
 from server.http.wire_middleware import StartupState
@@ -418,6 +418,8 @@ class ServerContext:
         if self.options.migration is not None:
             log.info("Waiting for the database migration the entry point started")
             self.options.migration.wait()  # raises MigrationFailed
+        elif self.options.database_url is None and create_at_head(self.paths.database_file):
+            log.info("Created the database at the newest schema")  # a new SQLite file: no migration
         if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
             log.info("Migrating the database in a child process")
             MigrationChild(self.db.url).wait()
