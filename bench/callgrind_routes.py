@@ -41,8 +41,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import free_port  # noqa: E402
-from items_query import build, params, sign_in  # noqa: E402
-from overhead import KeepAlive, add_poster, raw_get, routes  # noqa: E402
+from items_query import build, sign_in  # noqa: E402
+from overhead import WARM_PAGES, KeepAlive, add_poster, raw_get, routes, warm_page  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,18 +100,6 @@ class Traced:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-
-
-WARM_PAGES = 7  # the warm page route's pages filled by the warm-up (startIndex 0, 100, ...)
-
-
-def warm_page(info: dict, user_id: str, token: str, start: int) -> bytes:
-    import random
-    import urllib.parse
-
-    page = params(info, user_id, random.Random(3), False)
-    page["startIndex"] = str(start)
-    return raw_get("/Items?" + urllib.parse.urlencode(page), token)
 
 
 def ask(conn: KeepAlive, name: str, raw: bytes, misses: Iterator[str], user_id: str, token: str,
