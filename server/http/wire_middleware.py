@@ -194,7 +194,7 @@ _MATCH_CACHE_PATH_CHARS = 512
 _QUERY_CACHE_MAX = 2048
 _QUERY_CACHE_CHARS = 256
 # The tidied parts of query strings not kept whole, by (route, "key=value"): see _tidied_by_parts.
-_PART_CACHE_MAX = 4096
+_PART_CACHE_MAX = 1024
 _PART_CACHE_CHARS = 256
 
 
