@@ -230,8 +230,8 @@ def add_user_data(data_dir: Path, user_id: str, movie_ids: list[str]) -> None:
 
 
 
-def sign_in(url: str) -> tuple[str, str]:
-    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=0)}, timeout=30) as c:
+def sign_in(url: str, timeout: float = 30) -> tuple[str, str]:
+    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=0)}, timeout=timeout) as c:
         if not c.get("/System/Info/Public").json().get("StartupWizardCompleted"):
             c.post("/Startup/Configuration", json={"UICulture": "en-US", "MetadataCountryCode": "US",
                                                    "PreferredMetadataLanguage": "en"}).raise_for_status()
