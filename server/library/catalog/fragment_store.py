@@ -85,7 +85,27 @@ _SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS ux_fragments ON fragments (shape, id)",
     "CREATE INDEX IF NOT EXISTS ix_fragments_epoch ON fragments (epoch)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    # what a clean close left: the state of the files the fragments depend on and the epoch that
+    # was current then (record_clean; the next open takes it away, whatever it decides)
+    "CREATE TABLE IF NOT EXISTS closed (one INTEGER PRIMARY KEY CHECK (one = 1), state TEXT NOT NULL, "
+    "epoch INTEGER NOT NULL)",
 )
+
+
+def files_state(paths: Iterable[Path]) -> str:
+    """What identifies the contents of these files without reading them: inode, size, mtime and
+    ctime (which no tool sets back) of each; a missing or empty file is "-" (a SQLite ``-wal`` file
+    is deleted by the last clean close and made again, empty, by the next connection)."""
+    parts = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            parts.append(f"{path}:-")
+            continue
+        parts.append(f"{path}:-" if not st.st_size and str(path).endswith("-wal") else
+                     f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+    return "\n".join(parts)
 
 
 def code_stamp(modules: Iterable[Any], version: str) -> str:
@@ -123,6 +143,7 @@ class FragmentStore:
         self.stamp = stamp if isinstance(stamp, str) else ""
         self.enabled = False
         self.boot = 0
+        self.adopted = 0  # the last run's epoch taken over by ``open`` (0: none)
         self._local = threading.local()
         self._generation = 0  # bumped by a start-over: per-thread connections opened before it reconnect
         self._restart_lock = threading.Lock()
@@ -156,9 +177,16 @@ class FragmentStore:
             with contextlib.suppress(OSError):
                 os.remove(str(self.path) + suffix)
 
-    def open(self) -> bool:
+    def open(self, adopt: tuple[str, Hashable] | None = None) -> bool:
         """Open (or create) the file and start a new series of epochs; a corrupt file is started
-        over. False (and the store stays off) when it cannot be used at all."""
+        over. False (and the store stays off) when it cannot be used at all.
+
+        ``adopt``: (the state of what the fragments are made from, as ``record_clean`` was given
+        it, taken now; the stamp current now, taken before it). When the last run closed cleanly
+        and left exactly that state (and this code: ``stamp``), its last epoch is this stamp's:
+        the fragments current at that close are current again, not re-checked one by one. Any
+        other case (a crash: no record; a write while stopped, a migration, another
+        configuration: another state; a new build: another code stamp) starts a new series."""
         if callable(self._stamp_source):
             self.stamp = self._stamp_source()
             self._shapes.clear()
@@ -179,13 +207,22 @@ class FragmentStore:
                         conn.execute(statement)
                     # (no integrity check: it reads the whole file; a damaged page raises on use,
                     # and the store starts over then)
+                    conn.execute("BEGIN IMMEDIATE")
                     found = conn.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()
                     boot = (found[0] if found else 0) + 1
                     conn.execute("INSERT INTO meta (key, value) VALUES ('boot', ?) "
                                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (boot,))
+                    closed = conn.execute("SELECT state, epoch FROM closed").fetchone()
+                    conn.execute("DELETE FROM closed")  # (used once: a crash after this leaves none)
+                    conn.execute("COMMIT")
                 finally:
                     conn.close()
                 self.boot = boot
+                self.adopted = 0
+                if adopt is not None and attempt == 0 and closed is not None \
+                        and closed[0] == self._closed_state(adopt[0]) and closed[1] >> 32 < boot:
+                    with self._epoch_lock:
+                        self._epochs[adopt[1]] = self._newest = self.adopted = int(closed[1])
                 self.enabled = True
                 return True
             except (sqlite3.Error, OSError) as exc:
@@ -196,6 +233,28 @@ class FragmentStore:
                     log.warning("Fragment store %s is off: %s", self.path, exc)
         self.enabled = False
         return False
+
+    def _closed_state(self, state: str) -> str:
+        return f"{FORMAT}\n{self.stamp}\n{state}"
+
+    def record_clean(self, state: str, stamp: Hashable) -> bool:
+        """A clean close (after ``close`` and after the main database's last write and close):
+        keep ``state`` (``files_state`` of the database and configuration files) with the epoch
+        of ``stamp`` (the content and configuration generations now), for the next ``open``."""
+        if not self.enabled:
+            return False
+        epoch = self.epoch(stamp)
+        try:
+            conn = self._connect()
+            try:
+                conn.execute("INSERT INTO closed (one, state, epoch) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE "
+                             "SET state = excluded.state, epoch = excluded.epoch", (self._closed_state(state), epoch))
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            log.warning("Fragment store %s: the clean close was not recorded (%s)", self.path, exc)
+            return False
+        return True
 
     def _conn(self) -> sqlite3.Connection:
         local = self._local
@@ -462,4 +521,5 @@ class StoreUse:
         return out
 
 
-__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "store_budget"]
+__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "files_state",
+           "store_budget"]
