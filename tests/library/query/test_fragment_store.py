@@ -272,6 +272,57 @@ def test_a_stored_page_reads_user_data_on_a_pooled_connection_and_is_never_stale
         assert real(s, live.admin_id, ids) == query.get_user_data(s, live.admin_id, ids)
 
 
+def test_kept_user_data_is_never_stale_nor_another_users(own: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's whole user data is kept per database generation (query.KeptUserData) for pages of
+    stored fragments: a favourite and a played mark set or cleared show on the very next page,
+    another user never gets them, and what is kept is what a read per page gives."""
+    from server.library.catalog import query
+
+    live = own
+    monkeypatch.setattr(query.KeptUserData, "AFTER", 1)  # kept from the first page at a generation
+    kept = query.kept_user_data(live.ctx.db.engine)
+    params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "Random",
+              "fields": ISSUE_FIELDS}
+    with live.admin() as c:
+        r = c.post("/Users/New", json={"Name": "kept-other", "Password": "other-pw"})
+        assert r.status_code == 200, r.text
+        other = r.json()["Id"]
+        loads = kept.loads
+        body = _stored(live, c, params, False)
+        assert kept.loads > loads, "a page of stored fragments did not use the kept user data"
+        song = _items(body, False)[0]["Id"]
+
+        def shown(camel: bool, user: str = live.admin_id) -> dict:
+            for item in _items(_stored(live, c, {**params, "userId": user}, camel), camel):
+                if item["id" if camel else "Id"] == song:
+                    return item["userData" if camel else "UserData"]
+            raise AssertionError("the song left the page")
+
+        try:
+            for _ in range(3):  # (kept for this generation now)
+                assert shown(False)["IsFavorite"] is False
+            assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(False)["IsFavorite"] is True
+            assert shown(False, other)["IsFavorite"] is False  # the other user's page: not the admin's mark
+            assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(True)["played"] is True
+            assert shown(True, other)["played"] is False
+            assert c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            after = shown(False)
+            assert after["IsFavorite"] is False and after["Played"] is False
+            assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            ids = [i["Id"] for i in _items(body, False)]
+            with live.ctx.db.session() as s:  # what is kept is what a read per page gives
+                kept_rows = kept.rows(live.ctx.db.engine, live.admin_id, ids, live.ctx.db.generation)
+                assert kept_rows is not None and kept_rows[song].played
+                assert kept_rows == query._pooled_user_data(s, live.admin_id, ids)
+        finally:
+            c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/Users/{other}")
+
+
 def test_a_configuration_change_starts_a_new_epoch(own: LiveServer) -> None:
     live = own
     film = _id_of(live, type="Movie")
