@@ -135,6 +135,11 @@ class Database:
         ``content_generation``): (``user_data_generation``, that user's own counter)."""
         return self.user_data_generation, self._user_generations.get(user_id, 0) if user_id else 0
 
+    def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
+        """What moves whenever ``user_id``'s user data rows may have changed: a content write (items
+        deleted with their rows), a user-data write that did not say whose, one of theirs."""
+        return self.content_generation, *self.user_generation(user_id)
+
     def _run_write(self, fn: Callable[..., T], args: tuple[Any, ...], users: frozenset[str] | None = None) -> T:
         outer = threading.current_thread() is not self._writer_thread or not self._in_write
         self._writer_thread = threading.current_thread()

@@ -23,7 +23,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
@@ -1310,9 +1310,9 @@ def _user_data_row(v: Sequence[Any]) -> UserDataRow:
 
 
 class KeptUserData:
-    """Users' whole user data, kept while the database is not written (``Database.generation``:
-    any write, so also in a reader process, which adopts the owner's), so a page of stored
-    fragments reads none: at 100k items a page's statement on a pooled connection cost ~0.3 ms of
+    """Users' whole user data, kept while ``Database.user_data_stamp`` is unchanged (no content
+    write, no write of this user's data or of anyone's undeclared; in a reader process no write at
+    all, the owner's ``generation``), so a page of stored fragments reads none: at 100k items a page's statement on a pooled connection cost ~0.3 ms of
     CPU, a lookup per id a few microseconds. Taken only for a user who asked ``AFTER`` pages at
     one generation (a user whose writes come between every page, as a playing client's do, is
     read per page as before), and only when they have at most ``ROWS`` rows (~400 B each kept);
@@ -1324,13 +1324,14 @@ class KeptUserData:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        #: user -> (generation, asks at it, their rows by item id: None until read, or too many)
-        self._users: OrderedDict[str, tuple[int, int, dict[str, UserDataRow] | None]] = OrderedDict()
+        #: user -> (user_data_stamp, asks at it, their rows by item id: None until read, or too many)
+        self._users: OrderedDict[str, tuple[Hashable, int, dict[str, UserDataRow] | None]] = OrderedDict()
         self.loads = 0  # whole reads (tests, benchmarks)
 
-    def rows(self, bind: Engine, user_id: str, item_ids: Sequence[str], generation: int) -> dict[str, UserDataRow] | None:
-        """The user's rows of ``item_ids`` as of ``generation`` (read before the call), or None
-        (not kept: read them per page)."""
+    def rows(self, bind: Engine, user_id: str, item_ids: Sequence[str],
+             generation: Hashable) -> dict[str, UserDataRow] | None:
+        """The user's rows of ``item_ids`` as of ``generation`` (``Database.user_data_stamp``, taken
+        before the call), or None (not kept: read them per page)."""
         with self._lock:
             entry = self._users.get(user_id)
             if entry is None or entry[0] != generation:
@@ -1397,7 +1398,7 @@ def get_user_data(s: Session, user_id: str, item_ids: Sequence[str], pooled: boo
         database = s.info.get("database")
         bind = s.get_bind()
         if database is not None and isinstance(bind, Engine):  # (generation before the read)
-            kept = kept_user_data(bind).rows(bind, user_id, item_ids, database.generation)
+            kept = kept_user_data(bind).rows(bind, user_id, item_ids, database.user_data_stamp(user_id))
             if kept is not None:
                 return kept
         found_pooled = _pooled_user_data(s, user_id, item_ids)

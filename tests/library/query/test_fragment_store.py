@@ -314,7 +314,7 @@ def test_kept_user_data_is_never_stale_nor_another_users(own: LiveServer, monkey
             assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
             ids = [i["Id"] for i in _items(body, False)]
             with live.ctx.db.session() as s:  # what is kept is what a read per page gives
-                kept_rows = kept.rows(live.ctx.db.engine, live.admin_id, ids, live.ctx.db.generation)
+                kept_rows = kept.rows(live.ctx.db.engine, live.admin_id, ids, live.ctx.db.user_data_stamp(live.admin_id))
                 assert kept_rows is not None and kept_rows[song].played
                 assert kept_rows == query._pooled_user_data(s, live.admin_id, ids)
         finally:
