@@ -35,6 +35,7 @@ the fragments least recently stamped go first.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -129,6 +130,13 @@ def _stable(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return tuple(_stable(v) for v in value)
     return value
+
+
+@functools.lru_cache(maxsize=64)
+def _fetch_sql(n: int) -> str:
+    """``FragmentStore.fetch``'s statement for ``n`` ids."""
+    return ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
+            "WHERE shape = ? AND id IN (" + ",".join("?" * n) + ")")
 
 
 class FragmentStore:
@@ -313,14 +321,13 @@ class FragmentStore:
             return {}
         out: dict[str, Stored] = {}
         generation = self._generation
+        new = tuple.__new__  # (Stored._make without its checks: a row has Stored's columns)
         try:
             conn = self._conn()
             for start in range(0, len(ids), _CHUNK):
-                chunk = list(ids[start:start + _CHUNK])
-                sql = ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
-                       "WHERE shape = ? AND id IN (" + ",".join("?" * len(chunk)) + ")")
-                for row in conn.execute(sql, (shape, *chunk)):
-                    out[row[0]] = Stored._make(row)
+                chunk = ids[start:start + _CHUNK]
+                for row in conn.execute(_fetch_sql(len(chunk)), (shape, *chunk)):
+                    out[row[0]] = new(Stored, row)
         except sqlite3.Error as exc:
             self._start_over(exc, generation)
             return {}

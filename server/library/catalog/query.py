@@ -24,7 +24,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
@@ -921,11 +921,24 @@ class CountCache:
 
     @staticmethod
     def key(q: ItemQuery) -> str:
-        return repr(replace(q, start_index=0, limit=None, sort_by=[], sort_order=[]))
+        """The query without its paging and order (``repr`` of it so changed, and back: a copy
+        made per request cost more than the repr)."""
+        kept = q.start_index, q.limit, q.sort_by, q.sort_order
+        q.start_index, q.limit, q.sort_by, q.sort_order = 0, None, [], []
+        try:
+            return repr(q)
+        finally:
+            q.start_index, q.limit, q.sort_by, q.sort_order = kept
 
     @staticmethod
     def ids_key(q: ItemQuery) -> str:
-        return repr(replace(q, start_index=0, limit=None))
+        """The query without its paging (see ``key``)."""
+        kept = q.start_index, q.limit
+        q.start_index, q.limit = 0, None
+        try:
+            return repr(q)
+        finally:
+            q.start_index, q.limit = kept
 
     def get_ids(self, key: str, generation: Generations) -> list[str] | PackedIds | None:
         with self._lock:
@@ -1014,8 +1027,12 @@ def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     """sortBy=Random: ``limit`` items drawn uniformly from the query's scope, as ORDER BY random()
     with OFFSET/LIMIT would give, but from the scope's cached id list (in SortName order, shared
     with that listing) instead of sorting every row of the scope on every request."""
-    scope_q = replace(q, sort_by=["SortName"], sort_order=["Ascending"], names=q.names)
-    ordered = _ordered_ids(s, scope_q, counts, generation)
+    kept = q.sort_by, q.sort_order  # (the query itself so ordered, and back: a copy cost more)
+    q.sort_by, q.sort_order = ["SortName"], ["Ascending"]
+    try:
+        ordered = _ordered_ids(s, q, counts, generation)
+    finally:
+        q.sort_by, q.sort_order = kept
     total = len(ordered)
     wanted = max(0, total - q.start_index)
     if q.limit is not None:
