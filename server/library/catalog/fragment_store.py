@@ -16,7 +16,9 @@ A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtim
   (start of this store, stamp) pair, where the stamp is ``Database.content_generation`` and the
   configuration generation, taken *before* the read: any write of more than user data moves it,
   and a restart (with whatever was written to the main database meanwhile, by any path) starts a
-  new series. A fragment of the current epoch is used as it is; the type, folder flag and runtime
+  new series -- unless the last run closed cleanly and the files the fragments depend on are as it
+  left them (``record_clean`` at the close, ``open(adopt)`` at the start: the start's stamp gets
+  the last epoch; the record is used once, so a crash leaves none). A fragment of the current epoch is used as it is; the type, folder flag and runtime
   kept with it are all UserData needs, so such a page reads no item row and builds nothing.
 - **digest**: a hash of what the fragment was made from (the very deps ``build_fragments``
   compares in memory). A fragment of an older epoch whose digest equals the digest of what a fresh
@@ -24,6 +26,12 @@ A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtim
   its (shape, digest) in a set kept for the newest epoch only). Written to the file, such a
   re-stamp rewrote a 16 KiB page per fragment (~5 ms of the writer's CPU per 100), and it would be
   of no use after a restart anyway (a new series of epochs).
+
+The read API (what another reader of the file needs): ``shape(key)`` for a DTO shape,
+``epoch(stamp)`` taken before the read, ``fetch(shape, ids)`` -> {id: ``Stored``} (any epoch),
+``is_current(stored, shape, epoch)``: use ``stored.body`` as it is only then (``StoreUse.fetch``
+does all of this for a page). Epochs are per process (``boot`` and a counter): a second process
+reading the file needs its own series, or the owner's numbers.
 
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
 in the OS page cache, not in the process). Writes are queued and made by one writer thread in
