@@ -98,6 +98,8 @@ _SCHEMA = (
     # was current then (record_clean; the next open takes it away, whatever it decides)
     "CREATE TABLE IF NOT EXISTS closed (one INTEGER PRIMARY KEY CHECK (one = 1), state TEXT NOT NULL, "
     "epoch INTEGER NOT NULL)",
+    # and the (shape, digest) keys of older fragments found valid in that epoch (mark_valid)
+    "CREATE TABLE IF NOT EXISTS closed_valid (key BLOB PRIMARY KEY) WITHOUT ROWID",
 )
 
 
@@ -229,16 +231,20 @@ class FragmentStore:
                     conn.execute("INSERT INTO meta (key, value) VALUES ('boot', ?) "
                                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (boot,))
                     closed = conn.execute("SELECT state, epoch FROM closed").fetchone()
+                    adopted = adopt is not None and attempt == 0 and closed is not None \
+                        and closed[0] == self._closed_state(adopt[0]) and closed[1] >> 32 < boot
+                    valid = {k for (k,) in conn.execute("SELECT key FROM closed_valid")} if adopted else set()
                     conn.execute("DELETE FROM closed")  # (used once: a crash after this leaves none)
+                    conn.execute("DELETE FROM closed_valid")
                     conn.execute("COMMIT")
                 finally:
                     conn.close()
                 self.boot = boot
                 self.adopted = 0
-                if adopt is not None and attempt == 0 and closed is not None \
-                        and closed[0] == self._closed_state(adopt[0]) and closed[1] >> 32 < boot:
+                if adopted and adopt is not None and closed is not None:
                     with self._epoch_lock:
                         self._epochs[adopt[1]] = self._newest = self.adopted = int(closed[1])
+                        self._valid = (self.adopted, valid)
                 self.enabled = True
                 return True
             except (sqlite3.Error, OSError) as exc:
@@ -256,15 +262,23 @@ class FragmentStore:
     def record_clean(self, state: str, stamp: Hashable) -> bool:
         """A clean close (after ``close`` and after the main database's last write and close):
         keep ``state`` (``files_state`` of the database and configuration files) with the epoch
-        of ``stamp`` (the content and configuration generations now), for the next ``open``."""
+        of ``stamp`` (the content and configuration generations now), and the older fragments found
+        still valid in it (``mark_valid``: ~24 bytes each, at most 150k), for the next ``open``."""
         if not self.enabled:
             return False
         epoch = self.epoch(stamp)
+        with self._epoch_lock:
+            kept_epoch, kept = self._valid
+            valid = list(kept) if kept_epoch == epoch else []
         try:
             conn = self._connect()
             try:
+                conn.execute("BEGIN")
+                conn.execute("DELETE FROM closed_valid")
+                conn.executemany("INSERT OR IGNORE INTO closed_valid (key) VALUES (?)", ((k,) for k in valid))
                 conn.execute("INSERT INTO closed (one, state, epoch) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE "
                              "SET state = excluded.state, epoch = excluded.epoch", (self._closed_state(state), epoch))
+                conn.execute("COMMIT")
             finally:
                 conn.close()
         except sqlite3.Error as exc:

@@ -526,8 +526,11 @@ def test_an_open_takes_over_the_last_epoch_only_after_a_clean_close_of_the_same_
     first = FragmentStore(path, stamp="build 1")
     assert first.open(("state A", (5, 0))) and first.adopted == 0  # nothing recorded yet
     shape = first.shape("s")
-    last = first.epoch((7, 1))
+    older = first.epoch((6, 0))
+    _write(first, shape, "b" * 32, older, b"e", b'{"Name":"B"')
+    last = first.epoch((7, 1))  # (the newest: the epoch of the close)
     _write(first, shape, "a" * 32, last, b"d", b'{"Name":"A"')
+    first.mark_valid(last, shape, [b"e"])  # an older fragment found to hold in the last epoch
     first.close()
     assert first.record_clean("state A", (7, 1))
 
@@ -540,12 +543,15 @@ def test_an_open_takes_over_the_last_epoch_only_after_a_clean_close_of_the_same_
     assert same.adopted == last and same.epoch((0, 0)) == last  # this start's stamp is the last epoch
     stored = same.fetch(shape, ["a" * 32])["a" * 32]
     assert same.is_current(stored, shape, same.epoch((0, 0)))
+    kept_valid = same.fetch(shape, ["b" * 32])["b" * 32]
+    assert same.is_current(kept_valid, shape, same.epoch((0, 0)))  # its mark was kept over the restart
     moved = same.epoch((1, 0))  # a write after the start: a new epoch, newer than the adopted one
     assert moved > last and not same.is_current(stored, shape, moved)
     same.close()
     # the record is used once: a run that ends without a clean close (a crash) leaves none
     crashed = reopened("state A")
     assert crashed.adopted == 0 and crashed.epoch((0, 0)) != last
+    assert not crashed.is_current(kept_valid, shape, crashed.epoch((0, 0)))
     crashed.close()
     for state, code in (("state B", "build 1"), ("state A", "build 2")):  # another file state, another build
         recorder = FragmentStore(path, stamp="build 1")
