@@ -52,6 +52,10 @@ class ReaderDatabase(Database):
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read(fn, args)
 
+    def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
+        """Only the owner's ``generation`` comes here (not its per-user counters): any write."""
+        return (self.generation,)
+
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         raise RuntimeError("a reader process does not write")
 

@@ -539,6 +539,16 @@ _ID_MARK = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 _NO_DATA: dict[bool, list[bytes]] = {}  # casing -> the encoded UserData of an item without data, split at its id
 
 
+def _no_data_parts(camel: bool) -> list[bytes]:
+    """The encoded UserData of an item the user has no data on, split where its id goes."""
+    parts = _NO_DATA.get(camel)
+    if parts is None:
+        mark = ByNameTarget(id=_ID_MARK, type="Movie", name="")
+        template: bytes = encode_wire(_user_data_dto(mark, None, None), camel)
+        parts = _NO_DATA[camel] = template.split(_ID_MARK.encode())
+    return parts
+
+
 def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool) -> bytes:
     """``_user_data_dto`` encoded. An item the user has no data on (most of a page) and that is no
     series or season with counts: the encoding of such an item's UserData with its id put in (it
@@ -546,12 +556,7 @@ def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool
     item_id: str = row.id
     if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS) and len(item_id) == 32 \
             and item_id.isalnum():
-        parts = _NO_DATA.get(camel)
-        if parts is None:
-            mark = ByNameTarget(id=_ID_MARK, type="Movie", name="")
-            template: bytes = encode_wire(_user_data_dto(mark, None, None), camel)
-            parts = _NO_DATA[camel] = template.split(_ID_MARK.encode())
-        return item_id.encode().join(parts)
+        return item_id.encode().join(_no_data_parts(camel))
     encoded: bytes = encode_wire(_user_data_dto(row, ud, counts), camel)
     return encoded
 
@@ -671,15 +676,27 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
     user_key = b',"userData":' if camel else b',"UserData":'
     built = iter(made_real)
     out: list[bytes] = []
+    append = out.append
+    # (an item without data of the user and no played counts, most of a page: the no-data template
+    # with its id, as _user_data_bytes makes it, put together in one join)
+    parts = _no_data_parts(camel)
+    if len(parts) == 3:  # (the id twice: Key and ItemId)
+        head, middle, tail = user_key + parts[0], parts[1], parts[2] + b"}"
     for r in rows:
         if r.__class__ is not Stored:
-            out.append(next(built))
+            append(next(built))
             continue
         if want_user_data:
-            ud = _user_data_bytes(r, uds.get(r.id), hit_counts.get(r.id), camel)
-            out.append(b"".join((r.body, user_key, ud, b"}")))
+            item_id = r.id
+            ud_row = uds.get(item_id)
+            counts = hit_counts.get(item_id) if hit_counts else None
+            if ud_row is None and counts is None and len(parts) == 3 and len(item_id) == 32 and item_id.isalnum():
+                encoded = item_id.encode()
+                append(b"".join((r.body, head, encoded, middle, encoded, tail)))
+            else:
+                append(b"".join((r.body, user_key, _user_data_bytes(r, ud_row, counts, camel), b"}")))
         else:
-            out.append(r.body + b"}")
+            append(r.body + b"}")
     return out
 
 
