@@ -19,6 +19,7 @@ from __future__ import annotations
 import pickle
 import socket
 import struct
+import sys
 from typing import Any
 
 HEADER = struct.Struct("!I")
@@ -35,8 +36,11 @@ STATUSES = (OK, ERROR, FAILED)
 #: The kinds of request a reader answers.
 ITEMS = "items"
 
-#: Environment of a reader process.
+#: Environment of a reader process. The address is ``unix:<path>`` (a Unix socket) or ``host:port``.
 ENV_ADDRESS = "REELROOM_READER_ADDRESS"
+UNIX_PREFIX = "unix:"
+#: Owner and readers talk over a Unix socket where there are Unix sockets, else loopback TCP.
+UNIX_SOCKETS = hasattr(socket, "AF_UNIX") and sys.platform != "win32"
 ENV_KEY = "REELROOM_READER_KEY"
 ENV_DATABASE = "REELROOM_READER_DATABASE"
 ENV_SERVER_ID = "REELROOM_READER_SERVER_ID"
@@ -85,6 +89,22 @@ def send_parts(sock: socket.socket, parts: list[bytes]) -> None:
             views.pop(0)
         if views and sent:
             views[0] = views[0][sent:]
+
+
+def connect(address: str) -> socket.socket:
+    """A reader's connection to its owner (``ENV_ADDRESS``)."""
+    if address.startswith(UNIX_PREFIX):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(address[len(UNIX_PREFIX):])
+        except OSError:
+            sock.close()
+            raise
+        return sock
+    host, _, port = address.rpartition(":")
+    sock = socket.create_connection((host, int(port)))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def hello(key: str, pid: int) -> bytes:

@@ -127,15 +127,14 @@ def serve(sock: socket.socket, reader: Reader) -> None:
 
 
 def main() -> int:
-    host, _, port = os.environ[protocol.ENV_ADDRESS].rpartition(":")
+    address = os.environ[protocol.ENV_ADDRESS]
     key = os.environ[protocol.ENV_KEY]
     reader = Reader(os.environ[protocol.ENV_DATABASE], os.environ[protocol.ENV_SERVER_ID],
                     store=os.environ.get(protocol.ENV_STORE) or None)
     for name in (protocol.ENV_KEY, protocol.ENV_DATABASE):
         os.environ.pop(name, None)
     gc.freeze()  # what the read path built lives as long as the process (as the owner does)
-    sock = socket.create_connection((host, int(port)))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock = protocol.connect(address)
     try:
         sock.sendall(protocol.hello(key, os.getpid()))
         serve(sock, reader)

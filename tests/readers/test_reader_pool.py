@@ -68,8 +68,10 @@ def live(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> Iter
         live.extra["kid"] = (r.json()["AccessToken"], uid)
     yield live
     pids = live.ctx.readers.pids()
+    socket_dir = live.ctx.readers._socket_dir
     stop_server(live)
     assert not [pid for pid in pids if alive(pid)], "a reader process outlived its server"
+    assert socket_dir is None or not os.path.exists(socket_dir)  # (the Unix socket's private folder)
 
 
 def reader_running(live: LiveServer) -> list[int]:
