@@ -59,8 +59,9 @@ class ReaderStore(FragmentStore):
         conn.execute("PRAGMA query_only=1")
         return conn
 
-    def open(self) -> bool:
-        """Use the owner's file as it is: it must exist in this build's format."""
+    def open(self, adopt: Any = None) -> bool:
+        """Use the owner's file as it is: it must exist in this build's format (``adopt`` is the
+        owner's business: a reader takes every epoch from the owner)."""
         if callable(self._stamp_source):
             self.stamp = self._stamp_source()
             self._shapes.clear()
