@@ -10,7 +10,7 @@ request) costs no request: what it held is answered by the owner, and the next b
 starts a replacement.
 
 Readers are started through ``server/media/spawn.py`` (they die with the server on every OS) and
-connect back over loopback TCP, proving they know a per-process secret. Each request carries the
+connect back over a Unix socket (loopback TCP on Windows), proving they know a per-process secret. Each request carries the
 owner's ``Database.generations``, so a reader never answers from caches older than the owner's
 last committed write, and its own read transaction starts after that write. An Items page also
 carries the owner's fragment store epoch, taken before it is handed over (``ItemService.store_use``,
