@@ -212,7 +212,8 @@ class ServerContext:
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
         # reader processes for heavy reads on the other cores, started only under load (server/readers/)
         self.readers = ReaderPool(self.db, self.system_id,
-                                  ReaderSettings.resolve(options.readers, options.readers_busy))
+                                  ReaderSettings.resolve(options.readers, options.readers_busy),
+                                  store_use=self.items.store_use, store=self.items.store)
 
         # -- plugins and the remote providers
         self.plugins = PluginManager(self.config, self.paths.data_dir,
