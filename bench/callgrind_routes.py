@@ -12,7 +12,11 @@ requests compile handlers and fill caches).
 
 Routes: bench/overhead.py's (Ping, Info/Public, Users/Me, UserViews, Items/{id} repeated, an
 image cache hit and its 304, the repeated Items page), plus an Items/{id} *miss* (a different
-movie each request: the item's DTO is built, its reader-thread hop taken).
+movie each request: the item's DTO is built, its reader-thread hop taken) and a *warm Items
+page*: bench/items_query.py's page (100 movies, Fields=PrimaryImageAspectRatio,MediaSources,
+Overview, user data) at a new startIndex each request, within the first 700 movies, whose
+fragments the warm-up stored: every page's query string is new (no whole-reply hit), every
+fragment is found (what a random page of a warm library costs: the HTTP path and the page's read).
 
     python bench/callgrind_routes.py [--size 2000] [--requests 40] [--baseline DIR]
 
@@ -38,7 +42,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _server import free_port  # noqa: E402
 from items_query import build, sign_in  # noqa: E402
-from overhead import KeepAlive, add_poster, raw_get, routes  # noqa: E402
+from overhead import WARM_PAGES, KeepAlive, add_poster, raw_get, routes, warm_page  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,8 +102,12 @@ class Traced:
             self.proc.wait()
 
 
-def ask(conn: KeepAlive, name: str, raw: bytes, misses: Iterator[str], user_id: str, token: str) -> None:
-    """One request (``raw``, or for the miss route an Items/{id} of the next movie)."""
+def ask(conn: KeepAlive, name: str, raw: bytes, misses: Iterator[str], user_id: str, token: str,
+        starts: Iterator[int] | None = None, info: dict | None = None) -> None:
+    """One request (``raw``, or for the miss route an Items/{id} of the next movie, for the warm
+    page route the page at the next startIndex)."""
+    if not raw and starts is not None and info is not None and name.startswith("GET /Items page"):
+        raw = warm_page(info, user_id, token, next(starts))
     status, _ = conn.request(raw or raw_get(f"/Items/{next(misses)}?userId={user_id}", token))
     if status not in (200, 304):
         raise RuntimeError(f"{name} answered {status}")
@@ -128,21 +136,25 @@ def main() -> None:
             server = Traced(label, root, data, tmp / f"{label}-out")
             print(f"  {label}: started under callgrind in {time.monotonic() - t0:.0f} s", flush=True)
             try:
-                token, user_id = sign_in(server.url)
+                token, user_id = sign_in(server.url, timeout=900)  # (hashing a password under callgrind)
                 table = routes(info, token, user_id, server.url)
                 misses = iter(info["movie_ids"])
                 table.append(("GET /Items/{id} (miss)", b""))
+                table.append(("GET /Items page (warm, new)", b""))
+                starts = iter(range(1, 100 * (WARM_PAGES - 1)))  # every one a new query string
                 conn = KeepAlive(server.port)
                 costs: dict[str, float] = {}
+                for start in range(0, 100 * WARM_PAGES, 100):  # the warm page route's fragments stored
+                    conn.request(warm_page(info, user_id, token, start))
                 for name, raw in table:  # warm-up: handlers compiled, caches filled
                     for _ in range(10):
-                        ask(conn, name, raw, misses, user_id, token)
+                        ask(conn, name, raw, misses, user_id, token, starts, info)
                 time.sleep(10)  # (background work the start and the warm-up began)
                 for _round in range(2):  # the lower of two rounds: background work only adds
                     for name, raw in table:
                         server.control("-z")
                         for _ in range(args.requests):
-                            ask(conn, name, raw, misses, user_id, token)
+                            ask(conn, name, raw, misses, user_id, token, starts, info)
                         cost = server.dumped_ir() / args.requests
                         costs[name] = min(costs.get(name, cost), cost)
                 for name, cost in costs.items():

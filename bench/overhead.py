@@ -10,12 +10,14 @@ read before and after each batch; the best round counts (background work only ev
 
 Routes: GET /System/Ping and /System/Info/Public (no token), /Users/Me, /UserViews, /Items/{id}
 (a movie), a resized Primary image already in the disk cache and the same with If-None-Match
-(304; one movie gets a poster made with ffmpeg), and an Items page (bench/items_query.py's query, 100 movies with
-Fields=PrimaryImageAspectRatio,MediaSources,Overview), all with a token in the Authorization header
-as the Jellyfin apps send it.
+(304; one movie gets a poster made with ffmpeg), an Items page (bench/items_query.py's query, 100 movies with
+Fields=PrimaryImageAspectRatio,MediaSources,Overview) asked again and again (a whole-reply hit), and
+that page at a new startIndex each request within stored fragments (``WARM_ROUTE``: what a random
+page of a warm library costs), all with a token in the Authorization header as the Jellyfin apps
+send it.
 
 CPU counts the server process and its child processes (the reader processes that may build Items
-pages). For the Items page it also prints the *non-handler share* of the server process: the
+pages). For the warm Items page it also prints the *non-handler share* of the server process: the
 server runs with the GetItems handler wrapped so that it adds up the process CPU spent between the
 handler's entry and its return (the handler's own work and its database reads in this process;
 one request at a time, so nothing else runs meanwhile); everything else (HTTP parsing, the ASGI
@@ -28,6 +30,7 @@ request's fixed cost.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -235,7 +239,7 @@ def routes(info: dict, token: str, user_id: str, url: str) -> list[tuple[str, by
     page = params(info, user_id, random.Random(3), False)
     image = f"/Items/{info['movie_ids'][0]}/Images/Primary?{IMAGE_QUERY}"
     auth = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
-    etag = httpx.get(url + image, headers=auth, timeout=60).headers["etag"]  # (rendered once here)
+    etag = httpx.get(url + image, headers=auth, timeout=600).headers["etag"]  # (rendered once here; slow under callgrind)
     return [
         ("GET /System/Ping", raw_get("/System/Ping", None)),
         ("GET /System/Info/Public", raw_get("/System/Info/Public", None)),
@@ -248,15 +252,32 @@ def routes(info: dict, token: str, user_id: str, url: str) -> list[tuple[str, by
     ]
 
 
-def batch(server: Server, conn: KeepAlive, raw: bytes, n: int) -> tuple[float, float]:
+# A warm Items page at a new startIndex each request: bench/items_query.py's page within the first
+# 700 movies, whose fragments are stored first; the 599 query strings cycle, more than the
+# whole-reply cache's LRU holds of 245 KB pages, so no request is a whole-reply hit: the HTTP path,
+# the guard, the handler and the page's read of stored fragments.
+WARM_ROUTE = "GET /Items page (warm, new)"
+WARM_PAGES = 7
+
+
+def warm_page(info: dict, user_id: str, token: str, start: int) -> bytes:
+    import random
+    import urllib.parse
+
+    page = params(info, user_id, random.Random(3), False)
+    page["startIndex"] = str(start)
+    return raw_get("/Items?" + urllib.parse.urlencode(page), token)
+
+
+def batch(server: Server, conn: KeepAlive, raw: bytes | Iterator[bytes], n: int) -> tuple[float, float]:
     """Server CPU in microseconds per request over ``n`` requests: the server process's, and
     with its child processes' (reader processes) added."""
     children = server.children()
     main0, all0 = server.cpu_ns(), server.cpu_ns(children)
     for _ in range(n):
-        status, _body = conn.request(raw)
+        status, _body = conn.request(raw if isinstance(raw, bytes) else next(raw))
         if status not in (200, 304):
-            raise RuntimeError(f"{server.label}: {raw.split(b' HTTP')[0].decode()} answered {status}")
+            raise RuntimeError(f"{server.label}: a request answered {status}")
     main1, all1 = server.cpu_ns(), server.cpu_ns(children)
     return (main1 - main0) / n / 1000, (all1 - all0) / n / 1000
 
@@ -284,11 +305,15 @@ def main() -> None:
             server = Server(label, root, data, tmp / f"{label}.probe")
             servers.append(server)
             token, user_id = sign_in(server.url)
-            table = routes(info, token, user_id, server.url)
+            table: list[tuple[str, bytes | Iterator[bytes]]] = list(routes(info, token, user_id, server.url))
             conn = KeepAlive(server.port)
+            for start in range(0, 100 * WARM_PAGES, 100):  # the warm page route's fragments stored
+                conn.request(warm_page(info, user_id, token, start))
+            table.append((WARM_ROUTE, itertools.cycle([warm_page(info, user_id, token, start)
+                                                       for start in range(1, 100 * (WARM_PAGES - 1))])))
             for _name, raw in table:  # warm-up: caches, first imports, the token's session
                 for _ in range(50):
-                    conn.request(raw)
+                    conn.request(raw if isinstance(raw, bytes) else next(raw))
             setups.append((server, conn, table))
 
         names = [name for name, _ in setups[0][2]]
@@ -297,10 +322,10 @@ def main() -> None:
         for _ in range(args.rounds):
             for i, name in enumerate(names):
                 for server, conn, table in setups:
-                    if name.startswith("GET /Items ("):
+                    if name == WARM_ROUTE:
                         h0, c0 = server.handler_cpu()
                     main, micros = batch(server, conn, table[i][1], args.requests)
-                    if name.startswith("GET /Items ("):
+                    if name == WARM_ROUTE:
                         h1, c1 = server.handler_cpu()
                         handler = (h1 - h0) * 1e6 / max(1, c1 - c0)
                         prev = items_share.get(server.label)
@@ -322,8 +347,8 @@ def main() -> None:
             if len(labels) == 2:
                 line += f"{best[(labels[0], name)] / best[(labels[1], name)]:8.2f}"
             print(line)
-        print("\nItems page, the server process: total / in the handler / outside it (us per request, the round "
-              "with the lowest total; reader processes, if any, not counted here)")
+        print(f"\n{WARM_ROUTE}, the server process: total / in the handler / outside it (us per request, the "
+              "round with the lowest total; reader processes, if any, not counted here)")
         for lab in labels:
             total, handler, _with_readers = items_share[lab]
             print(f"  {lab:<10} {total:8.0f} {handler:8.0f} {total - handler:8.0f} "

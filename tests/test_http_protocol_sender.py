@@ -155,3 +155,52 @@ def test_failure_between_head_and_body_gives_a_clean_500() -> None:
     wire = b"".join(e for e in transport.events if isinstance(e, bytes))
     assert wire.startswith(b"HTTP/1.1 500") and wire.endswith(b"Internal Server Error")
     assert wire.count(b"HTTP/1.1") == 1
+
+
+def test_a_long_body_goes_out_whole_with_writev_on_a_real_socket(monkeypatch) -> None:
+    """On asyncio's own socket transport a long body goes out with its head in one writev, not
+    joined first; what the socket does not take at once follows through the transport's buffer
+    (a client reading slowly), so the client gets the head and every byte of the body in order."""
+    import random
+    import socket
+
+    body = random.Random(1).randbytes(3 * 1024 * 1024 + 17)  # more than the socket buffers take at once
+    writes: list[int] = []
+    real_writev = os.writev
+
+    def writev(fd: int, parts: list[bytes]) -> int:
+        assert [len(p) for p in parts][1] == len(body)  # head and body as they are, not joined
+        writes.append(sent := real_writev(fd, parts))
+        return sent
+
+    monkeypatch.setattr(os, "writev", writev)
+
+    async def run() -> bytes:
+        loop = asyncio.get_running_loop()
+        server_sock, client_sock = socket.socketpair()
+        client_sock.setblocking(False)
+        transport, _protocol = await loop.connect_accepted_socket(asyncio.Protocol, server_sock)
+        cycle = _cycle(transport)  # type: ignore[arg-type]
+        send = response_sender(cycle, zero_copy=True)
+        await send(_start(len(body)))
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        assert transport.get_write_buffer_size() > 0  # the rest waits in the transport's buffer
+        received = bytearray()
+        head_len = None
+        while head_len is None or len(received) < head_len + len(body):
+            await asyncio.sleep(0.001)
+            try:
+                received += client_sock.recv(65536)
+            except BlockingIOError:
+                continue
+            if head_len is None and b"\r\n\r\n" in received:
+                head_len = received.index(b"\r\n\r\n") + 4
+        transport.close()
+        client_sock.close()
+        return bytes(received)
+
+    wire = asyncio.run(run())
+    assert len(writes) == 1 and 0 < writes[0] < len(body)
+    head, _, got = wire.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and f"content-length: {len(body)}".encode() in head
+    assert got == body

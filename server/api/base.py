@@ -14,12 +14,15 @@ below reads the operation's security scopes from the same table.
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar import Request
+from litestar._kwargs.kwargs_model import KwargsModel
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.handlers.http_handlers import HTTPRouteHandler
@@ -31,6 +34,7 @@ from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError, UnauthorizedError
 from server.http import limits
+from server.http.fast_query import FastKwargs, QueryParser, compile_parser
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
@@ -75,9 +79,63 @@ class _Route(HTTPRouteHandler):
         declared = getattr(self, "declared", None)
         return f"{declared.__module__}.{declared.__qualname__}" if declared is not None else super().__str__()
 
+    def create_kwargs_model(self, path_parameters: Any) -> KwargsModel:
+        """Litestar's kwargs model, with the handler's query and path parameters parsed in one pass
+        when it takes nothing else (``server/http/fast_query.py``; Litestar's models still parse a
+        request the table does not take, and raise their 400s)."""
+        model = super().create_kwargs_model(path_parameters)
+        fn = self.fn
+        try:
+            hints = typing.get_type_hints(fn, include_extras=True)
+            defaults = {name: p.default for name, p in inspect.signature(fn).parameters.items()
+                        if p.default is not inspect.Parameter.empty}
+        except Exception:  # a handler whose hints cannot be resolved here keeps Litestar's path
+            return model
+        parser = compile_parser(model, hints, defaults)
+        if parser is None:
+            return model
+        signature = self.signature_model
+        if "_reelroom_fast" not in vars(signature):
+            slow = signature.parse_values_from_connection_kwargs
+
+            def parse_values(cls: Any, connection: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+                if type(kwargs) is FastKwargs:
+                    return kwargs  # parsed already
+                values: dict[str, Any] = slow(connection=connection, kwargs=kwargs)
+                return values
+
+            setattr(signature, "parse_values_from_connection_kwargs", classmethod(parse_values))  # noqa: B010
+            setattr(signature, "_reelroom_fast", True)  # noqa: B010
+        return _FastKwargsModel.wrap(model, parser)
+
     async def authorize_connection(self, connection: ASGIConnection[Any, Any, Any, Any]) -> None:
         for guard in self.resolve_guards():
             await guard(connection, self)  # type: ignore[misc]  # every guard is async (ensure_async_callable)
+
+
+class _FastKwargsModel(KwargsModel):
+    """Litestar's kwargs model of a handler, whose ``to_kwargs`` asks the compiled parser first."""
+
+    __slots__ = ("parser", "slow")
+    parser: QueryParser
+    slow: KwargsModel
+
+    @classmethod
+    def wrap(cls, model: KwargsModel, parser: QueryParser) -> _FastKwargsModel:
+        fast = cls.__new__(cls)
+        for name in KwargsModel.__slots__:
+            setattr(fast, name, getattr(model, name))
+        fast.parser = parser
+        fast.slow = model
+        return fast
+
+    async def to_kwargs(self, connection: ASGIConnection[Any, Any, Any, Any]) -> dict[str, Any]:
+        scope = connection.scope
+        parsed = self.parser.parse(scope.get("query_string", b""), scope.get("path_params") or {}, connection)
+        if parsed is None:
+            kwargs: dict[str, Any] = await self.slow.to_kwargs(connection)
+            return kwargs
+        return parsed
 
 
 def _route(method: str) -> Callable[..., _Route]:

@@ -193,6 +193,9 @@ _MATCH_CACHE_PATH_CHARS = 512
 # Items page with twenty parameters and a random startIndex is seldom asked twice) not kept.
 _QUERY_CACHE_MAX = 2048
 _QUERY_CACHE_CHARS = 256
+# The tidied parts of query strings not kept whole, by (route, "key=value"): see _tidied_by_parts.
+_PART_CACHE_MAX = 1024
+_PART_CACHE_CHARS = 256
 
 
 def _parse_query(raw_query: bytes) -> list[tuple[str, str]]:
@@ -215,6 +218,8 @@ class WireMiddleware:
         self._internal: dict[str, str] = {}  # template -> its Litestar path (routing.internal_path)
         self._matches: dict[str, RouteMatch | None] = {}
         self._queries: dict[tuple[int, bytes], tuple[bytes, str | None]] = {}  # see _tidied
+        # (route, one key=value part) -> (its tidied form, its problem, the list names it adds to)
+        self._parts: dict[tuple[int, str], tuple[str, str | None, tuple[str, ...]]] = {}
 
     def add_route(self, template: str, method: str, op: Operation | None) -> None:
         self.index.add(template)
@@ -222,6 +227,7 @@ class WireMiddleware:
         self._internal[template] = internal_path(template)
         self._matches.clear()
         self._queries.clear()
+        self._parts.clear()
 
     def _tidied(self, info: RouteInfo, raw_query: bytes) -> tuple[bytes, str | None]:
         """The query string as the route's operation spells and tidies it, and the first problem
@@ -231,14 +237,59 @@ class WireMiddleware:
         key = (id(info), raw_query)
         found = self._queries.get(key)
         if found is None:
-            pairs, problem = _tidy_query(_parse_query(raw_query), info)
-            found = (_encode_query(pairs) if pairs else b"", problem)
+            found = self._tidied_by_parts(info, raw_query)
+            if found is None:
+                pairs, problem = _tidy_query(_parse_query(raw_query), info)
+                found = (_encode_query(pairs) if pairs else b"", problem)
             if len(raw_query) <= _QUERY_CACHE_CHARS:
                 queries = self._queries
                 if len(queries) >= _QUERY_CACHE_MAX:
                     del queries[next(iter(queries))]  # the oldest
                 queries[key] = found
         return found
+
+    def _tidied_by_parts(self, info: RouteInfo, raw_query: bytes) -> tuple[bytes, str | None] | None:
+        """:meth:`_tidied` of a query string not seen whole before, put together from its
+        ``key=value`` parts, each tidied once per route (an Items page differs from the last one
+        by its ``startIndex`` alone: the other nine parts are known). The same answer as tidying
+        the whole: the parts are tidied in order, the first problem wins; only the count of a
+        list's values spans parts, and a list over its bound is tidied whole. None for a fully
+        URL-encoded query string (decoded whole first)."""
+        query = raw_query.decode("latin-1")
+        if "=" not in query and "%3d" in query.lower():
+            return None
+        parts = self._parts
+        route = id(info)
+        encoded: list[str] = []
+        problem: str | None = None
+        counts: dict[str, int] | None = None
+        for part in query.split("&"):
+            if not part:
+                continue
+            key = (route, part)
+            hit = parts.get(key)
+            if hit is None:
+                pairs, part_problem = _tidy_query(parse_qsl(part, keep_blank_values=True), info)
+                listed = tuple(name for name, _value in pairs
+                               if (found := info.query.get(name.lower())) is not None and found[1].startswith("array:"))
+                hit = (_encode_query(pairs).decode("latin-1") if pairs else "", part_problem, listed)
+                if len(part) <= _PART_CACHE_CHARS:
+                    if len(parts) >= _PART_CACHE_MAX:
+                        del parts[next(iter(parts))]  # the oldest
+                    parts[key] = hit
+            text, part_problem, listed = hit
+            if text:
+                encoded.append(text)
+            if part_problem and problem is None:
+                problem = part_problem
+            if listed:
+                if counts is None:
+                    counts = {}
+                for name in listed:
+                    counts[name] = n = counts.get(name, 0) + 1
+                    if n > limits.MAX_LIST_ITEMS:
+                        return None  # the bound spans parts: tidied whole
+        return "&".join(encoded).encode("latin-1"), problem
 
     def _match(self, path: str) -> RouteMatch | None:
         found = self._matches.get(path, _NO_MATCH)
