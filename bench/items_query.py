@@ -459,18 +459,33 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
 
 
 def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
-    """--readers: the same checkout with reader processes off and on, wrk runs taking turns."""
+    """--readers: the same checkout with reader processes off and on, wrk runs taking turns.
+
+    With ``--store cold|warm`` each server runs on a copy of the data folder of its own, without
+    the fragment store file (a store is one server's: another's epochs are not its own), and
+    ``warm`` makes each server's pass over every page (through its readers where they take pages)
+    before measuring."""
     roots = ([("base:", args.baseline.resolve())] if args.baseline else []) + [("", ROOT)]
     values = [label + n for label, _ in roots for n in args.readers.split(",")]
     servers = {}
+    copies: list[Path] = []
     try:
         for label, root in roots:
             for n in args.readers.split(","):
                 readers, _, local = n.partition("l")  # "1l0": one reader, the owner answers no page itself
                 env = {"REELROOM_READERS": readers} | ({"REELROOM_READERS_BUSY": "0"} if readers != "0" else {}) \
                     | ({"REELROOM_READERS_LOCAL": local} if local else {})
-                proc, url = start_server(data, root=root, env=env)
+                where = data
+                if args.store in ("cold", "warm"):
+                    where = Path(tempfile.mkdtemp(prefix="reelroom-readers-bench-")) / data.name
+                    copies.append(where.parent)
+                    shutil.copytree(data, where, symlinks=True,
+                                    ignore=shutil.ignore_patterns("fragments.sqlite3*"))
+                proc, url = start_server(where, root=root, env=env)
                 servers[label + n] = (proc, url, *sign_in(url))
+                if args.store == "warm":
+                    print(f"  readers={label + n:<6}", end="", flush=True)
+                    warm_pass(url, servers[label + n][2], info, servers[label + n][3], proc.pid, where)
         for n, (proc, url, token, user_id) in servers.items():
             single(url, token, info, user_id, 20, args.first_page)  # a reader starts
             deadline = time.monotonic() + (10 if "auto" in n else 60)  # auto: maybe no core is free
@@ -509,6 +524,8 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
     finally:
         for proc, *_ in servers.values():
             stop_server(proc)
+        for copy in copies:
+            shutil.rmtree(copy, ignore_errors=True)
 
 
 def report(label: str, r: dict, clients: int) -> str:
@@ -589,7 +606,10 @@ def main() -> None:
             built = time.perf_counter() - t0
             print(f"{info['items']:>7} items (built in {built:.1f} s), load average {os.getloadavg()[0]:.1f}")
             if args.readers:
-                readers_compare(data, info, args)
+                for sort in sorts:
+                    SORT[0] = sort
+                    print(f" sortBy={sort}, load average {os.getloadavg()[0]:.1f}")
+                    readers_compare(data, info, args)
                 continue
             for sort in sorts:
                 SORT[0] = sort

@@ -18,6 +18,11 @@ columns are printed with their ratio. With ``--keep DIR`` the library is built o
 checkout) into DIR and both servers run on copies of it (the checkouts must share the schema up
 to migrations the baseline's server applies on start).
 
+``--parental RATING`` measures as a user with parental rules: the signed-in user's policy gets
+MaxParentalRating RATING (12: every movie, rated PG-13, is hidden, music and shows stay), so the
+by-name lists, filters and search hints take the viewer's parental conditions (the kept counts
+cannot answer them) and a name is listed only with an item the user may see.
+
 ``--cold`` asks every list as a user sees it after watching something: before each request
 (untimed) the user marks a track favourite or not, so the whole-reply cache, the kept totals and
 the kept Next Up / Resume statements' results are stale and every request is computed again
@@ -309,6 +314,15 @@ def lists(c: httpx.Client, user_id: str) -> list[tuple[str, callable]]:
 
 ONLY: list[str] = []  # --only: name prefixes of the lists to measure (all when empty)
 COLD = False  # --cold: a play-state write (untimed) before every request
+PARENTAL: int | None = None  # --parental: the user's MaxParentalRating
+
+
+def set_parental(url: str, token: str, user_id: str, rating: int) -> None:
+    """The signed-in user's MaxParentalRating (--parental)."""
+    headers = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
+        policy = c.get(f"/Users/{user_id}").json()["Policy"]
+        c.post(f"/Users/{user_id}/Policy", json={**policy, "MaxParentalRating": rating}).raise_for_status()
 
 #: per list: the timed latencies (ms), the server's CPU per timed request (ms) and the first
 #: request's latency (ms)
@@ -423,6 +437,8 @@ def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builde
         proc, url = start_server(data, root=root)
         try:
             token, user_id = sign_in(url)
+            if PARENTAL is not None:
+                set_parental(url, token, user_id, PARENTAL)
             time.sleep(2)  # planner statistics are refreshed a second after start-up
             print(f"  ({root.name})", flush=True)
             return measure(url, token, user_id, n, proc.pid)
@@ -442,6 +458,8 @@ def main() -> None:
                         "and run every server on a copy of it (with --baseline too)")
     parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every request, "
                         "as after watching something: no whole-reply or kept-total hits")
+    parser.add_argument("--parental", type=int, metavar="RATING", help="the user's MaxParentalRating (12 hides "
+                        "every movie): the lists as a user with parental rules sees them")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
@@ -449,11 +467,14 @@ def main() -> None:
         return
     global COLD
     COLD = args.cold
+    global PARENTAL
+    PARENTAL = args.parental
     if args.only:
         ONLY.extend(o.strip() for o in args.only.split(",") if o.strip())
     print(f"cpus: {os.cpu_count()}; one client, keep-alive; {args.requests} requests per list; target p50 <= 10 ms, "
           f"p99 <= 30 ms at 100k; cpu = server CPU ms per request; "
-          f"{'cold: a play-state write before each request' if COLD else 'warm: requests repeated as a client does'}")
+          f"{'cold: a play-state write before each request' if COLD else 'warm: requests repeated as a client does'}"
+          f"{f'; the user has MaxParentalRating {PARENTAL}' if PARENTAL is not None else ''}")
     for size in (int(x) for x in args.sizes.split(",")):
         results = {}
         keep = args.keep / str(size) if args.keep is not None and args.keep.name != str(size) else args.keep

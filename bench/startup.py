@@ -365,7 +365,7 @@ def compile_tree(root: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--baseline", default=None, help="a commit to measure side by side (e.g. 7ee0b87)")
+    parser.add_argument("--baseline", default=None, help="a commit (e.g. 7ee0b87) or a checkout's folder to measure side by side")
     parser.add_argument("--this", default=None,
                         help="measure this commit (unpacked like the baseline) instead of the working tree")
     parser.add_argument("--sizes", default="0,100000", help="library sizes: 0 = empty only")
@@ -393,7 +393,9 @@ def main() -> None:
             trees.append(Tree(f"this {args.this}", unpack(args.this, work / "this")))
         else:
             trees.append(Tree("this tree", ROOT))
-        if args.baseline:
+        if args.baseline and Path(args.baseline).is_dir():  # a checkout (git worktree add DIR main)
+            trees.append(Tree(f"baseline {args.baseline}", Path(args.baseline).resolve()))
+        elif args.baseline:
             trees.append(Tree(f"baseline {args.baseline}", unpack(args.baseline, work / "baseline")))
         for tree in trees:
             if tree.root is not None:

@@ -26,7 +26,7 @@ from server.auth.signin import SignInService
 from server.auth.throttle import SignInThrottle
 from server.db import migrate
 from server.db.database import Database, sqlite_url
-from server.db.migration_child import MigrationChild
+from server.db.migration_child import MigrationChild, create_at_head
 from server.events.hub import EventHub
 from server.http.reply_cache import ReplyCache, reply_cache_budget
 from server.http.wire_middleware import StartupState
@@ -38,7 +38,7 @@ from server.library.browse.playstate import PlayStateService
 from server.library.browse.related import RelatedService
 from server.library.browse.service import Browse
 from server.library.browse.tv import TvService
-from server.library.catalog.fragment_store import FragmentStore, store_budget
+from server.library.catalog.fragment_store import FragmentStore, files_state, store_budget
 from server.library.catalog.items import ItemService, fragment_code_stamp
 from server.library.catalog.planner_stats import PlannerStats
 from server.library.scan.hosts import CONFIG_KEY as LIBRARY_HOSTS_KEY
@@ -205,13 +205,15 @@ class ServerContext:
                                  rating_country=lambda: server_config().MetadataCountryCode,
                                  store=FragmentStore(self.paths.cache_dir / "fragments.sqlite3", store_bytes,
                                                      fragment_code_stamp) if store_bytes else None,
-                                 config_generation=lambda: self.replies.config_generation)
+                                 config_generation=lambda: self.replies.config_generation,
+                                 store_state=self._store_state)
         #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
         self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
         # reader processes for heavy reads on the other cores, started only under load (server/readers/)
         self.readers = ReaderPool(self.db, self.system_id,
-                                  ReaderSettings.resolve(options.readers, options.readers_busy))
+                                  ReaderSettings.resolve(options.readers, options.readers_busy),
+                                  store_use=self.items.store_use, store=self.items.store)
 
         # -- plugins and the remote providers
         self.plugins = PluginManager(self.config, self.paths.data_dir,
@@ -418,6 +420,8 @@ class ServerContext:
         if self.options.migration is not None:
             log.info("Waiting for the database migration the entry point started")
             self.options.migration.wait()  # raises MigrationFailed
+        elif self.options.database_url is None and create_at_head(self.paths.database_file):
+            log.info("Created the database at the newest schema")  # a new SQLite file: no migration
         if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
             log.info("Migrating the database in a child process")
             MigrationChild(self.db.url).wait()
@@ -445,6 +449,23 @@ class ServerContext:
             except Exception:
                 log.exception("Error while shutting down")
         await asyncio.to_thread(self.db.close)
+        store = self.items.store
+        if store is not None and store.enabled:  # a clean close: the next start may take over its epoch
+            stamp = (self.db.content_generation, self.replies.config_generation)
+            state = await asyncio.to_thread(self._store_state)
+            if state:
+                await asyncio.to_thread(store.record_clean, state, stamp)
+
+    def _store_state(self) -> str | None:
+        """What the fragment store's fragments are made from, as files (fragment_store.files_state):
+        the SQLite database with its WAL and journal, and the configuration files. None on
+        PostgreSQL (a restart starts a new series of epochs there)."""
+        database = self.db.file
+        if database is None or str(database).startswith("file:"):
+            return None
+        config = sorted(p for p in self.paths.config_dir.rglob("*") if p.is_file())[:512]
+        return files_state([database, database.with_name(database.name + "-wal"),
+                            database.with_name(database.name + "-journal"), *config])
 
     # -- per request ---------------------------------------------------------------------
 

@@ -140,6 +140,31 @@ def keep_providers_offline(data_dir: Path) -> None:
             path.write_text(json.dumps(validate_provider_settings(section, urls)), encoding="utf-8")
 
 
+def outside_write(data_dir: Path, statement: str) -> int:
+    """Run one SQL statement on a stopped server's database behind its back (as the sqlite3
+    shell or a restored backup would), on whichever backend the tests use; returns the rows it
+    changed."""
+    import sqlite3
+
+    from sqlalchemy import create_engine, text
+
+    from server.db.dialect import normalize_url
+    from server.paths import ServerPaths
+
+    url = _TEST_DATABASES.get(str(Path(data_dir).resolve())) if ON_POSTGRES else None
+    if url is None:
+        with sqlite3.connect(ServerPaths(data_dir).database_file) as conn:
+            count = conn.execute(statement).rowcount
+        conn.close()
+        return count
+    engine = create_engine(normalize_url(url))
+    try:
+        with engine.begin() as conn:
+            return conn.execute(text(statement)).rowcount
+    finally:
+        engine.dispose()
+
+
 def start_server(data_dir: Path, **options) -> LiveServer:
     from server.context import ServerOptions
     from server.runner import ServerRunner

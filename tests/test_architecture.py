@@ -209,10 +209,6 @@ LAYERS = [  # lowest first; the longest matching prefix decides a module's layer
 
 # The upward imports left, and why each is there (docs/architecture.md repeats this list).
 UPWARD_IMPORTS = {
-    ("server.db.migrations.versions.0004_query_search", "server.library.catalog.search_index"):
-        "the migration that creates the search index builds it with the catalog's own code (one definition)",
-    ("server.db.migrations.versions.0008_postgres", "server.library.catalog.search_index"):
-        "the same, for PostgreSQL's trigram indexes",
     ("server.library.catalog.dto", "server.trickplay.service"):
         "BaseItemDto.Trickplay: the DTO builder reads the tile rows of a page in one query (info_for)",
     ("server.library.catalog.single_item", "server.trickplay.service"):

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from litestar import Request
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.wire import models as w
 
 
 @operation("UpdateItem")
-async def update_item(ctx: ServerContext, itemId: str, data: w.BaseItemDto) -> None:
-    await ctx.browse.editing.update_item(itemId, data)
+async def update_item(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str, data: w.BaseItemDto) -> None:
+    from server.library.browse.editing import null_fields
+
+    # a field sent as null is not the same as one left out (the decoded body cannot tell them apart)
+    await ctx.browse.editing.update_item(itemId, data, null_fields(await request.body()))
 
 
 @operation("GetMetadataEditorInfo")

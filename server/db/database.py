@@ -14,7 +14,8 @@ Two counters tell readers' caches what changed: ``generation`` is bumped after e
 write, ``content_generation`` only after those that wrote more than user data (play state,
 favourites: the writes a playing client makes every few seconds), a device's last activity
 (``devices``, written once a minute per signed-in client) or the logs (``activity_log``: sign-ins,
-users created...; ``task_results``: every scheduled task's run), which no catalog answer reads. A cached answer that never read
+users created...; ``task_results``: every scheduled task's run) or the planner's statistics (``ANALYZE``),
+which no catalog answer reads. A cached answer that never read
 ``user_data`` stays valid while ``content_generation`` is unchanged
 (``server/library/catalog/query.py`` CountCache).
 
@@ -56,6 +57,9 @@ _ACTIVITY_WRITE = re.compile(r'\s*UPDATE\s+"?devices"?\s+SET\s+"?date_last_activ
 #: Logs no catalog answer reads: the activity log and scheduled tasks' last results.
 _LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activity_log|task_results)"?[\s(]',
                         re.IGNORECASE)
+#: Planner statistics (planner_stats.py): no answer reads them, so they leave content_generation
+#: (and what is kept by it, e.g. the fragment store's epoch) as it was.
+_STATS_WRITE = re.compile(r"\s*(?:ANALYZE\b|PRAGMA\s+(?:analysis_limit|optimize)\b)", re.IGNORECASE)
 #: Statements that write nothing.
 _NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
 
@@ -117,7 +121,8 @@ class Database:
             return
         if _USER_DATA_WRITE.match(statement):
             self._wrote_user_data = True
-        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement) and not _LOG_WRITE.match(statement):
+        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement) and not _LOG_WRITE.match(statement) \
+                and not _STATS_WRITE.match(statement):
             self._wrote_content = True
 
     @property
@@ -129,6 +134,11 @@ class Database:
         """What a cached answer that read ``user_id``'s user data compares (with
         ``content_generation``): (``user_data_generation``, that user's own counter)."""
         return self.user_data_generation, self._user_generations.get(user_id, 0) if user_id else 0
+
+    def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
+        """What moves whenever ``user_id``'s user data rows may have changed: a content write (items
+        deleted with their rows), a user-data write that did not say whose, one of theirs."""
+        return self.content_generation, *self.user_generation(user_id)
 
     def _run_write(self, fn: Callable[..., T], args: tuple[Any, ...], users: frozenset[str] | None = None) -> T:
         outer = threading.current_thread() is not self._writer_thread or not self._in_write

@@ -15,6 +15,12 @@ migration is due is read with the ``sqlite3`` module and the scripts' ``revision
 SQLAlchemy, for PostgreSQL and for anything this could not tell. The child is ``python -m
 server.db.migrate`` (or the frozen executable with ``MIGRATE_FLAG``); the database URL travels in
 its environment (``URL_ENV``), not on its command line, where any local user could read a password.
+
+A brand-new SQLite database needs no child at all: ``create_at_head`` makes it from
+``migrations/head_sqlite.sql``, the schema every migration together makes (written by
+``server/db/head_schema.py``, stamped with the heads it is at; ``tests/db/test_head_schema.py``
+checks it equals the migrations' result table by table, index by index, trigger by trigger). It
+is used only while its heads are the scripts' heads; otherwise a new database migrates in a child.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ log = logging.getLogger("reelroom.db")
 MIGRATIONS = Path(__file__).parent / "migrations"
 MIGRATE_FLAG = "--reelroom-migrate"  # the frozen executable's way to run server.db.migrate.main
 URL_ENV = "REELROOM_MIGRATE_URL"
+HEAD_SCHEMA = MIGRATIONS / "head_sqlite.sql"  # a new SQLite database at the heads (server/db/head_schema.py)
+HEADS_LINE = re.compile(r"^-- heads: (.+)$", re.M)
 _ASSIGNMENT = re.compile(r"^(revision|down_revision)\s*(?::[^=\n]*)?=\s*(.+?)\s*(?:#.*)?$", re.M)
 
 
@@ -89,6 +97,53 @@ def sqlite_due(path: Path) -> bool | None:
             conn.close()
     except sqlite3.Error:
         return None
+
+
+def head_schema(path: Path | None = None) -> tuple[set[str], str] | None:
+    """The head schema's heads and its SQL script; None when it is missing or names no heads."""
+    try:
+        script = (path or HEAD_SCHEMA).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = HEADS_LINE.search(script)
+    return (set(found.group(1).split()), script) if found else None
+
+
+def create_at_head(db_file: Path) -> bool:
+    """Make the SQLite database ``db_file``, which does not exist yet, at the scripts' heads from
+    the head schema: a few milliseconds, no Alembic and no child (a first start). The file is made
+    aside and linked into place, so no other process ever sees half of it and none made meanwhile
+    is replaced. False (and nothing made) when the head schema is missing or not at the scripts'
+    heads, the file exists, or SQLite fails: the caller then migrates as before."""
+    heads, snapshot = script_heads(), head_schema()
+    if heads is None or snapshot is None or snapshot[0] != heads or db_file.exists():
+        return False
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    made = db_file.with_name(f".{db_file.name}.{os.getpid()}.new")
+    leftovers = (made, made.with_name(made.name + "-wal"), made.with_name(made.name + "-shm"))
+    try:
+        _unlink(leftovers)  # a crashed attempt's, by a process that had the same id
+        conn = sqlite3.connect(made, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")  # as the server's engine leaves a migrated file
+            conn.executescript(snapshot[1])  # BEGIN ... COMMIT: all of it or nothing
+        finally:
+            conn.close()
+        os.link(made, db_file)  # fails if the database appeared meanwhile: that one stays
+        return True
+    except (OSError, sqlite3.Error) as exc:
+        log.info("Could not make the database from the head schema (%s); migrating instead", exc)
+        return False
+    finally:
+        _unlink(leftovers)
+
+
+def _unlink(paths: tuple[Path, ...]) -> None:
+    for path in paths:
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
 
 def child_command() -> list[str]:
@@ -146,7 +201,8 @@ class MigrationChild:
 def start_if_due(data_dir: Path, database_url: str | None) -> MigrationChild | None:
     """Start the migration of a SQLite data folder's database now when one is due (an entry point,
     before it imports the server); None when none is, or when that cannot be told without
-    SQLAlchemy (PostgreSQL: ``ServerContext`` checks and starts the child itself)."""
+    SQLAlchemy (PostgreSQL: ``ServerContext`` checks and starts the child itself). A database that
+    does not exist yet is made at the heads here (``create_at_head``), without a child."""
     if database_url and not database_url.startswith("sqlite"):
         return None
     if database_url:
@@ -158,6 +214,9 @@ def start_if_due(data_dir: Path, database_url: str | None) -> MigrationChild | N
         from server.paths import ServerPaths
 
         db_file = ServerPaths(data_dir).database_file
+    if create_at_head(db_file):
+        log.info("Created the database at the newest schema")
+        return None
     if sqlite_due(db_file) is not True:
         return None
     db_file.parent.mkdir(parents=True, exist_ok=True)

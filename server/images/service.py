@@ -149,12 +149,14 @@ class ImageService:
         """/Items/{itemId}/Images: a library item, a person or a by-name folder by its id.
 
         A library item's target (its images_json, nothing from a by-name folder) is kept in
-        memory with the ``Database.generation`` it was read at and used while the generation is
-        unchanged: every committed write bumps it (a new image, a rescan, artwork made), so a
-        changed item is read again. The generation is taken *before* the read, so a write that
-        lands during the read leaves an entry that is already outdated. Callers must not change
-        the Target they get."""
-        generation = self.db.generation
+        memory with the ``Database.content_generation`` it was read at and used while that is
+        unchanged: every committed write of more than user data bumps it (a new image, a rescan,
+        artwork made), so a changed item is read again, while play-state writes and devices'
+        activity (a few a second under load, each of which made every target be read again) leave
+        the targets kept. The generation is taken *before* the read, so a write that lands during
+        the read leaves an entry that is already outdated. Callers must not change the Target
+        they get."""
+        generation = self.db.content_generation
         cached = self._targets.get(item_id)
         if cached is not None and cached[0] == generation:
             return cached[1]

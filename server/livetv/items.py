@@ -55,7 +55,8 @@ def sync_channels(s: Session, channels: list) -> list[str]:
     view = rows.pop(LIVETV_FOLDER_ID, None)
     wanted = {c.id: c for c in channels}
     if not wanted:
-        s.execute(delete(items).where(items.c.library_id == LIVETV_FOLDER_ID))
+        if rows or view is not None:  # (no statement when there is nothing: it would count as a content write)
+            s.execute(delete(items).where(items.c.library_id == LIVETV_FOLDER_ID))
         return []
     if view is None:
         s.add(Item(id=LIVETV_FOLDER_ID, type="UserView", is_folder=True, name="Live TV", sort_name="live tv",

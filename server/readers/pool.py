@@ -10,9 +10,13 @@ request) costs no request: what it held is answered by the owner, and the next b
 starts a replacement.
 
 Readers are started through ``server/media/spawn.py`` (they die with the server on every OS) and
-connect back over loopback TCP, proving they know a per-process secret. Each request carries the
+connect back over a Unix socket (loopback TCP on Windows), proving they know a per-process secret. Each request carries the
 owner's ``Database.generations``, so a reader never answers from caches older than the owner's
-last committed write, and its own read transaction starts after that write.
+last committed write, and its own read transaction starts after that write. An Items page also
+carries the owner's fragment store epoch, taken before it is handed over (``ItemService.store_use``,
+as for a page the owner answers): the reader reads the owner's store at that epoch (store.py) and
+sends back what it built and the digests it found holding, which go to the owner's store writer
+and marks.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ import itertools
 import logging
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable
@@ -35,6 +41,7 @@ from typing import Any, TypeVar, cast
 
 from server.db.database import Database
 from server.library.catalog.dto import DtoOptions
+from server.library.catalog.fragment_store import FragmentStore, StoreUse
 from server.library.catalog.query import ItemQuery
 from server.media import spawn
 from server.readers import protocol
@@ -170,7 +177,7 @@ class Reader:
         self.pid = pid  # the reader's own pid (on macOS proc.pid is its watchdog wrapper's)
         self._in = stream_in
         self._out = stream_out
-        self._pending: dict[int, asyncio.Future[tuple[str, Any]]] = {}
+        self._pending: dict[int, asyncio.Future[tuple[str, Any, Any]]] = {}
         self._ids = itertools.count(1)
         self.alive = True
         self.last_used = time.monotonic()
@@ -181,15 +188,16 @@ class Reader:
     def outstanding(self) -> int:
         return len(self._pending)
 
-    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any]:
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
+        """``(status, payload, extra)``: extra is the reply's extra part (``protocol.read_extra``)."""
         if not self.alive:
             raise ReaderGone
         request_id = next(self._ids)
         try:
             data = protocol.frame((request_id, kind, generation, args))
         except Exception:  # a query that does not pickle: the owner answers it
-            return protocol.FAILED, traceback.format_exc()
-        future: asyncio.Future[tuple[str, Any]] = asyncio.get_running_loop().create_future()
+            return protocol.FAILED, traceback.format_exc(), None
+        future: asyncio.Future[tuple[str, Any, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self.last_used = time.monotonic()
         try:
@@ -203,12 +211,13 @@ class Reader:
         try:
             while True:
                 head = await self._in.readexactly(protocol.REPLY_HEADER.size)
-                size = protocol.REPLY_HEADER.unpack(head)[0]
+                size, _id, _status, extra_size = protocol.REPLY_HEADER.unpack(head)
                 request_id, status, payload = protocol.read_reply(head, await self._in.readexactly(size))
+                extra = protocol.read_extra(await self._in.readexactly(extra_size)) if extra_size else None
                 future = self._pending.get(request_id)
                 if future is not None and not future.done():
                     self.served += 1
-                    future.set_result((status, payload))
+                    future.set_result((status, payload, extra))
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass  # the reader ended or closed its end
         except Exception:  # a reply that does not read back: this reader is done with
@@ -227,10 +236,19 @@ class Reader:
 
 
 class ReaderPool:
-    def __init__(self, db: Database, server_id: str, settings: ReaderSettings) -> None:
+    def __init__(self, db: Database, server_id: str, settings: ReaderSettings,
+                 store_use: Callable[[DtoOptions, bool], StoreUse | None] | None = None,
+                 store: FragmentStore | None = None) -> None:
+        """``store_use``: ``ItemService.store_use`` (the epoch and shape a page uses the fragment
+        store with, taken before it is handed over); ``store``: the owner's store (its file is
+        what readers read; what they built goes to its writer)."""
         self.db = db
         self.server_id = server_id
         self.settings = settings
+        self._store_use = store_use
+        self.store = store
+        self.stored_back = 0  # fragments readers built and sent back to the owner's store
+        self.store_hits = 0  # fragments readers used from the store as they were (of the page's epoch)
         self.readers: list[Reader] = []
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
@@ -241,7 +259,8 @@ class ReaderPool:
         self._retry_after = 0.0
         self._closed = False
         self._server: asyncio.Server | None = None
-        self._address: tuple[str, int] | None = None
+        self._address: str | None = None  # what a reader connects to (protocol.ENV_ADDRESS)
+        self._socket_dir: str | None = None
         self._hellos: dict[str, asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -304,12 +323,17 @@ class ReaderPool:
         """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
         ended first. A 4xx it raised is raised here."""
         names, q.names = q.names, None  # the owner's by-name index stays here
+        camel = camel_case_requested.get()
+        # the store's epoch as the owner's own page would take it: before the read (the reader's)
+        use = self._store_use(opts, camel) if self._store_use is not None else None
         try:
-            status, payload = await reader.call(protocol.ITEMS, self.db.generations,
-                                                (q, opts, camel_case_requested.get()))
+            status, payload, extra = await reader.call(protocol.ITEMS, self.db.generations,
+                                                       (q, opts, camel, use.epoch if use is not None else 0))
         finally:
             q.names = names
             self._wake()
+        if extra is not None and use is not None:
+            self._keep(use, extra)
         if status == protocol.OK:
             self.served += 1
             return cast(bytes, payload)  # the reply's bytes as they came off the connection
@@ -317,6 +341,20 @@ class ReaderPool:
             raise payload
         log.error("A reader failed on an Items page; answered here instead:\n%s", payload)
         return None
+
+    def _keep(self, use: StoreUse, extra: Any) -> None:
+        """What a reader built for a page (fragments stamped with the epoch it was sent) to the
+        owner's store writer, and the digests it found holding to the owner's marks of that epoch."""
+        writes, valid, hits = extra
+        self.store_hits += hits
+        epoch = use.epoch
+        writes = [w for w in writes if w[2] == epoch or w[2] == 0]  # (only what this page's epoch allows)
+        if writes:
+            use.store.put(writes)
+            self.stored_back += len(writes)
+        for at, shape, digests in valid:
+            if at == epoch:
+                use.store.mark_valid(at, shape, digests)
 
     def _cpu_free(self) -> bool:
         """``auto``: the machine has a core's worth of CPU for the readers (CpuGate); else always."""
@@ -370,12 +408,21 @@ class ReaderPool:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _listen(self) -> tuple[str, int]:
+    async def _listen(self) -> str:
+        """Where readers connect: a Unix socket in a private folder (0700) where there are Unix
+        sockets (a 245 KB reply through one costs both processes less kernel time than through
+        loopback TCP), else loopback TCP (Windows)."""
         if self._server is None:
             # a large stream limit: a 250 KB reply is read without pausing the transport every 128 KB
-            self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=STREAM_LIMIT)
-            host, port = self._server.sockets[0].getsockname()[:2]
-            self._address = (host, port)
+            if protocol.UNIX_SOCKETS:
+                self._socket_dir = tempfile.mkdtemp(prefix="reelroom-readers-")
+                path = os.path.join(self._socket_dir, "s")
+                self._server = await asyncio.start_unix_server(self._accept, path, limit=STREAM_LIMIT)
+                self._address = protocol.UNIX_PREFIX + path
+            else:
+                self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=STREAM_LIMIT)
+                host, port = self._server.sockets[0].getsockname()[:2]
+                self._address = f"{host}:{port}"
         assert self._address is not None
         return self._address
 
@@ -405,9 +452,10 @@ class ReaderPool:
         self._hellos[token] = hello
         proc: subprocess.Popen[bytes] | None = None
         try:
-            host, port = await self._listen()
-            env = {**os.environ, protocol.ENV_ADDRESS: f"{host}:{port}", protocol.ENV_KEY: token,
-                   protocol.ENV_DATABASE: self.db.url, protocol.ENV_SERVER_ID: self.server_id}
+            address = await self._listen()
+            env = {**os.environ, protocol.ENV_ADDRESS: address, protocol.ENV_KEY: token,
+                   protocol.ENV_DATABASE: self.db.url, protocol.ENV_SERVER_ID: self.server_id,
+                   protocol.ENV_STORE: str(self.store.path) if self.store is not None else ""}
             started: subprocess.Popen[bytes] = await asyncio.to_thread(
                 spawn.popen, reader_command(), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             proc = started
@@ -483,6 +531,9 @@ class ReaderPool:
         if self._server is not None:
             self._server.close()
             self._server = None
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
 
 
 def _parse_hello(body: bytes) -> tuple[str, int]:

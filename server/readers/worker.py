@@ -7,8 +7,10 @@ inline, no threads) and the catalog's ``ItemService`` on it. No tasks, no scanne
 
 Each request carries the owner's database generations (any write, content writes); the reader adopts them before reading, so
 its caches (by-name index, counts and whatever else ``ItemService`` keeps per generation) are
-those of the owner's last committed write and never serve older data. It exits when the owner
-closes the connection (idle, shutdown) or goes away.
+those of the owner's last committed write and never serve older data. An Items page also carries
+the owner's fragment store epoch: the page reads the owner's store at that epoch (store.py), and
+what it builds goes back to the owner with the reply. It exits when the owner closes the
+connection (idle, shutdown) or goes away.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import socket
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import event
@@ -31,6 +34,7 @@ from server.library.catalog.dto import DtoOptions
 from server.library.catalog.items import ItemService
 from server.library.catalog.query import ItemQuery
 from server.readers import protocol
+from server.readers.store import ReaderStore
 from server.users.service import UserService
 
 T = TypeVar("T")
@@ -52,6 +56,10 @@ class ReaderDatabase(Database):
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read(fn, args)
 
+    def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
+        """Only the owner's ``generation`` comes here (not its per-user counters): any write."""
+        return (self.generation,)
+
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         raise RuntimeError("a reader process does not write")
 
@@ -68,30 +76,44 @@ def _query_only(dbapi_conn: Any, _record: Any) -> None:
 class Reader:
     """The read path of one server, built from what the owner told the process."""
 
-    def __init__(self, database_url: str, server_id: str, fragment_budget: int = FRAGMENT_BUDGET) -> None:
+    def __init__(self, database_url: str, server_id: str, fragment_budget: int = FRAGMENT_BUDGET,
+                 store: str | None = None) -> None:
+        from server.library.catalog.items import fragment_code_stamp
+
         self.db = ReaderDatabase(database_url)
-        self.items = ItemService(self.db, UserService(self.db), server_id, fragment_budget=fragment_budget)
+        #: the owner's fragment store, read at the epochs the owner sends (None: it has none)
+        self.store = ReaderStore(Path(store), fragment_code_stamp) if store else None
+        self.items = ItemService(self.db, UserService(self.db), server_id, fragment_budget=fragment_budget,
+                                 store=self.store)
         self.loop = asyncio.new_event_loop()
 
-    def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
+    def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool, epoch: int = 0) -> bytes:
         """GET /Items: the scoped query and DTO options in, the encoded reply out (what the owner's
-        ``ItemService.query_reply`` would have answered)."""
+        ``ItemService.query_reply`` would have answered), reading the owner's fragment store at
+        ``epoch`` (0: without the store)."""
+        if self.store is not None:
+            self.store.adopt(epoch)
         return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
 
-    def handle(self, message: tuple[int, str, tuple[int, int], tuple[Any, ...]]) -> tuple[int, str, Any]:
+    def handle(self, message: tuple[int, str, tuple[int, int], tuple[Any, ...]]) -> tuple[int, str, Any, Any]:
+        """``(request_id, status, payload, extra)``: extra is what goes back to the owner's fragment
+        store (``ReaderStore.take``), or None."""
         request_id, kind, generations, args = message
         self.db.content_generation, self.db.generation = generations
         try:
             if kind == protocol.ITEMS:
-                return request_id, protocol.OK, self.items_page(*args)
-            return request_id, protocol.FAILED, f"unknown request kind {kind!r}"
+                page = self.items_page(*args)
+                return request_id, protocol.OK, page, self.store.take() if self.store is not None else None
+            return request_id, protocol.FAILED, f"unknown request kind {kind!r}", None
         except ReelroomError as exc:  # a 4xx the owner would have raised: raised there as it is
-            return request_id, protocol.ERROR, exc
+            return request_id, protocol.ERROR, exc, None
         except Exception:
-            return request_id, protocol.FAILED, traceback.format_exc()
+            return request_id, protocol.FAILED, traceback.format_exc(), None
 
     def close(self) -> None:
         self.loop.close()
+        if self.store is not None:
+            self.store.close()
         self.db.close()
 
 
@@ -100,23 +122,23 @@ def serve(sock: socket.socket, reader: Reader) -> None:
         message = protocol.read_frame(sock)
         if message is None:  # the owner closed the connection or went away
             return
-        request_id, status, payload = reader.handle(message)
+        request_id, status, payload, extra = reader.handle(message)
         try:
-            parts = protocol.reply_parts(request_id, status, payload)
+            parts = protocol.reply_parts(request_id, status, payload, extra)
         except Exception:  # an exception that does not pickle: the owner answers it
             parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
         protocol.send_parts(sock, parts)
 
 
 def main() -> int:
-    host, _, port = os.environ[protocol.ENV_ADDRESS].rpartition(":")
+    address = os.environ[protocol.ENV_ADDRESS]
     key = os.environ[protocol.ENV_KEY]
-    reader = Reader(os.environ[protocol.ENV_DATABASE], os.environ[protocol.ENV_SERVER_ID])
+    reader = Reader(os.environ[protocol.ENV_DATABASE], os.environ[protocol.ENV_SERVER_ID],
+                    store=os.environ.get(protocol.ENV_STORE) or None)
     for name in (protocol.ENV_KEY, protocol.ENV_DATABASE):
         os.environ.pop(name, None)
     gc.freeze()  # what the read path built lives as long as the process (as the owner does)
-    sock = socket.create_connection((host, int(port)))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock = protocol.connect(address)
     try:
         sock.sendall(protocol.hello(key, os.getpid()))
         serve(sock, reader)

@@ -65,19 +65,34 @@ def test_password_work_runs_on_its_own_pool():
     assert seen and seen[0].startswith("reelroom-password")
 
 
-def test_unknown_name_costs_about_what_a_known_one_costs(server):
+def test_unknown_name_costs_what_a_known_one_costs(server, monkeypatch):
+    """A wrong password for a known name and any password for an unknown one each cost one
+    argon2 verification and no hashing (before: the unknown name cost a hash plus a
+    verification), so the time does not tell which names exist. The work is counted, not
+    timed: the times are in bench/signin_flood.py."""
     with server.admin() as c:
         assert c.post("/Users/New", json={"Name": "dora", "Password": "right"}).status_code == 200
-    timings = {"dora": [], "nobody-here": []}
+    calls: list[str] = []
+    real = passwords._hasher
+
+    class Counting:
+        def verify(self, stored: str, password: str) -> bool:
+            calls.append("verify")
+            return real.verify(stored, password)
+
+        def hash(self, password: str) -> str:
+            calls.append("hash")
+            return real.hash(password)
+
     with server.client(device="timing") as anon:
-        for _ in range(2):
-            for name in timings:
-                start = time.perf_counter()
-                assert _sign_in(anon, name, "wrong-guess").status_code in (401,)
-                timings[name].append(time.perf_counter() - start)
-    known, unknown = min(timings["dora"]), min(timings["nobody-here"])
-    # one argon2 verification each (before: the unknown name cost a hash plus a verification)
-    assert unknown < known * 1.6 + 0.05, timings
+        assert _sign_in(anon, "nobody-here", "warm-up").status_code == 401  # the dummy hash made once
+        monkeypatch.setattr(passwords, "_hasher", Counting())
+        work = {}
+        for name in ("dora", "nobody-here", "dora", "nobody-here"):
+            calls.clear()
+            assert _sign_in(anon, name, "wrong-guess").status_code == 401
+            work.setdefault(name, []).append(list(calls))
+    assert work == {"dora": [["verify"], ["verify"]], "nobody-here": [["verify"], ["verify"]]}, work
 
 
 def test_a_flood_of_bad_sign_ins_gets_429_with_retry_after(server):
@@ -150,30 +165,36 @@ def test_the_desktop_app_is_never_locked_out_nor_rate_limited(server):
 
 def test_other_requests_stay_responsive_under_a_sign_in_flood(server):
     """8 clients sign in with the right password (full argon2 checks no rate limit stops) while
-    a ninth pings. Loose bounds: the figures are in bench/signin_flood.py."""
+    a ninth pings. The loop answers pings while sign-ins are in flight: a ping that began after a
+    sign-in was sent comes back before that sign-in's answer. No wall-time bound (the figures
+    are in bench/signin_flood.py); the clients' own timeouts only catch a real hang."""
     with server.admin() as c:
         assert c.post("/Users/New", json={"Name": "gina", "Password": "right"}).status_code == 200
     stop_at = time.monotonic() + 4
     outcomes: list[int] = []
+    sign_ins: list[tuple[float, float]] = []  # (sent, answered)
 
     def hammer(n: int) -> None:
         with server.client(device=f"flood-{n}") as c:
             while time.monotonic() < stop_at:
+                sent = time.monotonic()
                 outcomes.append(_sign_in(c, "gina", "right").status_code)
+                sign_ins.append((sent, time.monotonic()))
 
     threads = [threading.Thread(target=hammer, args=(n,)) for n in range(8)]
     for t in threads:
         t.start()
-    pings = []
+    pings: list[tuple[float, float]] = []
     time.sleep(0.5)
     with server.client() as c:
         while time.monotonic() < stop_at:
-            start = time.perf_counter()
+            sent = time.monotonic()
             assert c.get("/System/Ping").status_code == 200
-            pings.append(time.perf_counter() - start)
+            pings.append((sent, time.monotonic()))
             time.sleep(0.05)
     for t in threads:
         t.join(60)
+    assert not any(t.is_alive() for t in threads)
     assert outcomes and set(outcomes) <= {200, 429} and 200 in outcomes
-    pings.sort()
-    assert pings[len(pings) // 2] < 0.5 and pings[-1] < 3.0, pings
+    overtaking = [p for p in pings if any(s0 < p[0] and p[1] < s1 for s0, s1 in sign_ins)]
+    assert len(pings) >= 2 and overtaking, (pings[:5], sign_ins[:5])

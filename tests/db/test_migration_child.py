@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, inspect
 
-from server.db import migrate
+from server.db import migrate, migration_child
 from server.db.migration_child import (
     MIGRATE_FLAG,
     URL_ENV,
@@ -36,7 +36,9 @@ def _revisions(db_file: Path) -> set[str]:
         return {row[0] for row in conn.execute("SELECT version_num FROM alembic_version")}
 
 
-def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path) -> None:
+def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a usable head schema (tests/db/test_head_schema.py: a new database is made from it)."""
+    monkeypatch.setattr(migration_child, "HEAD_SCHEMA", tmp_path / "no-head-schema.sql")
     db_file = ServerPaths(tmp_path).database_file
     assert sqlite_due(db_file) is True  # no file yet
     child = start_if_due(tmp_path, None)
@@ -54,22 +56,27 @@ def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path) -> None:
     assert start_if_due(tmp_path, None) is None  # up to date: no child at all
 
 
-def test_a_database_behind_the_scripts_gets_the_migrations_it_lacks(tmp_path: Path) -> None:
-    """An upgrade of Reelroom: the database is at an older revision; the child brings it to the heads."""
+def _migrate_to(db_file: Path, revision: str) -> str:
     from alembic import command
 
-    db_file = ServerPaths(tmp_path).database_file
-    db_file.parent.mkdir(parents=True)
+    db_file.parent.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{db_file}"
     engine = create_engine(url)
     try:
         with engine.begin() as conn:
             cfg = migrate.alembic_config(url)
             cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "0007_merge")
+            command.upgrade(cfg, revision)
     finally:
         engine.dispose()
-    assert _revisions(db_file) == {"0007_merge"}
+    assert _revisions(db_file) == {revision}
+    return url
+
+
+def test_a_database_behind_the_scripts_gets_the_migrations_it_lacks(tmp_path: Path) -> None:
+    """An upgrade of Reelroom: the database is at an older revision; the child brings it to the heads."""
+    db_file = ServerPaths(tmp_path).database_file
+    url = _migrate_to(db_file, "0007_merge")
     assert sqlite_due(db_file) is True
     child = start_if_due(tmp_path, url)
     assert child is not None
@@ -117,8 +124,11 @@ asyncio.run(main())
 """
 
 
-def test_a_first_start_migrates_without_loading_alembic(tmp_path: Path) -> None:
-    """The server of a first start is fully migrated once it is ready, and never imported Alembic."""
+def test_a_start_after_an_upgrade_migrates_without_loading_alembic(tmp_path: Path) -> None:
+    """The server of a start with a migration due (its database at an older revision: a first start
+    makes its database at the heads without a child, tests/db/test_head_schema.py) is fully
+    migrated once it is ready, and never imported Alembic."""
+    _migrate_to(ServerPaths(tmp_path).database_file, "0007_merge")
     out = subprocess.run([sys.executable, "-c", CHILD_SERVER, str(tmp_path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -130,7 +140,10 @@ def test_a_first_start_migrates_without_loading_alembic(tmp_path: Path) -> None:
 
 def test_a_server_that_migrates_in_a_child_serves_a_migrated_database(tmp_path: Path) -> None:
     """ServerContext starts the child itself when no entry point did (and on PostgreSQL, which the
-    entry points leave to it); the first request sees every table."""
+    entry points leave to it); the first request sees every table. On SQLite the database is at an
+    older revision (a new one is made from the head schema, tests/db/test_head_schema.py)."""
+    if not ON_POSTGRES:
+        _migrate_to(ServerPaths(tmp_path / "data").database_file, "0007_merge")
     live = start_server(tmp_path / "data", migrate_in_child=True)
     try:
         with live.client() as c:

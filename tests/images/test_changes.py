@@ -186,3 +186,34 @@ def test_kept_image_list_is_never_served_stale(live):
         # the item gone: 404, not the kept list
         live.ctx.db.write_sync(lambda s: s.delete(s.get(Item, item_id)))
         assert c.get(url).status_code == 404
+
+
+def test_kept_image_list_outlives_play_state_writes(live):
+    """Play-state writes (user data: a few a second under load) leave an item's kept image list
+    kept (no read of the row); a write of the item's images, even in the same transaction as
+    user data, shows on the next request."""
+    red = make_picture(live.extra["art"] / "play-red.jpg", (200, 300), color=(250, 0, 0))
+    blue = make_picture(live.extra["art"] / "play-blue.jpg", (200, 300), color=(0, 0, 250))
+    item_id = add_item(live, [entry_for(red)])
+    url = f"/Items/{item_id}/Images/Primary"
+    images = live.ctx.images
+    with live.admin() as c:
+        user_id = c.get("/Users/Me").json()["Id"]
+        assert _corner(c, url)[0] > 200
+        kept = images._targets[item_id]
+        generation = live.ctx.db.generation
+        assert c.post(f"/UserFavoriteItems/{item_id}", params={"userId": user_id}).status_code == 200
+        assert c.post(f"/UserPlayedItems/{item_id}", params={"userId": user_id}).status_code == 200
+        assert live.ctx.db.generation > generation  # (written)
+        assert _corner(c, url)[0] > 200
+        assert images._targets[item_id] is kept  # not read again
+
+        def images_and_user_data(s) -> None:  # one transaction: user data and the item's images
+            from server.db.tables import UserData
+            ud = s.get(UserData, (user_id, item_id))
+            ud.is_favorite = False
+            s.get(Item, item_id).images_json = json.dumps([entry_for(blue)])
+
+        live.ctx.db.write_sync(images_and_user_data)
+        assert _corner(c, url)[2] > 200  # the new poster at once
+        assert images._targets[item_id] is not kept

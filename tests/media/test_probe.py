@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -239,19 +238,3 @@ def test_probe_error_is_a_value_error(tmp_path: Path) -> None:
     junk.write_bytes(bytes(range(256)) * 8)
     with pytest.raises(ValueError):
         probe_file(junk)
-
-
-def test_probe_speed(movie_mkv: Path, clip_mp4: Path, songs: dict[str, Path],
-                     capsys: pytest.CaptureFixture[str]) -> None:
-    files = [movie_mkv, clip_mp4, *songs.values()]
-    rounds = 10
-    timings = {}
-    for path in files:
-        probe_file(path)  # warm the OS cache
-        start = time.perf_counter()
-        for _ in range(rounds):
-            probe_file(path)
-        timings[path.name] = (time.perf_counter() - start) / rounds * 1000
-    with capsys.disabled():
-        print("\nprobe_file ms/file: " + ", ".join(f"{k} {v:.2f}" for k, v in timings.items()))
-    assert max(timings.values()) < 100

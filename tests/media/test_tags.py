@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import io
 import shutil
-import time
 from pathlib import Path
 
 import mutagen.flac
@@ -249,17 +248,3 @@ def test_name_splitting_rules() -> None:
     assert split_list(["Rock; Pop"]) == ["Rock", "Pop"]
     assert split_list(["Rock, Pop"]) == ["Rock", "Pop"]
     assert split_list(["Rock, Pop/Indie"]) == ["Rock, Pop", "Indie"]
-
-
-def test_tag_reading_speed(songs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    rounds = 30
-    timings = {}
-    for suffix, path in songs.items():
-        read_audio_tags(path)
-        start = time.perf_counter()
-        for _ in range(rounds):
-            read_audio_tags(path)
-        timings[suffix] = (time.perf_counter() - start) / rounds * 1000
-    with capsys.disabled():
-        print("\nread_audio_tags ms/file: " + ", ".join(f"{k} {v:.3f}" for k, v in timings.items()))
-    assert max(timings.values()) < 100

@@ -66,6 +66,11 @@ class FakeService:
         self.prefixes: dict[str, Callable[[str, dict[str, str]], Reply]] = {}
         self.requests: list[Recorded] = []
         self.delay = 0.0
+        #: set to let every delayed answer go at once (``delay`` is the longest a request is held)
+        self.release = threading.Event()
+        #: requests answered so far (after their delay): a client that gave up on its own timeout
+        #: has its request still held here
+        self.answered = 0
         self.fail_status: int | None = None
         service = self
 
@@ -94,7 +99,7 @@ class FakeService:
                 service.requests.append(Recorded(parts.path, query, headers, time.monotonic(), method,
                                                  json.loads(raw) if raw.strip() else None))
                 if service.delay:
-                    time.sleep(service.delay)
+                    service.release.wait(service.delay)
                 if method == "GET":
                     status, body, ctype = service.reply(parts.path, query)
                 else:
@@ -107,6 +112,8 @@ class FakeService:
                     self.wfile.write(body)
                 except OSError:
                     pass  # the client gave up (timeout tests)
+                finally:
+                    service.answered += 1
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -142,6 +149,7 @@ class FakeService:
         return self
 
     def stop(self) -> None:
+        self.release.set()  # no request stays held
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(5)

@@ -4,7 +4,6 @@ replies to search results, metadata and images, failures and MusicBrainz's rate 
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime
 
 import pytest
@@ -153,15 +152,15 @@ async def test_tmdb_without_key_is_disabled_and_wrong_key_is_an_error(fake_tmdb:
 
 async def test_provider_down_or_slow_raises_provider_error(fake_tmdb: FakeTmdb):
     down = tmdb_for(f"http://127.0.0.1:{closed_port()}")
-    fake_tmdb.delay = 2.0
+    fake_tmdb.delay = 60.0  # held until released: only the client's own timeout ends the wait
     slow = tmdb_for(fake_tmdb.url, TimeoutSeconds=0.3)
     try:
         with pytest.raises(ProviderError, match="unreachable"):
             await down.search("Movie", SearchInfo(name="Fight Club"))
-        started = time.monotonic()
         with pytest.raises(ProviderError, match="did not answer"):
             await slow.search("Movie", SearchInfo(name="Fight Club"))
-        assert time.monotonic() - started < 1.5
+        # it gave up on its own: the provider still holds the request
+        assert fake_tmdb.answered == 0 and len(fake_tmdb.requests) >= 1
     finally:
         await down.aclose()
         await slow.aclose()

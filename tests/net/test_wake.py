@@ -101,7 +101,9 @@ def test_wait_for_host_sees_listening_port() -> None:
 def test_wait_for_host_gives_up_after_timeout() -> None:
     started = time.monotonic()
     assert not wait_for_host("127.0.0.1", _free_port(), timeout=0.6, interval=0.2)
-    assert 0.5 <= time.monotonic() - started < 2
+    waited = time.monotonic() - started
+    assert waited >= 0.5  # it did wait for its timeout (the upper bound only catches a hang)
+    assert waited < 30
 
 
 def test_wait_for_host_waits_for_a_host_that_comes_up_later() -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.conftest import LiveServer, auth_header, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan, refresh_and_wait
+from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_artwork
 from tests.mediagen import make_audio
 
 FIELDS = "PrimaryImageAspectRatio,MediaSources,Overview,Genres,People,Studios,SortName,DateCreated,Path,ProviderIds"
@@ -68,8 +68,10 @@ def live(tmp_path_factory: pytest.TempPathFactory, library_source: Path) -> Iter
         live.extra["kid"] = (r.json()["AccessToken"], uid)
     yield live
     pids = live.ctx.readers.pids()
+    socket_dir = live.ctx.readers._socket_dir
     stop_server(live)
     assert not [pid for pid in pids if alive(pid)], "a reader process outlived its server"
+    assert socket_dir is None or not os.path.exists(socket_dir)  # (the Unix socket's private folder)
 
 
 def reader_running(live: LiveServer) -> list[int]:
@@ -522,3 +524,231 @@ def test_replies_travel_as_raw_bytes_of_any_size() -> None:
     assert got[0] == (1, protocol.OK, big) and type(got[0][2]) is bytes
     assert got[1][:2] == (2, protocol.ERROR) and isinstance(got[1][2], NotFoundError)
     assert got[2] == (3, protocol.FAILED, "Traceback: boom") and got[3] == (4, protocol.OK, b"")
+
+
+# -- the fragment store through a reader ---------------------------------------------------------
+
+
+def through_reader(live: LiveServer, client: httpx.Client, params: dict, headers: dict | None = None) -> bytes:
+    """One page answered by a reader (the reply's bytes)."""
+    pool = live.ctx.readers
+    reader_running(live)
+    served = pool.served
+    r = client.get("/Items", params=params, headers=headers)
+    assert r.status_code == 200, r.text
+    assert pool.served == served + 1, "the reader did not answer"
+    return r.content
+
+
+def owner_built(live: LiveServer, client: httpx.Client, params: dict, headers: dict | None = None) -> bytes:
+    """The page as the owner builds it itself, without the store or kept fragments."""
+    pool, svc = live.ctx.readers, live.ctx.items
+    settings, store = pool.settings, svc.store
+    pool.settings = dataclasses.replace(settings, busy=10**6)  # readers never take a page
+    svc.store = None
+    try:
+        svc.fragments.clear()
+        r = client.get("/Items", params=params, headers=headers)
+        assert r.status_code == 200, r.text
+        return r.content
+    finally:
+        pool.settings, svc.store = settings, store
+
+
+def n_items(body: bytes) -> int:
+    found = httpx.Response(200, content=body).json()
+    return len(found.get("Items", found.get("items", [])))
+
+
+def stored_through_reader(live: LiveServer, client: httpx.Client, params: dict,
+                          headers: dict | None = None) -> bytes:
+    """The page through a reader once every item of it came from the owner's store, of the
+    current epoch (asked again when a background write, e.g. the artwork run, began a new one)."""
+    store, pool = live.ctx.items.store, live.ctx.readers
+    assert store is not None
+    wait_until(lambda: store.enabled, what="the fragment store to open")
+    for _ in range(5):
+        through_reader(live, client, params, headers)  # the reader builds (or checks) and sends back
+        store.flush()
+        hits = pool.store_hits
+        body = through_reader(live, client, params, headers)
+        if n_items(body) and pool.store_hits - hits == n_items(body):
+            return body
+        wait_for_artwork(live)
+    raise AssertionError("the reader never answered the page from the store")
+
+
+def item_of(body: bytes, item_id: str) -> dict:
+    found = httpx.Response(200, content=body).json()
+    for item in found.get("Items", found.get("items", [])):
+        if item.get("Id", item.get("id")) == item_id:
+            return dict(item)
+    raise AssertionError(f"{item_id} is not on the page")
+
+
+def test_a_reader_answers_from_the_owners_store_the_bytes_the_owner_builds(live: LiveServer) -> None:
+    uid = live.admin_id
+    libs = live.extra["libraries"]
+    pages = [
+        {"userId": uid, "parentId": libs["movies"], "recursive": "true", "includeItemTypes": "Movie",
+         "fields": "PrimaryImageAspectRatio,MediaSources,Overview"},
+        {"userId": uid, "recursive": "true", "includeItemTypes": "Audio,MusicAlbum", "fields": FIELDS,
+         "sortBy": "SortName"},
+        {"userId": uid, "recursive": "true", "includeItemTypes": "Series,Season,Episode",
+         "fields": "RecursiveItemCount,ChildCount,Overview"},
+        {"recursive": "true", "includeItemTypes": "Audio", "enableUserData": "false"},
+    ]
+    pool = live.ctx.readers
+    with live.admin() as c:
+        for params in pages:
+            for headers in (None, CAMEL):
+                for _ in range(3):
+                    stored = stored_through_reader(live, c, params, headers)
+                    built = owner_built(live, c, params, headers)
+                    if stored == built:
+                        break
+                    wait_for_artwork(live)  # (a background write landed between the two asks)
+                assert stored == built, (params, headers)
+    assert pool.stored_back > 0  # what readers built went to the owner's store
+    # and the owner uses what a reader built: a page the owner answers from the store
+    store = live.ctx.items.store
+    assert store is not None
+    params = {"userId": uid, "recursive": "true", "includeItemTypes": "Audio", "fields": FIELDS, "sortBy": "Name"}
+    with live.admin() as c:
+        for _ in range(5):
+            stored_through_reader(live, c, params)
+            hits = store.hits
+            settings = pool.settings
+            pool.settings = dataclasses.replace(settings, busy=10**6)
+            try:
+                body = c.get("/Items", params=params).content
+            finally:
+                pool.settings = settings
+            if store.hits - hits == n_items(body):
+                break
+            wait_for_artwork(live)
+        assert store.hits - hits == n_items(body) > 0
+
+
+def test_changes_show_through_a_reader_reading_the_store_at_once(live: LiveServer) -> None:
+    """Each change right after the page was answered from the store by a reader: the very next
+    page through a reader shows it and equals what the owner builds."""
+    uid = live.admin_id
+    movies = live.extra["libraries"]["movies"]
+    page = {"userId": uid, "parentId": movies, "recursive": "true", "includeItemTypes": "Movie",
+            "sortBy": "SortName", "fields": "PrimaryImageAspectRatio,MediaSources,Overview,Genres,CanDelete"}
+    with live.admin() as c:
+        movie = httpx.Response(200, content=stored_through_reader(live, c, page)).json()["Items"][-1]
+        mid = movie["Id"]
+        # a played mark and a favourite
+        assert c.post(f"/UserPlayedItems/{mid}", params={"userId": uid}).status_code == 200
+        assert item_of(through_reader(live, c, page), mid)["UserData"]["Played"] is True
+        assert c.post(f"/UserFavoriteItems/{mid}", params={"userId": uid}).status_code == 200
+        assert item_of(through_reader(live, c, page, CAMEL), mid)["userData"]["isFavorite"] is True
+        assert c.delete(f"/UserPlayedItems/{mid}", params={"userId": uid}).status_code == 200
+        assert c.delete(f"/UserFavoriteItems/{mid}", params={"userId": uid}).status_code == 200
+        shown = item_of(through_reader(live, c, page), mid)["UserData"]
+        assert shown["Played"] is False and shown["IsFavorite"] is False
+        # an edit (a new epoch): the stored fragment of the old one is not used as it is
+        stored_through_reader(live, c, page)
+        item = c.get(f"/Items/{mid}", params={"userId": uid}).json()
+        item.update(Overview="Told through a reader", Genres=["Storefresh"])
+        assert c.post(f"/Items/{mid}", json=item).status_code == 204
+        edited = item_of(through_reader(live, c, page), mid)
+        assert edited["Overview"] == "Told through a reader" and edited["Genres"] == ["Storefresh"]
+        assert item_of(stored_through_reader(live, c, page), mid)["Overview"] == "Told through a reader"
+        # a configuration change begins a new epoch: nothing stored before is used as it is
+        stored_through_reader(live, c, page)
+        config = c.get("/System/Configuration").json()
+        config["ServerName"] = "Reader Store Server"
+        assert c.post("/System/Configuration", json=config).status_code == 204
+        hits = live.ctx.readers.store_hits
+        after = through_reader(live, c, page)
+        assert live.ctx.readers.store_hits == hits  # (checked by digest, not taken as it was)
+        assert after == owner_built(live, c, page)
+    # a policy: CanDelete follows the viewer's policy at once
+    token, kid = live.extra["kid"]
+    with live.admin() as c:
+        policy = c.get(f"/Users/{kid}").json()["Policy"]
+        policy.update(EnableAllFolders=True, EnabledFolders=[], EnableContentDeletion=False)
+        assert c.post(f"/Users/{kid}/Policy", json=policy).status_code == 204
+    kid_page = {**page, "userId": kid}
+    with live.client(token, "kid") as own:
+        assert item_of(stored_through_reader(live, own, kid_page), mid)["CanDelete"] is False
+        with live.admin() as c:
+            policy["EnableContentDeletion"] = True
+            assert c.post(f"/Users/{kid}/Policy", json=policy).status_code == 204
+        assert item_of(through_reader(live, own, kid_page), mid)["CanDelete"] is True
+
+
+def test_a_rescan_that_changes_a_tag_shows_through_a_reader_at_once(live: LiveServer) -> None:
+    uid = live.admin_id
+    song = live.extra["media"] / "music" / "Store Band" / "Store Album" / "01 - Stored.flac"
+    tags = {"title": "Stored Song", "artist": "Store Band", "album": "Store Album", "track": "1"}
+    make_audio(song, seconds=1, tags={**tags, "genre": "Folk"})
+    refresh_and_wait(live)
+    wait_for_artwork(live)
+    page = {"userId": uid, "recursive": "true", "includeItemTypes": "Audio", "searchTerm": "Stored Song",
+            "fields": "Genres,Path,MediaSources"}
+    with live.admin() as c:
+        body = stored_through_reader(live, c, page)
+        (found,) = httpx.Response(200, content=body).json()["Items"]
+        assert found["Genres"] == ["Folk"]
+        scratch = song.with_name("scratch.flac")
+        make_audio(scratch, seconds=1, tags={**tags, "genre": "Blues"}, frequency=550)
+        shutil.move(scratch, song)
+        future = time.time() + 5
+        os.utime(song, (future, future))
+        refresh_and_wait(live)
+        assert item_of(through_reader(live, c, page), found["Id"])["Genres"] == ["Blues"]
+        wait_for_artwork(live)
+        assert item_of(stored_through_reader(live, c, page), found["Id"])["Genres"] == ["Blues"]
+
+
+def test_the_reader_store_keeps_to_the_owners_file_and_epochs(tmp_path: Path) -> None:
+    """A reader's view of the store: it uses the epoch it is given (never a series of its own, the
+    file's start counter untouched), it cannot write the file, what it builds and checks is kept
+    for the owner, and a failed read turns it off here without removing the owner's file."""
+    import sqlite3
+
+    from server.library.catalog.fragment_store import FragmentStore, StoreUse
+    from server.readers.store import ReaderStore
+
+    path = tmp_path / "fragments.sqlite3"
+    owner = FragmentStore(path, stamp="code")
+    assert not ReaderStore(path, "code").open()  # no file yet: not readable (and not created)
+    assert not path.exists()
+    assert owner.open()
+    boot = owner.boot
+    epoch = owner.epoch((1, 0))
+    shape = owner.shape(("movie", "fields"))
+    owner.put([(shape, "a" * 32, epoch, b"d" * 16, "Movie", 0, None, b'{"Name":"A"'),
+               (shape, "b" * 32, epoch - 1, b"e" * 16, "Movie", 0, None, b'{"Name":"B"')])
+    owner.flush()
+    reader = ReaderStore(path, "code")
+    reader.adopt(epoch)
+    assert reader.enabled and reader.epoch(("anything", 9)) == epoch
+    assert reader.shape(("movie", "fields")) == shape
+    use = StoreUse(reader, shape, reader.epoch(None))
+    found = reader.fetch(shape, ["a" * 32, "b" * 32])
+    assert reader.is_current(found["a" * 32], shape, epoch) and not reader.is_current(found["b" * 32], shape, epoch)
+    reader.put([(shape, "c" * 32, epoch, b"f" * 16, "Movie", 0, None, b'{"Name":"C"')])
+    reader.mark_valid(epoch, shape, [b"e" * 16])
+    assert reader.is_current(found["b" * 32], shape, epoch)  # checked here: current here for this epoch
+    assert use.epoch == epoch
+    writes, valid, _hits = reader.take() or ([], [], 0)
+    assert [w[1] for w in writes] == ["c" * 32] and valid == [(epoch, shape, [b"e" * 16])]
+    assert reader.take() is None
+    assert owner.count() == 2  # nothing was written by the reader
+    with pytest.raises(sqlite3.OperationalError):
+        reader._conn().execute("DELETE FROM fragments")
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()[0] == boot
+    conn.close()
+    reader.adopt(0)  # the owner took no epoch: no store for that page
+    assert not reader.enabled and reader.fetch(shape, ["a" * 32]) == {}
+    reader.adopt(epoch)
+    reader._start_over(sqlite3.DatabaseError("boom"), reader._generation)
+    assert not reader.enabled and path.exists() and owner.count() == 2
+    reader.close()
+    owner.close()

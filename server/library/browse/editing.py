@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
 from sqlmodel import col
@@ -75,9 +76,40 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def edited_columns(data: w.BaseItemDto) -> dict[str, Any]:
-    """The item columns a metadata editor body sets (fields it left out are not touched)."""
+# Fields an explicit null clears, as Jellyfin's editor does (it assigns them from the body as they
+# are) -> the column. Other fields keep their value on null (Jellyfin guards Taglines, Studios,
+# ArtistItems, AlbumArtists, People and LockedFields with a null check; it fails on a null Tags
+# or ProviderIds; a null Name would leave a nameless item). A field left out of the body is never
+# touched: Jellyfin's clients send the whole item, and a partial body stays a partial update.
+NULL_CLEARS = {"OriginalTitle": "original_title", "ForcedSortName": "forced_sort_name", "Overview": "overview",
+               "OfficialRating": "official_rating", "Album": "album", "CommunityRating": "community_rating",
+               "CriticRating": "critic_rating", "ProductionYear": "production_year", "IndexNumber": "index_number",
+               "ParentIndexNumber": "parent_index_number", "PremiereDate": "premiere_date", "EndDate": "end_date",
+               "Genres": "genres_json"}
+_NULL_CLEARS_BY_LOWER = {k.lower(): k for k in (*NULL_CLEARS, "LockData")}
+
+
+def null_fields(body: bytes) -> frozenset[str]:
+    """The body's top-level fields sent as an explicit null (PascalCase, whatever casing the
+    client used), among those a null changes (``NULL_CLEARS`` and LockData)."""
+    try:
+        raw = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return frozenset()
+    if not isinstance(raw, dict):
+        return frozenset()
+    return frozenset(_NULL_CLEARS_BY_LOWER[k.lower()] for k, v in raw.items()
+                     if v is None and isinstance(k, str) and k.lower() in _NULL_CLEARS_BY_LOWER)
+
+
+def edited_columns(data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The item columns a metadata editor body sets (fields it left out are not touched;
+    ``nulls``: the fields it sent as null, cleared when Jellyfin clears them, ``NULL_CLEARS``)."""
     out: dict[str, Any] = {}
+    for key in nulls:
+        column = NULL_CLEARS.get(key)
+        if column is not None:
+            out[column] = "[]" if column.endswith("_json") else None
     if data.Name is not None:
         if not data.Name.strip():
             raise BadRequestError("Name must not be empty.")
@@ -140,6 +172,63 @@ def write_values(s: Session, row: Item) -> None:
                 found.setdefault(key, {"item_id": row.id, "kind": kind, "clean_value": key[1], "value": value.strip()})
     if found:
         s.execute(insert(ItemValue), list(found.values()))
+
+
+def _json_list(text: str | None) -> list[str]:
+    try:
+        value = json.loads(text or "[]")
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+# An edited parent -> (its children's types, the columns that tie them to it). As in Jellyfin, a
+# series' rating and tags go down to its seasons and episodes, a season's to its episodes, an
+# album's to its tracks, where the child has not locked the field: parental rules read a track's
+# own rating, and an episode's own rating before its series'.
+_PASSED_DOWN = {"Series": (("Season", "Episode"), ("series_id", "parent_id")),
+                "Season": (("Episode",), ("season_id", "parent_id")),
+                "MusicAlbum": (("Audio", "MusicVideo"), ("album_id", "parent_id"))}
+
+
+def _pass_down(s: Session, item: Item, rating_changed: bool, tags_before: list[str] | None) -> list[str]:
+    """Give an edited series, season or album's new rating (when it changed) and its added and
+    removed tags (``tags_before``: its tags before the edit; None when they did not change) to its
+    children, skipping a field a child has locked. Returns the ids of the children changed.
+    (Jellyfin writes the rating down on every save of the parent; here only a change does, so an
+    unrelated edit of a series keeps its episodes' own ratings.)"""
+    kinds = _PASSED_DOWN.get(item.type or "")
+    if kinds is None or (not rating_changed and tags_before is None):
+        return []
+    types, links = kinds
+    tags_after = _json_list(item.tags_json)
+    added = [t for t in tags_after if t not in tags_before] if tags_before is not None else []
+    removed = {t for t in tags_before if t not in tags_after} if tags_before is not None else set()
+    children = s.execute(select(Item).where(or_(*(getattr(Item, c) == item.id for c in links)),
+                                            col(Item.type).in_(types))).scalars().all()
+    changed_ids = []
+    now = datetime.now(UTC)
+    for child in children:
+        locks = locked_fields(child)
+        touched = False
+        if rating_changed and "OfficialRating" not in locks and child.official_rating != item.official_rating:
+            child.official_rating = item.official_rating
+            touched = True
+        if tags_before is not None and "Tags" not in locks:
+            old = _json_list(child.tags_json)
+            new = list(dict.fromkeys([*(t for t in old if t not in removed), *added]))
+            if new != old:
+                child.tags_json = json.dumps(new)
+                touched = True
+                s.add(child)
+                s.flush()
+                write_values(s, child)
+        if touched:
+            child.date_modified = now
+            s.add(child)
+            changed_ids.append(child.id)
+    s.flush()
+    return changed_ids
 
 
 def write_people(s: Session, item_id: str, persons: list[w.BaseItemPerson]) -> None:
@@ -238,16 +327,19 @@ class EditingService:
 
     # -- metadata editor -----------------------------------------------------------------
 
-    async def update_item(self, item_id: str, data: w.BaseItemDto) -> None:
+    async def update_item(self, item_id: str, data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> None:
+        """Apply a metadata editor body. ``nulls``: the fields the body sent as an explicit null
+        (``null_fields``): those Jellyfin clears are cleared, and a null LockData unlocks."""
         row = await self.items.row(item_id)
-        columns = edited_columns(data)
+        columns = edited_columns(data, nulls)
 
-        def write(s: Session) -> None:
+        def write(s: Session) -> list[str]:
             item = s.get(Item, row.id)
             if item is None:
                 raise NotFoundError(f"Item {item_id} not found.")
             locks = locked_fields(item)
             changed = [c for c, v in columns.items() if not _same(getattr(item, c), v, c)]
+            tags_before = _json_list(item.tags_json)
             for column in changed:
                 setattr(item, column, columns[column])
                 field = _COLUMN_TO_FIELD.get(column)
@@ -260,7 +352,7 @@ class EditingService:
                 keep = {_COLUMN_TO_FIELD.get(c) for c in changed} - {None}
                 wanted = {f for f in data.LockedFields if f in LOCKABLE_FIELDS} | keep
                 locks = [f for f in locks if f.startswith(COLUMN_LOCK_PREFIX)] + sorted(wanted)
-            if data.LockData is not None:
+            if data.LockData is not None or "LockData" in nulls:  # Jellyfin: a null LockData unlocks
                 item.is_locked = bool(data.LockData)
             if data.People is not None:
                 write_people(s, item.id, data.People)
@@ -272,9 +364,10 @@ class EditingService:
             s.flush()
             if any(c.endswith("_json") and c != "provider_ids_json" for c in changed):
                 write_values(s, item)
+            return _pass_down(s, item, "official_rating" in changed, tags_before if "tags_json" in changed else None)
 
-        await self.db.write(write)
-        self._changed(row.id, updated=[row.id])
+        children = await self.db.write(write)
+        self._changed(row.id, updated=[row.id, *children])
 
     async def editor_info(self, item_id: str) -> w.MetadataEditorInfo:
         row = await self.items.row(item_id)

@@ -46,8 +46,10 @@ from server.library.catalog.query import (
     STRUCTURAL_TYPES,
     Generations,
     ItemQuery,
+    ParentalRules,
     _reads_user_data,
     item_rows,
+    parental_conditions,
     scope,
 )
 from server.wire import models as w
@@ -81,6 +83,9 @@ class NameQuery:
     exclude_person_types: list[str] = field(default_factory=list)
     appears_in_item_id: str | None = None
     with_counts: bool = True  # per-type counts (ItemCounts); ChildCount is always there
+    #: whether the DTOs show any count (ItemCounts, ChildCount, RecursiveItemCount): under
+    #: parental rules the page's counts are recounted over the visible items only when shown
+    want_counts: bool = True
     start_index: int = 0
     limit: int | None = None
     enable_total_record_count: bool = True
@@ -319,6 +324,45 @@ class _Statements:
 
 @lru_cache(maxsize=256)
 def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape) -> _Statements:
+    return _build_kept_statements(kind, with_counts, descending, shape)
+
+
+def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) -> Any:
+    """For a kept-count group (a value, or a year): whether an item in the scope carrying it is
+    one the viewer's parental rules let them see (the same ``parental_conditions`` as the item
+    queries; the scope's values are the kept statement's bound ones). One indexed probe per group
+    (item_values' (kind, clean_value, item_id), or the production year's index) that stops at the
+    first visible item."""
+    t = item_field_counts if kind == "Year" else item_value_counts
+    library = func.coalesce(items.c.library_id, "")
+    in_scope: list[Any] = [items.c.owner_id.is_(None), *parental_conditions(s, rules)]
+    if shape.libraries == "some":
+        in_scope.append(library.in_(bindparam("libraries", expanding=True, type_=String())))
+    elif shape.libraries == "none":
+        in_scope.append(false())
+    if shape.exclude_libraries:
+        in_scope.append(library.not_in(bindparam("exclude_libraries", expanding=True, type_=String())))
+    if shape.include:
+        in_scope.append(items.c.type.in_(bindparam("include_types", expanding=True, type_=String())))
+    if shape.exclude:
+        in_scope.append(items.c.type.not_in(bindparam("exclude_types", expanding=True, type_=String())))
+    if kind == "Year":
+        inner = select(literal(1)).select_from(items).where(
+            items.c.production_year == cast(t.c.value, Integer), *in_scope)
+    else:
+        v = item_values.alias("visible_values")
+        value_kinds = VALUE_KINDS[kind][0]
+        inner = select(literal(1)).select_from(v.join(items, items.c.id == v.c.item_id)).where(
+            v.c.kind.in_(value_kinds) if len(value_kinds) > 1 else v.c.kind == value_kinds[0],
+            v.c.clean_value == t.c.clean_value, *in_scope)
+    return inner.exists()
+
+
+def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape,
+                           visible: Any = None) -> _Statements:
+    """``_kept_statements``; ``visible`` (``_visible_exists``): only rows with an item the viewer
+    may see count (those statements carry the rules' values and are built per request; their
+    counts are the kept ones, recounted over the visible items by ``_visible_counts``)."""
     t = item_field_counts if kind == "Year" else item_value_counts
     cols = [facets.count_sum(t).label("ChildCount")]
     if with_counts:
@@ -329,6 +373,8 @@ def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Sha
         year = cast(t.c.value, Integer)
         q = (select(year.label("name"), *cols).where(t.c.facet == "Year", *conds).group_by(t.c.value)
              .order_by(year.desc() if descending else year.asc()))
+        if visible is not None:
+            q = q.having(visible)
         group_key = t.c.value
     else:
         value_kinds, _result_kind = VALUE_KINDS[kind]
@@ -339,6 +385,8 @@ def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Sha
                     *_bound_name_filters(t.c.clean_value, shape))
              .group_by(t.c.clean_value)
              .order_by(t.c.clean_value.desc() if descending else t.c.clean_value.asc()))
+        if visible is not None:
+            q = q.having(visible)
         group_key = t.c.clean_value
         if not single:
             spelled = (select(t.c.clean_value, func.min(t.c.value))
@@ -393,8 +441,14 @@ def _matching_values(s: Session, nq: NameQuery) -> list[str] | None:
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
     """The list from the kept counts (server/library/catalog/facets.py) when the scope is
     one they answer (libraries and item types); None otherwise. The statements are built once
-    per shape (``_kept_statements``) and the request's values bound."""
-    sc = facets.simple_scope(s, nq.scope, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
+    per shape (``_kept_statements``) and the request's values bound. With parental rules, a
+    kept row counts only when an item it counts is one the viewer may see (``_visible_exists``),
+    and the page's counts are those of the visible items (``_visible_counts``)."""
+    rules = nq.scope.parental if nq.scope.parental is not None and nq.scope.parental.active else None
+    if rules is not None and nq.kind == "Year":
+        return None  # a year's probe would walk every item of that year: the grouped query is cheaper
+    sc = facets.simple_scope(s, replace(nq.scope, parental=None) if rules is not None else nq.scope,
+                             STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None:
         return None
     t = item_field_counts if nq.kind == "Year" else item_value_counts
@@ -404,7 +458,10 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     matches = _matching_values(s, nq) if shape.search and nq.kind != "Year" else None
     if matches is not None:
         shape = replace(shape, search=False, search_in=True)
-    st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
+    if rules is None:
+        st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
+    else:
+        st = _build_kept_statements(nq.kind, False, nq.descending, shape, _visible_exists(s, nq.kind, rules, shape))
     params = {**_scope_params(sc), **(_name_params(nq) if nq.kind != "Year" else {})}
     if matches is not None:
         params.pop("name_like", None)
@@ -426,9 +483,43 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
                 name = (spelled.get(r.clean_value) or r.clean_value) if st.spelled is not None else r.name
                 out.append(NameEntry(result_kind, name, ids.by_name_id(result_kind, name), _counts(r)))
             return out
+    if rules is not None:
+        kept_make_all = make_all
+
+        def make_all(rows: Sequence[Any]) -> list[NameEntry]:
+            entries = kept_make_all(rows)
+            _visible_counts(s, nq, entries, [r.name if nq.kind == "Year" else r.clean_value for r in rows])
+            return entries
     if use_sql_paging:
         return _run_page(s, st, params, nq, shape, make_all)
     return _page(make_all(s.execute(st.page, params).all()), nq, _favorites(s, nq.scope.user_id))
+
+
+def _visible_counts(s: Session, nq: NameQuery, entries: list[NameEntry], keys: list[Any]) -> None:
+    """Replace the page's counts by those of the items the viewer may see (the item scope with
+    its parental conditions: ``scope``), in one grouped query over the page's names only."""
+    if not entries:
+        return
+    if not nq.want_counts:  # not shown: no kept count (which counts hidden items too) is left either
+        for entry in entries:
+            entry.counts = {}
+        return
+    source, conds = scope(s, nq.scope)
+    if nq.kind == "Year":
+        cols = _count_columns(distinct=False, per_type=nq.with_counts)
+        group = items.c.production_year
+        q = (select(group.label("key"), *cols).select_from(source)
+             .where(*conds, group.in_([int(k) for k in keys])).group_by(group))
+    else:
+        value_kinds = VALUE_KINDS[nq.kind][0]
+        cols = _count_columns(distinct=len(value_kinds) > 1, per_type=nq.with_counts)
+        v = item_values.alias("cv")
+        group = v.c.clean_value
+        q = (select(group.label("key"), *cols).select_from(source.join(v, v.c.item_id == items.c.id))
+             .where(*conds, v.c.kind.in_(value_kinds), group.in_(list(keys))).group_by(group))
+    found = {str(r.key): _counts(r) for r in s.execute(q).all()}
+    for entry, key in zip(entries, keys, strict=True):
+        entry.counts = found.get(str(key), {"ChildCount": 0})
 
 
 def list_names(s: Session, nq: NameQuery) -> tuple[list[NameEntry], int]:
@@ -480,6 +571,12 @@ class _PersonShape:
 @lru_cache(maxsize=256)
 def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
     """(page, total, counts of a page's people (``person_ids``)), built once per shape."""
+    return _build_person_statements(shape, [])
+
+
+def _build_person_statements(shape: _PersonShape, item_conditions: list[Any]) -> tuple[Any, Any, Any]:
+    """``_person_statements`` with extra conditions on the linked items (the viewer's parental
+    rules: those statements carry their values and are built per request)."""
     ip = item_people.alias("pip")
     link = [ip.c.person_id == people.c.id]
     if shape.person_types:
@@ -492,6 +589,7 @@ def _person_statements(shape: _PersonShape) -> tuple[Any, Any, Any]:
         link.append(items.c.library_id.in_(bindparam("libraries", expanding=True, type_=String())))
     elif shape.names.libraries == "none":
         link.append(literal(False))
+    link += item_conditions
     linked = select(literal(1)).select_from(ip.join(items, items.c.id == ip.c.item_id)).where(*link).exists()
     order = func.lower(people.c.name)
     q = (select(people.c.id, people.c.name, people.c.image_tag)
@@ -515,7 +613,11 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
                          exclude_person_types=bool(nq.exclude_person_types),
                          appears_in=bool(nq.appears_in_item_id), with_counts=nq.with_counts,
                          descending=nq.descending)
-    page, total, counts_q = _person_statements(shape)
+    rules = nq.scope.parental
+    if rules is not None and rules.active:  # a person is listed only with an item the viewer may see
+        page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+    else:
+        page, total, counts_q = _person_statements(shape)
     params = _name_params(nq)
     if shape.person_types:
         params["person_types"] = list(nq.person_types)

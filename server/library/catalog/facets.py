@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, case, false, func, select, true
+from sqlalchemy import ColumnElement, Engine, case, false, func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -247,12 +247,17 @@ def counts_playlists(s: Session, table: Any, sc: Scope) -> bool:
     path."""
     if not sc.hide_playlists or (sc.include is not None and "Playlist" not in sc.include) or "Playlist" in sc.exclude:
         return False
-    return s.execute(_playlist_probe(table)).first() is not None
+    # on the DB-API cursor (no parameters): SQLite answers from ix_item_value_counts_type in a few
+    # microseconds, SQLAlchemy's execution of the statement cost ~0.2 ms (three times a search)
+    cursor = s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(_PLAYLIST_PROBE.format(table=table.name))
+        return cursor.fetchone() is not None
+    finally:
+        cursor.close()
 
 
-@lru_cache(maxsize=8)
-def _playlist_probe(table: Any) -> Any:
-    return select(true()).select_from(table).where(table.c.item_type == "Playlist", table.c.item_count > 0).limit(1)
+_PLAYLIST_PROBE = "SELECT 1 FROM {table} WHERE item_type = 'Playlist' AND item_count > 0 LIMIT 1"
 
 
 @lru_cache(maxsize=64)  # immutable expressions, shared by every list's statement

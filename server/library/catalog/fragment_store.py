@@ -16,7 +16,9 @@ A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtim
   (start of this store, stamp) pair, where the stamp is ``Database.content_generation`` and the
   configuration generation, taken *before* the read: any write of more than user data moves it,
   and a restart (with whatever was written to the main database meanwhile, by any path) starts a
-  new series. A fragment of the current epoch is used as it is; the type, folder flag and runtime
+  new series -- unless the last run closed cleanly and the files the fragments depend on are as it
+  left them (``record_clean`` at the close, ``open(adopt)`` at the start: the start's stamp gets
+  the last epoch; the record is used once, so a crash leaves none). A fragment of the current epoch is used as it is; the type, folder flag and runtime
   kept with it are all UserData needs, so such a page reads no item row and builds nothing.
 - **digest**: a hash of what the fragment was made from (the very deps ``build_fragments``
   compares in memory). A fragment of an older epoch whose digest equals the digest of what a fresh
@@ -24,6 +26,12 @@ A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtim
   its (shape, digest) in a set kept for the newest epoch only). Written to the file, such a
   re-stamp rewrote a 16 KiB page per fragment (~5 ms of the writer's CPU per 100), and it would be
   of no use after a restart anyway (a new series of epochs).
+
+The read API (what another reader of the file needs): ``shape(key)`` for a DTO shape,
+``epoch(stamp)`` taken before the read, ``fetch(shape, ids)`` -> {id: ``Stored``} (any epoch),
+``is_current(stored, shape, epoch)``: use ``stored.body`` as it is only then (``StoreUse.fetch``
+does all of this for a page). Epochs are per process (``boot`` and a counter): a second process
+reading the file needs its own series, or the owner's numbers.
 
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
 in the OS page cache, not in the process). Writes are queued and made by one writer thread in
@@ -35,6 +43,7 @@ the fragments least recently stamped go first.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -85,7 +94,29 @@ _SCHEMA = (
     "CREATE UNIQUE INDEX IF NOT EXISTS ux_fragments ON fragments (shape, id)",
     "CREATE INDEX IF NOT EXISTS ix_fragments_epoch ON fragments (epoch)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    # what a clean close left: the state of the files the fragments depend on and the epoch that
+    # was current then (record_clean; the next open takes it away, whatever it decides)
+    "CREATE TABLE IF NOT EXISTS closed (one INTEGER PRIMARY KEY CHECK (one = 1), state TEXT NOT NULL, "
+    "epoch INTEGER NOT NULL)",
+    # and the (shape, digest) keys of older fragments found valid in that epoch (mark_valid)
+    "CREATE TABLE IF NOT EXISTS closed_valid (key BLOB PRIMARY KEY) WITHOUT ROWID",
 )
+
+
+def files_state(paths: Iterable[Path]) -> str:
+    """What identifies the contents of these files without reading them: inode, size, mtime and
+    ctime (which no tool sets back) of each; a missing or empty file is "-" (a SQLite ``-wal`` file
+    is deleted by the last clean close and made again, empty, by the next connection)."""
+    parts = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            parts.append(f"{path}:-")
+            continue
+        parts.append(f"{path}:-" if not st.st_size and str(path).endswith("-wal") else
+                     f"{path}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}")
+    return "\n".join(parts)
 
 
 def code_stamp(modules: Iterable[Any], version: str) -> str:
@@ -111,6 +142,13 @@ def _stable(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=64)
+def _fetch_sql(n: int) -> str:
+    """``FragmentStore.fetch``'s statement for ``n`` ids."""
+    return ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
+            "WHERE shape = ? AND id IN (" + ",".join("?" * n) + ")")
+
+
 class FragmentStore:
     """Encoded fragments on disk (see the module's notes). ``open()`` before use; a store that
     cannot be opened is off (``enabled`` False) and every call is a miss."""
@@ -123,6 +161,7 @@ class FragmentStore:
         self.stamp = stamp if isinstance(stamp, str) else ""
         self.enabled = False
         self.boot = 0
+        self.adopted = 0  # the last run's epoch taken over by ``open`` (0: none)
         self._local = threading.local()
         self._generation = 0  # bumped by a start-over: per-thread connections opened before it reconnect
         self._restart_lock = threading.Lock()
@@ -156,9 +195,16 @@ class FragmentStore:
             with contextlib.suppress(OSError):
                 os.remove(str(self.path) + suffix)
 
-    def open(self) -> bool:
+    def open(self, adopt: tuple[str, Hashable] | None = None) -> bool:
         """Open (or create) the file and start a new series of epochs; a corrupt file is started
-        over. False (and the store stays off) when it cannot be used at all."""
+        over. False (and the store stays off) when it cannot be used at all.
+
+        ``adopt``: (the state of what the fragments are made from, as ``record_clean`` was given
+        it, taken now; the stamp current now, taken before it). When the last run closed cleanly
+        and left exactly that state (and this code: ``stamp``), its last epoch is this stamp's:
+        the fragments current at that close are current again, not re-checked one by one. Any
+        other case (a crash: no record; a write while stopped, a migration, another
+        configuration: another state; a new build: another code stamp) starts a new series."""
         if callable(self._stamp_source):
             self.stamp = self._stamp_source()
             self._shapes.clear()
@@ -179,13 +225,26 @@ class FragmentStore:
                         conn.execute(statement)
                     # (no integrity check: it reads the whole file; a damaged page raises on use,
                     # and the store starts over then)
+                    conn.execute("BEGIN IMMEDIATE")
                     found = conn.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()
                     boot = (found[0] if found else 0) + 1
                     conn.execute("INSERT INTO meta (key, value) VALUES ('boot', ?) "
                                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (boot,))
+                    closed = conn.execute("SELECT state, epoch FROM closed").fetchone()
+                    adopted = adopt is not None and attempt == 0 and closed is not None \
+                        and closed[0] == self._closed_state(adopt[0]) and closed[1] >> 32 < boot
+                    valid = {k for (k,) in conn.execute("SELECT key FROM closed_valid")} if adopted else set()
+                    conn.execute("DELETE FROM closed")  # (used once: a crash after this leaves none)
+                    conn.execute("DELETE FROM closed_valid")
+                    conn.execute("COMMIT")
                 finally:
                     conn.close()
                 self.boot = boot
+                self.adopted = 0
+                if adopted and adopt is not None and closed is not None:
+                    with self._epoch_lock:
+                        self._epochs[adopt[1]] = self._newest = self.adopted = int(closed[1])
+                        self._valid = (self.adopted, valid)
                 self.enabled = True
                 return True
             except (sqlite3.Error, OSError) as exc:
@@ -196,6 +255,36 @@ class FragmentStore:
                     log.warning("Fragment store %s is off: %s", self.path, exc)
         self.enabled = False
         return False
+
+    def _closed_state(self, state: str) -> str:
+        return f"{FORMAT}\n{self.stamp}\n{state}"
+
+    def record_clean(self, state: str, stamp: Hashable) -> bool:
+        """A clean close (after ``close`` and after the main database's last write and close):
+        keep ``state`` (``files_state`` of the database and configuration files) with the epoch
+        of ``stamp`` (the content and configuration generations now), and the older fragments found
+        still valid in it (``mark_valid``: ~24 bytes each, at most 150k), for the next ``open``."""
+        if not self.enabled:
+            return False
+        epoch = self.epoch(stamp)
+        with self._epoch_lock:
+            kept_epoch, kept = self._valid
+            valid = list(kept) if kept_epoch == epoch else []
+        try:
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN")
+                conn.execute("DELETE FROM closed_valid")
+                conn.executemany("INSERT OR IGNORE INTO closed_valid (key) VALUES (?)", ((k,) for k in valid))
+                conn.execute("INSERT INTO closed (one, state, epoch) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE "
+                             "SET state = excluded.state, epoch = excluded.epoch", (self._closed_state(state), epoch))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            log.warning("Fragment store %s: the clean close was not recorded (%s)", self.path, exc)
+            return False
+        return True
 
     def _conn(self) -> sqlite3.Connection:
         local = self._local
@@ -254,14 +343,13 @@ class FragmentStore:
             return {}
         out: dict[str, Stored] = {}
         generation = self._generation
+        new = tuple.__new__  # (Stored._make without its checks: a row has Stored's columns)
         try:
             conn = self._conn()
             for start in range(0, len(ids), _CHUNK):
-                chunk = list(ids[start:start + _CHUNK])
-                sql = ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
-                       "WHERE shape = ? AND id IN (" + ",".join("?" * len(chunk)) + ")")
-                for row in conn.execute(sql, (shape, *chunk)):
-                    out[row[0]] = Stored._make(row)
+                chunk = ids[start:start + _CHUNK]
+                for row in conn.execute(_fetch_sql(len(chunk)), (shape, *chunk)):
+                    out[row[0]] = new(Stored, row)
         except sqlite3.Error as exc:
             self._start_over(exc, generation)
             return {}
@@ -437,9 +525,10 @@ class StoreUse:
         self.stale: dict[str, Stored] = {}
         self.fetched = False
 
-    def fetch(self, s: Any, page_ids: list[str]) -> dict[str, Any]:
+    def fetch(self, s: Any, page_ids: list[str], rows: dict[str, Any] | None = None) -> dict[str, Any]:
         """``query.run_query_with``'s second step: a page id's stored fragment when it is of the
-        current epoch, else its ``ItemRow`` (read by id, as ``get_rows``)."""
+        current epoch, else its ``ItemRow`` (read by id, as ``get_rows``, or taken from ``rows``:
+        the page's rows when the caller already read them)."""
         from server.library.catalog.query import get_rows
 
         found = self.store.fetch(self.shape, page_ids) if self.epoch else {}
@@ -458,8 +547,12 @@ class StoreUse:
         self.fetched = True
         self.store.hits += len(out)
         if missing:
-            out.update(get_rows(s, missing))
+            if rows is not None:
+                out.update((i, rows[i]) for i in missing if i in rows)
+            else:
+                out.update(get_rows(s, missing))
         return out
 
 
-__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "store_budget"]
+__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "files_state",
+           "store_budget"]

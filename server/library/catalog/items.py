@@ -173,10 +173,14 @@ class ItemService:
     def __init__(self, db: Database, users: UserService, server_id: str, events: EventHub | None = None,
                  rating_country: Callable[[], str | None] = lambda: None,
                  fragment_budget: int = DEFAULT_BUDGET, store: FragmentStore | None = None,
-                 config_generation: Callable[[], int] = lambda: 0) -> None:
+                 config_generation: Callable[[], int] = lambda: 0,
+                 store_state: Callable[[], str | None] | None = None) -> None:
         self.db = db
         #: encoded fragments on disk (fragment_store.py): pages anywhere in a big library from bytes
         self.store = store
+        #: the state of the files the store's fragments depend on (the SQLite database, the
+        #: configuration: fragment_store.files_state), for taking over the last clean run's epoch
+        self.store_state = store_state
         self.config_generation = config_generation
         self.users = users
         self.server_id = server_id
@@ -202,7 +206,13 @@ class ItemService:
         await asyncio.to_thread(search_index.ensure, self.db.engine)
         await asyncio.to_thread(facets.ensure, self.db.engine)
         if self.store is not None:  # opened beside the start (pages go without it until then)
-            threading.Thread(target=self.store.open, name="fragment-store-open", daemon=True).start()
+            adopt = None
+            if self.store_state is not None:
+                # (the stamp before the state: a write after it moves the stamp, one before it the state)
+                stamp = (self.db.content_generation, self.config_generation())
+                state = await asyncio.to_thread(self.store_state)
+                adopt = (state, stamp) if state else None
+            threading.Thread(target=self.store.open, args=(adopt,), name="fragment-store-open", daemon=True).start()
         if self.db.dialect == "postgresql":
             await asyncio.to_thread(warn_about_collation, self.db.engine)
 
@@ -724,6 +734,7 @@ class ItemService:
             raise BadRequestError("startIndex and limit must not be negative.")
 
         nq.with_counts = opts.has("ItemCounts")
+        nq.want_counts = nq.with_counts or opts.has("ChildCount") or opts.has("RecursiveItemCount")
         nq.scope.names = nq.scope.names or self.by_name
         nq.totals = (self.count_cache, self.db.generations)  # read before the first query
 

@@ -73,9 +73,14 @@ def search_hints(s: Session, req: SearchRequest, opts: DtoOptions, server_id: st
     name_kinds = [k for k, on in (("MusicArtist", req.include_artists), ("Genre", req.include_genres),
                                   ("Studio", req.include_studios), ("Person", req.include_people)) if on]
     for kind in name_kinds:
+        # the viewer's whole scope: libraries, Live TV, and parental rules (a name is listed only
+        # with an item they may see)
         scope = ItemQuery(recursive=True, user_id=req.scope.user_id,
-                          allowed_library_ids=req.scope.allowed_library_ids)
-        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted, totals=req.counts)
+                          allowed_library_ids=req.scope.allowed_library_ids,
+                          exclude_library_ids=set(req.scope.exclude_library_ids), parental=req.scope.parental)
+        nq = NameQuery(kind=kind, scope=scope, search_term=req.term, limit=wanted, totals=req.counts,
+                       with_counts=opts.has("ItemCounts"),
+                       want_counts=opts.has("ItemCounts") or opts.has("ChildCount") or opts.has("RecursiveItemCount"))
         entries, count = list_names(s, nq)
         total += count
         hints.extend(_hint(d, req.term) for d in build_name_dtos(s, entries, opts, server_id))

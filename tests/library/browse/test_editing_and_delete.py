@@ -55,6 +55,107 @@ def test_update_item_sticks_across_a_rescan(browse_server):
         assert again["Name"] == "Blade Runner (Final Cut)"  # unlocking alone changes no value
 
 
+def test_update_item_null_clears_as_jellyfin_does(browse_server):
+    """A field sent as null is cleared where Jellyfin's editor clears it (it assigns the body's
+    value as it is: OfficialRating, Overview, ProductionYear, dates, Genres, ...); the fields it
+    guards with a null check (Studios, Taglines, People, ...) keep theirs; a field left out is
+    never touched; a null LockData unlocks. Both casings of the field names count."""
+    live = browse_server
+    alien = one(live, type="Movie", name="Alien").id
+    fields = {"fields": "Overview,Genres,Studios,Taglines,People,OriginalTitle,SortName"}
+    with live.admin() as c:
+        before = c.get(f"/Items/{alien}", params=fields).json()
+        filled = {"OfficialRating": "R", "Overview": "In space.", "ProductionYear": 1979, "CommunityRating": 7.5,
+                  "CriticRating": 90, "OriginalTitle": "Alien (original)", "ForcedSortName": "alien, the",
+                  "PremiereDate": "1979-05-25T00:00:00Z", "EndDate": "1979-06-01T00:00:00Z",
+                  "Genres": ["Horror"], "Studios": [{"Name": "Brandywine"}], "Taglines": ["In space no one..."],
+                  "People": [{"Name": "Ridley Scott", "Type": "Director"}], "LockData": True}
+        try:
+            assert c.post(f"/Items/{alien}", json={**before, **filled}).status_code == 204
+            full = c.get(f"/Items/{alien}", params=fields).json()
+            assert full["OfficialRating"] == "R" and full["LockData"] is True and full["Genres"] == ["Horror"]
+            # a partial body: what it leaves out stays, whatever the casing of what it sends
+            assert c.post(f"/Items/{alien}", json={"overview": "Still in space."}).status_code == 204
+            partial = c.get(f"/Items/{alien}", params=fields).json()
+            assert partial["Overview"] == "Still in space." and partial["OfficialRating"] == "R"
+            assert partial["ProductionYear"] == 1979 and partial["Genres"] == ["Horror"]
+            cleared = {k: None for k in ("OfficialRating", "ProductionYear", "CommunityRating", "CriticRating",
+                                         "OriginalTitle", "PremiereDate", "EndDate", "Genres", "Studios",
+                                         "Taglines", "People", "LockData")}
+            body = {**partial, **cleared, "overview": None}
+            body.pop("Overview")
+            assert c.post(f"/Items/{alien}", json=body).status_code == 204
+            after = c.get(f"/Items/{alien}", params=fields).json()
+            for key in ("OfficialRating", "ProductionYear", "CommunityRating", "CriticRating", "OriginalTitle",
+                        "PremiereDate", "EndDate", "Overview"):
+                assert after.get(key) is None, (key, after.get(key))
+            assert after.get("Genres") in (None, [])
+            assert after["LockData"] is False
+            # kept on null, as in Jellyfin
+            assert [s["Name"] for s in after["Studios"]] == ["Brandywine"]
+            assert after["Taglines"] == ["In space no one..."]
+            assert [p["Name"] for p in after["People"]] == ["Ridley Scott"]
+            assert after["Name"] == before["Name"]  # Name left as it is (a null name is not cleared)
+            # the cleared rating is seen by the queries at once (the R-rated filter has nothing)
+            rated = c.get("/Items", params={"recursive": "true", "officialRatings": "R",
+                                            "includeItemTypes": "Movie"}).json()["Items"]
+            assert alien not in [i["Id"] for i in rated]
+        finally:
+            restore = {**before, "People": before.get("People") or [], "Studios": before.get("Studios") or [],
+                       "Taglines": before.get("Taglines") or [], "Genres": before.get("Genres") or [],
+                       "LockedFields": [], "LockData": False}
+            assert c.post(f"/Items/{alien}", json=restore).status_code == 204
+
+
+def test_a_rating_and_tags_go_down_from_an_album_or_series(browse_server):
+    """As in Jellyfin's editor, an album's new rating and tags go to its tracks, a series' to its
+    seasons and episodes (a child that locked the field keeps its own): parental rules read a
+    track's own rating, so a restricted user no longer sees the tracks of an album rated above
+    their limit. Clearing the rating clears it below too."""
+    live = browse_server
+    album = one(live, type="MusicAlbum", name="Third Album").id
+    track = one(live, type="Audio", name="Pop Song").id
+    series = one(live, type="Series", name="Other Show").id
+    episodes = sorted((i for i in items(live, type="Episode") if "Other Show S01E0" in (i.path or "")),
+                      key=lambda i: i.path)
+    first, second = episodes[0].id, episodes[1].id
+    kid, kid_token = new_user(live, "passed-down-kid", MaxParentalRating=10)
+
+    def post(c, item_id: str, **changes) -> None:
+        body = c.get(f"/Items/{item_id}", params={"fields": "Tags"}).json()
+        assert c.post(f"/Items/{item_id}", json={**body, **changes}).status_code == 204
+
+    def get(c, item_id: str) -> dict:
+        return c.get(f"/Items/{item_id}", params={"fields": "Tags"}).json()
+
+    def kid_tracks(k) -> list[str]:
+        r = k.get("/Items", params={"userId": kid, "recursive": "true", "includeItemTypes": "Audio"})
+        assert r.status_code == 200, r.text
+        return [i["Id"] for i in r.json()["Items"]]
+
+    with live.admin() as c, live.client(kid_token, "passed-down-kid") as k:
+        assert track in kid_tracks(k)
+        try:
+            post(c, album, OfficialRating="R", Tags=["album-tag"])
+            assert get(c, track)["OfficialRating"] == "R" and get(c, track)["Tags"] == ["album-tag"]
+            assert track not in kid_tracks(k)  # hidden at once: no stale list
+            post(c, album, Tags=[])  # a removed tag goes from the tracks too
+            assert get(c, track)["Tags"] == []
+            post(c, album, OfficialRating="")
+            assert get(c, track).get("OfficialRating") is None and track in kid_tracks(k)
+
+            post(c, second, LockedFields=["OfficialRating"])  # this episode keeps its own
+            post(c, series, OfficialRating="TV-MA")
+            assert get(c, first)["OfficialRating"] == "TV-MA"
+            assert get(c, second).get("OfficialRating") is None
+        finally:
+            post(c, album, OfficialRating="", Tags=[], LockedFields=[])
+            post(c, series, OfficialRating="", LockedFields=[])
+            post(c, second, LockedFields=[])
+            post(c, track, LockedFields=[])
+        assert get(c, first).get("OfficialRating") is None
+
+
 def test_update_item_errors(browse_server):
     live = browse_server
     alien = one(live, type="Movie", name="Alien").id

@@ -204,7 +204,7 @@ def test_next_up_keeps_to_the_viewers_parental_rules(browse_server):
     def rate(item_id: str, rating: str | None) -> None:
         with live.admin() as a:
             item = a.get(f"/Items/{item_id}").json()
-            # ("" clears a rating: a null leaves it as it is)
+            # ("" clears a rating, as a null does)
             assert a.post(f"/Items/{item_id}", json={**item, "OfficialRating": rating or ""}).status_code == 204
 
     def next_up(c, uid: str, **params: str) -> list[str]:

@@ -272,6 +272,57 @@ def test_a_stored_page_reads_user_data_on_a_pooled_connection_and_is_never_stale
         assert real(s, live.admin_id, ids) == query.get_user_data(s, live.admin_id, ids)
 
 
+def test_kept_user_data_is_never_stale_nor_another_users(own: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's whole user data is kept per database generation (query.KeptUserData) for pages of
+    stored fragments: a favourite and a played mark set or cleared show on the very next page,
+    another user never gets them, and what is kept is what a read per page gives."""
+    from server.library.catalog import query
+
+    live = own
+    monkeypatch.setattr(query.KeptUserData, "AFTER", 1)  # kept from the first page at a generation
+    kept = query.kept_user_data(live.ctx.db.engine)
+    params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "Random",
+              "fields": ISSUE_FIELDS}
+    with live.admin() as c:
+        r = c.post("/Users/New", json={"Name": "kept-other", "Password": "other-pw"})
+        assert r.status_code == 200, r.text
+        other = r.json()["Id"]
+        loads = kept.loads
+        body = _stored(live, c, params, False)
+        assert kept.loads > loads, "a page of stored fragments did not use the kept user data"
+        song = _items(body, False)[0]["Id"]
+
+        def shown(camel: bool, user: str = live.admin_id) -> dict:
+            for item in _items(_stored(live, c, {**params, "userId": user}, camel), camel):
+                if item["id" if camel else "Id"] == song:
+                    return item["userData" if camel else "UserData"]
+            raise AssertionError("the song left the page")
+
+        try:
+            for _ in range(3):  # (kept for this generation now)
+                assert shown(False)["IsFavorite"] is False
+            assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(False)["IsFavorite"] is True
+            assert shown(False, other)["IsFavorite"] is False  # the other user's page: not the admin's mark
+            assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert shown(True)["played"] is True
+            assert shown(True, other)["played"] is False
+            assert c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            after = shown(False)
+            assert after["IsFavorite"] is False and after["Played"] is False
+            assert c.post(f"/UserPlayedItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            ids = [i["Id"] for i in _items(body, False)]
+            with live.ctx.db.session() as s:  # what is kept is what a read per page gives
+                kept_rows = kept.rows(live.ctx.db.engine, live.admin_id, ids, live.ctx.db.user_data_stamp(live.admin_id))
+                assert kept_rows is not None and kept_rows[song].played
+                assert kept_rows == query._pooled_user_data(s, live.admin_id, ids)
+        finally:
+            c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserPlayedItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/Users/{other}")
+
+
 def test_a_configuration_change_starts_a_new_epoch(own: LiveServer) -> None:
     live = own
     film = _id_of(live, type="Movie")
@@ -348,12 +399,95 @@ def test_a_write_to_the_database_while_the_server_was_stopped_shows_after_the_re
         while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
             time.sleep(0.05)
         assert store.count() >= 2  # (the store was kept over the restart)
+        assert store.adopted == 0  # the file is not as the last clean close left it: a new series of epochs
         with live.admin() as c:
             found = _items(_page(c, params, False), False)
             assert {i["Name"]: i.get("Overview") for i in found}["Gamma Outside"] == "Written outside"
             again = _items(_stored(live, c, params, False), False)
             assert [i["Name"] for i in again] == [i["Name"] for i in found]
             assert again == _items(_built(live, c, params, False), False)
+    finally:
+        stop_server(live)
+
+
+def _music_server(tmp_path: Path) -> tuple[LiveServer, dict]:
+    music = tmp_path / "media" / "music"
+    for n, title in enumerate(("Gamma", "Delta"), 1):
+        make_audio(music / "Duo" / "Album" / f"0{n} - {title}.mp3", tags={
+            "title": title, "artist": "Duo", "album_artist": "Duo", "album": "Album", "track": str(n)})
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    complete_wizard(live)
+    add_library_and_scan(live, "Music", "music", [music])
+    wait_for_artwork(live)
+    params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "SortName",
+              "fields": ISSUE_FIELDS}
+    return live, params
+
+
+def _restarted(tmp_path: Path, before: LiveServer) -> LiveServer:
+    """The server started again on ``before``'s folder, with its token (a sign-in is a write)."""
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    live.admin_token, live.admin_id = before.admin_token, before.admin_id
+    store = live.ctx.items.store
+    assert store is not None
+    deadline = time.monotonic() + 30
+    while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
+        time.sleep(0.05)
+    return live
+
+
+@sqlite_only
+def test_a_clean_restart_takes_over_the_last_epoch_and_anything_else_starts_a_new_one(tmp_path: Path) -> None:
+    """After a clean close with nothing written since, the first page after the restart is the
+    stored fragments as they are (no digest re-check), the very bytes the server builds; a
+    configuration file changed while stopped, or a crash (no clean close recorded), starts a new
+    series (a write to the database while stopped: the test above)."""
+    if ON_POSTGRES:
+        pytest.skip("the state of the SQLite file")
+    live, params = _music_server(tmp_path)
+    try:
+        with live.admin() as c:
+            stored = _stored(live, c, params, False)
+    finally:
+        stop_server(live)
+    live = _restarted(tmp_path, live)
+    try:
+        store = live.ctx.items.store
+        assert store is not None and store.adopted != 0
+        wait_for_artwork(live)
+        with live.admin() as c:
+            for _ in range(3):
+                use = live.ctx.items.store_use(live.ctx.items.options(_viewer(live)), False)
+                hits = store.hits
+                first = _page(c, params, False)
+                if use is not None and use.epoch == store.adopted:
+                    assert store.hits - hits == 2  # both songs from the store, as they are
+                    break
+                wait_for_artwork(live)  # (a background write after the start moved the epoch on)
+            else:
+                raise AssertionError("a write after every start moved the epoch on")
+            assert first == stored == _built(live, c, params, False)
+    finally:
+        stop_server(live)
+    config = next((tmp_path / "data").rglob("system.json"))
+    config.write_text(config.read_text().replace("\n", "\n ", 1) if "\n" in config.read_text()
+                      else config.read_text() + " ")
+    live = _restarted(tmp_path, live)
+    try:
+        store = live.ctx.items.store
+        assert store is not None and store.adopted == 0  # a configuration file changed while stopped
+        with live.admin() as c:
+            assert _stored(live, c, params, False) == _built(live, c, params, False)
+    finally:
+        stop_server(live)
+    live = _restarted(tmp_path, live)  # (after that clean close: taken over again)
+    assert live.ctx.items.store is not None and live.ctx.items.store.adopted != 0
+    live.ctx.items.store.record_clean = lambda *_: False  # type: ignore[method-assign]  # no clean close
+    stop_server(live)
+    live = _restarted(tmp_path, live)
+    try:
+        store = live.ctx.items.store
+        assert store is not None and store.adopted == 0  # the last run recorded no clean close
     finally:
         stop_server(live)
 
@@ -385,6 +519,71 @@ def test_epochs_are_new_at_every_start_and_per_stamp(tmp_path: Path) -> None:
     assert second.open() and second.boot == first.boot + 1
     assert second.epoch((1, 0)) not in (a, b)  # the same stamp after a restart is another epoch
     second.close()
+
+
+def test_an_open_takes_over_the_last_epoch_only_after_a_clean_close_of_the_same_state(tmp_path: Path) -> None:
+    path = tmp_path / "fragments.sqlite3"
+    first = FragmentStore(path, stamp="build 1")
+    assert first.open(("state A", (5, 0))) and first.adopted == 0  # nothing recorded yet
+    shape = first.shape("s")
+    older = first.epoch((6, 0))
+    _write(first, shape, "b" * 32, older, b"e", b'{"Name":"B"')
+    last = first.epoch((7, 1))  # (the newest: the epoch of the close)
+    _write(first, shape, "a" * 32, last, b"d", b'{"Name":"A"')
+    first.mark_valid(last, shape, [b"e"])  # an older fragment found to hold in the last epoch
+    first.close()
+    assert first.record_clean("state A", (7, 1))
+
+    def reopened(state: str, stamp: object = (0, 0), code: str = "build 1") -> FragmentStore:
+        store = FragmentStore(path, stamp=code)
+        assert store.open((state, stamp))  # type: ignore[arg-type]
+        return store
+
+    same = reopened("state A")
+    assert same.adopted == last and same.epoch((0, 0)) == last  # this start's stamp is the last epoch
+    stored = same.fetch(shape, ["a" * 32])["a" * 32]
+    assert same.is_current(stored, shape, same.epoch((0, 0)))
+    kept_valid = same.fetch(shape, ["b" * 32])["b" * 32]
+    assert same.is_current(kept_valid, shape, same.epoch((0, 0)))  # its mark was kept over the restart
+    moved = same.epoch((1, 0))  # a write after the start: a new epoch, newer than the adopted one
+    assert moved > last and not same.is_current(stored, shape, moved)
+    same.close()
+    # the record is used once: a run that ends without a clean close (a crash) leaves none
+    crashed = reopened("state A")
+    assert crashed.adopted == 0 and crashed.epoch((0, 0)) != last
+    assert not crashed.is_current(kept_valid, shape, crashed.epoch((0, 0)))
+    crashed.close()
+    for state, code in (("state B", "build 1"), ("state A", "build 2")):  # another file state, another build
+        recorder = FragmentStore(path, stamp="build 1")
+        assert recorder.open()
+        epoch = recorder.epoch((7, 1))
+        recorder.close()
+        assert recorder.record_clean("state A", (7, 1))
+        other = reopened(state, code=code)
+        assert other.adopted == 0 and other.epoch((0, 0)) != epoch
+        other.close()
+
+
+def test_the_files_state_changes_with_any_write(tmp_path: Path) -> None:
+    from server.library.catalog.fragment_store import files_state
+
+    database = tmp_path / "main.db"
+    with sqlite3.connect(database) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    paths = [database, database.with_name("main.db-wal")]
+    before = files_state(paths)
+    assert files_state(paths) == before
+    st = database.stat()
+    time.sleep(0.01)
+    conn = sqlite3.connect(database)
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    assert files_state(paths) != before  # in the WAL
+    conn.close()
+    os.utime(database, ns=(st.st_atime_ns, st.st_mtime_ns))  # the main file's time set back: the ctime moved
+    assert files_state(paths) != before
 
 
 def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:

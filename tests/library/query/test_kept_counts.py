@@ -269,3 +269,37 @@ def test_scopes_the_counts_cannot_answer_take_the_grouped_query(engine):
         assert facets.simple_scope(s, ItemQuery(recursive=True, parent_id="it1"), structural, root) is None
         assert facets.simple_scope(s, ItemQuery(recursive=False, parent_id="L1"), structural, root) is None
         assert facets.simple_scope(s, ItemQuery(recursive=True, is_favorite=True), structural, root) is None
+
+
+def test_lists_counting_a_playlist_take_the_exact_path(engine):
+    """``facets.counts_playlists`` (read on the DB-API cursor): a user's scope that would count a
+    Playlist row (a playlist given a genre or a year by hand) is one the kept counts cannot answer
+    (private playlists are per user); without such a row, or for a scope that leaves playlists
+    out, they can."""
+    from sqlalchemy.orm import Session
+
+    from server.db.handles import item_field_counts, item_value_counts
+
+    with engine.begin() as conn:
+        _library(conn)
+    users = facets.Scope(None, (), None, (), hide_playlists=True)
+    everyone = facets.Scope(None, (), None, (), hide_playlists=False)
+    no_playlists = facets.Scope(None, (), None, ("Playlist",), hide_playlists=True)
+    for table in (item_value_counts, item_field_counts):
+        with Session(engine) as s:
+            assert not facets.counts_playlists(s, table, users)
+        with engine.begin() as conn:
+            if table is item_value_counts:
+                conn.execute(table.insert().values(kind="Genre", clean_value="mixtape", value="Mixtape",
+                                                   library_id="", item_type="Playlist", item_count=1))
+            else:
+                conn.execute(table.insert().values(facet="Year", value="1999", library_id="", item_type="Playlist",
+                                                   item_count=1))
+        with Session(engine) as s:
+            assert facets.counts_playlists(s, table, users)
+            assert not facets.counts_playlists(s, table, everyone)
+            assert not facets.counts_playlists(s, table, no_playlists)
+        with engine.begin() as conn:
+            conn.execute(table.update().where(table.c.item_type == "Playlist").values(item_count=0))
+        with Session(engine) as s:
+            assert not facets.counts_playlists(s, table, users)  # (counted down to 0)

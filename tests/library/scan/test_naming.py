@@ -657,7 +657,8 @@ def test_hostile_names_stay_fast(unit: str) -> None:
     parse_movie_name(f"/m/{name}.mkv")
     parse_episode(f"/tv/{name}/{name}.mkv")
     resolve_movie_folder([f"/m/{name}.mkv", f"/m/{name} cd1.mkv"])
-    assert time.monotonic() - started < 1
+    # only catches catastrophic backtracking (hours at 1,000 characters), never a slow machine
+    assert time.monotonic() - started < 30
 
 
 def test_impossibly_long_names_are_refused() -> None:

@@ -3,7 +3,6 @@ files that must be refused (entity expansion, external entities) or ignored (mal
 
 from __future__ import annotations
 
-import time
 from datetime import date
 from pathlib import Path, PurePath
 
@@ -240,9 +239,8 @@ BILLION_LAUGHS = """<?xml version="1.0"?>
 
 
 def test_entity_expansion_is_refused_not_expanded(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # refused, not expanded (an expansion would take minutes and gigabytes, not fail a bound)
     assert parse_nfo(write(tmp_path, "bomb.nfo", BILLION_LAUGHS)) is None
-    assert time.monotonic() - started < 2
     with pytest.raises(UnsafeNfoError):
         parse_xml_safely(BILLION_LAUGHS.encode())
 
