@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.library.browse.conftest import new_user, one
+from tests.library.browse.conftest import items, new_user, one
 
 SECRET = "Parental Secret"
 GENRE, STUDIO, PERSON, TAG, YEAR = f"{SECRET} Genre", f"{SECRET} Studio", f"{SECRET} Person", "parental-secret", 1901
@@ -78,13 +78,14 @@ def test_names_keep_to_the_viewers_parental_rules(browse_server):
     album = one(live, type="MusicAlbum", name="Third Album").id
     kid, kid_token = new_user(live, "names-parental-kid", MaxParentalRating=10)
     tagless, tagless_token = new_user(live, "names-parental-tags", BlockedTags=[TAG])
-    blade = one(live, type="Movie", name="Blade Runner", owner_id=None).id
+    # (by path: another test renames it)
+    blade = next(i.id for i in items(live, type="Movie", owner_id=None) if "Blade Runner" in (i.path or ""))
     shared = f"{SECRET} Shared"
     with edited(live, alien, OfficialRating="R", Genres=[GENRE, shared], Tags=[TAG], ProductionYear=YEAR,
                 Studios=[{"Name": STUDIO}], People=[{"Name": PERSON, "Type": "Actor"}]), \
             edited(live, song, OfficialRating="R", ArtistItems=[{"Name": "Secret Band"}],
                    AlbumArtists=[{"Name": "Secret Band"}], Genres=[MUSIC]), \
-            edited(live, album, OfficialRating="R"), edited(live, blade, Genres=[shared]), \
+            edited(live, album, OfficialRating="R"), edited(live, blade, Genres=[shared], OfficialRating=""), \
             live.admin() as admin, live.client(kid_token, "names-parental-kid") as c, \
             live.client(tagless_token, "names-parental-tags") as t:
         seen = secret_names(admin, live.admin_id)
@@ -109,6 +110,7 @@ def test_names_keep_to_the_viewers_parental_rules(browse_server):
                                                                     "recursive": "true"}).json()["Items"]}
             everyone = {i["Name"]: i for i in admin.get("/Genres", params={"fields": fields, "recursive": "true"})
                         .json()["Items"]}
+            assert shared in everyone, (fields, sorted(everyone), blade)
             assert everyone[shared]["ChildCount"] == 2 and kids[shared]["ChildCount"] == 1, (fields, kids[shared])
             if fields == "ItemCounts":
                 assert everyone[shared]["MovieCount"] == 2 and kids[shared]["MovieCount"] == 1
@@ -120,6 +122,12 @@ def test_names_keep_to_the_viewers_parental_rules(browse_server):
         assert lifted["/Artists"] == ["Secret Band"] and {GENRE, STUDIO, PERSON} <= set(lifted["Hints"])
         assert admin.post(f"/Users/{kid}/Policy", json={**policy, "MaxParentalRating": 10}).status_code == 204
         assert secret_names(c, kid) == NOTHING
+        # a content change shows at once too: the movie's rating lowered, its names are listed
+        movie = admin.get(f"/Items/{alien}", params={"fields": "People,Tags,Studios,Genres"}).json()
+        assert admin.post(f"/Items/{alien}", json={**movie, "OfficialRating": "G"}).status_code == 204
+        assert GENRE in names(c, "/Genres", kid) and PERSON in names(c, "/Persons", kid, searchTerm="Secret")
+        assert admin.post(f"/Items/{alien}", json={**movie, "OfficialRating": "R"}).status_code == 204
+        assert GENRE not in names(c, "/Genres", kid) and secret_names(c, kid) == NOTHING
     # the edits undone: the rating is gone, the kid sees the movie's own names again
     with live.client(kid_token, "names-parental-kid") as c:
         assert GENRE not in names(c, "/Genres", kid)
