@@ -60,7 +60,7 @@ class Traced:
             cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": str(root)})
         self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 600
+        deadline = time.monotonic() + 1800  # a start under callgrind on a busy machine: minutes
         while time.monotonic() < deadline:
             try:
                 if httpx.get(self.url + "/System/Info/Public", timeout=30).status_code == 200:

@@ -409,16 +409,21 @@ class ReaderPool:
         task.add_done_callback(self._tasks.discard)
 
     async def _listen(self) -> str:
-        """Where readers connect: a Unix socket in a private folder (0700) where there are Unix
-        sockets (a 245 KB reply through one costs both processes less kernel time than through
-        loopback TCP), else loopback TCP (Windows)."""
+        """Where readers connect: a Unix socket where there are Unix sockets (a 245 KB reply
+        through one costs both processes less kernel time than through loopback TCP): an abstract
+        name on Linux, else in a private folder (0700); loopback TCP on Windows. Whoever connects
+        must still prove the secret before anything it sends is unpickled."""
         if self._server is None:
             # a large stream limit: a 250 KB reply is read without pausing the transport every 128 KB
             if protocol.UNIX_SOCKETS:
-                self._socket_dir = tempfile.mkdtemp(prefix="reelroom-readers-")
-                path = os.path.join(self._socket_dir, "s")
+                if sys.platform.startswith("linux"):  # an abstract name: nothing left behind by a crash
+                    name = protocol.ABSTRACT + f"reelroom-readers-{os.getpid()}-{secrets.token_hex(8)}"
+                    path = "\0" + name[len(protocol.ABSTRACT):]
+                else:
+                    self._socket_dir = tempfile.mkdtemp(prefix="reelroom-readers-")
+                    path = name = os.path.join(self._socket_dir, "s")
                 self._server = await asyncio.start_unix_server(self._accept, path, limit=STREAM_LIMIT)
-                self._address = protocol.UNIX_PREFIX + path
+                self._address = protocol.UNIX_PREFIX + name
             else:
                 self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0, limit=STREAM_LIMIT)
                 host, port = self._server.sockets[0].getsockname()[:2]

@@ -39,6 +39,8 @@ ITEMS = "items"
 #: Environment of a reader process. The address is ``unix:<path>`` (a Unix socket) or ``host:port``.
 ENV_ADDRESS = "REELROOM_READER_ADDRESS"
 UNIX_PREFIX = "unix:"
+#: After UNIX_PREFIX: an abstract socket name (Linux; a NUL byte cannot travel in the environment).
+ABSTRACT = "@"
 #: Owner and readers talk over a Unix socket where there are Unix sockets, else loopback TCP.
 UNIX_SOCKETS = hasattr(socket, "AF_UNIX") and sys.platform != "win32"
 ENV_KEY = "REELROOM_READER_KEY"
@@ -95,8 +97,9 @@ def connect(address: str) -> socket.socket:
     """A reader's connection to its owner (``ENV_ADDRESS``)."""
     if address.startswith(UNIX_PREFIX):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        path = address[len(UNIX_PREFIX):]
         try:
-            sock.connect(address[len(UNIX_PREFIX):])
+            sock.connect("\0" + path[len(ABSTRACT):] if path.startswith(ABSTRACT) else path)
         except OSError:
             sock.close()
             raise

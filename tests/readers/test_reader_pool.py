@@ -752,3 +752,31 @@ def test_the_reader_store_keeps_to_the_owners_file_and_epochs(tmp_path: Path) ->
     assert not reader.enabled and path.exists() and owner.count() == 2
     reader.close()
     owner.close()
+
+
+@pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="no Unix sockets here")
+def test_a_reader_connects_by_socket_path_abstract_name_or_tcp(tmp_path: Path) -> None:
+    """The owner's address a reader gets: ``unix:<path>`` (a socket in a private folder: macOS, BSD),
+    ``unix:@<name>`` (an abstract name: Linux, nothing left on disk) or ``host:port`` (Windows)."""
+    import socket
+
+    from server.readers import protocol
+
+    path = tmp_path / "s"
+    listeners = [(socket.socket(socket.AF_UNIX), str(path), f"{protocol.UNIX_PREFIX}{path}"),
+                 (socket.socket(socket.AF_UNIX), "\0reelroom-readers-test-" + uuid.uuid4().hex,
+                  None),
+                 (socket.create_server(("127.0.0.1", 0)), None, None)]
+    for listener, where, address in listeners:
+        with listener:
+            if where is not None:
+                listener.bind(where)
+                listener.listen()
+            if address is None:
+                address = (f"{protocol.UNIX_PREFIX}{protocol.ABSTRACT}{where[1:]}" if where is not None
+                           else f"127.0.0.1:{listener.getsockname()[1]}")
+            with protocol.connect(address) as sock:
+                conn, _ = listener.accept()
+                with conn:
+                    sock.sendall(protocol.hello("k" * 32, 7))
+                    assert conn.recv(64) == protocol.hello("k" * 32, 7)

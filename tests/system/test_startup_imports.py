@@ -55,10 +55,34 @@ def test_building_the_server_imports_no_heavy_library(tmp_path):
     assert "pydantic.v1" not in modules["built (full)"]
 
 
+def _database_behind_the_scripts(data_dir: Path) -> None:
+    """The data folder's database at an older revision (an upgrade of Reelroom)."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from server.db import migrate
+    from server.paths import ServerPaths
+
+    db_file = ServerPaths(data_dir).database_file
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    url = f"sqlite:///{db_file}"
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            cfg = migrate.alembic_config(url)
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0007_merge")
+    finally:
+        engine.dispose()
+
+
 def test_starting_on_an_up_to_date_database_does_not_import_alembic(tmp_path):
-    first = _modules(tmp_path, "initialize")  # an empty data folder: the migration is due
+    new = _modules(tmp_path / "new", "initialize")  # an empty data folder: made from the head schema
+    assert "alembic" not in new["started"]
+    _database_behind_the_scripts(tmp_path / "old")
+    first = _modules(tmp_path / "old", "initialize")  # behind the scripts: the migration is due
     assert "alembic" in first["started"]
-    again = _modules(tmp_path, "initialize")
+    again = _modules(tmp_path / "old", "initialize")
     assert "alembic" not in again["started"]
     assert sorted(set(HEAVY) & again["built"]) == []
 
