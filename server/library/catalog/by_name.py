@@ -18,6 +18,7 @@ from sqlalchemy import (
     Integer,
     Row,
     String,
+    and_,
     bindparam,
     case,
     cast,
@@ -25,6 +26,7 @@ from sqlalchemy import (
     func,
     literal,
     select,
+    tuple_,
 )
 from sqlalchemy.orm import Session
 
@@ -358,16 +360,27 @@ def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) 
     return inner.exists()
 
 
+@lru_cache(maxsize=64)
+def _kept_statements_without(kind: str, with_counts: bool, descending: bool, shape: _Shape,
+                             hidden_pairs: tuple[tuple[str, str], ...]) -> _Statements:
+    """``_kept_statements`` leaving out the kept rows of these (library, item type) pairs (every
+    item of theirs hidden from the viewer: ``_parental_profile``)."""
+    return _build_kept_statements(kind, with_counts, descending, shape, hidden_pairs=hidden_pairs)
+
+
 def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape,
-                           visible: Any = None) -> _Statements:
+                           visible: Any = None, hidden_pairs: tuple[tuple[str, str], ...] = ()) -> _Statements:
     """``_kept_statements``; ``visible`` (``_visible_exists``): only rows with an item the viewer
     may see count (those statements carry the rules' values and are built per request; their
-    counts are the kept ones, recounted over the visible items by ``_visible_counts``)."""
+    counts are the kept ones, recounted over the visible items by ``_visible_counts``);
+    ``hidden_pairs``: the kept rows of these (library, item type) pairs are left out."""
     t = item_field_counts if kind == "Year" else item_value_counts
     cols = [facets.count_sum(t).label("ChildCount")]
     if with_counts:
         cols += [facets.count_sum(t, type_name).label(label) for label, type_name in COUNT_TYPES]
     conds = _bound_scope_conditions(t, shape)
+    if hidden_pairs:
+        conds.append(tuple_(t.c.library_id, t.c.item_type).not_in(list(hidden_pairs)))
     spelled = None
     if kind == "Year":
         year = cast(t.c.value, Integer)
@@ -438,6 +451,51 @@ def _matching_values(s: Session, nq: NameQuery) -> list[str] | None:
     return found if len(found) <= _MAX_MATCHES else None
 
 
+def _parental_profile(s: Session, nq: NameQuery, rules: ParentalRules) -> dict[tuple[str, str], tuple[int, int]] | None:
+    """For the viewer's parental rules: per (library, item type) of the items the kept counts
+    count (no owner), how many there are and how many the rules hide, in one grouped query kept
+    in ``nq.totals``' cache for the content generation (any write of more than user data: a
+    rating or tag edit, a scan) and keyed by the rules (a policy change is another key). None
+    when not kept (no cache)."""
+    if nq.totals is None:
+        return None
+    cache, generation = nq.totals
+    key = f"by-name parental profile {rules!r}"
+    found: dict[tuple[str, str], tuple[int, int]] | None = cache.get_value(key, generation)
+    if found is None:
+        conds = parental_conditions(s, rules)
+        library = func.coalesce(items.c.library_id, "")
+        hidden = func.sum(case((and_(*conds), 0), else_=1)) if conds else literal(0)
+        found = {(r[0], r[1]): (int(r[2]), int(r[3] or 0)) for r in s.execute(
+            select(library, items.c.type, func.count(), hidden)
+            .where(items.c.owner_id.is_(None)).group_by(library, items.c.type)).all()}
+        cache.put_value(key, generation, found)
+    return found
+
+
+def _unhidden_scope(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape,
+                    params: dict[str, Any]) -> tuple[tuple[str, str], ...] | None:
+    """When the viewer's rules hide, among the kept rows in the list's scope, either every item
+    of a (library, item type) pair or none of them: those pairs (to leave out; the rest are
+    counted as kept, every item of theirs visible). None when a pair in scope carrying the
+    list's kind is only partly hidden (then each name is probed and recounted)."""
+    profile = _parental_profile(s, nq, rules)
+    if profile is None:
+        return None
+    partial = sorted(p for p, (n, h) in profile.items() if 0 < h < n)
+    whole = tuple(sorted(p for p, (n, h) in profile.items() if h and h == n))
+    if partial:
+        t = item_field_counts if nq.kind == "Year" else item_value_counts
+        value_kinds = VALUE_KINDS[nq.kind][0] if nq.kind != "Year" else ()
+        kind_cond = (t.c.facet == "Year" if nq.kind == "Year" else
+                     t.c.kind == (value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"))
+        probe = select(literal(1)).where(kind_cond, *_bound_scope_conditions(t, shape),
+                                         tuple_(t.c.library_id, t.c.item_type).in_(partial)).limit(1)
+        if s.execute(probe, params).first() is not None:
+            return None
+    return whole
+
+
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
     """The list from the kept counts (server/library/catalog/facets.py) when the scope is
     one they answer (libraries and item types); None otherwise. The statements are built once
@@ -445,8 +503,6 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     kept row counts only when an item it counts is one the viewer may see (``_visible_exists``),
     and the page's counts are those of the visible items (``_visible_counts``)."""
     rules = nq.scope.parental if nq.scope.parental is not None and nq.scope.parental.active else None
-    if rules is not None and nq.kind == "Year":
-        return None  # a year's probe would walk every item of that year: the grouped query is cheaper
     sc = facets.simple_scope(s, replace(nq.scope, parental=None) if rules is not None else nq.scope,
                              STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None:
@@ -458,11 +514,18 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     matches = _matching_values(s, nq) if shape.search and nq.kind != "Year" else None
     if matches is not None:
         shape = replace(shape, search=False, search_in=True)
-    if rules is None:
+    params = {**_scope_params(sc), **(_name_params(nq) if nq.kind != "Year" else {})}
+    hidden_pairs = _unhidden_scope(s, nq, rules, shape, _scope_params(sc)) if rules is not None else None
+    if hidden_pairs is not None:  # each pair in scope wholly hidden or wholly shown: the kept counts answer
+        rules = None
+        st = (_kept_statements_without(nq.kind, nq.with_counts, nq.descending, shape, hidden_pairs) if hidden_pairs
+              else _kept_statements(nq.kind, nq.with_counts, nq.descending, shape))
+    elif rules is None:
         st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
+    elif nq.kind == "Year":
+        return None  # a year's probe would walk every item of that year: the grouped query is cheaper
     else:
         st = _build_kept_statements(nq.kind, False, nq.descending, shape, _visible_exists(s, nq.kind, rules, shape))
-    params = {**_scope_params(sc), **(_name_params(nq) if nq.kind != "Year" else {})}
     if matches is not None:
         params.pop("name_like", None)
         params["name_in"] = matches

@@ -131,3 +131,48 @@ def test_names_keep_to_the_viewers_parental_rules(browse_server):
     # the edits undone: the rating is gone, the kid sees the movie's own names again
     with live.client(kid_token, "names-parental-kid") as c:
         assert GENRE not in names(c, "/Genres", kid)
+
+
+ALLOW = "parental-allow-only"
+
+
+def test_names_when_rules_hide_whole_kinds_of_items(browse_server):
+    """A user with AllowedTags no item carries sees no movie, song or album: each (library, item
+    type) the kept counts count is wholly hidden, and the lists come from the kept counts with
+    those left out (no name probed). A policy change and a tag edit show at once: the tagged
+    movie's names come back, counted over the visible items only, and go when it is untagged."""
+    live = browse_server
+    alien = one(live, type="Movie", name="Alien").id
+    song = one(live, type="Audio", name="Pop Song").id
+    allow, allow_token = new_user(live, "names-parental-allow", AllowedTags=[ALLOW])
+    with edited(live, alien, Genres=[GENRE], ProductionYear=YEAR, Studios=[{"Name": STUDIO}], Tags=[]), \
+            edited(live, song, ArtistItems=[{"Name": "Secret Band"}], AlbumArtists=[{"Name": "Secret Band"}],
+                   Genres=[MUSIC]), \
+            live.admin() as admin, live.client(allow_token, "names-parental-allow") as c:
+        seen = secret_names(admin, live.admin_id)
+        assert seen["/Genres"] == [GENRE] and seen["/Studios"] == [STUDIO] and seen["/Years"] == [str(YEAR)]
+        assert seen["/Artists"] == seen["/Artists/AlbumArtists"] == ["Secret Band"] and seen["/MusicGenres"] == [MUSIC]
+        for _ in range(2):  # the second ask is answered from the kept profile of the rules
+            hidden = secret_names(c, allow)
+            for path in ("/Genres", "/Studios", "/Years", "/Artists", "/Artists/AlbumArtists", "/MusicGenres"):
+                assert hidden[path] == hidden[f"{path}?search"] == [], (path, hidden)
+            assert names(c, "/Genres", allow) == {"#0"} and names(c, "/MusicGenres", allow) == {"#0"}
+            assert names(c, "/Artists", allow) == {"#0"} and names(c, "/Years", allow) == {"#0"}
+        # the policy lifted: the names are there at once; set again: gone
+        policy = admin.get(f"/Users/{allow}").json()["Policy"]
+        assert admin.post(f"/Users/{allow}/Policy", json={**policy, "AllowedTags": []}).status_code == 204
+        lifted = secret_names(c, allow)
+        assert lifted["/Genres"] == [GENRE] and lifted["/Years"] == [str(YEAR)] and lifted["/MusicGenres"] == [MUSIC]
+        assert lifted["/Artists"] == ["Secret Band"]
+        assert admin.post(f"/Users/{allow}/Policy", json={**policy, "AllowedTags": [ALLOW]}).status_code == 204
+        assert secret_names(c, allow)["/Genres"] == [] and names(c, "/Genres", allow) == {"#0"}
+        # the movie tagged: visible, its names listed and counted (only it); untagged: gone again
+        movie = admin.get(f"/Items/{alien}", params={"fields": "People,Tags,Studios,Genres"}).json()
+        assert admin.post(f"/Items/{alien}", json={**movie, "Tags": [ALLOW]}).status_code == 204
+        tagged = secret_names(c, allow)
+        assert tagged["/Genres"] == [GENRE] and tagged["/Studios"] == [STUDIO] and tagged["/Years"] == [str(YEAR)]
+        assert tagged["/MusicGenres"] == tagged["/Artists"] == []
+        genres = c.get("/Genres", params={"userId": allow, "recursive": "true", "fields": "ItemCounts"}).json()
+        assert [(g["Name"], g["ChildCount"], g["MovieCount"]) for g in genres["Items"]] == [(GENRE, 1, 1)]
+        assert admin.post(f"/Items/{alien}", json={**movie, "Tags": []}).status_code == 204
+        assert secret_names(c, allow)["/Genres"] == [] and names(c, "/Genres", allow) == {"#0"}
