@@ -452,14 +452,19 @@ def _matching_values(s: Session, nq: NameQuery) -> list[str] | None:
 
 
 def _parental_profile(s: Session, nq: NameQuery, rules: ParentalRules) -> dict[tuple[str, str], tuple[int, int]] | None:
+    return parental_profile(s, rules, nq.totals)
+
+
+def parental_profile(s: Session, rules: ParentalRules, totals: tuple[Any, Generations] | None
+                     ) -> dict[tuple[str, str], tuple[int, int]] | None:
     """For the viewer's parental rules: per (library, item type) of the items the kept counts
     count (no owner), how many there are and how many the rules hide, in one grouped query kept
-    in ``nq.totals``' cache for the content generation (any write of more than user data: a
-    rating or tag edit, a scan) and keyed by the rules (a policy change is another key). None
-    when not kept (no cache)."""
-    if nq.totals is None:
+    in ``totals``' cache (CountCache, ``Database.generations``) for the content generation (any
+    write of more than user data: a rating or tag edit, a scan) and keyed by the rules (a policy
+    change is another key). None when not kept (no cache)."""
+    if totals is None:
         return None
-    cache, generation = nq.totals
+    cache, generation = totals
     key = f"by-name parental profile {rules!r}"
     found: dict[tuple[str, str], tuple[int, int]] | None = cache.get_value(key, generation)
     if found is None:

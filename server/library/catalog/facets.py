@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, case, false, func, select
+from sqlalchemy import ColumnElement, Engine, case, false, func, select, tuple_
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -267,23 +267,49 @@ def count_sum(table: Any, type_name: str | None = None) -> ColumnElement[Any]:
     return func.coalesce(func.sum(case((table.c.item_type == type_name, table.c.item_count), else_=0)), 0)
 
 
-def filter_values(s: Session, q: ItemQuery) -> dict[str, list[Any]] | None:
+def filter_values(s: Session, q: ItemQuery,
+                  profile: dict[tuple[str, str], tuple[int, int]] | None = None) -> dict[str, list[Any]] | None:
     """GET /Items/Filters' genres, tags, official ratings and years from the kept counts (the
-    same answer as ``query.filter_values``), or None when the scope is not a simple one."""
+    same answer as ``query.filter_values``), or None when the scope is not a simple one. With
+    parental rules, ``profile`` (``by_name.parental_profile``: per (library, item type), how many
+    items and how many hidden) lets the kept counts answer when every pair in scope is wholly
+    hidden (left out) or wholly shown; None when one is partly hidden or there is no profile."""
     from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES
 
-    sc = simple_scope(s, q, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
+    hidden_pairs: list[tuple[str, str]] = []
+    if q.parental is not None and q.parental.active:
+        if profile is None:
+            return None
+        sc = simple_scope(s, replace(q, parental=None), STRUCTURAL_TYPES, ROOT_FOLDER_ID)
+        if sc is None:
+            return None
+        scope = sc
+
+        def in_scope(library: str, item_type: str) -> bool:
+            return ((scope.libraries is None or library in scope.libraries)
+                    and library not in scope.exclude_libraries
+                    and (scope.include is None or item_type in scope.include) and item_type not in scope.exclude)
+
+        if any(0 < hidden < n and in_scope(*pair) for pair, (n, hidden) in profile.items()):
+            return None
+        hidden_pairs = sorted(pair for pair, (n, hidden) in profile.items() if hidden and hidden == n)
+    else:
+        sc = simple_scope(s, q, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None or counts_playlists(s, value_counts, sc) or counts_playlists(s, field_counts, sc):
         return None
     out: dict[str, list[Any]] = {"Genre": [], "Tag": []}
     vc, fc = value_counts, field_counts
+    vconds, fconds = scope_conditions(vc, sc), scope_conditions(fc, sc)
+    if hidden_pairs:
+        vconds.append(tuple_(vc.c.library_id, vc.c.item_type).not_in(hidden_pairs))
+        fconds.append(tuple_(fc.c.library_id, fc.c.item_type).not_in(hidden_pairs))
     for kind, value in s.execute(select(vc.c.kind, func.min(vc.c.value)).where(
-            vc.c.kind.in_(("Genre", "Tag")), *scope_conditions(vc, sc))
+            vc.c.kind.in_(("Genre", "Tag")), *vconds)
             .group_by(vc.c.kind, vc.c.clean_value).order_by(vc.c.kind, vc.c.clean_value)).all():
         if value:
             out[kind].append(value)
     found: dict[str, set[str]] = {"Year": set(), "OfficialRating": set()}
-    for facet, value in s.execute(select(fc.c.facet, fc.c.value).where(*scope_conditions(fc, sc))
+    for facet, value in s.execute(select(fc.c.facet, fc.c.value).where(*fconds)
                                   .group_by(fc.c.facet, fc.c.value)).all():
         found[facet].add(value)
     out["OfficialRating"] = sorted(found["OfficialRating"])

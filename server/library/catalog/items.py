@@ -26,7 +26,14 @@ from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
-from server.library.catalog.by_name import NameEntry, NameQuery, build_name_dtos, find_name, list_names
+from server.library.catalog.by_name import (
+    NameEntry,
+    NameQuery,
+    build_name_dtos,
+    find_name,
+    list_names,
+    parental_profile,
+)
 from server.library.catalog.dto import (
     ByNameTarget,
     DtoOptions,
@@ -782,7 +789,15 @@ class ItemService:
 
     async def filter_values(self, q: ItemQuery, viewer: Viewer) -> dict[str, list]:
         q = self.scoped(q, viewer)
-        return await self.db.read(lambda s: facets.filter_values(s, q) or filter_values(s, q))
+        rules = q.parental if q.parental is not None and q.parental.active else None
+        totals = (self.count_cache, self.db.generations)  # read before the first query
+
+        def read(s: Session) -> dict[str, list[Any]]:
+            # with parental rules: which (library, item type) they hide wholly, kept per content generation
+            profile = parental_profile(s, rules, totals) if rules is not None else None
+            return facets.filter_values(s, q, profile) or filter_values(s, q)
+
+        return await self.db.read(read)
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
         def read(s: Session) -> w.SearchHintResult:

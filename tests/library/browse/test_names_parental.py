@@ -158,6 +158,7 @@ def test_names_when_rules_hide_whole_kinds_of_items(browse_server):
                 assert hidden[path] == hidden[f"{path}?search"] == [], (path, hidden)
             assert names(c, "/Genres", allow) == {"#0"} and names(c, "/MusicGenres", allow) == {"#0"}
             assert names(c, "/Artists", allow) == {"#0"} and names(c, "/Years", allow) == {"#0"}
+            assert hidden["Filters"] == hidden["Filters2"] == [] and hidden["Hints"] == []
         # the policy lifted: the names are there at once; set again: gone
         policy = admin.get(f"/Users/{allow}").json()["Policy"]
         assert admin.post(f"/Users/{allow}/Policy", json={**policy, "AllowedTags": []}).status_code == 204
@@ -172,6 +173,7 @@ def test_names_when_rules_hide_whole_kinds_of_items(browse_server):
         tagged = secret_names(c, allow)
         assert tagged["/Genres"] == [GENRE] and tagged["/Studios"] == [STUDIO] and tagged["/Years"] == [str(YEAR)]
         assert tagged["/MusicGenres"] == tagged["/Artists"] == []
+        assert tagged["Filters"] == sorted([GENRE, str(YEAR)]) and tagged["Filters2"] == [GENRE]
         genres = c.get("/Genres", params={"userId": allow, "recursive": "true", "fields": "ItemCounts"}).json()
         assert [(g["Name"], g["ChildCount"], g["MovieCount"]) for g in genres["Items"]] == [(GENRE, 1, 1)]
         assert admin.post(f"/Items/{alien}", json={**movie, "Tags": []}).status_code == 204
