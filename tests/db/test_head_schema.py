@@ -20,6 +20,7 @@ from server.db import head_schema, migrate, migration_child
 from server.db.migration_child import HEAD_SCHEMA, create_at_head, script_heads, sqlite_due, start_if_due
 from server.paths import ServerPaths
 from tests.conftest import sqlite_only, start_server, stop_server
+from tests.db.schema_helpers import START_SERVER
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "stale: run `python -m server.db.head_schema` after adding a migration"
@@ -128,28 +129,8 @@ def test_a_head_schema_that_fails_leaves_no_database(tmp_path: Path, monkeypatch
     assert sorted(p.name for p in db_file.parent.iterdir()) == []
 
 
-FIRST_START = """
-import asyncio, json, sys
-from pathlib import Path
-from server.db.migration_child import start_if_due
-migration = start_if_due(Path(sys.argv[1]), None)  # as app/server_main.py does, before the server's imports
-from server.context import ServerContext, ServerOptions
-
-async def main():
-    ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False, migrate_in_child=True,
-                                      migration=migration))
-    await ctx.initialize()
-    assert ctx.startup.ready, ctx.startup.failed
-    started = sorted(m for m in sys.modules)
-    await ctx.close()
-    print(json.dumps({"child": migration is not None, "modules": started}))
-
-asyncio.run(main())
-"""
-
-
 def test_a_first_start_makes_its_database_without_a_child_or_alembic(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", FIRST_START, str(tmp_path)], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", START_SERVER, str(tmp_path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])

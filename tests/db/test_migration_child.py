@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -27,13 +26,9 @@ from server.db.migration_child import (
 )
 from server.paths import ServerPaths
 from tests.conftest import ON_POSTGRES, start_server, stop_server
+from tests.db.schema_helpers import START_SERVER, migrate_to, revisions
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _revisions(db_file: Path) -> set[str]:
-    with sqlite3.connect(db_file) as conn:
-        return {row[0] for row in conn.execute("SELECT version_num FROM alembic_version")}
 
 
 def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,7 +40,7 @@ def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path, monkeypatch
     assert child is not None and child.proc.pid != os.getpid()
     child.wait()
     assert child.proc.returncode == 0
-    assert _revisions(db_file) == script_heads()
+    assert revisions(db_file) == script_heads()
     engine = create_engine(f"sqlite:///{db_file}")
     try:
         assert migrate.up_to_date(engine)  # what the server checks after waiting
@@ -56,32 +51,15 @@ def test_an_empty_data_folder_is_migrated_by_a_child(tmp_path: Path, monkeypatch
     assert start_if_due(tmp_path, None) is None  # up to date: no child at all
 
 
-def _migrate_to(db_file: Path, revision: str) -> str:
-    from alembic import command
-
-    db_file.parent.mkdir(parents=True, exist_ok=True)
-    url = f"sqlite:///{db_file}"
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            cfg = migrate.alembic_config(url)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, revision)
-    finally:
-        engine.dispose()
-    assert _revisions(db_file) == {revision}
-    return url
-
-
 def test_a_database_behind_the_scripts_gets_the_migrations_it_lacks(tmp_path: Path) -> None:
     """An upgrade of Reelroom: the database is at an older revision; the child brings it to the heads."""
     db_file = ServerPaths(tmp_path).database_file
-    url = _migrate_to(db_file, "0007_merge")
+    url = migrate_to(db_file, "0007_merge")
     assert sqlite_due(db_file) is True
     child = start_if_due(tmp_path, url)
     assert child is not None
     child.wait()
-    assert _revisions(db_file) == script_heads()
+    assert revisions(db_file) == script_heads()
 
 
 def test_a_failing_migration_says_why_once(tmp_path: Path) -> None:
@@ -101,41 +79,21 @@ def test_the_bundles_entry_points_run_a_migration(tmp_path: Path, entry: str) ->
     out = subprocess.run([sys.executable, str(ROOT / "installer" / entry), MIGRATE_FLAG], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert _revisions(db_file) == script_heads()
-
-
-CHILD_SERVER = """
-import asyncio, json, sys
-from pathlib import Path
-from server.db.migration_child import start_if_due
-migration = start_if_due(Path(sys.argv[1]), None)  # as app/server_main.py does, before the server's imports
-from server.context import ServerContext, ServerOptions
-
-async def main():
-    ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False, migrate_in_child=True,
-                                      migration=migration))
-    await ctx.initialize()
-    assert ctx.startup.ready, ctx.startup.failed
-    started = sorted(m for m in sys.modules)
-    await ctx.close()
-    print(json.dumps({"child": migration is not None, "modules": started}))
-
-asyncio.run(main())
-"""
+    assert revisions(db_file) == script_heads()
 
 
 def test_a_start_after_an_upgrade_migrates_without_loading_alembic(tmp_path: Path) -> None:
     """The server of a start with a migration due (its database at an older revision: a first start
     makes its database at the heads without a child, tests/db/test_head_schema.py) is fully
     migrated once it is ready, and never imported Alembic."""
-    _migrate_to(ServerPaths(tmp_path).database_file, "0007_merge")
-    out = subprocess.run([sys.executable, "-c", CHILD_SERVER, str(tmp_path)], cwd=ROOT, capture_output=True,
+    migrate_to(ServerPaths(tmp_path).database_file, "0007_merge")
+    out = subprocess.run([sys.executable, "-c", START_SERVER, str(tmp_path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["child"] is True
     assert not [m for m in result["modules"] if m.split(".")[0] in ("alembic", "mako")]
-    assert _revisions(ServerPaths(tmp_path).database_file) == script_heads()
+    assert revisions(ServerPaths(tmp_path).database_file) == script_heads()
 
 
 def test_a_server_that_migrates_in_a_child_serves_a_migrated_database(tmp_path: Path) -> None:
@@ -143,7 +101,7 @@ def test_a_server_that_migrates_in_a_child_serves_a_migrated_database(tmp_path: 
     entry points leave to it); the first request sees every table. On SQLite the database is at an
     older revision (a new one is made from the head schema, tests/db/test_head_schema.py)."""
     if not ON_POSTGRES:
-        _migrate_to(ServerPaths(tmp_path / "data").database_file, "0007_merge")
+        migrate_to(ServerPaths(tmp_path / "data").database_file, "0007_merge")
     live = start_server(tmp_path / "data", migrate_in_child=True)
     try:
         with live.client() as c:
@@ -155,4 +113,4 @@ def test_a_server_that_migrates_in_a_child_serves_a_migrated_database(tmp_path: 
     finally:
         stop_server(live)
     if not ON_POSTGRES:
-        assert _revisions(ServerPaths(tmp_path / "data").database_file) == script_heads()
+        assert revisions(ServerPaths(tmp_path / "data").database_file) == script_heads()

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.db.schema_helpers import migrate_to
+
 ROOT = Path(__file__).resolve().parents[2]
 
 HEAVY = ["av", "PIL", "alembic", "pysubs2", "mutagen", "blurhash_rs", "zeroconf",
@@ -57,23 +59,9 @@ def test_building_the_server_imports_no_heavy_library(tmp_path):
 
 def _database_behind_the_scripts(data_dir: Path) -> None:
     """The data folder's database at an older revision (an upgrade of Reelroom)."""
-    from alembic import command
-    from sqlalchemy import create_engine
-
-    from server.db import migrate
     from server.paths import ServerPaths
 
-    db_file = ServerPaths(data_dir).database_file
-    db_file.parent.mkdir(parents=True, exist_ok=True)
-    url = f"sqlite:///{db_file}"
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            cfg = migrate.alembic_config(url)
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "0007_merge")
-    finally:
-        engine.dispose()
+    migrate_to(ServerPaths(data_dir).database_file, "0007_merge")
 
 
 def test_starting_on_an_up_to_date_database_does_not_import_alembic(tmp_path):
