@@ -67,7 +67,7 @@ class ReaderSettings:
     max_readers: int
     busy: int = 2
     depth: int = 2
-    local: int = 2
+    local: int = 0
     idle_seconds: float = 60.0
     #: ``auto``: readers take pages only while the machine has ``free_cores`` of CPU the readers
     #: can use (idle time plus what the readers themselves use; Linux's /proc, else no gate).
