@@ -19,6 +19,16 @@ def allow_roots(live: LiveServer, *roots: str) -> None:
         assert r.status_code == 204, r.text
 
 
+def open_store(live: LiveServer, timeout: float = 30):
+    """The server's fragment store once it is open (it opens beside the start, on a thread)."""
+    store = live.ctx.items.store
+    assert store is not None
+    deadline = time.monotonic() + timeout
+    while not store.enabled and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return store
+
+
 def _scan_task(c) -> dict:
     tasks = c.get("/ScheduledTasks").json()
     return next(t for t in tasks if t["Key"] == "RefreshLibrary")

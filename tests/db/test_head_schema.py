@@ -20,7 +20,7 @@ from server.db import head_schema, migrate, migration_child
 from server.db.migration_child import HEAD_SCHEMA, create_at_head, script_heads, sqlite_due, start_if_due
 from server.paths import ServerPaths
 from tests.conftest import sqlite_only, start_server, stop_server
-from tests.db.schema_helpers import START_SERVER
+from tests.db.schema_helpers import START_SERVER, revisions
 
 ROOT = Path(__file__).resolve().parents[2]
 REGENERATE = "stale: run `python -m server.db.head_schema` after adding a migration"
@@ -52,11 +52,6 @@ def describe(db_file: Path) -> dict[str, Any]:
         conn.close()
 
 
-def _revisions(db_file: Path) -> set[str]:
-    with sqlite3.connect(db_file) as conn:
-        return {row[0] for row in conn.execute("SELECT version_num FROM alembic_version")}
-
-
 def test_the_head_schema_is_at_the_scripts_heads() -> None:
     found = migration_child.head_schema()
     assert found is not None, f"{HEAD_SCHEMA} is missing: run `python -m server.db.head_schema`"
@@ -82,7 +77,7 @@ def test_a_database_made_from_the_head_schema_is_the_migrated_one(tmp_path: Path
 def test_the_server_finds_a_made_database_up_to_date(tmp_path: Path) -> None:
     db_file = ServerPaths(tmp_path).database_file
     assert start_if_due(tmp_path, None) is None  # made here: no child
-    assert _revisions(db_file) == script_heads()
+    assert revisions(db_file) == script_heads()
     assert sqlite_due(db_file) is False
     engine = create_engine(f"sqlite:///{db_file}")
     try:
@@ -116,7 +111,7 @@ def test_a_stale_head_schema_is_not_used(tmp_path: Path, monkeypatch: pytest.Mon
     child = start_if_due(data, None)
     assert child is not None
     child.wait()
-    assert _revisions(db_file) == script_heads()
+    assert revisions(db_file) == script_heads()
 
 
 def test_a_head_schema_that_fails_leaves_no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,7 +131,7 @@ def test_a_first_start_makes_its_database_without_a_child_or_alembic(tmp_path: P
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["child"] is False
     assert not [m for m in result["modules"] if m.split(".")[0] in ("alembic", "mako")]
-    assert _revisions(ServerPaths(tmp_path).database_file) == script_heads()
+    assert revisions(ServerPaths(tmp_path).database_file) == script_heads()
 
 
 @sqlite_only
@@ -155,4 +150,4 @@ def test_an_in_process_server_makes_a_new_database_from_the_head_schema(tmp_path
             assert c.get("/Startup/User").status_code == 200  # reads the users table
     finally:
         stop_server(live)
-    assert _revisions(ServerPaths(tmp_path / "data").database_file) == script_heads()
+    assert revisions(ServerPaths(tmp_path / "data").database_file) == script_heads()

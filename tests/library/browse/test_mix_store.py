@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -22,7 +21,7 @@ from server.library.browse import related
 from server.wire.casing import encode_wire
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.library.conftest import items
-from tests.library_helpers import add_library_and_scan, wait_for_artwork
+from tests.library_helpers import add_library_and_scan, open_store, wait_for_artwork
 from tests.mediagen import make_audio
 
 CAMEL = {"Accept": 'application/json; profile="CamelCase"'}
@@ -62,11 +61,7 @@ def _count(body: bytes, camel: bool) -> int:
 def _stored(live: LiveServer, c: httpx.Client, path: str, params: dict, camel: bool, seed: int) -> bytes:
     """The mix with every track from a stored fragment of the current epoch (asked again when a
     background write started a new epoch between the asks)."""
-    store = live.ctx.items.store
-    assert store is not None
-    deadline = time.monotonic() + 30
-    while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
-        time.sleep(0.05)
+    store = open_store(live)
     for _ in range(5):
         _ask(c, path, params, camel, seed)  # builds (or re-stamps) and stores
         store.flush()

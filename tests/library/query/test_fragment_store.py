@@ -29,6 +29,7 @@ from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only
 from tests.library.conftest import items
 from tests.library_helpers import (
     add_library_and_scan,
+    open_store,
     refresh_and_wait,
     songs_movie_show_server,
     wait_for_artwork,
@@ -57,11 +58,7 @@ def _stored(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> byt
     """The page as the store answers it: asked until every item came from a stored fragment of
     the current epoch (a background write between the asks, e.g. the artwork run, starts a new
     epoch: then it is asked again)."""
-    store = live.ctx.items.store
-    assert store is not None
-    deadline = time.monotonic() + 30
-    while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
-        time.sleep(0.05)
+    store = open_store(live)
     for _ in range(5):
         _page(c, params, camel)  # builds (or re-stamps) and stores
         store.flush()
@@ -393,11 +390,7 @@ def test_a_write_to_the_database_while_the_server_was_stopped_shows_after_the_re
     live = start_server(tmp_path / "data", reply_cache_mib=0)
     try:
         live.admin_token, live.admin_id = _sign_in(live)
-        store = live.ctx.items.store
-        assert store is not None
-        deadline = time.monotonic() + 30
-        while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
-            time.sleep(0.05)
+        store = open_store(live)
         assert store.count() >= 2  # (the store was kept over the restart)
         assert store.adopted == 0  # the file is not as the last clean close left it: a new series of epochs
         with live.admin() as c:
@@ -428,11 +421,7 @@ def _restarted(tmp_path: Path, before: LiveServer) -> LiveServer:
     """The server started again on ``before``'s folder, with its token (a sign-in is a write)."""
     live = start_server(tmp_path / "data", reply_cache_mib=0)
     live.admin_token, live.admin_id = before.admin_token, before.admin_id
-    store = live.ctx.items.store
-    assert store is not None
-    deadline = time.monotonic() + 30
-    while not store.enabled and time.monotonic() < deadline:  # (it opens beside the start)
-        time.sleep(0.05)
+    open_store(live)
     return live
 
 
