@@ -39,6 +39,9 @@ browsed) instead of anywhere in the library. After each run the server's RSS is 
 when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
 REELROOM_READERS_LOCAL=0) or be `auto`; with `--baseline` that checkout runs each value too
 (`base:N`). Every server is measured only once the scheduled tasks its start runs are done.
+`--lane on,off` also runs this checkout with the Items lane off (`REELROOM_ITEMS_LANE=0`, labelled
+`N~off`). With `--readers`, the server's CPU per page is also given for its event loop's thread
+alone (the main thread: what the lane and the readers' hand-off cost the loop).
 """
 
 from __future__ import annotations
@@ -466,15 +469,22 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
     ``warm`` makes each server's pass over every page (through its readers where they take pages)
     before measuring."""
     roots = ([("base:", args.baseline.resolve())] if args.baseline else []) + [("", ROOT)]
-    values = [label + n for label, _ in roots for n in args.readers.split(",")]
+    lanes = args.lane.split(",")
+
+    def variants(label: str) -> list[str]:  # this checkout: each --lane value ("~off": REELROOM_ITEMS_LANE=0)
+        return [n + ("" if lane == "on" or label else "~off") for n in args.readers.split(",")
+                for lane in (lanes if not label else lanes[:1])]
+
+    values = [label + n for label, _ in roots for n in variants(label)]
     servers = {}
     copies: list[Path] = []
     try:
         for label, root in roots:
-            for n in args.readers.split(","):
-                readers, _, local = n.partition("l")  # "1l0": one reader, the owner answers no page itself
+            for n in variants(label):
+                readers, _, local = n.partition("~")[0].partition("l")  # "1l0": one reader, the owner answers no page itself
                 env = {"REELROOM_READERS": readers} | ({"REELROOM_READERS_BUSY": "0"} if readers != "0" else {}) \
-                    | ({"REELROOM_READERS_LOCAL": local} if local else {})
+                    | ({"REELROOM_READERS_LOCAL": local} if local else {}) \
+                    | ({"REELROOM_ITEMS_LANE": "0"} if n.endswith("~off") else {})
                 where = data
                 if args.store in ("cold", "warm"):
                     where = Path(tempfile.mkdtemp(prefix="reelroom-readers-bench-")) / data.name
@@ -489,7 +499,7 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
         for n, (proc, url, token, user_id) in servers.items():
             single(url, token, info, user_id, 20, args.first_page)  # a reader starts
             deadline = time.monotonic() + (10 if "auto" in n else 60)  # auto: maybe no core is free
-            while n.rpartition(":")[2].partition("l")[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
+            while n.rpartition(":")[2].partition("~")[0].partition("l")[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
             own0, loop0, kids = cpu_seconds(proc.pid), thread_cpu_seconds(proc.pid), children(proc.pid)
@@ -576,6 +586,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the built library under DIR/<size> and reuse it on the next run")
     parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
+    parser.add_argument("--lane", default="on", help="with --readers: on, off or on,off: this checkout with the "
+                        "Items lane (server/http/items_lane.py) on and/or off (REELROOM_ITEMS_LANE=0, "
+                        "labelled ~off)")
     parser.add_argument("--store", choices=("as-is", "cold", "warm"), default="as-is",
                         help="the fragment store in the data folder: left as it is, deleted (cold), or "
                              "deleted and filled by a pass over every page before measuring (warm)")

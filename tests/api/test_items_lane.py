@@ -345,6 +345,30 @@ def test_what_the_lane_leaves_to_the_app(live: LiveServer, case: str) -> None:
         assert status.startswith(b"HTTP/1.1 400"), status
 
 
+@pytest.mark.parametrize("state", ["starting", "closing", "failing"])
+def test_start_up_a_close_and_a_failure_go_to_the_app(live: LiveServer, state: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start-up's 503 window, a server whose context is closing, and an unexpected exception in
+    the lane (before anything was sent): the app answers, as it would without the lane."""
+    lane = _lane(live)
+    request = _request(_target("/Items", [("recursive", "true"), ("userId", live.admin_id)]), _auth(live.admin_token))
+    if state == "starting":
+        monkeypatch.setattr(live.ctx.startup, "ready", False)
+    elif state == "closing":
+        monkeypatch.setattr(live.ctx, "closing", True)
+    else:
+        def broken(*args: object) -> bytes | None:
+            raise RuntimeError("a bug in the lane")
+
+        monkeypatch.setattr(lane, "kept_lookup", broken)
+    (status, _headers, body), taken, given = _both(live, request)
+    assert taken == 0 and given == 1
+    if state == "starting":
+        assert status.startswith(b"HTTP/1.1 503") and b"Service Unavailable" in body
+    elif state == "failing":
+        assert status == b"HTTP/1.1 200 OK"  # the app's page
+
+
 def test_keep_alive_mixes_lane_and_app_requests(live: LiveServer) -> None:
     auth = _auth(live.admin_token)
     page = _request(_target("/Items", [("recursive", "true"), ("sortBy", "Name"), ("userId", live.admin_id)]), auth)
