@@ -103,8 +103,26 @@ class ItemsLane:
         self.kept_lookup = kept_lookup
         self.ctx = litestar.state.ctx
         self.enabled = True
+        self._checked: bool | None = None  # see _plain
         self.served = 0  # pages the lane answered
         self.passed = 0  # requests it took and gave to the app
+
+    def _plain(self, handler: Any) -> bool:
+        """Whether Litestar does nothing for this route but what the lane does: one guard (the
+        app's), no middleware, no after-request or after-response hook, no response headers or
+        cookies, no response cache, no background task, the app's response class. Checked once;
+        a route that gains any of these is left to the app (and the lane says so in the log)."""
+        if self._checked is None:
+            layers = handler.ownership_layers
+            self._checked = bool(
+                len(handler.resolve_guards()) == 1 and not handler.resolve_middleware()
+                and not any(layer.after_request for layer in layers) and handler.resolve_after_response() is None
+                and not handler.resolve_response_headers() and not handler.resolve_response_cookies()
+                and not handler.cache and handler.background is None and not self.litestar.middleware
+                and handler.resolve_response_class() is self.litestar.response_class)
+            if not self._checked:
+                log.warning("GET /Items has Litestar hooks the Items lane does not run; the app answers it")
+        return self._checked
 
     @staticmethod
     def takes(scope: Scope) -> bool:
@@ -156,7 +174,7 @@ class ItemsLane:
         handler, model = self.route.route_handler_map["GET"]  # (compiled on the route's first use)
         parser = getattr(model, "parser", None)
         plan = self.guard_plan(handler)
-        if parser is None or plan.json_body:
+        if parser is None or plan.json_body or not self._plain(handler):
             return False
         new_scope["litestar_app"] = self.litestar
         new_scope["state"] = dict(scope.get("state") or ())  # the app's own state stays as it was

@@ -369,6 +369,23 @@ def test_start_up_a_close_and_a_failure_go_to_the_app(live: LiveServer, state: s
         assert status == b"HTTP/1.1 200 OK"  # the app's page
 
 
+def test_a_route_with_litestar_hooks_is_left_to_the_app(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should GET /Items gain a Litestar hook the lane does not run (here an after-request hook),
+    the lane leaves every page to the app."""
+    lane = _lane(live)
+    handler, _model = lane.route.route_handler_map["GET"]
+
+    async def hook(response: object) -> object:
+        return response
+
+    monkeypatch.setattr(handler, "after_request", hook)
+    monkeypatch.setattr(lane, "_checked", None)
+    request = _request(_target("/Items", [("recursive", "true")]), _auth(live.admin_token))
+    passed = lane.passed
+    status, _headers, _body = _exchange(live, request)
+    assert status == b"HTTP/1.1 200 OK" and lane.passed == passed + 1
+
+
 def test_keep_alive_mixes_lane_and_app_requests(live: LiveServer) -> None:
     auth = _auth(live.admin_token)
     page = _request(_target("/Items", [("recursive", "true"), ("sortBy", "Name"), ("userId", live.admin_id)]), auth)
