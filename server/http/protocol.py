@@ -22,6 +22,10 @@ event loop's thread lets the GIL go to a busy database reader and waits to get i
 ``response_sender`` holds the head of a reply with a Content-Length (its body follows at once;
 a streamed reply's head still goes out at once) until the first body message and writes both
 together.
+
+The Items lane: a request the app's ``items_lane`` (``server/http/items_lane.py``) takes (a GET of a
+path ending in ``/Items``) runs the lane in place of the app once its head is complete; the lane
+answers through the same cycle and sender, or hands the request to the app untouched.
 """
 
 from __future__ import annotations
