@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.library.catalog.fragment_store import FragmentStore, StoreUse
+from server.library.catalog.fragment_store import FragmentStore, StoreUse, item_key, item_keys
 from server.wire import models as w
 from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.conftest import items
@@ -604,6 +604,34 @@ def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
     store.close()
 
 
+def test_ids_sharing_an_integer_key_never_answer_for_each_other(tmp_path: Path) -> None:
+    """Rows are found by (shape, item_key(id)); two ids with one key share a slot, and a fetch
+    gives each id its own fragment or none, never the other's."""
+    store = FragmentStore(tmp_path / "fragments.sqlite3")
+    assert store.open()
+    shape, epoch = store.shape("s"), store.epoch("e")
+    first, second = "0123456789abcdef" + "0" * 16, "0123456789abcdee" + "0" * 15 + "1"  # (one key)
+    assert item_key(first) == item_key(second) and item_key(first) != item_key("f" * 32)
+    assert item_key("not-a-hex-id") == item_key("not-a-hex-id") and item_key("x") != item_key("y")
+    assert item_key("a" * 32) != item_key("b" * 32)  # (halves alike)
+    assert len({item_key(f"{n:032d}") for n in range(10_000)}) == 10_000  # (ids alike but for a digit)
+    assert item_keys(["f" * 32, first, "x" * 32]) == [item_key("f" * 32), item_key(first), item_key("x" * 32)]
+    _write(store, shape, first, epoch, b"d1", b'{"Name":"First"')
+    assert store.fetch(shape, [first])[first].body == b'{"Name":"First"'
+    assert second not in store.fetch(shape, [second])  # the slot holds the other id: a miss
+    _write(store, shape, second, epoch, b"d2", b'{"Name":"Second"')  # takes the slot
+    assert first not in store.fetch(shape, [first])
+    both = store.fetch(shape, [first, second])
+    assert list(both) == [second] and both[second].body == b'{"Name":"Second"'
+    use = StoreUse(store, shape, epoch)  # a page asking for the other id reads its row instead
+    rows = {first: "the row"}
+    assert use.fetch(None, [first], rows) == {first: "the row"} and not use.stale
+    for odd in ("not-a-hex-id", "x" * 40):  # ids that are not 32-hex still have a key of their own
+        _write(store, shape, odd, epoch, b"d", b'{"Name":"' + odd.encode() + b'"')
+        assert store.fetch(shape, [odd])[odd].body == b'{"Name":"' + odd.encode() + b'"'
+    store.close()
+
+
 def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     path = tmp_path / "fragments.sqlite3"
     path.write_bytes(b"this is no database" * 100)
@@ -622,7 +650,7 @@ def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     # a file of another format (an older Reelroom's) is started over too
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version=1")
-        conn.execute("INSERT INTO fragments VALUES (1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
+        conn.execute("INSERT INTO fragments VALUES (1, 1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
     older = FragmentStore(path)
     assert older.open() and older.count() == 0
     older.close()
