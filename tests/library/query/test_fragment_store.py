@@ -219,6 +219,58 @@ def test_played_marks_and_policy_changes_show_on_the_next_page(own: LiveServer) 
         assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is True
 
 
+def test_a_warm_page_with_user_data_is_the_built_page_in_one_join(own: LiveServer,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page whose every item is a stored fragment of the epoch is joined once (dto.stored_reply)
+    and read without a session when it needs none (LeanSession): with favourites, played marks and
+    a series' played counts it is the built page byte for byte, in both casings, and a mark set or
+    cleared shows on the very next page."""
+    from server.db.database import LeanSession
+    from server.library.catalog import items as items_module
+
+    live = own
+    joined: list[int] = []
+    sessions: list[int] = []
+    real_join, real_session = items_module.stored_reply, LeanSession._session
+
+    def counted_join(*args, **kwargs):  # type: ignore[no-untyped-def]
+        joined.append(1)
+        return real_join(*args, **kwargs)
+
+    def counted_session(self):  # type: ignore[no-untyped-def]
+        sessions.append(1)
+        return real_session(self)
+
+    monkeypatch.setattr(items_module, "stored_reply", counted_join)
+    monkeypatch.setattr(LeanSession, "_session", counted_session)
+    song = _id_of(live, type="Audio", name="Beta")
+    episode = _id_of(live, type="Episode", index_number=1)
+    with live.admin() as c:
+        try:
+            assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert c.post(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id}).status_code == 200
+            for kind in ("Audio", "Series", "Season", "Episode"):
+                params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": kind,
+                          "fields": ISSUE_FIELDS + ",RecursiveItemCount"}
+                for camel in (False, True):
+                    joined.clear()
+                    assert _same(live, c, params, camel), kind
+                    assert joined, f"a warm page of {kind} was not joined by stored_reply"
+            songs = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "Random",
+                     "fields": ISSUE_FIELDS}
+            body = _stored(live, c, songs, False)
+            assert [i for i in _items(body, False) if i["Id"] == song][0]["UserData"]["IsFavorite"] is True
+            sessions.clear()
+            _page(c, songs, False)  # (the ids cached, user data pooled: nothing needs a session)
+            assert not sessions, "a warm page of cached ids made a session"
+            assert c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            after = [i for i in _items(_page(c, songs, False), False) if i["Id"] == song]
+            assert after and after[0]["UserData"]["IsFavorite"] is False
+        finally:
+            c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id})
+
+
 def test_a_stored_page_reads_user_data_on_a_pooled_connection_and_is_never_stale(
         own: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page made only of stored fragments whose ids were cached reads the viewer's user data on a pooled connection
