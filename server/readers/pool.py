@@ -134,30 +134,62 @@ class CpuGate:
     time of all cores plus the CPU the readers themselves used, in cores (a reader busy on a free
     core counts as free, so the gate does not close because the readers took the idle core). On a
     machine whose cores are taken (other work, a transcode) a reader gets only a slice of a core,
-    each page then waits for two time slices, and the owner answers pages faster itself. Linux
-    only (/proc/stat); elsewhere ``free`` is None and the gate stays open."""
+    each page then waits for two time slices, and the owner answers pages faster itself.
 
-    def __init__(self, window: float = 1.0) -> None:
+    The idle time comes from ``idle_source()``: Linux's /proc/stat, Windows' GetSystemTimes,
+    macOS's host_statistics, else the load average; the readers' CPU is what they report with each
+    reply (``Reader.cpu``), the same on every OS. Where nothing can be read ``free`` stays None
+    and the gate open."""
+
+    def __init__(self, window: float = 1.0, source: Callable[[], float | None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
+        self.source = idle_source() if source is None else source
+        self.clock = clock
         self._at = 0.0
         self._idle = self._readers = 0.0
         self.free: float | None = None  # cores the readers could use, last measured
 
-    def check(self, reader_pids: list[int], need: float) -> bool:
-        now = time.monotonic()
+    def check(self, readers_cpu: float, need: float) -> bool:
+        """``readers_cpu``: the CPU seconds the running readers have used so far."""
+        now = self.clock()
         if now - self._at >= self.window:
-            idle, readers = _idle_seconds(), sum(_cpu_seconds(pid) for pid in reader_pids)
+            idle = self.source()
             if idle is not None and self._at and now > self._at:
-                self.free = max(0.0, idle - self._idle + readers - self._readers) / (now - self._at)
-            self._at, self._idle, self._readers = now, idle or 0.0, readers
+                self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / (now - self._at)
+            self._at, self._idle, self._readers = now, idle or 0.0, readers_cpu
         return self.free is None or self.free >= need
 
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _idle_seconds() -> float | None:
-    """Idle + iowait time of all cores since boot (Linux), else None."""
+def idle_source(platform: str = sys.platform) -> Callable[[], float | None]:
+    """How this OS tells the idle CPU seconds of all its cores since some start (the gate uses
+    differences): Linux /proc/stat; Windows GetSystemTimes; macOS host_statistics
+    (HOST_CPU_LOAD_INFO); else (or when those cannot be read) the load average."""
+    if platform.startswith("linux") and _idle_linux() is not None:
+        return _idle_linux
+    if platform == "win32":
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined,unused-ignore]
+            if _idle_windows(kernel32) is not None:
+                return lambda: _idle_windows(kernel32)
+    if platform == "darwin":
+        with contextlib.suppress(Exception):
+            import ctypes
+            import ctypes.util
+
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libSystem.dylib")
+            if _idle_macos(libc) is not None:
+                return lambda: _idle_macos(libc)
+    return LoadAverageIdle()
+
+
+def _idle_linux() -> float | None:
+    """Idle + iowait time of all cores since boot (Linux's /proc/stat), else None."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = f.readline().split()
@@ -166,14 +198,65 @@ def _idle_seconds() -> float | None:
         return None
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system time of a process (Linux), else 0."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICK
-    except (OSError, IndexError, ValueError):
-        return 0.0
+def _idle_windows(kernel32: Any) -> float | None:
+    """Idle time of all cores (GetSystemTimes: FILETIMEs in 100 ns units), else None."""
+    import ctypes
+
+    class FileTime(ctypes.Structure):
+        _fields_ = [("low", ctypes.c_uint32), ("high", ctypes.c_uint32)]
+
+    idle, kernel, user = FileTime(), FileTime(), FileTime()
+    if not kernel32.GetSystemTimes(ctypes.byref(idle), ctypes.byref(kernel), ctypes.byref(user)):
+        return None
+    return ((idle.high << 32) | idle.low) / 1e7
+
+
+HOST_CPU_LOAD_INFO = 3  # mach/host_info.h
+CPU_STATE_IDLE = 2  # mach/machine.h: user, system, idle, nice
+
+
+def _idle_macos(libc: Any) -> float | None:
+    """Idle ticks of all cores (host_statistics(HOST_CPU_LOAD_INFO), at CLK_TCK), else None."""
+    import ctypes
+
+    ticks = (ctypes.c_uint32 * 4)()
+    count = ctypes.c_uint32(4)  # HOST_CPU_LOAD_INFO_COUNT
+    libc.mach_host_self.restype = ctypes.c_uint32
+    host = libc.mach_host_self()
+    if libc.host_statistics(ctypes.c_uint32(host), HOST_CPU_LOAD_INFO, ctypes.byref(ticks), ctypes.byref(count)) != 0:
+        return None
+    return ticks[CPU_STATE_IDLE] / _TICK
+
+
+class LoadAverageIdle:
+    """Where no idle counter can be read: the idle seconds the one-minute load average implies
+    (cores minus runnable processes), summed over time. Coarse (the load average moves slowly),
+    but it closes the gate on a machine whose cores stay taken."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 loadavg: Callable[[], float] | None = None, cores: int | None = None) -> None:
+        self.clock = clock
+        self.loadavg = loadavg or _load_one_minute
+        self.cores = cores or os.cpu_count() or 1
+        self._at: float | None = None
+        self._idle = 0.0
+
+    def __call__(self) -> float | None:
+        try:
+            load = self.loadavg()
+        except OSError:
+            return None
+        now = self.clock()
+        if self._at is not None:
+            self._idle += max(0.0, self.cores - load) * (now - self._at)
+        self._at = now
+        return self._idle
+
+
+def _load_one_minute() -> float:
+    if not hasattr(os, "getloadavg"):
+        raise OSError("no load average here")
+    return os.getloadavg()[0]
 
 
 class PoolStats:
@@ -224,6 +307,7 @@ class Reader:
         self.alive = True
         self.last_used = time.monotonic()
         self.served = 0
+        self.cpu = 0.0  # CPU seconds the reader used so far, as it reported with its last reply
         self.reserved = 0  # slots given to pages that have not sent their request yet
         self.last_done = 0.0  # when it last answered (the pool's clock)
         self.task: asyncio.Task[None] | None = None
@@ -255,7 +339,8 @@ class Reader:
         try:
             while True:
                 head = await self._in.readexactly(protocol.REPLY_HEADER.size)
-                size, _id, _status, extra_size = protocol.REPLY_HEADER.unpack(head)
+                size, _id, _status, extra_size, cpu = protocol.REPLY_HEADER.unpack(head)
+                self.cpu = cpu
                 request_id, status, payload = protocol.read_reply(head, await self._in.readexactly(size))
                 extra = protocol.read_extra(await self._in.readexactly(extra_size)) if extra_size else None
                 future = self._pending.get(request_id)
@@ -378,6 +463,8 @@ class ReaderPool:
         self._waiters.append(waiter)
         t0 = self.clock()
         self._dispatch()
+        if not waiter.done():
+            self.stats.waited += 1
         try:
             slot = await waiter
         except asyncio.CancelledError:
@@ -386,10 +473,7 @@ class ReaderPool:
             if waiter.done() and not waiter.cancelled():
                 self._release(waiter.result())  # given a slot, then cancelled (the client left)
             raise
-        waited = self.clock() - t0
-        self.stats.waits.append(waited)
-        if waited > 0:
-            self.stats.waited += 1
+        self.stats.waits.append(self.clock() - t0)
         return slot
 
     def _dispatch(self) -> None:
@@ -517,7 +601,8 @@ class ReaderPool:
 
     def _cpu_free(self) -> bool:
         """``auto``: the machine has a core's worth of CPU for the readers (CpuGate); else always."""
-        return not self.settings.gate or self.gate.check(self.pids(), self.settings.free_cores)
+        return not self.settings.gate or self.gate.check(
+            sum(r.cpu for r in self.readers if r.alive), self.settings.free_cores)
 
     def _alive(self) -> bool:
         return any(r.alive for r in self.readers)
