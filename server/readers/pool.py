@@ -208,7 +208,7 @@ def _idle_windows(kernel32: Any) -> float | None:
     idle, kernel, user = FileTime(), FileTime(), FileTime()
     if not kernel32.GetSystemTimes(ctypes.byref(idle), ctypes.byref(kernel), ctypes.byref(user)):
         return None
-    return ((idle.high << 32) | idle.low) / 1e7
+    return ((int(idle.high) << 32) | int(idle.low)) / 1e7
 
 
 HOST_CPU_LOAD_INFO = 3  # mach/host_info.h
