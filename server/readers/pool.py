@@ -149,6 +149,7 @@ class CpuGate:
         self._at = 0.0
         self._idle = self._readers = 0.0
         self.free: float | None = None  # cores the readers could use, last measured
+        self.steady = 0  # windows in a row the last measurements found enough free
 
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
@@ -157,9 +158,19 @@ class CpuGate:
             idle = self.source()
             if idle is not None and self._at and now > self._at:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / (now - self._at)
+                self.steady = self.steady + 1 if self.free >= need else 0
             self._at, self._idle, self._readers = now, idle or 0.0, readers_cpu
         return self.free is None or self.free >= need
 
+    def lasting(self) -> bool:
+        """The core has been free for ``STEADY_WINDOWS`` measurements in a row (or nothing is
+        measured): enough to start a reader. A moment's idle core on a busy machine would start
+        one that then lives on ~75 MiB while the gate keeps its pages in the owner."""
+        return self.free is None or self.steady >= STEADY_WINDOWS
+
+
+#: Measurements in a row with a free core before ``auto`` starts a reader.
+STEADY_WINDOWS = 3
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -631,6 +642,8 @@ class ReaderPool:
         alive = sum(1 for r in self.readers if r.alive)
         if self._closed or alive + self._starting >= self.settings.max_readers or self._starting:
             return
+        if self.settings.gate and not self.gate.lasting():
+            return  # auto: a reader starts only on a core that stays free
         if time.monotonic() < self._retry_after:
             return
         self._starting += 1

@@ -271,6 +271,36 @@ def test_the_gate_counts_idle_time_and_the_readers_own_cpu() -> None:
     assert nothing.check(0.0, 0.5) and nothing.check(0.0, 0.5) and nothing.free is None
 
 
+def test_auto_starts_a_reader_only_on_a_core_that_stays_free() -> None:
+    clock, idle = Clock(), [0.0]
+    gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+    assert gate.lasting()  # nothing measured: as open as the gate
+    gate.check(0.0, 0.5)
+    for free in (1.0, 0.0, 1.0, 1.0):
+        clock.now += 1.0
+        idle[0] += free
+        gate.check(0.0, 0.5)
+    assert gate.free == 1.0 and not gate.lasting()  # open, but only for two windows in a row
+    clock.now += 1.0
+    idle[0] += 1.0
+    assert gate.check(0.0, 0.5) and gate.lasting()
+
+    async def run() -> int:
+        pool = make_pool([], clock, gate=True)
+        pool.settings = ReaderSettings(max_readers=1, gate=True)
+        pool.gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+        pool.gate.check(0.0, 0.5)
+        clock.now += 1.0
+        idle[0] += 1.0
+        assert pool.gate.check(0.0, 0.5)  # one window free: the gate is open, a start waits
+        pool._grow()
+        started = pool._starting
+        pool._closed = True
+        return started
+
+    assert asyncio.run(run()) == 0
+
+
 def test_the_gate_reads_linux_proc_stat() -> None:
     source = idle_source("linux")
     first = source()
