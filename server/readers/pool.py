@@ -150,12 +150,14 @@ class CpuGate:
         self._idle = self._readers = 0.0
         self.free: float | None = None  # cores the readers could use, last measured
         self.steady = 0  # windows in a row the last measurements found enough free
+        self.unreadable = False  # the source answered None: no gate here
 
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
         now = self.clock()
         if now - self._at >= self.window:
             idle = self.source()
+            self.unreadable = idle is None
             if idle is not None and self._at and now > self._at:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / (now - self._at)
                 self.steady = self.steady + 1 if self.free >= need else 0
@@ -165,8 +167,9 @@ class CpuGate:
     def lasting(self) -> bool:
         """The core has been free for ``STEADY_WINDOWS`` measurements in a row (or nothing is
         measured): enough to start a reader. A moment's idle core on a busy machine would start
-        one that then lives on ~75 MiB while the gate keeps its pages in the owner."""
-        return self.free is None or self.steady >= STEADY_WINDOWS
+        one that then lives on ~75 MiB while the gate keeps its pages in the owner. Before the
+        first measurements: not yet (the gate itself is open then)."""
+        return self.unreadable or self.steady >= STEADY_WINDOWS
 
 
 #: Measurements in a row with a free core before ``auto`` starts a reader.

@@ -269,13 +269,14 @@ def test_the_gate_counts_idle_time_and_the_readers_own_cpu() -> None:
     assert gate.check(3.0 + 1.6, 0.5) and gate.free == pytest.approx((5.0 + 1.6) / 2.0)  # the readers' 0.8 core
     nothing = CpuGate(window=0.0, source=lambda: None, clock=clock)
     assert nothing.check(0.0, 0.5) and nothing.check(0.0, 0.5) and nothing.free is None
+    assert nothing.lasting()  # nothing can be read here: no gate at all
 
 
 def test_auto_starts_a_reader_only_on_a_core_that_stays_free() -> None:
     clock, idle = Clock(), [0.0]
     gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
-    assert gate.lasting()  # nothing measured: as open as the gate
-    gate.check(0.0, 0.5)
+    assert not gate.lasting()  # nothing measured yet: the gate is open, but no reader starts
+    assert gate.check(0.0, 0.5) and not gate.lasting()
     for free in (1.0, 0.0, 1.0, 1.0):
         clock.now += 1.0
         idle[0] += free
