@@ -4,14 +4,17 @@ For each tree (this one, and ``--baseline DIR``) it copies the kept library (``-
 bench/items_query.py; the fragment store left out, as ``--store warm`` does), starts
 ``reelroom-server`` with one reader taking every page (REELROOM_READERS=1, _BUSY=0, _LOCAL=0),
 makes a pass over every SortName page (the store warm), ``--pages`` random pages anywhere (one
-client) and ``--wrk-seconds`` of wrk (32 connections, random pages), then prints for the owner and
+client) and ``--wrk-seconds`` of wrk (32 connections, random pages), waits ``--settle`` seconds
+(the owner's trimmer releases SQLite's caches at a quiet look, 10-20 s after), then prints for the owner and
 its reader what /proc shows: RSS (anonymous / file-backed), PSS and USS (``smaps_rollup``: a page
 shared between processes counts once in the PSS sum, and in each one's RSS), and the reader's RSS
 after its first pages (its imports, set-up and first reads) and after the pages.
 The targets (issue 13): a reader <= 40 MiB RSS; owner + readers <= 200 MB after browsing.
 
     python bench/reader_memory.py --keep /tmp/me-lib [--size 100000] [--baseline DIR]
-                                  [--pages 300] [--wrk-seconds 10]
+                                  [--pages 300] [--wrk-seconds 10] [--readers 0] [--settle 25]
+
+``--readers 0``: the owner alone (every page its own), for the RSS after browsing without readers.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def fmt(m: dict[str, float]) -> str:
 def run(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
     copy = Path(tempfile.mkdtemp(prefix="reelroom-reader-mem-")) / data.name
     shutil.copytree(data, copy, symlinks=True, ignore=shutil.ignore_patterns("fragments.sqlite3*"))
-    env = {"REELROOM_READERS": "1", "REELROOM_READERS_BUSY": "0", "REELROOM_READERS_LOCAL": "0",
+    env = {"REELROOM_READERS": str(args.readers), "REELROOM_READERS_BUSY": "0", "REELROOM_READERS_LOCAL": "0",
            "REELROOM_READERS_IDLE": "600"}
     proc, url = start_server(copy, root=root, env=env)
     result: dict = {}
@@ -75,7 +78,7 @@ def run(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
         rnd = random.Random(7)
         with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
             c.get("/Items", params=params(info, user_id, rnd, False)).raise_for_status()  # a reader starts
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + (60 if args.readers else 0)
             while not children(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             kids = children(proc.pid)
@@ -91,7 +94,7 @@ def run(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
         if args.wrk_seconds and shutil.which("wrk"):
             w = wrk_run(url, token, info, user_id, 32, args.wrk_seconds, False, proc.pid)
             result["wrk"] = f"{w['rps']:.0f} pages/s, p99 {w['p99']:.0f} ms" if w else "-"
-            time.sleep(12)  # the owner's trimmer looks every 10 s
+            time.sleep(args.settle)  # the owner's trimmer looks every 10 s (a quiet look releases)
             result["owner after wrk"] = memory(proc.pid)
             result["reader after wrk"] = memory(kids[0]) if kids else {}
         result["readers"] = len(children(proc.pid))
@@ -108,6 +111,8 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, default=None)
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--wrk-seconds", type=int, default=10)
+    parser.add_argument("--readers", type=int, default=1, help="REELROOM_READERS (0: the owner alone)")
+    parser.add_argument("--settle", type=float, default=25.0, help="seconds idle after wrk before reading")
     args = parser.parse_args()
     data = args.keep / str(args.size)
     info = json.loads((data / "bench-info.json").read_text())
