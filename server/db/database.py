@@ -175,11 +175,11 @@ class Database:
                 self._in_write = False
                 self._declared_users = None
 
-    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         with self.session() as s:
             return fn(s, *args)
 
-    def _run_read_lean(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         lean = LeanSession(self)
         try:
             return fn(lean, *args)
