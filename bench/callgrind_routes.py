@@ -18,7 +18,11 @@ Overview, user data) at a new startIndex each request, within the first 700 movi
 fragments the warm-up stored: every page's query string is new (no whole-reply hit), every
 fragment is found (what a random page of a warm library costs: the HTTP path and the page's read).
 
-    python bench/callgrind_routes.py [--size 2000] [--requests 40] [--baseline DIR]
+    python bench/callgrind_routes.py [--size 2000] [--requests 40] [--baseline DIR [--baseline-env K=V,...]]
+
+The server's environment is this process's: e.g. ``REELROOM_READERS=1 REELROOM_READERS_LOCAL=0
+REELROOM_READERS_BUSY=0 REELROOM_READERS_IDLE=3600`` hands every Items page to a reader process
+(not traced: the counts are then the owner's alone, its event loop's share of a page).
 
 Slow: a server under callgrind runs some 50 times slower (start-up alone takes a minute).
 """
@@ -48,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Traced:
-    def __init__(self, label: str, root: Path, data: Path, out: Path) -> None:
+    def __init__(self, label: str, root: Path, data: Path, out: Path, env: dict[str, str] | None = None) -> None:
         self.label = label
         self.port = free_port()
         self.out = out
@@ -58,7 +62,7 @@ class Traced:
              sys.executable, "-m", "app.server_main", "--data-dir", str(data), "--port", str(self.port),
              "--host", "127.0.0.1", "--no-lan", "--log-level", "WARNING"],
             cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": str(root)})
+            env={**os.environ, **(env or {}), "PYTHONPATH": str(root)})
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 1800  # a start under callgrind on a busy machine: minutes
         while time.monotonic() < deadline:
@@ -118,8 +122,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=2000)
     parser.add_argument("--requests", type=int, default=40)
     parser.add_argument("--baseline", type=Path, help="another checkout, counted in the same run")
+    parser.add_argument("--baseline-env", default="",
+                        help="environment of the baseline's server only, KEY=VALUE,...: e.g. --baseline . "
+                             "--baseline-env REELROOM_ITEMS_LANE=0 counts this checkout without the Items lane")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    baseline_env = dict(kv.split("=", 1) for kv in args.baseline_env.split(",") if kv)
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
         sys.exit("valgrind (with callgrind_control) is needed")
     tmp = Path(tempfile.mkdtemp(prefix="reelroom-callgrind-"))
@@ -133,7 +141,7 @@ def main() -> None:
             data = tmp / label
             shutil.copytree(tmp / "library", data)
             t0 = time.monotonic()
-            server = Traced(label, root, data, tmp / f"{label}-out")
+            server = Traced(label, root, data, tmp / f"{label}-out", baseline_env if label == "baseline" else None)
             print(f"  {label}: started under callgrind in {time.monotonic() - t0:.0f} s", flush=True)
             try:
                 token, user_id = sign_in(server.url, timeout=900)  # (hashing a password under callgrind)
