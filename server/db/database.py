@@ -175,7 +175,7 @@ class Database:
         with self.session() as s:
             return fn(s, *args)
 
-    def _run_read_lean(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         lean = LeanSession(self)
         try:
             return fn(lean, *args)
