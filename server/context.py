@@ -163,6 +163,7 @@ class ServerContext:
         self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
         self.config.register(*WEB_SECTIONS)  # web
         self.startup = StartupState()
+        self.closing = False  # set as close() begins (the Items lane then leaves requests to the app)
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.tasks = TaskScheduler(self.db, self.events)
@@ -412,7 +413,9 @@ class ServerContext:
         from server.users.passwords import warm_up_soon
 
         warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
-        self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
+        # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
+        # once the database has been left alone for a look (10 s)
+        self.memory = MemoryTrimmer(quiet=(lambda: self.db.statements, self.db.release_memory))
         self.memory.start()
 
     def _migrate(self) -> None:
@@ -428,6 +431,7 @@ class ServerContext:
         migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child
 
     async def close(self) -> None:
+        self.closing = True
         if self.init_task is not None and not self.init_task.done():
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)

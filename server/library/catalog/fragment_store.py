@@ -460,16 +460,16 @@ class FragmentStore:
                             conn.close()
                     conn = self._connect()
                     self._writer_generation = self._generation
-                made = [w for batch in batches for w in batch]
-                keyed = [(w[0], k, *w[1:]) for w, k in zip(made, item_keys([w[1] for w in made]), strict=True)]
+                flat = [w for batch in batches for w in batch]
+                made = [(w[0], k, *w[1:]) for w, k in zip(flat, item_keys([w[1] for w in flat]), strict=True)]
                 conn.execute("BEGIN")
-                if keyed:
+                if made:
                     conn.executemany(
                         "INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shape, key) DO UPDATE SET id = excluded.id, "
                         "epoch = excluded.epoch, digest = excluded.digest, type = excluded.type, "
                         "is_folder = excluded.is_folder, run_time_ticks = excluded.run_time_ticks, "
-                        "body = excluded.body WHERE excluded.epoch >= fragments.epoch", keyed)
+                        "body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
                 conn.execute("COMMIT")
                 self.written += len(made)
                 if made:
