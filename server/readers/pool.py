@@ -56,6 +56,8 @@ STOP_GRACE_SECONDS = 2.0
 STREAM_LIMIT = 4 * 1024 * 1024
 #: A slot of the owner's (``ReaderPool._queue``), as opposed to a reader.
 HERE = object()
+#: The line's expected wait (seconds) past which another reader is started.
+GROW_WAIT = 0.05
 #: Weight of a new measurement in the smoothed seconds per page.
 SMOOTHING = 0.1
 #: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
@@ -622,14 +624,20 @@ class ReaderPool:
         return any(r.alive for r in self.readers)
 
     def _free_reader(self) -> Reader | None:
-        """The least loaded reader with fewer than ``depth`` pages queued; more readers are
-        started while the ones running are all busy."""
+        """The least loaded reader with fewer than ``depth`` pages queued. Another reader is
+        started (up to ``max_readers``) while the ones running are all busy and the line would
+        wait more than ``GROW_WAIT`` for them (measured: ``expected_wait``), not at the first
+        page queued behind another: each reader is ~75 MiB more."""
         best: Reader | None = None
         for reader in self.readers:
             if reader.alive and (best is None or reader.outstanding < best.outstanding):
                 best = reader
-        if best is None or best.outstanding > 0:
+        if best is None:
             self._grow()
+        elif best.outstanding > 0:
+            wait = self.expected_wait()
+            if wait is not None and wait > GROW_WAIT:
+                self._grow()
         return best if best is not None and best.outstanding < self.settings.depth else None
 
     def _wake_all(self) -> None:
