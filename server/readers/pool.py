@@ -571,15 +571,14 @@ class ReaderPool:
         names, q.names = q.names, None  # the owner's by-name index stays here
         camel = camel_case_requested.get()
         # the store's epoch as the owner's own page would take it: before the read (the reader's)
-        use = None
         try:
-            use = self._store_use(opts, camel) if self._store_use is not None else None
-            sent = self.clock()
-            call = reader.call(protocol.ITEMS, self.db.generations,
-                               (q, opts, camel, use.epoch if use is not None else 0))
-        finally:
-            reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
-        try:
+            try:
+                use = self._store_use(opts, camel) if self._store_use is not None else None
+                sent = self.clock()
+                call = reader.call(protocol.ITEMS, self.db.generations,
+                                   (q, opts, camel, use.epoch if use is not None else 0))
+            finally:
+                reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
             status, payload, extra = await call
         finally:
             q.names = names
