@@ -2,9 +2,13 @@
 is busy with heavy reads, hands them requests and stops them when the load is gone.
 
 A request the pool takes (``items``: a GET /Items page, already authorized and scoped by the
-owner) goes to the least loaded reader that has room (``depth`` requests queued at most), else it
-is answered in the owner as before. Readers are started lazily, one at a time, while more than
-``busy`` such requests are in flight, up to ``max_readers``; a reader that handled nothing for
+owner) joins one line, first come first served, and takes the first slot that comes free: the
+least loaded reader's (``depth`` requests queued at most), or the owner's (``local``, and the
+adaptive ``share``: while the readers would keep the line waiting longer than the owner takes for
+a page, both measured). Readers are started lazily, one at a time, while more than ``busy`` such
+requests are in flight (another only when the line's wait grows past ``GROW_WAIT``), up to
+``max_readers``; ``auto`` starts them only on a core that stays free (``CpuGate``, every OS). A
+reader that handled nothing for
 ``idle_seconds`` is stopped, so an idle server has none. A reader that dies (or fails on a
 request) costs no request: what it held is answered by the owner, and the next busy moment
 starts a replacement.
