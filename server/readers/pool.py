@@ -150,7 +150,7 @@ class CpuGate:
     def __init__(self, window: float = 1.0, source: Callable[[], float | None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
-        self.source = idle_source() if source is None else source
+        self.source = source  # found on the first check (a pool without ``auto`` never looks)
         self.clock = clock
         self._at = 0.0
         self._idle = self._readers = 0.0
@@ -162,6 +162,8 @@ class CpuGate:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
         now = self.clock()
         if now - self._at >= self.window:
+            if self.source is None:
+                self.source = idle_source()
             idle = self.source()
             self.unreadable = idle is None
             if idle is not None and self._at and now > self._at:
