@@ -4,7 +4,9 @@ For each tree it starts ``reelroom-server`` (this interpreter, the tree on PYTHO
 compiled first) on a data folder (an empty one, or a copy of ``--data``), waits ``--idle`` seconds
 after its first 200 and reads, inside the server: RSS (anonymous / file-backed) and its peak, Python's small-object
 allocator (pymalloc: arenas and the bytes in live blocks), glibc's heap (in use / free, mmapped),
-the threads and the modules loaded. A second start with the dummy password hash left out
+the threads and the modules loaded, SQLite's own memory (its page caches: the trimmer empties them
+once the database has been left alone for a look, 10-20 s after the start's work, so pass
+``--idle 30`` to see the idle server rather than the start's last reads). A second start with the dummy password hash left out
 (``warm_up_soon``) shows what the start's peak is made of. Then, in fresh interpreters, what the
 imports of the big libraries cost in anonymous RSS (each with what it imports itself).
 
@@ -63,9 +65,14 @@ def dump():
     os.unlink(path)
     glibc = {}
     try:
+        sq = ctypes.CDLL("libsqlite3.so.0"); sq.sqlite3_memory_used.restype = ctypes.c_int64
+        glibc["sqlite"] = sq.sqlite3_memory_used()
+    except OSError:
+        pass
+    try:
         libc = ctypes.CDLL("libc.so.6"); libc.mallinfo2.restype = MI
         mi = libc.mallinfo2()
-        glibc = {"heap in use": mi.uordblks, "heap free": mi.fordblks, "mmapped": mi.hblkhd}
+        glibc.update({"heap in use": mi.uordblks, "heap free": mi.fordblks, "mmapped": mi.hblkhd})
     except (OSError, AttributeError):
         pass
     tops = {}
@@ -144,7 +151,9 @@ def main() -> None:
         add("  anonymous / file-backed [MiB]", f"{s['RssAnon']:.1f} / {s['RssFile']:.1f}")
         add("  pymalloc: live small objects / arenas [MiB]",
             f"{p.get('bytes in allocated blocks', 0) / mib:.1f} / {p.get('arenas allocated current', 0)}")
-        if g:
+        if "sqlite" in g:
+            add("  SQLite's memory (page caches of all connections) [MiB]", f"{g['sqlite'] / mib:.1f}")
+        if "heap in use" in g:
             add("  glibc heap: in use / free / mmapped [MiB]",
                 f"{g['heap in use'] / mib:.1f} / {g['heap free'] / mib:.1f} / {g['mmapped'] / mib:.1f}")
         add("  threads, modules", f"{full['threads']}, {full['modules']}")

@@ -413,7 +413,9 @@ class ServerContext:
         from server.users.passwords import warm_up_soon
 
         warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
-        self.memory = MemoryTrimmer()  # start-up's garbage, then each burst's, goes back to the system
+        # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
+        # once the database has been left alone for a look (10 s)
+        self.memory = MemoryTrimmer(quiet=(lambda: self.db.statements, self.db.release_memory))
         self.memory.start()
 
     def _migrate(self) -> None:

@@ -10,7 +10,10 @@
   at its peak. Every ``interval`` seconds the trimmer looks at RSS and, when it grew by more than
   ``threshold`` since the last look, hands the free pages back to the system (``malloc_trim``,
   off the event loop). The first look, one interval after start, always trims (start-up's
-  garbage). Cheap when idle: one read of /proc/self/statm.
+  garbage). Cheap when idle: one read of /proc/self/statm. Given a ``quiet`` pair (an activity
+  counter, a release function: the database's statement count and ``Database.release_memory``),
+  a look that finds the counter unchanged since the last look, after it moved, releases (SQLite's
+  page caches, filled by browsing or by start-up's scans) and trims: once per quiet spell.
 - ``pause_collector()`` / ``settle_collector()``: start-up creates some 135,000 tracked objects
   that live as long as the server (modules, tables, routes), and the cyclic garbage collector
   walked them again and again while they were made (~320 passes, two of them full): ~150 ms of
@@ -30,6 +33,7 @@ import gc
 import logging
 import os
 import sys
+from collections.abc import Callable
 
 log = logging.getLogger("reelroom.memory")
 
@@ -115,10 +119,16 @@ def rss_bytes() -> int:
 
 
 class MemoryTrimmer:
-    def __init__(self, interval: float = 10.0, threshold: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, interval: float = 10.0, threshold: int = 8 * 1024 * 1024,
+                 quiet: tuple[Callable[[], int], Callable[[], object]] | None = None) -> None:
         self.interval = interval
         self.threshold = threshold
         self.trims = 0
+        #: (activity counter, release): see the module's docstring
+        self.quiet = quiet
+        self.releases = 0
+        self._seen: int | None = None  # the counter at the last look
+        self._released_at: int | None = None  # the counter when last released
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -126,11 +136,23 @@ class MemoryTrimmer:
         return _glibc() is not None and rss_bytes() > 0
 
     def start(self) -> None:
-        if self._task is None and self.available:
+        if self._task is None and (self.available or self.quiet is not None):  # (releasing works everywhere)
             self._task = asyncio.get_running_loop().create_task(self._run(), name="memory-trimmer")
 
     async def check(self, last: int) -> int:
-        """One look: trim when RSS grew past ``last`` + threshold; returns the new reference."""
+        """One look: trim when RSS grew past ``last`` + threshold; returns the new reference.
+        With ``quiet``: release and trim when the activity counter stood still since the last look."""
+        if self.quiet is not None:
+            count, release = self.quiet
+            seen, self._seen = self._seen, count()
+            if seen == self._seen and self._seen != self._released_at:
+                self._released_at = self._seen
+                await asyncio.to_thread(release)
+                await asyncio.to_thread(trim)
+                self.releases += 1
+                after = rss_bytes()
+                log.debug("Quiet: released the database's caches, RSS %d MiB", after >> 20)
+                return after
         now = rss_bytes()
         if now > last + self.threshold:
             await asyncio.to_thread(trim)

@@ -106,6 +106,9 @@ class Database:
         #: bumped after a write of user data that did not say whose (write, not write_user_data)
         self.user_data_generation = 0
         self._user_generations: dict[str, int] = {}  # per user, by write_user_data
+        #: statements run so far, on any connection (approximate: counted without a lock); what
+        #: ``release_memory``'s caller compares to know the database was left alone for a while
+        self.statements = 0
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
 
     # -- sync API (for worker threads) -------------------------------------------------
@@ -117,6 +120,7 @@ class Database:
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""
+        self.statements += 1
         if threading.current_thread() is not self._writer_thread or _NO_WRITE.match(statement):
             return
         if _USER_DATA_WRITE.match(statement):
@@ -171,11 +175,11 @@ class Database:
                 self._in_write = False
                 self._declared_users = None
 
-    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         with self.session() as s:
             return fn(s, *args)
 
-    def _run_read_lean(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         lean = LeanSession(self)
         try:
             return fn(lean, *args)
@@ -218,6 +222,33 @@ class Database:
         """Call ``fn`` (blocking, on the closing thread) once the engine is disposed, when the
         file is as this process leaves it."""
         self._on_close.append(fn)
+
+    def release_memory(self) -> int:
+        """SQLite: empty the page cache of every pooled connection nobody is using (``PRAGMA
+        shrink_memory``) and return how many were emptied; 0 elsewhere. For quiet moments (see
+        ``memory.MemoryTrimmer``): each connection keeps up to ``SQLITE_CACHE_KIB`` of the pages it
+        read (browsing a big library fills them all) until it closes. The OS page cache still holds
+        the file, so the next reads cost a system call per page, not a disk read. Blocking: call it
+        in a thread."""
+        if not self.is_sqlite:
+            return 0
+        pool = self.engine.pool
+        taken: list[Any] = []
+        try:
+            # every idle connection at once (held until the end), so each is a different one; a
+            # read that starts meanwhile gets a connection of its own
+            while len(taken) < 64 and getattr(pool, "checkedin", lambda: 0)() > 0:
+                taken.append(self.engine.raw_connection())
+            for conn in taken:
+                cur = conn.cursor()
+                try:
+                    cur.execute("PRAGMA shrink_memory")
+                finally:
+                    cur.close()
+        finally:
+            for conn in taken:
+                conn.close()  # back to the pool
+        return len(taken)
 
     def close(self) -> None:
         self._writer.shutdown(wait=True)

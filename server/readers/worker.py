@@ -19,6 +19,7 @@ import asyncio
 import gc
 import logging
 import os
+import select
 import socket
 import sys
 import traceback
@@ -33,6 +34,7 @@ from server.errors import ReelroomError
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.items import ItemService
 from server.library.catalog.query import ItemQuery
+from server.memory import trim
 from server.readers import protocol
 from server.readers.store import ReaderStore
 from server.users.service import UserService
@@ -41,6 +43,14 @@ T = TypeVar("T")
 #: The reader's DTO fragment cache (the owner keeps its own, 24 MiB): pages sent to a reader are
 #: mostly random ones the cache cannot hold anyway, and a reader's memory adds to the server's.
 FRAGMENT_BUDGET = 8 * 1024 * 1024
+#: SQLite's page cache of the reader's database connection, in KiB (the owner's connections keep
+#: 8 MiB each, ``dialect.SQLITE_CACHE_KIB``). A warm page reads the fragment store, not the
+#: library's rows, and the OS page cache holds the file either way: 1 MiB costs a reader no CPU a
+#: page (store warm or cold, ``bench/reader_memory.py``) and ~7 MiB less RSS once a page ran.
+CACHE_KIB = 1024
+#: after a reply, this many seconds with no request count as quiet: the heap's free pages go back
+#: to the system (``malloc_trim``) once, until the next request
+QUIET_SECONDS = 1.0
 log = logging.getLogger("reelroom.reader")
 
 
@@ -73,6 +83,7 @@ class ReaderDatabase(Database):
 def _query_only(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA query_only=1")
+    cur.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # (after the dialect's own pragmas: it wins)
     cur.close()
 
 
@@ -120,8 +131,26 @@ class Reader:
         self.db.close()
 
 
-def serve(sock: socket.socket, reader: Reader) -> None:
+def quiet(sock: socket.socket, seconds: float) -> bool:
+    """True when nothing arrives on ``sock`` within ``seconds`` (the owner sent no request)."""
+    try:
+        readable, _, _ = select.select([sock], [], [], seconds)
+    except (OSError, ValueError):
+        return False
+    return not readable
+
+
+def serve(sock: socket.socket, reader: Reader, quiet_seconds: float = QUIET_SECONDS) -> None:
+    """Answer the owner's requests until it closes the connection. After a burst of requests, once
+    the owner has sent nothing for ``quiet_seconds``, empty SQLite's page cache and hand the freed
+    heap pages back (a page's read allocates and frees a few MiB; glibc keeps them at the
+    process's peak otherwise)."""
+    busy = False
     while True:
+        if busy and quiet(sock, quiet_seconds):
+            reader.db.release_memory()
+            trim()
+            busy = False
         message = protocol.read_frame(sock)
         if message is None:  # the owner closed the connection or went away
             return
@@ -131,6 +160,7 @@ def serve(sock: socket.socket, reader: Reader) -> None:
         except Exception:  # an exception that does not pickle: the owner answers it
             parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
         protocol.send_parts(sock, parts)
+        busy = True
 
 
 def main() -> int:

@@ -460,8 +460,8 @@ class FragmentStore:
                             conn.close()
                     conn = self._connect()
                     self._writer_generation = self._generation
-                made = [w for batch in batches for w in batch]
-                made = [(w[0], k, *w[1:]) for w, k in zip(made, item_keys([w[1] for w in made]), strict=True)]
+                flat = [w for batch in batches for w in batch]
+                made = [(w[0], k, *w[1:]) for w, k in zip(flat, item_keys([w[1] for w in flat]), strict=True)]
                 conn.execute("BEGIN")
                 if made:
                     conn.executemany(

@@ -1,0 +1,181 @@
+"""Memory handed back in quiet moments: SQLite's page caches (``Database.release_memory``), the
+trimmer's quiet looks (``memory.MemoryTrimmer(quiet=...)``) and a reader process's quiet trim
+(``server/readers/worker.py``). What is released must never change an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import socket
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from server import memory
+from server.db.database import Database, sqlite_url
+
+
+def _sqlite_memory() -> Any:
+    """SQLite's own count of the memory it holds (the process's, all connections), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        lib = ctypes.CDLL("libsqlite3.so.0")
+    except OSError:
+        return None
+    lib.sqlite3_memory_used.restype = ctypes.c_int64
+    return lib.sqlite3_memory_used
+
+
+def _filled(tmp_path: Path) -> Database:
+    db = Database(sqlite_url(tmp_path / "big.db"), readers=3)
+    with db.engine.begin() as c:
+        c.execute(text("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"))
+        c.execute(text("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6000) "
+                       "INSERT INTO t SELECT i, printf('%0900d', i) FROM n"))  # ~6 MB of pages
+    return db
+
+
+def _read_all(db: Database) -> list[tuple[int, int]]:
+    """Three sessions at once (three pooled connections), each reading the whole table."""
+    sessions = [db.session() for _ in range(3)]
+    try:
+        return [tuple(s.execute(text("SELECT count(*), sum(length(v)) FROM t")).one()) for s in sessions]
+    finally:
+        for s in sessions:
+            s.close()
+
+
+def test_release_empties_the_idle_connections_caches_and_answers_stay_the_same(tmp_path: Path) -> None:
+    db = _filled(tmp_path)
+    try:
+        used = _sqlite_memory()
+        before = _read_all(db)
+        assert before == [(6000, 6000 * 900)] * 3
+        full = used() if used else None
+        busy = db.session()  # a connection in use (an open read): left alone, and still works
+        busy.execute(text("SELECT v FROM t WHERE id = 7")).one()
+        released = db.release_memory()
+        assert released >= 2  # the three that read the table, but the one in use
+        if used is not None:
+            assert used() < full - (7 << 20), (full, used())  # ~5 MB a cache: two of the three emptied
+        assert busy.execute(text("SELECT v FROM t WHERE id = 7")).scalar_one() == f"{7:0900d}"
+        busy.close()
+        assert _read_all(db) == before  # the same answers, read again from the file
+        db.write_sync(lambda s: s.execute(text("UPDATE t SET v = 'x' WHERE id = 1")))
+        assert db.read_sync(lambda s: s.execute(text("SELECT v FROM t WHERE id = 1")).scalar_one()) == "x"
+    finally:
+        db.close()
+
+
+def test_release_is_a_no_op_but_for_sqlite(tmp_path: Path) -> None:
+    db = _filled(tmp_path)
+    try:
+        db.is_sqlite = False  # (what a PostgreSQL Database says: its server keeps its own caches)
+        assert db.release_memory() == 0
+    finally:
+        db.close()
+
+
+def test_the_trimmer_releases_once_per_quiet_spell() -> None:
+    activity = [0]
+    released: list[int] = []
+    trimmer = memory.MemoryTrimmer(quiet=(lambda: activity[0], lambda: released.append(activity[0])))
+
+    def look() -> None:
+        asyncio.run(trimmer.check(memory.rss_bytes()))
+
+    look()  # the first look only notes the counter
+    assert released == []
+    activity[0] += 5
+    look()  # busy since the last look: nothing released
+    assert released == []
+    look()  # quiet for a whole look: released, once
+    assert released == [5] and trimmer.releases == 1
+    look()
+    look()  # still quiet: nothing more to release
+    assert released == [5]
+    activity[0] += 1
+    look()
+    look()  # busy again, then quiet again: released again
+    assert released == [5, 6] and trimmer.releases == 2
+
+
+def test_a_database_statement_counts_as_activity(tmp_path: Path) -> None:
+    db = _filled(tmp_path)
+    try:
+        before = db.statements
+        _read_all(db)
+        assert db.statements >= before + 3
+        db.release_memory()  # its own pragmas are not activity
+        after = db.statements
+        db.release_memory()
+        assert db.statements == after
+    finally:
+        db.close()
+
+
+def test_a_reader_keeps_a_small_cache_and_trims_when_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's connection: query-only with a 1 MiB page cache; its serve loop releases and
+    trims once the owner has been quiet, and goes on answering after."""
+    from server.readers import protocol, worker
+
+    db = _filled(tmp_path)
+    db.close()
+    rdb = worker.ReaderDatabase(sqlite_url(tmp_path / "big.db"))
+    try:
+        with rdb.engine.connect() as c:
+            assert c.execute(text("PRAGMA cache_size")).scalar_one() == -worker.CACHE_KIB
+            assert c.execute(text("PRAGMA query_only")).scalar_one() == 1
+    finally:
+        rdb.close()
+
+    trims: list[str] = []
+    monkeypatch.setattr(worker, "trim", lambda: trims.append("trim"))
+
+    class FakeDb:
+        def release_memory(self) -> int:
+            trims.append("release")
+            return 1
+
+    class FakeReader:
+        db = FakeDb()
+
+        def handle(self, message: Any) -> tuple[int, str, Any, Any]:
+            return message[0], protocol.OK, b"page %d" % message[0], None
+
+    owner, reader_end = socket.socketpair()
+    thread = threading.Thread(target=worker.serve, args=(reader_end, FakeReader(), 0.2), daemon=True)
+    thread.start()
+
+    def ask(n: int) -> bytes:
+        owner.sendall(protocol.frame((n, protocol.ITEMS, (0, 0), ())))
+        head = b""
+        while len(head) < protocol.REPLY_HEADER.size:
+            head += owner.recv(protocol.REPLY_HEADER.size - len(head))
+        size = protocol.REPLY_HEADER.unpack(head)[0]
+        body = b""
+        while len(body) < size:
+            body += owner.recv(size - len(body))
+        return protocol.read_reply(head, body)[2]
+
+    try:
+        assert ask(1) == b"page 1" and ask(2) == b"page 2"
+        assert trims == []  # busy: no trim between requests that come at once
+        deadline = 50
+        while not trims and deadline:
+            threading.Event().wait(0.1)
+            deadline -= 1
+        assert trims == ["release", "trim"]
+        threading.Event().wait(0.5)
+        assert trims == ["release", "trim"]  # once per quiet spell
+        assert ask(3) == b"page 3"
+    finally:
+        owner.close()
+        thread.join(5)
+        reader_end.close()
+    assert not thread.is_alive()
