@@ -109,6 +109,8 @@ class Database:
         #: statements run so far, on any connection (approximate: counted without a lock); what
         #: ``release_memory``'s caller compares to know the database was left alone for a while
         self.statements = 0
+        self._release_lock = threading.Lock()
+        self._closed = False
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
 
     # -- sync API (for worker threads) -------------------------------------------------
@@ -218,6 +220,10 @@ class Database:
         in a thread."""
         if not self.is_sqlite:
             return 0
+        with self._release_lock:  # (close waits for a release under way; none after it)
+            return 0 if self._closed else self._release_pooled()
+
+    def _release_pooled(self) -> int:
         pool = self.engine.pool
         taken: list[Any] = []
         try:
@@ -237,6 +243,8 @@ class Database:
         return len(taken)
 
     def close(self) -> None:
+        with self._release_lock:
+            self._closed = True
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.engine.dispose()

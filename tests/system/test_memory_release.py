@@ -72,6 +72,15 @@ def test_release_empties_the_idle_connections_caches_and_answers_stay_the_same(t
         db.close()
 
 
+def test_nothing_is_released_once_the_database_is_closed(tmp_path: Path) -> None:
+    """The trimmer's release runs in a thread: one that comes after close opens nothing."""
+    db = _filled(tmp_path)
+    _read_all(db)
+    db.close()
+    assert db.release_memory() == 0
+    assert db.engine.pool.checkedin() == 0
+
+
 def test_release_is_a_no_op_but_for_sqlite(tmp_path: Path) -> None:
     db = _filled(tmp_path)
     try:
