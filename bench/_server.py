@@ -64,6 +64,16 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def thread_cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """User + system CPU time of one thread of a process (its main thread by default: the server's
+    event loop runs there), NaN once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/task/{tid or pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def rss_mib(pid: int) -> float:
     """Resident memory of a process in MiB (NaN once it is gone)."""
     try:

@@ -37,8 +37,11 @@ browsed) instead of anywhere in the library. After each run the server's RSS is 
 `--sorts` measures each sort order in turn on the same library (SortName by default).
 `--keep DIR` keeps the built library under DIR/<size> and reuses it on the next run (delete it
 when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
-REELROOM_READERS_LOCAL=0) or be `auto`; with `--baseline` that checkout runs each value too
+REELROOM_READERS_LOCAL=0) and its adaptive share (`1l0s0`: REELROOM_READERS_SHARE=0, off) or be `auto`; with `--baseline` that checkout runs each value too
 (`base:N`). Every server is measured only once the scheduled tasks its start runs are done.
+`--lane on,off` also runs this checkout with the Items lane off (`REELROOM_ITEMS_LANE=0`, labelled
+`N~off`). With `--readers`, the server's CPU per page is also given for its event loop's thread
+alone (the main thread: what the lane and the readers' hand-off cost the loop).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -59,7 +63,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _server import children, cpu_seconds, rss_mib, start_server, stop_server  # noqa: E402
+from _server import children, cpu_seconds, rss_mib, start_server, stop_server, thread_cpu_seconds  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -311,7 +315,6 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     wrk = shutil.which("wrk")
     if wrk is None:
         return None
-    import re
     import subprocess
     import urllib.parse
     p = params(info, user_id, random.Random(0), True)
@@ -324,12 +327,12 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
         f.write(WRK_SCRIPT % (base, top, start_expr))
         script = f.name
     try:
-        cpu0, own0 = cpu_with_children(pid), cpu_seconds(pid)
+        cpu0, own0, loop0 = cpu_with_children(pid), cpu_seconds(pid), thread_cpu_seconds(pid)
         out = subprocess.run([wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--latency", "--timeout", "10s",
                               "-s", script, "-H", "Authorization: " + AUTH.format(n=3) + f', Token="{token}"',
                               *(["-H", "Accept: " + CAMEL] if MODE["camel"] else []), url],
                              capture_output=True, text=True, timeout=seconds + 60).stdout
-        cpu, own = cpu_with_children(pid) - cpu0, cpu_seconds(pid) - own0
+        cpu, own, loop = cpu_with_children(pid) - cpu0, cpu_seconds(pid) - own0, thread_cpu_seconds(pid) - loop0
         rss = rss_mib(pid), [rss_mib(c) for c in children(pid)]
     finally:
         os.unlink(script)
@@ -345,7 +348,7 @@ def wrk_run(url: str, token: str, info: dict, user_id: str, clients: int, second
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": ms("50"),
             "p99": ms("99"), "requests": requests, "cpu_ms": cpu * 1000 / max(1, requests), "rss": rss,
-            "owner_cpu_ms": own * 1000 / max(1, requests),
+            "owner_cpu_ms": own * 1000 / max(1, requests), "loop_cpu_ms": loop * 1000 / max(1, requests),
             "errors": (errors.group(1) if errors else "none") + (f", {non2xx.group(1)} non-2xx" if non2xx else "")}
 
 
@@ -466,15 +469,25 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
     ``warm`` makes each server's pass over every page (through its readers where they take pages)
     before measuring."""
     roots = ([("base:", args.baseline.resolve())] if args.baseline else []) + [("", ROOT)]
-    values = [label + n for label, _ in roots for n in args.readers.split(",")]
+    lanes = args.lane.split(",")
+
+    def variants(label: str) -> list[str]:  # this checkout: each --lane value ("~off": REELROOM_ITEMS_LANE=0)
+        return [n + ("" if lane == "on" or label else "~off") for n in args.readers.split(",")
+                for lane in (lanes if not label else lanes[:1])]
+
+    values = [label + n for label, _ in roots for n in variants(label)]
     servers = {}
     copies: list[Path] = []
     try:
         for label, root in roots:
-            for n in args.readers.split(","):
-                readers, _, local = n.partition("l")  # "1l0": one reader, the owner answers no page itself
+            for n in variants(label):
+                # "1l0": one reader, the owner answers no page at once itself; "s0": nor by the
+                # adaptive share (the owner's slot while the readers' queue is long); "~off": the lane off
+                readers, local, share = re.fullmatch(r"([^ls~]+)(?:l(\d+))?(?:s(\d+))?", n.partition("~")[0]).groups()  # type: ignore[union-attr]
                 env = {"REELROOM_READERS": readers} | ({"REELROOM_READERS_BUSY": "0"} if readers != "0" else {}) \
-                    | ({"REELROOM_READERS_LOCAL": local} if local else {})
+                    | ({"REELROOM_READERS_LOCAL": local} if local else {}) \
+                    | ({"REELROOM_READERS_SHARE": share} if share else {}) \
+                    | ({"REELROOM_ITEMS_LANE": "0"} if n.endswith("~off") else {})
                 where = data
                 if args.store in ("cold", "warm"):
                     where = Path(tempfile.mkdtemp(prefix="reelroom-readers-bench-")) / data.name
@@ -489,17 +502,18 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
         for n, (proc, url, token, user_id) in servers.items():
             single(url, token, info, user_id, 20, args.first_page)  # a reader starts
             deadline = time.monotonic() + (10 if "auto" in n else 60)  # auto: maybe no core is free
-            while n.rpartition(":")[2].partition("l")[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
+            while re.split("[ls~]", n.rpartition(":")[2])[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
-            own0, kids = cpu_seconds(proc.pid), children(proc.pid)
+            own0, loop0, kids = cpu_seconds(proc.pid), thread_cpu_seconds(proc.pid), children(proc.pid)
             kids0 = sum(cpu_seconds(k) for k in kids)
             one, _ = single(url, token, info, user_id, args.requests, args.first_page)
             pages = args.requests + 20
             own = (cpu_seconds(proc.pid) - own0) * 1000 / pages
+            loop = (thread_cpu_seconds(proc.pid) - loop0) * 1000 / pages
             readers = (sum(cpu_seconds(k) for k in kids) - kids0) * 1000 / pages
             print(f"  readers={n:<6} 1 client p50 {statistics.median(one):.1f} ms, p99 {pct(one, 99):.1f} ms, "
-                  f"CPU/page: server process {own:.2f} ms + readers {readers:.2f} ms, "
+                  f"CPU/page: server process {own:.2f} ms (event loop thread {loop:.2f}) + readers {readers:.2f} ms, "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
         results: dict[str, list[dict]] = {n: [] for n in values}
         for k in range(args.rounds if shutil.which("wrk") else 0):
@@ -511,7 +525,8 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
                 results[n].append(w)
                 owner, kids_rss = w["rss"]
                 print(f"  round {k} readers={n:<6} wrk {args.clients} conns {w['rps']:.0f} pages/s, p50 {w['p50']:.0f} ms, "
-                      f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}), "
+                      f"p99 {w['p99']:.0f} ms, CPU/page {w['cpu_ms']:.2f} ms (server process {w['owner_cpu_ms']:.2f}, "
+                      f"event loop thread {w['loop_cpu_ms']:.2f}), "
                       f"RSS {owner:.0f} MiB" + (f" + readers {' + '.join(f'{r:.0f}' for r in kids_rss)} MiB"
                                                 if kids_rss else "")
                       + f", errors: {w['errors']}, load {os.getloadavg()[0]:.1f}", flush=True)
@@ -574,6 +589,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the built library under DIR/<size> and reuse it on the next run")
     parser.add_argument("--rounds", type=int, default=3, help="wrk runs per server with --readers")
+    parser.add_argument("--lane", default="on", help="with --readers: on, off or on,off: this checkout with the "
+                        "Items lane (server/http/items_lane.py) on and/or off (REELROOM_ITEMS_LANE=0, "
+                        "labelled ~off)")
     parser.add_argument("--store", choices=("as-is", "cold", "warm"), default="as-is",
                         help="the fragment store in the data folder: left as it is, deleted (cold), or "
                              "deleted and filled by a pass over every page before measuring (warm)")

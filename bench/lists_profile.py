@@ -5,10 +5,15 @@ on a server context opened over a built library, so what a request costs in the 
 code is seen apart from HTTP.
 
     python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME] [--cold] [--store-all]
+                                  [--parental RATING]
 
 ``--store-all``: every track's fragment of InstantMix's shape is stored first (with its time), so
 the mixes come from the fragment store (``RelatedService.instant_mix_reply``); without it a mix
 over 95k tracks finds few of its tracks stored.
+
+``--parental RATING``: the viewer has parental rules (MaxParentalRating RATING; 12 hides every
+movie of the bench library), as ``bench/lists.py --parental``; the by-name lists (Persons,
+Genres, MusicGenres, Years, Artists) are measured too, through ``ItemService.names``.
 
 ``--cold``: before every call (untimed) the user marks a track favourite or not, so what is kept
 per write generation is computed again (what a list costs after watching something).
@@ -43,12 +48,13 @@ sys.path.insert(0, str(ROOT))
 
 
 async def run(data: Path, rounds: int, only: list[str], profile: str | None, cold: bool = False,
-              store_all: bool = False) -> None:
+              store_all: bool = False, parental: int | None = None) -> None:
     from sqlalchemy import text
 
     from server.context import ServerContext, ServerOptions
     from server.library.browse.tv import NextUpQuery
-    from server.library.catalog.query import ItemQuery, get_rows
+    from server.library.catalog.by_name import NameQuery
+    from server.library.catalog.query import ItemQuery, ParentalRules, get_rows
     from server.library.catalog.search import SearchRequest
 
     ctx = ServerContext(ServerOptions(data_dir=data, port=0, host="127.0.0.1", enable_lan=False,
@@ -81,6 +87,15 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         await asyncio.sleep(1)
     await asyncio.sleep(3)
     viewer = await ctx.items.viewer(None, user_id)
+    if parental is not None:  # --parental: the same user with a MaxParentalRating
+        rules = ParentalRules(max_rating=parental, country=viewer.country)
+
+        class Restricted(type(viewer)):  # type: ignore[misc]
+            @property
+            def parental(self) -> ParentalRules:
+                return rules
+
+        viewer = Restricted(viewer.user, viewer.country)
     rnd = random.Random(5)
     marks_rows = await db.read(lambda s: get_rows(s, tracks[5000:5050]))
     marks = list(marks_rows.values())
@@ -124,7 +139,18 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         return ctx.items.latest_reply(query, 16, True, opts("PrimaryImageAspectRatio,Path", image_type_limit=1),
                                       False)
 
+    def names(kind: str, parent: str | None = None, **kw):  # type: ignore[no-untyped-def]
+        scope = ItemQuery(recursive=True, parent_id=libraries[parent] if parent else None,
+                          include_types=["Movie"] if parent == "Movies" else [])
+        return ctx.items.names(NameQuery(kind=kind, scope=ctx.items.scoped(scope, viewer), **kw),
+                               opts("PrimaryImageAspectRatio,ItemCounts", image_type_limit=1))
+
     cases = {
+        "Persons": lambda: names("Person", person_types=["Actor"], limit=100),
+        "Genres (movies)": lambda: names("Genre", "Movies"),
+        "MusicGenres": lambda: names("MusicGenre", "Music"),
+        "Years (movies)": lambda: names("Year", "Movies", descending=True),
+        "Artists (first 100)": lambda: names("MusicArtist", "Music", limit=100),
         "Shows/{id}/Seasons": lambda: tv.seasons_reply(
             rnd.choice(series), viewer, opts("ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount"), False),
         "Shows/{id}/Episodes (all)": lambda: tv.episodes_reply(
@@ -203,12 +229,13 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every call")
     parser.add_argument("--store-all", action="store_true",
                         help="store every track's fragment (InstantMix's shape) first: mixes from the store")
+    parser.add_argument("--parental", type=int, metavar="RATING", help="the viewer's MaxParentalRating")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="reelroom-lists-profile-") as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(args.data, data)
         asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold,
-                        args.store_all))
+                        args.store_all, args.parental))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import json
 import multiprocessing
 import os
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -226,9 +227,8 @@ def client_proc(idx: int, port: int, cfg: dict, browsers: range, streams: range,
                              *(streamer(k, port, cfg, stats, stop_at) for k in streams))
 
     asyncio.run(main())
+    stats["client_cpu"] = time.process_time()  # what this load-generating process itself cost
     out.put(stats)
-
-
 
 
 
@@ -248,17 +248,33 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         p = multiprocessing.Process(target=client_proc, args=(i, port, cfg, browsers, streams, stop_at, out))
         p.start()
         procs.append(p)
-    cpu0 = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)])
+    # CPU per process: the owner, each reader (a reader started during the load counts from 0),
+    # sampled while it lives (a reader that idles out or dies keeps its last reading)
+    first = {p: cpu_seconds(p) for p in [proc_pid, *children(proc_pid)]}
+    last = dict(first)
     peak = 0.0
     t0 = time.time()
     while time.time() < stop_at:
-        peak = max(peak, sum(rss_mib(p) for p in [proc_pid, *children(proc_pid)]))
+        pids = [proc_pid, *children(proc_pid)]
+        peak = max(peak, sum(rss_mib(p) for p in pids))
+        for p in pids:
+            c = cpu_seconds(p)
+            if c == c:  # not NaN
+                first.setdefault(p, 0.0)
+                last[p] = c
         time.sleep(0.25)
+    for p in [proc_pid, *children(proc_pid)]:
+        c = cpu_seconds(p)
+        if c == c:
+            first.setdefault(p, 0.0)
+            last[p] = c
     results = [out.get(timeout=args.seconds + 120) for _ in procs]
     for p in procs:
         p.join(30)
-    cpu = sum(cpu_seconds(p) for p in [proc_pid, *children(proc_pid)]) - cpu0
     wall = time.time() - t0
+    owner_cpu = last[proc_pid] - first[proc_pid]
+    readers_cpu = sum(last[p] - first[p] for p in last if p != proc_pid)
+    cpu = owner_cpu + readers_cpu
     merged = new_stats()
     for r in results:
         for k, v in r["lat"].items():
@@ -271,10 +287,26 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
             merged["reset_kinds"][k] = merged["reset_kinds"].get(k, 0) + v
         merged["streams"].extend(r["streams"])
     merged["peak_rss"] = peak
+    merged["owner_share"] = owner_cpu / max(wall, 1e-6)
+    merged["readers_share"] = readers_cpu / max(wall, 1e-6)
+    merged["client_share"] = sum(r.get("client_cpu", 0.0) for r in results) / max(wall, 1e-6)
+    merged["load_avg"] = os.getloadavg()[0]
     merged["cpu_share"] = cpu / max(wall, 1e-6)
     merged["cpu_per_request"] = cpu * 1000 / max(merged["requests"], 1)
     merged["rps"] = merged["requests"] / args.seconds
     return merged
+
+
+def readers_env(value: str) -> dict[str, str]:
+    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0."""
+    if not value:
+        return {}
+    m = re.fullmatch(r"([^ls]+)(?:l(\d+))?(?:s(\d+))?", value)
+    if m is None:
+        raise SystemExit(f"--readers: cannot read {value!r}")
+    readers, local, share = m.groups()
+    return ({"REELROOM_READERS": readers} | ({"REELROOM_READERS_LOCAL": local} if local else {})
+            | ({"REELROOM_READERS_SHARE": share} if share else {}))
 
 
 def report(label: str, r: dict) -> None:
@@ -286,6 +318,11 @@ def report(label: str, r: dict) -> None:
           f"connections {r['connects']} | server peak RSS {r['peak_rss']:.0f} MB, "
           f"CPU {r['cpu_share'] * 100:.0f}% of one core ({r['cpu_per_request']:.1f} ms per browsing request, streams "
           f"included) | streams holding {held}/{len(r['streams'])}")
+    print(f"            CPU in cores: owner {r['owner_share']:.2f}, readers {r['readers_share']:.2f}, "
+          f"the load's own client processes {r['client_share']:.2f} (of {os.cpu_count()}); "
+          f"load average at the end {r['load_avg']:.1f}")
+    if r.get("pool"):
+        print(f"            reader pool (from the server's log at close): {r['pool']}")
     for name, values in sorted(r["lat"].items()):
         print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
               f"p99 {pct(values, 99):.0f} ms")
@@ -390,6 +427,10 @@ def main() -> None:
     parser.add_argument("--cost", type=int, default=100, metavar="N",
                         help="before the load, server CPU per request of each route (N requests each; 0: skip)")
     parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
+    parser.add_argument("--readers", default="", help="comma-separated reader settings, each a run of its own "
+                        "(0: off; 1, 2, auto: REELROOM_READERS; 'l<n>' REELROOM_READERS_LOCAL, 's<n>' "
+                        "REELROOM_READERS_SHARE, e.g. 1l0s0); default: the environment's")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each setting, taking turns")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
           f"{args.bitrate / 1e6:.0f} Mbit/s for {args.seconds} s, {args.size} items; targets: {TARGETS}")
@@ -412,11 +453,18 @@ def main() -> None:
         shutil.rmtree(data / "data" / "cache", ignore_errors=True)  # every run renders its images afresh
         print(f"  library of {info['items']} items built in {time.perf_counter() - t0:.0f} s; "
               f"load average {os.getloadavg()[0]:.1f}")
-        runs = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
+        variants = [v for v in (args.readers or "").split(",") if v]
+        runs = [(f"{label}:{v}" if v else label, root, readers_env(v)) for _ in range(args.rounds)
+                for label, root in ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("this", ROOT)]
+                for v in (variants or [""])]
         results: dict[str, dict] = {}
         costs: dict[str, dict] = {}
-        for label, root in runs:
-            proc, url = start_server(data, root=root)
+        log_file = data / "log" / "reelroom.log"
+        for label, root, env in runs:
+            if label in results:  # another round: keep each one
+                label = f"{label}#{sum(1 for k in results if k.split('#')[0] == label) + 1}"
+            log_from = log_file.stat().st_size if log_file.exists() else 0
+            proc, url = start_server(data, root=root, env=env)
             try:
                 token, user_id = sign_in(url)
                 query = {"userId": user_id, "parentId": info["movies"], "recursive": "true",
@@ -442,6 +490,11 @@ def main() -> None:
                     spy.wait(60)
             finally:
                 stop_server(proc)
+            if label in results and log_file.exists():
+                with log_file.open("rb") as f:
+                    f.seek(log_from if log_file.stat().st_size >= log_from else 0)
+                    pool = [line for line in f.read().decode("utf-8", "replace").splitlines() if "Reader pool:" in line]
+                results[label]["pool"] = pool[-1].split("Reader pool:", 1)[1].strip() if pool else ""
             if label in costs:
                 print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
                       + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))
@@ -451,7 +504,7 @@ def main() -> None:
             print("  ratios    CPU per request " + ", ".join(
                 f"{k} x{costs['baseline'][k] / max(v, 1e-9):.1f} lower" for k, v in costs["this"].items()
                 if not k.startswith("_")))
-        if "baseline" in results:
+        if "baseline" in results and "this" in results:
             b, t = results["baseline"], results["this"]
             pb = pct([x for v in b["lat"].values() for x in v], 99)
             pt = pct([x for v in t["lat"].values() for x in v], 99)

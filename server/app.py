@@ -22,16 +22,25 @@ from litestar.openapi import OpenAPIConfig
 from litestar.routes import BaseRoute, HTTPRoute, WebSocketRoute
 
 import server.api
-from server.api.base import _Route, authorize, provide_auth, provide_ctx
+from server.api.base import (
+    _Route,
+    admit_caller,
+    authorize,
+    check_caller,
+    guard_plan,
+    provide_auth,
+    provide_ctx,
+)
 from server.api.not_implemented import NOT_IMPLEMENTED, stub_handlers
+from server.api.replies import kept_lookup
 from server.context import ServerContext
 from server.errors import ReelroomError
-from server.http import problems
+from server.http import items_lane, problems
 from server.http.responses import WireResponse
 from server.http.routing import template_path
 from server.http.wire_middleware import WireMiddleware
 from server.version import reelroom_version
-from server.web.host import WebHostMiddleware
+from server.web.host import WebHostMiddleware, request_origin
 from server.wire.operations import BY_ID
 
 MAX_BODY = 50 * 1024 * 1024
@@ -230,4 +239,12 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
             handler = entry[0] if isinstance(entry, tuple) else entry
             if isinstance(handler, HTTPRouteHandler):
                 wire.add_route(template, method, BY_ID.get(handler.opt.get("op", "")))
-    return WebHostMiddleware(wire, ctx.web, lambda: ctx.config.server().CorsHosts, ctx.server_name, ctx.port)
+    host = WebHostMiddleware(wire, ctx.web, lambda: ctx.config.server().CorsHosts, ctx.server_name, ctx.port)
+    route = items_lane.find_route(app)
+    if route is not None and items_lane.lane_enabled():
+        # GET /Items answered at the HTTP protocol by the functions of the layers it skips
+        # (server/http/items_lane.py; REELROOM_ITEMS_LANE=0 turns it off)
+        host.items_lane = items_lane.ItemsLane(
+            wire=wire, litestar=app, route=route, with_cors=host.with_cors, origin=request_origin,
+            guard_plan=guard_plan, check_caller=check_caller, admit_caller=admit_caller, kept_lookup=kept_lookup)
+    return host

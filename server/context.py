@@ -163,6 +163,7 @@ class ServerContext:
         self.config.register(*FILESYSTEM_SECTIONS)  # filesystem
         self.config.register(*WEB_SECTIONS)  # web
         self.startup = StartupState()
+        self.closing = False  # set as close() begins (the Items lane then leaves requests to the app)
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
         self.tasks = TaskScheduler(self.db, self.events)
@@ -430,6 +431,7 @@ class ServerContext:
         migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child
 
     async def close(self) -> None:
+        self.closing = True
         if self.init_task is not None and not self.init_task.done():
             self.init_task.cancel()
         await asyncio.to_thread(self.lan.stop)

@@ -196,7 +196,7 @@ def reelroom_route(method: str, path: str, *, auth: str = "none",
 
 
 @dataclass(frozen=True, slots=True)
-class _GuardPlan:
+class GuardPlan:
     """What the guard needs of one handler, worked out on its first request instead of each."""
 
     requires_auth: bool
@@ -205,10 +205,10 @@ class _GuardPlan:
     json_body: bool  # a JSON body is read (bounded and checked) before the handler runs
 
 
-_PLANS: dict[str, _GuardPlan] = {}  # by operation id, or "auth:<level>" for a route outside the spec
+_PLANS: dict[str, GuardPlan] = {}  # by operation id, or "auth:<level>" for a route outside the spec
 
 
-def _plan(handler: BaseRouteHandler) -> _GuardPlan:
+def guard_plan(handler: BaseRouteHandler) -> GuardPlan:
     opt = handler.opt
     op_id = opt.get("op")
     key = op_id or "auth:" + opt.get("auth", "none")
@@ -223,7 +223,7 @@ def _plan(handler: BaseRouteHandler) -> _GuardPlan:
             requires_auth = level != "none"
             scopes = ("RequiresElevation",) if level == "admin" else ("DefaultAuthorization",)
             json_body = False
-        plan = _PLANS[key] = _GuardPlan(requires_auth, scopes, "FirstTimeSetupOrElevated" in scopes, json_body)
+        plan = _PLANS[key] = GuardPlan(requires_auth, scopes, "FirstTimeSetupOrElevated" in scopes, json_body)
     return plan
 
 
@@ -284,8 +284,9 @@ def _text(value: bytes | None) -> str | None:
     return value.decode("latin-1") if value else None
 
 
-async def authenticate_connection(connection: ASGIConnection[Any, Any, Any, Any], ctx: ServerContext) -> AuthInfo | None:
-    token = request_token(connection.scope)
+async def authenticate_scope(scope: Any, ctx: ServerContext) -> AuthInfo | None:
+    """The caller the request's token names; None without a token; 401 for a token that is not valid."""
+    token = request_token(scope)
     if not token:
         return None
     auth = await ctx.tokens.authenticate_token(token)
@@ -298,36 +299,54 @@ async def authorize(connection: ASGIConnection[Any, Any, Any, Any], handler: Bas
     """The one guard of every route: authenticate the caller and check the operation's scopes."""
     scope: dict[str, Any] = connection.scope  # type: ignore[assignment]
     ctx: ServerContext = scope["litestar_app"].state.ctx
-    plan = _plan(handler)
+    plan = guard_plan(handler)
+    auth = await check_caller(scope, ctx, plan)
+    if plan.json_body and isinstance(connection, Request) and _has_json_body(connection):
+        # Read (and so bound and check) a JSON body now, so that every body operation refuses a
+        # malformed one with 400, even a handler that answers before it would read its body.
+        await connection.body()
+    await admit_caller(scope, ctx, auth, lambda: connection.query_params.items())
+
+
+async def check_caller(scope: dict[str, Any], ctx: ServerContext, plan: GuardPlan) -> AuthInfo | None:
+    """The guard's first half, read from the ASGI scope alone: the caller (None: no token, where
+    the operation allows none), their operation's scopes, and the problem WireMiddleware left
+    with a parameter; raises the 401, 403 or 400. ``authorize`` and the Items lane
+    (server/http/items_lane.py) both call it."""
     try:
-        auth = await authenticate_connection(connection, ctx)
+        auth = await authenticate_scope(scope, ctx)
     except UnauthorizedError:
         if plan.requires_auth and not (plan.setup_may_skip_token and not ctx.wizard_completed):
             raise
         auth = None
-    client = scope.get("client")
-    remote = client[0] if client else ""
     if plan.requires_auth:
+        client = scope.get("client")
         check_access(True, plan.scopes, auth, wizard_completed=ctx.wizard_completed,
-                     is_local=ctx.is_local_address(remote))
+                     is_local=ctx.is_local_address(client[0] if client else ""))
     problem = scope.get(limits.SCOPE_KEY)
     if problem:
         # A bad parameter found before routing (server.http.limits): reported only now, after
         # the caller has been checked, so that no token means 401 whatever the parameters.
         raise BadRequestError(problem)
-    if plan.json_body and isinstance(connection, Request) and _has_json_body(connection):
-        # Read (and so bound and check) a JSON body now, so that every body operation refuses a
-        # malformed one with 400, even a handler that answers before it would read its body.
-        await connection.body()
+    return auth
+
+
+async def admit_caller(scope: dict[str, Any], ctx: ServerContext, auth: AuthInfo | None,
+                       query_items: Callable[[], Any]) -> None:
+    """The guard's second half: leave ``auth`` in the request's state for the handler, note the
+    session's activity and check the items in the path against the caller's scope (404).
+    ``query_items``: the query's (key, value) pairs, as Litestar parses them (asked only for a
+    route with path parameters)."""
     state = scope.get("state")
     if state is None:
         state = scope["state"] = {}
     state["auth"] = auth
     if auth is not None:
-        await ctx.note_activity(auth, remote)
+        client = scope.get("client")
+        await ctx.note_activity(auth, client[0] if client else "")
         path_params = scope.get("path_params")
         if path_params:  # an item the caller may not see is a 404, on every route
-            user_id = next((v for k, v in connection.query_params.items() if k.lower() == "userid"), None)
+            user_id = next((v for k, v in query_items() if k.lower() == "userid"), None)
             await ctx.items.check_path_items(auth, path_params, user_id)
 
 

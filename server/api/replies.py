@@ -28,28 +28,36 @@ def kept_reply(operation_id: str, *, sortable: bool = False) -> Callable[[Reques
     """``sortable``: the operation takes ``sortBy`` (a random sort is never kept)."""
 
     async def before(request: Request[Any, Any, Any]) -> bytes | None:
-        scope: Any = request.scope
-        cache: ReplyCache = scope["litestar_app"].state.ctx.replies
-        state = scope.get("state")
-        auth = state.get("auth") if state else None
-        query: bytes = scope.get("query_string", b"")
-        if auth is None or not cache.enabled or len(query) > MAX_QUERY:
-            return None
-        if sortable and b"random" in query.lower():
-            return None
-        user = auth.user
-        if b"userId=" in query:
-            named = _named_user(query)
-            if named is None:  # (not once and plainly: as Litestar reads it)
-                named = request.query_params.get("userId")
-            viewer_id = normalize_guid(named) if named else (user.id if user is not None else None)
-        else:
-            viewer_id = user.id if user is not None else None
-        principal = user.id if user is not None else ("key", auth.token)
-        key = (operation_id, principal, scope["path"], query, camel_case_requested.get())
-        return cache.lookup(key, viewer_id, user)
+        return kept_lookup(request.scope, operation_id, sortable, lambda: request.query_params.get("userId"))
 
+    before.kept_operation = (operation_id, sortable)  # type: ignore[attr-defined]  # (for the Items lane)
     return before
+
+
+def kept_lookup(scope: Any, operation_id: str, sortable: bool, named_user: Callable[[], str | None]) -> bytes | None:
+    """The kept reply of this request (after the guard left its caller in the state), else None
+    with a slot left for ``keep``. ``named_user``: the query's userId as Litestar reads it, asked
+    only when the query does not name it once and plainly. The route's ``before_request`` and the
+    Items lane (server/http/items_lane.py) both call it."""
+    cache: ReplyCache = scope["litestar_app"].state.ctx.replies
+    state = scope.get("state")
+    auth = state.get("auth") if state else None
+    query: bytes = scope.get("query_string", b"")
+    if auth is None or not cache.enabled or len(query) > MAX_QUERY:
+        return None
+    if sortable and b"random" in query.lower():
+        return None
+    user = auth.user
+    if b"userId=" in query:
+        named = _named_user(query)
+        if named is None:  # (not once and plainly: as Litestar reads it)
+            named = named_user()
+        viewer_id = normalize_guid(named) if named else (user.id if user is not None else None)
+    else:
+        viewer_id = user.id if user is not None else None
+    principal = user.id if user is not None else ("key", auth.token)
+    key = (operation_id, principal, scope["path"], query, camel_case_requested.get())
+    return cache.lookup(key, viewer_id, user)
 
 
 def _named_user(query: bytes) -> str | None:

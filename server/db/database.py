@@ -177,9 +177,16 @@ class Database:
                 self._in_write = False
                 self._declared_users = None
 
-    def _run_read(self, fn: Callable[..., T], args: tuple) -> T:
+    def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         with self.session() as s:
             return fn(s, *args)
+
+    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        lean = LeanSession(self)
+        try:
+            return fn(lean, *args)
+        finally:
+            lean.close()
 
     def write_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(session, *args)`` in the writer and commit; blocks the calling thread."""
@@ -204,6 +211,13 @@ class Database:
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         result: T = await self._readers.submit(self._run_read, fn, args)
+        return result
+
+    async def read_lean(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read`` for a function that often needs no session at all (a GetItems page of stored
+        fragments reads its user data on a pooled connection, or from memory): ``fn`` gets a
+        ``LeanSession``, which makes the real one on first use."""
+        result: T = await self._readers.submit(self._run_read_lean, fn, args)
         return result
 
     def on_close(self, fn: Callable[[], None]) -> None:
@@ -250,3 +264,39 @@ class Database:
         self.engine.dispose()
         for fn in self._on_close:
             fn()
+
+
+class LeanSession:
+    """A read's session made only when something uses it (``Database.read_lean``). Until then it
+    answers what the pooled user-data read asks of a session (``info``, ``in_transaction``,
+    ``get_bind``) itself: making and closing a ``Session`` that runs no statement cost ~0.1 ms,
+    a warm GetItems page's read a few tenths. Anything else makes the session and is its."""
+
+    __slots__ = ("_db", "_real", "info")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._real: Session | None = None
+        self.info: dict[str, Any] = {"database": db}
+
+    def _session(self) -> Session:
+        real = self._real
+        if real is None:
+            real = self._real = self._db.session()
+        return real
+
+    def in_transaction(self) -> bool:
+        return self._real is not None and self._real.in_transaction()
+
+    def get_bind(self, *args: Any, **kwargs: Any) -> Any:
+        if self._real is None and not args and not kwargs:
+            return self._db.engine
+        return self._session().get_bind(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session(), name)
+
+    def close(self) -> None:
+        if self._real is not None:
+            self._real.close()
+            self._real = None

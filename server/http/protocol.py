@@ -200,6 +200,8 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._refused: int | None = None
         self._zero_copy: bool | None = None  # decided on the first request (the transport is known)
+        # GET /Items answered past ASGI and Litestar (server/http/items_lane.py), when the app has it
+        self._lane: Any = getattr(self.config.app, "items_lane", None)
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         if self._zero_copy is None:
@@ -212,6 +214,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self._zero_copy:
             cycle.scope["extensions"] = {**cycle.scope.get("extensions", {}), ZERO_COPY: {}}
         cycle.send = response_sender(cycle, self._zero_copy)  # type: ignore[assignment]  # an instance attribute
+        lane = self._lane
+        if lane is not None and app is self.app and lane.takes(cycle.scope):  # (not uvicorn's 503 app)
+            app = lane.bind(app)  # the lane, else the app as ever
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:

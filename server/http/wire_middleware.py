@@ -306,18 +306,34 @@ class WireMiddleware:
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        path: str = scope["path"]
-        low = path.lower()
-        for prefix in _PREFIXES:
-            if low.startswith(prefix):
-                path = path[len(prefix) - 1 :]
-                break
         if kind == "http" and not self.startup.ready:
             message = self.startup.failed or self.startup.message
             await _send_plain_problem(
                 send, 503, "Service Unavailable", message,
                 [(b"retry-after", str(self.startup.retry_after).encode()), (b"message", message.encode())])
             return
+        new_scope, info = self.rewrite(scope)
+        if info is not None and info.json_body and kind == "http":
+            receive = _json_body_receiver(receive, info, scope)
+        token = camel_case_requested.set(wants_camel_case(accept_header(scope)))
+        try:
+            await self.app(new_scope, receive, json_charset_sender(send) if kind == "http" else send)
+        finally:
+            camel_case_requested.reset(token)
+
+    def rewrite(self, scope: Scope) -> tuple[Scope, RouteInfo | None]:
+        """The scope Litestar sees (a copy): the path without ``/emby`` or ``/mediabrowser``, a
+        legacy alias rewritten, matched case-insensitively and spelled as its route; the query
+        tidied; a problem with a parameter left under ``limits.SCOPE_KEY`` for the guard. With the
+        route's RouteInfo (None: no route of this path and method). What ``__call__`` passes on,
+        and what the Items lane (server/http/items_lane.py) answers from."""
+        kind = scope["type"]
+        path: str = scope["path"]
+        low = path.lower()
+        for prefix in _PREFIXES:
+            if low.startswith(prefix):
+                path = path[len(prefix) - 1 :]
+                break
 
         raw_query: bytes = scope.get("query_string", b"")
         # A legacy path's rewrite may move userId into the query; any other path's query is
@@ -331,12 +347,12 @@ class WireMiddleware:
 
         new_scope = dict(scope)
         new_scope.pop(limits.SCOPE_KEY, None)
+        info: RouteInfo | None = None
         if kind == "websocket":
             # Jellyfin takes a socket on any path; ours lives at /socket.
             path = self.websocket_path
         else:
             match = self._match(path)
-            info: RouteInfo | None = None
             if match is not None:
                 method = scope["method"].upper()
                 info = self.routes.get((match.template, method))
@@ -372,8 +388,6 @@ class WireMiddleware:
                         problem = problem or query_problem
                     if problem:
                         new_scope[limits.SCOPE_KEY] = problem
-            if info is not None and info.json_body and kind == "http":
-                receive = _json_body_receiver(receive, info, scope)
         new_scope["path"] = path
         new_scope["raw_path"] = path.encode("utf-8")
         if query_string is None:
@@ -381,17 +395,15 @@ class WireMiddleware:
                 pairs = _parse_query(raw_query)
             query_string = _encode_query(pairs) if pairs else b""
         new_scope["query_string"] = query_string
+        return new_scope, info
 
-        accept = ""
-        for name, value in scope.get("headers", ()):
-            if name == b"accept":
-                accept = value.decode("latin-1")
-                break
-        token = camel_case_requested.set(wants_camel_case(accept))
-        try:
-            await self.app(new_scope, receive, _json_charset_sender(send) if kind == "http" else send)
-        finally:
-            camel_case_requested.reset(token)
+
+def accept_header(scope: Scope) -> str:
+    """The request's first ``Accept`` header (what the casing is chosen by), or ""."""
+    for name, value in scope.get("headers", ()):
+        if name == b"accept":
+            return str(value.decode("latin-1"))
+    return ""
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")  # what quote_plus leaves as it is
@@ -406,7 +418,9 @@ def _encode_query(pairs: list[tuple[str, str]]) -> bytes:
         for key, value in pairs).encode("latin-1")
 
 
-def _json_charset_sender(send: Send) -> Send:
+def json_charset_sender(send: Send) -> Send:
+    """``send`` labelling a plain ``application/json`` reply ``charset=utf-8`` (every reply this
+    layer passes on, and the Items lane's)."""
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = message.get("headers", ())

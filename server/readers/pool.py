@@ -54,6 +54,12 @@ START_TIMEOUT_SECONDS = 60.0
 RETRY_AFTER_FAILURE_SECONDS = 30.0
 STOP_GRACE_SECONDS = 2.0
 STREAM_LIMIT = 4 * 1024 * 1024
+#: A slot of the owner's (``ReaderPool._queue``), as opposed to a reader.
+HERE = object()
+#: Weight of a new measurement in the smoothed seconds per page.
+SMOOTHING = 0.1
+#: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
+OWNER_GUESS = 2.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,10 @@ class ReaderSettings:
     depth: int = 2
     local: int = 0
     idle_seconds: float = 60.0
+    #: The owner also answers pages (at most ``share_max`` at once, beyond ``local``) while the
+    #: readers would keep the queue waiting longer than the owner takes for a page.
+    share: bool = True
+    share_max: int = 1
     #: ``auto``: readers take pages only while the machine has ``free_cores`` of CPU the readers
     #: can use (idle time plus what the readers themselves use; Linux's /proc, else no gate).
     gate: bool = False
@@ -98,11 +108,13 @@ class ReaderSettings:
             busy = int(text) if text.isdigit() else cls.busy
         text = env.get("REELROOM_READERS_LOCAL", "").strip()
         local = int(text) if text.isdigit() else cls.local
+        text = env.get("REELROOM_READERS_SHARE", "").strip()  # the owner's adaptive slots; 0: none
+        share_max = int(text) if text.isdigit() else cls.share_max
         idle = cls.idle_seconds
         with contextlib.suppress(ValueError):
             idle = float(env.get("REELROOM_READERS_IDLE", "") or idle)
         return cls(max_readers=max(0, readers), busy=max(0, busy), local=local, idle_seconds=max(0.5, idle),
-                   gate=gate)
+                   gate=gate, share=share_max > 0, share_max=share_max)
 
 
 def auto_readers() -> int:
@@ -122,30 +134,76 @@ class CpuGate:
     time of all cores plus the CPU the readers themselves used, in cores (a reader busy on a free
     core counts as free, so the gate does not close because the readers took the idle core). On a
     machine whose cores are taken (other work, a transcode) a reader gets only a slice of a core,
-    each page then waits for two time slices, and the owner answers pages faster itself. Linux
-    only (/proc/stat); elsewhere ``free`` is None and the gate stays open."""
+    each page then waits for two time slices, and the owner answers pages faster itself.
 
-    def __init__(self, window: float = 1.0) -> None:
+    The idle time comes from ``idle_source()``: Linux's /proc/stat, Windows' GetSystemTimes,
+    macOS's host_statistics, else the load average; the readers' CPU is what they report with each
+    reply (``Reader.cpu``), the same on every OS. Where nothing can be read ``free`` stays None
+    and the gate open."""
+
+    def __init__(self, window: float = 1.0, source: Callable[[], float | None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
+        self.source = idle_source() if source is None else source
+        self.clock = clock
         self._at = 0.0
         self._idle = self._readers = 0.0
         self.free: float | None = None  # cores the readers could use, last measured
+        self.steady = 0  # windows in a row the last measurements found enough free
+        self.unreadable = False  # the source answered None: no gate here
 
-    def check(self, reader_pids: list[int], need: float) -> bool:
-        now = time.monotonic()
+    def check(self, readers_cpu: float, need: float) -> bool:
+        """``readers_cpu``: the CPU seconds the running readers have used so far."""
+        now = self.clock()
         if now - self._at >= self.window:
-            idle, readers = _idle_seconds(), sum(_cpu_seconds(pid) for pid in reader_pids)
+            idle = self.source()
+            self.unreadable = idle is None
             if idle is not None and self._at and now > self._at:
-                self.free = max(0.0, idle - self._idle + readers - self._readers) / (now - self._at)
-            self._at, self._idle, self._readers = now, idle or 0.0, readers
+                self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / (now - self._at)
+                self.steady = self.steady + 1 if self.free >= need else 0
+            self._at, self._idle, self._readers = now, idle or 0.0, readers_cpu
         return self.free is None or self.free >= need
 
+    def lasting(self) -> bool:
+        """The core has been free for ``STEADY_WINDOWS`` measurements in a row (or nothing is
+        measured): enough to start a reader. A moment's idle core on a busy machine would start
+        one that then lives on ~75 MiB while the gate keeps its pages in the owner. Before the
+        first measurements: not yet (the gate itself is open then)."""
+        return self.unreadable or self.steady >= STEADY_WINDOWS
+
+
+#: Measurements in a row with a free core before ``auto`` starts a reader.
+STEADY_WINDOWS = 3
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _idle_seconds() -> float | None:
-    """Idle + iowait time of all cores since boot (Linux), else None."""
+def idle_source(platform: str = sys.platform) -> Callable[[], float | None]:
+    """How this OS tells the idle CPU seconds of all its cores since some start (the gate uses
+    differences): Linux /proc/stat; Windows GetSystemTimes; macOS host_statistics
+    (HOST_CPU_LOAD_INFO); else (or when those cannot be read) the load average."""
+    if platform.startswith("linux") and _idle_linux() is not None:
+        return _idle_linux
+    if platform == "win32":
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined,unused-ignore]
+            if _idle_windows(kernel32) is not None:
+                return lambda: _idle_windows(kernel32)
+    if platform == "darwin":
+        with contextlib.suppress(Exception):
+            import ctypes
+            import ctypes.util
+
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libSystem.dylib")
+            if _idle_macos(libc) is not None:
+                return lambda: _idle_macos(libc)
+    return LoadAverageIdle()
+
+
+def _idle_linux() -> float | None:
+    """Idle + iowait time of all cores since boot (Linux's /proc/stat), else None."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = f.readline().split()
@@ -154,14 +212,95 @@ def _idle_seconds() -> float | None:
         return None
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system time of a process (Linux), else 0."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICK
-    except (OSError, IndexError, ValueError):
-        return 0.0
+def _idle_windows(kernel32: Any) -> float | None:
+    """Idle time of all cores (GetSystemTimes: FILETIMEs in 100 ns units), else None."""
+    import ctypes
+
+    class FileTime(ctypes.Structure):
+        _fields_ = [("low", ctypes.c_uint32), ("high", ctypes.c_uint32)]
+
+    idle, kernel, user = FileTime(), FileTime(), FileTime()
+    if not kernel32.GetSystemTimes(ctypes.byref(idle), ctypes.byref(kernel), ctypes.byref(user)):
+        return None
+    return ((int(idle.high) << 32) | int(idle.low)) / 1e7
+
+
+HOST_CPU_LOAD_INFO = 3  # mach/host_info.h
+CPU_STATE_IDLE = 2  # mach/machine.h: user, system, idle, nice
+
+
+def _idle_macos(libc: Any) -> float | None:
+    """Idle ticks of all cores (host_statistics(HOST_CPU_LOAD_INFO), at CLK_TCK), else None."""
+    import ctypes
+
+    ticks = (ctypes.c_uint32 * 4)()
+    count = ctypes.c_uint32(4)  # HOST_CPU_LOAD_INFO_COUNT
+    libc.mach_host_self.restype = ctypes.c_uint32
+    host = libc.mach_host_self()
+    if libc.host_statistics(ctypes.c_uint32(host), HOST_CPU_LOAD_INFO, ctypes.byref(ticks), ctypes.byref(count)) != 0:
+        return None
+    return ticks[CPU_STATE_IDLE] / _TICK
+
+
+class LoadAverageIdle:
+    """Where no idle counter can be read: the idle seconds the one-minute load average implies
+    (cores minus runnable processes), summed over time. Coarse (the load average moves slowly),
+    but it closes the gate on a machine whose cores stay taken."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 loadavg: Callable[[], float] | None = None, cores: int | None = None) -> None:
+        self.clock = clock
+        self.loadavg = loadavg or _load_one_minute
+        self.cores = cores or os.cpu_count() or 1
+        self._at: float | None = None
+        self._idle = 0.0
+
+    def __call__(self) -> float | None:
+        try:
+            load = self.loadavg()
+        except OSError:
+            return None
+        now = self.clock()
+        if self._at is not None:
+            self._idle += max(0.0, self.cores - load) * (now - self._at)
+        self._at = now
+        return self._idle
+
+
+def _load_one_minute() -> float:
+    if not hasattr(os, "getloadavg"):
+        raise OSError("no load average here")
+    return os.getloadavg()[0]
+
+
+class PoolStats:
+    """What the pool's pages went through, for the log at close (and bench/load.py, which reads
+    it there): how long pages waited for a slot, how long a reader and the owner took per page."""
+
+    KEEP = 20000  # the last waits kept for the percentiles
+
+    def __init__(self) -> None:
+        self.waits: collections.deque[float] = collections.deque(maxlen=self.KEEP)
+        self.waited = 0  # pages that found no free slot at once
+        self.reader_pages = 0
+        self.reader_seconds = 0.0  # handed over to answered, summed
+        self.local_pages = 0
+        self.local_seconds = 0.0
+
+    def summary(self) -> str:
+        waits = sorted(self.waits)
+
+        def at(p: float) -> float:
+            return waits[min(len(waits) - 1, int(len(waits) * p))] * 1000 if waits else 0.0
+
+        return (f"{self.reader_pages} pages through readers (mean {self._mean(self.reader_seconds, self.reader_pages)} ms "
+                f"handed over to answered), {self.local_pages} answered here under load (mean "
+                f"{self._mean(self.local_seconds, self.local_pages)} ms); {self.waited} of {len(self.waits)} "
+                f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms")
+
+    @staticmethod
+    def _mean(total: float, n: int) -> str:
+        return f"{total * 1000 / n:.1f}" if n else "-"
 
 
 class ReaderGone(Exception):
@@ -182,11 +321,14 @@ class Reader:
         self.alive = True
         self.last_used = time.monotonic()
         self.served = 0
+        self.cpu = 0.0  # CPU seconds the reader used so far, as it reported with its last reply
+        self.reserved = 0  # slots given to pages that have not sent their request yet
+        self.last_done = 0.0  # when it last answered (the pool's clock)
         self.task: asyncio.Task[None] | None = None
 
     @property
     def outstanding(self) -> int:
-        return len(self._pending)
+        return len(self._pending) + self.reserved
 
     async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
         """``(status, payload, extra)``: extra is the reply's extra part (``protocol.read_extra``)."""
@@ -211,7 +353,8 @@ class Reader:
         try:
             while True:
                 head = await self._in.readexactly(protocol.REPLY_HEADER.size)
-                size, _id, _status, extra_size = protocol.REPLY_HEADER.unpack(head)
+                size, _id, _status, extra_size, cpu = protocol.REPLY_HEADER.unpack(head)
+                self.cpu = cpu
                 request_id, status, payload = protocol.read_reply(head, await self._in.readexactly(size))
                 extra = protocol.read_extra(await self._in.readexactly(extra_size)) if extra_size else None
                 future = self._pending.get(request_id)
@@ -254,7 +397,11 @@ class ReaderPool:
         self.served = 0  # requests answered by readers
         self.answered_here = 0  # requests of the pool's kinds the owner answered itself while enabled
         self._inflight = 0  # requests of the pool's kinds in flight
-        self._local = 0  # of those, answered in the owner
+        self._here = 0  # of those, answered in the owner from a slot of the queue (``local``, ``share``)
+        self._reader_page: float | None = None  # a reader's seconds per page, smoothed
+        self._local_page: float | None = None  # the owner's seconds per page under load, smoothed
+        self.clock: Callable[[], float] = time.monotonic
+        self.stats = PoolStats()
         self._starting = 0
         self._retry_after = 0.0
         self._closed = False
@@ -263,7 +410,7 @@ class ReaderPool:
         self._socket_dir: str | None = None
         self._hellos: dict[str, asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._waiters: collections.deque[asyncio.Future[Reader | object | None]] = collections.deque()
         self._reaper: asyncio.Task[None] | None = None
         self.gate = CpuGate()
 
@@ -283,9 +430,11 @@ class ReaderPool:
         (ItemService.query_reply) in this process.
 
         While few pages are in flight (``busy``) or no reader runs, the owner answers as it
-        always did. Otherwise a page takes the first free slot: one of ``depth`` at the least
-        loaded reader, or one of ``local`` in the owner; with none free it waits for one. Each
-        side so takes pages at the pace it actually runs, whatever else the machine is doing."""
+        always did. Otherwise the page joins one queue, first come first served, and takes the
+        first slot that comes free: one of ``depth`` at the least loaded reader, one of ``local``
+        in the owner, or (``share``) the owner's own while a reader would keep the queue's last
+        page waiting longer than the owner takes for a page (both measured: ``_owner_sooner``).
+        Each side so takes pages at the pace it actually runs, whatever else the machine does."""
         if not self.enabled:
             return await local(q, opts)
         self._inflight += 1
@@ -296,28 +445,123 @@ class ReaderPool:
                         self._grow()
                     self.answered_here += 1
                     return await local(q, opts)
-                reader = self._free_reader()
-                if reader is not None:
-                    try:
-                        encoded = await self._via(reader, q, opts)
-                    except ReaderGone:
-                        log.warning("Reader process %s ended; its request is answered elsewhere", reader.pid)
-                        continue  # take another slot (another reader's, or the owner's)
-                    if encoded is not None:
-                        return encoded
+                slot = await self._queue()
+                if slot is None:
+                    continue  # the readers changed (one ended, the gate closed): look again
+                if slot is HERE:
                     self.answered_here += 1
-                    return await local(q, opts)  # the reader failed on it: answered here
-                if self._local < self.settings.local:
-                    self._local += 1
-                    self.answered_here += 1
+                    t0 = self.clock()
                     try:
                         return await local(q, opts)
                     finally:
-                        self._local -= 1
-                        self._wake()
-                await self._wait_for_slot()
+                        self._note_local(self.clock() - t0)
+                        self._here -= 1
+                        self._dispatch()
+                reader = cast(Reader, slot)
+                try:
+                    encoded = await self._via(reader, q, opts)
+                except ReaderGone:
+                    log.warning("Reader process %s ended; its request is answered elsewhere", reader.pid)
+                    continue  # take another slot (another reader's, or the owner's)
+                if encoded is not None:
+                    return encoded
+                self.answered_here += 1
+                return await local(q, opts)  # the reader failed on it: answered here
         finally:
             self._inflight -= 1
+
+    async def _queue(self) -> Reader | object | None:
+        """Wait in line for a slot: a reader (its slot reserved), ``HERE`` (one of the owner's
+        slots, taken), or None (no reader is left or the gate closed: the caller looks again)."""
+        waiter: asyncio.Future[Reader | object | None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        t0 = self.clock()
+        self._dispatch()
+        if not waiter.done():
+            self.stats.waited += 1
+        try:
+            slot = await waiter
+        except asyncio.CancelledError:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+            if waiter.done() and not waiter.cancelled():
+                self._release(waiter.result())  # given a slot, then cancelled (the client left)
+            raise
+        self.stats.waits.append(self.clock() - t0)
+        return slot
+
+    def _dispatch(self) -> None:
+        """Hand free slots to the waiting pages, first come first served."""
+        while self._waiters:
+            head = self._waiters[0]
+            if head.done():
+                self._waiters.popleft()
+                continue
+            if not self._alive() or not self._cpu_free():
+                self._waiters.popleft()
+                head.set_result(None)
+                continue
+            slot = self._take_slot()
+            if slot is None:
+                return
+            self._waiters.popleft()
+            head.set_result(slot)
+
+    def _take_slot(self) -> Reader | object | None:
+        """A free slot for the page at the head of the queue, taken: a reader's, else the owner's."""
+        reader = self._free_reader()
+        if reader is not None:
+            reader.reserved += 1
+            return reader
+        if self._here < self.settings.local or (
+                self.settings.share and self._here < self.settings.local + self.settings.share_max
+                and self._owner_sooner()):
+            self._here += 1
+            return HERE
+        return None
+
+    def expected_wait(self) -> float | None:
+        """Seconds the last page in line would wait for the readers: the pages queued at them and
+        in line, times a reader's measured seconds per page, shared by the readers running.
+        None before a reader has answered a page."""
+        if self._reader_page is None:
+            return None
+        alive = [r for r in self.readers if r.alive]
+        if not alive:
+            return None
+        ahead = sum(r.outstanding for r in alive) + sum(1 for w in self._waiters if not w.done())
+        return ahead * self._reader_page / len(alive)
+
+    def owner_page(self) -> float | None:
+        """Seconds the owner takes for a page under load (measured), or a guess from the
+        reader's until it has answered one (the owner's read costs it about what it costs a
+        reader, plus the HTTP a reader spares it: ``OWNER_GUESS`` times)."""
+        if self._local_page is not None:
+            return self._local_page
+        return None if self._reader_page is None else self._reader_page * OWNER_GUESS
+
+    def _owner_sooner(self) -> bool:
+        """The owner would answer the head page sooner than a reader would get to the last one
+        in line: the queue is longer than the readers can drain in the time the owner takes."""
+        wait, own = self.expected_wait(), self.owner_page()
+        return wait is not None and own is not None and wait > own
+
+    def _release(self, slot: Reader | object | None) -> None:
+        if slot is HERE:
+            self._here -= 1
+        elif isinstance(slot, Reader):
+            slot.reserved -= 1
+        self._dispatch()
+
+    def _note_reader(self, seconds: float) -> None:
+        self._reader_page = seconds if self._reader_page is None else (
+            self._reader_page + SMOOTHING * (seconds - self._reader_page))
+
+    def _note_local(self, seconds: float) -> None:
+        self.stats.local_pages += 1
+        self.stats.local_seconds += seconds
+        self._local_page = seconds if self._local_page is None else (
+            self._local_page + SMOOTHING * (seconds - self._local_page))
 
     async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | None:
         """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
@@ -325,16 +569,29 @@ class ReaderPool:
         names, q.names = q.names, None  # the owner's by-name index stays here
         camel = camel_case_requested.get()
         # the store's epoch as the owner's own page would take it: before the read (the reader's)
-        use = self._store_use(opts, camel) if self._store_use is not None else None
+        use = None
         try:
-            status, payload, extra = await reader.call(protocol.ITEMS, self.db.generations,
-                                                       (q, opts, camel, use.epoch if use is not None else 0))
+            use = self._store_use(opts, camel) if self._store_use is not None else None
+            sent = self.clock()
+            call = reader.call(protocol.ITEMS, self.db.generations,
+                               (q, opts, camel, use.epoch if use is not None else 0))
+        finally:
+            reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
+        try:
+            status, payload, extra = await call
         finally:
             q.names = names
-            self._wake()
+            self._dispatch()
         if extra is not None and use is not None:
             self._keep(use, extra)
         if status == protocol.OK:
+            done = self.clock()
+            # the reader's seconds per page: from when it could start this one (sent, or its
+            # previous answer when this one queued behind it) to the answer
+            self._note_reader(done - max(sent, reader.last_done))
+            reader.last_done = done
+            self.stats.reader_pages += 1
+            self.stats.reader_seconds += done - sent
             self.served += 1
             return cast(bytes, payload)  # the reply's bytes as they came off the connection
         if status == protocol.ERROR:
@@ -358,7 +615,8 @@ class ReaderPool:
 
     def _cpu_free(self) -> bool:
         """``auto``: the machine has a core's worth of CPU for the readers (CpuGate); else always."""
-        return not self.settings.gate or self.gate.check(self.pids(), self.settings.free_cores)
+        return not self.settings.gate or self.gate.check(
+            sum(r.cpu for r in self.readers if r.alive), self.settings.free_cores)
 
     def _alive(self) -> bool:
         return any(r.alive for r in self.readers)
@@ -374,23 +632,12 @@ class ReaderPool:
             self._grow()
         return best if best is not None and best.outstanding < self.settings.depth else None
 
-    async def _wait_for_slot(self) -> None:
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(waiter)
-
-    def _wake(self, everyone: bool = False) -> None:
-        """A slot came free (or the readers changed): the first waiting page (or all) looks again."""
+    def _wake_all(self) -> None:
+        """Every waiting page looks again (the pool is closing)."""
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
-                if not everyone:
-                    return
 
     # -- starting and stopping -----------------------------------------------------------
 
@@ -398,6 +645,8 @@ class ReaderPool:
         alive = sum(1 for r in self.readers if r.alive)
         if self._closed or alive + self._starting >= self.settings.max_readers or self._starting:
             return
+        if self.settings.gate and not self.gate.lasting():
+            return  # auto: a reader starts only on a core that stays free
         if time.monotonic() < self._retry_after:
             return
         self._starting += 1
@@ -477,7 +726,7 @@ class ReaderPool:
             reader.task = asyncio.create_task(self._run(reader))
             self.readers.append(reader)
             self.started += 1
-            self._wake(everyone=True)  # waiting pages may use it
+            self._dispatch()  # waiting pages may use it
             log.info("Reader process %s started (%d running)", pid, len(self.pids()))
             if self._reaper is None or self._reaper.done():
                 self._reaper = asyncio.create_task(self._reap_idle())
@@ -494,7 +743,7 @@ class ReaderPool:
 
     async def _run(self, reader: Reader) -> None:
         await reader.read_replies()
-        self._wake(everyone=True)  # pages waiting for slots look again (maybe no reader is left)
+        self._dispatch()  # pages waiting for slots look again (maybe no reader is left)
         if reader not in self.readers:
             return  # stopped on purpose (idle, shutdown): whoever stopped it waits for it
         self.readers.remove(reader)
@@ -529,7 +778,9 @@ class ReaderPool:
         """Stop every reader (the server is stopping or restarting)."""
         self._closed = True
         readers, self.readers = self.readers, []
-        self._wake(everyone=True)
+        self._wake_all()
+        if self.stats.reader_pages or self.stats.local_pages:
+            log.info("Reader pool: %s", self.stats.summary())
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
         for task in list(self._tasks) + ([self._reaper] if self._reaper else []):
             task.cancel()

@@ -5,7 +5,8 @@ secret, in a plain-text hello, before any pickled frame is read), so pickle is s
 - hello (reader -> owner, once): ``<secret>:<pid>`` in ASCII, never unpickled
 - request (owner -> reader): ``(request_id, kind, generations, args)``; an Items page's args are
   ``(query, dto options, camelCase?, the owner's fragment store epoch or 0)``
-- reply (reader -> owner): ``REPLY_HEADER`` (body size, request_id, status, extra size) then the
+- reply (reader -> owner): ``REPLY_HEADER`` (body size, request_id, status, extra size, the
+  reader's CPU seconds so far) then the
   body: for status ``OK`` the encoded reply itself (raw bytes, not pickled: the owner hands
   exactly those bytes to the response, with no unpickling copy), for ``ERROR`` a pickled
   server.errors exception to raise as the owner would have, for ``FAILED`` a pickled traceback
@@ -20,13 +21,16 @@ import pickle
 import socket
 import struct
 import sys
+import time
 from typing import Any
 
 HEADER = struct.Struct("!I")
 MAX_FRAME = 256 * 1024 * 1024
 
-#: A reply's head: body size, request id, status (an index into STATUSES), extra part's size.
-REPLY_HEADER = struct.Struct("!IIBI")
+#: A reply's head: body size, request id, status (an index into STATUSES), extra part's size, and
+#: the CPU seconds the reader has used so far (``time.process_time``: the pool's CPU gate counts
+#: it as free, the same on every OS).
+REPLY_HEADER = struct.Struct("!IIBId")
 
 OK = "ok"
 ERROR = "error"
@@ -62,12 +66,13 @@ def reply_parts(request_id: int, status: str, payload: Any, extra: Any = None) -
     uncopied. ``extra`` (None: nothing) is pickled."""
     body = payload if status == OK else pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
     more = b"" if extra is None else pickle.dumps(extra, protocol=pickle.HIGHEST_PROTOCOL)
-    return [REPLY_HEADER.pack(len(body), request_id, STATUSES.index(status), len(more)), body, more]
+    return [REPLY_HEADER.pack(len(body), request_id, STATUSES.index(status), len(more), time.process_time()),
+            body, more]
 
 
 def read_reply(head: bytes, body: bytes) -> tuple[int, str, Any]:
     """``(request_id, status, payload)`` from a reply's head and body (the owner's side)."""
-    _size, request_id, code, _extra = REPLY_HEADER.unpack(head)
+    _size, request_id, code, _extra, _cpu = REPLY_HEADER.unpack(head)
     status = STATUSES[code]
     return request_id, status, body if status == OK else pickle.loads(body)
 

@@ -66,6 +66,9 @@ class ReaderDatabase(Database):
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read(fn, args)
 
+    async def read_lean(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._run_read_lean(fn, args)
+
     def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
         """Only the owner's ``generation`` comes here (not its per-user counters): any write."""
         return (self.generation,)

@@ -108,6 +108,7 @@ class WebHostMiddleware:
         self.cors = cors.CorsPolicy(cors_hosts)  # ServerConfiguration.CorsHosts, read at each use
         self.server_name = server_name  # for the page shown without a web client
         self.port = port  # the bound port, for that page's address
+        self.items_lane: Any = None  # server/http/items_lane.py's ItemsLane, set by server/app.py
 
     def __getattr__(self, name: str) -> Any:  # the wire middleware's attributes (index, routes...)
         return getattr(self.app, name)
@@ -116,11 +117,7 @@ class WebHostMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        origin: bytes | None = None
-        for name, value in scope.get("headers", ()):
-            if name == b"origin":
-                origin = value  # the last one, as a dict of the headers would keep
-        origin_text = origin.decode("latin-1") if origin is not None else None
+        origin_text = request_origin(scope)
         if scope["method"] == "OPTIONS" and cors.is_preflight(scope, headers := dict(scope.get("headers", ()))):
             extra = self.cors.preflight_headers(
                 origin_text or "", headers[b"access-control-request-method"].decode("latin-1"),
@@ -128,7 +125,7 @@ class WebHostMiddleware:
             await send({"type": "http.response.start", "status": 204, "headers": extra})
             await send({"type": "http.response.body", "body": b""})
             return
-        send = cors.with_cors(send, self.cors.response_headers(origin_text))
+        send = self.with_cors(send, origin_text)
 
         path: str = scope["path"]
         method = scope["method"]
@@ -143,6 +140,13 @@ class WebHostMiddleware:
             if low.startswith("/web/") and await self._serve_web(scope, send, path[5:]):
                 return
         await self.app(scope, receive, send)
+
+    def with_cors(self, send: Callable[..., Any], origin: str | None) -> Callable[..., Any]:
+        """``send`` adding the CORS headers of an ordinary (not preflight) response from the
+        ``Origin`` header's value (``request_origin``): every response this layer passes on, and the
+        Items lane's (server/http/items_lane.py)."""
+        wrapped: Callable[..., Any] = cors.with_cors(send, self.cors.response_headers(origin))
+        return wrapped
 
     async def _serve_web(self, scope: Scope, send: Callable, rest: str) -> bool:
         relative = safe_relative(rest)
@@ -164,6 +168,15 @@ class WebHostMiddleware:
             return False  # Jellyfin operations that live under /web
         await _not_found(send, scope)
         return True
+
+
+def request_origin(scope: Scope) -> str | None:
+    """The request's ``Origin`` header (the last one, as a dict of the headers would keep)."""
+    origin: bytes | None = None
+    for name, value in scope.get("headers", ()):
+        if name == b"origin":
+            origin = value
+    return origin.decode("latin-1") if origin is not None else None
 
 
 async def _redirect(send: Callable, location: str, status: int, scope: Scope) -> None:

@@ -369,36 +369,6 @@ def test_settings_from_options_and_environment() -> None:
     assert ReaderSettings.resolve(environ={}).local == ReaderSettings.local
 
 
-def test_the_cpu_gate_counts_idle_time_and_the_readers_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Free CPU for readers = the machine's idle time + what the readers used, per second of the
-    window; the gate is open at or above the cores asked for, and open where nothing is measured."""
-    from server.readers import pool as pool_module
-
-    clock = [100.0]
-    idle = [50.0]
-    reader_cpu = {7: 3.0}
-    monkeypatch.setattr(pool_module.time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(pool_module, "_idle_seconds", lambda: idle[0])
-    monkeypatch.setattr(pool_module, "_cpu_seconds", lambda pid: reader_cpu.get(pid, 0.0))
-    gate = pool_module.CpuGate(window=1.0)
-    assert gate.check([7], 0.5) and gate.free is None  # nothing measured yet: open
-    clock[0] += 2.0
-    idle[0] += 0.2  # 0.1 core idle, the reader used nothing: closed
-    assert not gate.check([7], 0.5) and gate.free == pytest.approx(0.1)
-    clock[0] += 0.5
-    idle[0] += 5.0  # within the window: the last figure stands
-    assert not gate.check([7], 0.5)
-    clock[0] += 1.5
-    reader_cpu[7] += 1.6  # the reader took 0.8 core of the 2 s: it counts as free
-    assert gate.check([7], 0.5) and gate.free == pytest.approx((5.0 + 1.6) / 2.0)
-    monkeypatch.undo()
-    real = pool_module.CpuGate(window=0.0)
-    real.check([], 0.5)
-    time.sleep(0.05)
-    real.check([os.getpid()], 0.5)
-    assert real.free is not None and real.free >= 0  # Linux: measured from /proc
-
-
 def test_auto_leaves_pages_to_the_owner_while_no_core_is_free(live: LiveServer) -> None:
     """REELROOM_READERS=auto on a machine without a free core: pages are answered in the owner
     (no reader takes them, none is started for them); once a core is free readers take them again."""

@@ -671,10 +671,67 @@ def _build_person_statements(shape: _PersonShape, item_conditions: list[Any]) ->
     return _paged(q, shape.names), total, counts
 
 
+@lru_cache(maxsize=64)
+def _person_statements_without(shape: _PersonShape, hidden_pairs: tuple[tuple[str, str], ...]
+                               ) -> tuple[Any, Any, Any]:
+    """``_person_statements`` leaving out the links to items of these (library, item type) pairs
+    (every linked item of theirs hidden from the viewer, every other one shown: ``people_profile``)."""
+    pair = tuple_(func.coalesce(items.c.library_id, ""), func.coalesce(items.c.type, ""))
+    return _build_person_statements(shape, [pair.not_in(list(hidden_pairs))])
+
+
+def people_profile(s: Session, rules: ParentalRules, totals: tuple[Any, Generations] | None
+                   ) -> dict[tuple[str, str], tuple[int, int]] | None:
+    """``parental_profile`` for the items linked to a person (any owner): per (library, item
+    type), how many there are and how many the viewer's rules hide (``parental_conditions``), in
+    one grouped query kept in ``totals``' cache for the content generation (a rating, tag or
+    people edit, a scan: counted again) and keyed by the rules (a policy change is another key).
+    None when not kept (no cache)."""
+    if totals is None:
+        return None
+    cache, generation = totals
+    key = f"by-name people profile {rules!r}"
+    found: dict[tuple[str, str], tuple[int, int]] | None = cache.get_value(key, generation)
+    if found is None:
+        conds = parental_conditions(s, rules)
+        library, kind = func.coalesce(items.c.library_id, ""), func.coalesce(items.c.type, "")
+        hidden = func.sum(case((and_(*conds), 0), else_=1)) if conds else literal(0)
+        linked = select(literal(1)).select_from(item_people).where(item_people.c.item_id == items.c.id).exists()
+        found = {(r[0], r[1]): (int(r[2]), int(r[3] or 0)) for r in s.execute(
+            select(library, kind, func.count(), hidden).where(linked).group_by(library, kind)).all()}
+        cache.put_value(key, generation, found)
+    return found
+
+
+#: ``_people_hidden_pairs``: no linked item in the list's scope is one the viewer may see
+_NOTHING_VISIBLE = (("", ""),)
+
+
+def _people_hidden_pairs(s: Session, nq: NameQuery, rules: ParentalRules, libraries: tuple[str, ...] | None
+                         ) -> tuple[tuple[str, str], ...] | None:
+    """From ``people_profile``: ``_NOTHING_VISIBLE`` when the rules hide every linked item in
+    the libraries in scope (no person can be listed: nothing is walked); the (library, item type)
+    pairs to leave out when each pair in scope is wholly hidden or wholly shown (the links to
+    the rest need no parental condition); None when a pair in scope is only partly hidden (each
+    person is probed with the viewer's ``parental_conditions``)."""
+    profile = people_profile(s, rules, nq.totals)
+    if profile is None:
+        return None
+    in_scope = {p: nh for p, nh in profile.items() if libraries is None or p[0] in libraries}
+    if all(h == n for n, h in in_scope.values()):
+        return _NOTHING_VISIBLE
+    if any(0 < h < n for n, h in in_scope.values()):
+        return None
+    return tuple(sorted(p for p, (n, h) in in_scope.items() if h))
+
+
 def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int]:
     """People linked to an item in scope. The page comes first (people in name order that have
     such a link: an indexed probe per person), then the counts of that page only, so the cost
-    does not grow with the number of links. The statements are built once per shape."""
+    does not grow with the number of links. The statements are built once per shape. With
+    parental rules a person is listed only with an item the viewer may see: ``people_profile``
+    answers at once when no linked item in scope is visible, and replaces the rules by the pairs
+    they hide wholly when no pair is partly hidden; else each person is probed with the rules."""
     allowed = nq.scope.allowed_library_ids
     libraries = None if allowed is None else tuple(sorted(allowed))
     shape = _PersonShape(names=_shape(nq, libraries, paged=use_sql_paging), person_types=bool(nq.person_types),
@@ -683,7 +740,15 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
                          descending=nq.descending)
     rules = nq.scope.parental
     if rules is not None and rules.active:  # a person is listed only with an item the viewer may see
-        page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+        hidden_pairs = _people_hidden_pairs(s, nq, rules, libraries)
+        if hidden_pairs is _NOTHING_VISIBLE:
+            return [], 0
+        if hidden_pairs is None:
+            page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+        elif hidden_pairs:
+            page, total, counts_q = _person_statements_without(shape, hidden_pairs)
+        else:
+            page, total, counts_q = _person_statements(shape)
     else:
         page, total, counts_q = _person_statements(shape)
     params = _name_params(nq)

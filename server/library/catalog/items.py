@@ -40,6 +40,7 @@ from server.library.catalog.dto import (
     build_dtos,
     build_fragments,
     fragment_shape,
+    stored_reply,
     user_data_dtos,
 )
 from server.library.catalog.fragment_store import FragmentStore, Stored, StoreUse
@@ -394,7 +395,9 @@ class ItemService:
             entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.fetch)
             return self.rows_reply(s, entries, total, q.start_index, opts, camel, use)
 
-        return await self.db.read(read)
+        # (a page of stored fragments whose ids were cached may run no statement on a session:
+        # ``read_lean`` makes one only when something uses it)
+        return await self.db.read_lean(read)
 
     def rows_reply(self, s: Session, rows: Sequence[ItemRow | Stored], total: int, start_index: int,
                    opts: DtoOptions, camel: bool, use: StoreUse | None = None) -> bytes:
@@ -404,6 +407,8 @@ class ItemService:
         if use is None:
             use = self.store_use(opts, camel, stamped=False)
         shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index), camel)
+        if use is not None and use.epoch and rows and all(r.__class__ is Stored for r in rows):  # (warm: one join)
+            return stored_reply(s, rows, opts, camel, shell)  # type: ignore[arg-type]
         return splice(shell, build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel,
                                              store=use))
 

@@ -1113,12 +1113,12 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     """The page's ids by the query shape's statement, built once per write generation (building
     the select and its conditions costs more than SQLite walking the index): SQLAlchemy compiles
     it to driver SQL with its parameters bound and processed, LIMIT/OFFSET added per page. None
-    when the driver's parameters are not positional or the query has parental rules (the
-    caller builds the statement)."""
+    when the driver's parameters are not positional (the caller builds the statement). Parental
+    conditions list the library's ratings (``_distinct_ratings``, read for the content generation,
+    never older than the stamp the statement is kept under): kept the same way, the rules are in
+    the key."""
     conn = s.connection()
-    if conn.dialect.paramstyle != "qmark" or q.parental is not None:
-        # parental conditions list the library's ratings (_distinct_ratings, kept per content
-        # write): the statement is built per request
+    if conn.dialect.paramstyle != "qmark":
         return None
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)

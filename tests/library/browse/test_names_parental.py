@@ -145,36 +145,45 @@ def test_names_when_rules_hide_whole_kinds_of_items(browse_server):
     alien = one(live, type="Movie", name="Alien").id
     song = one(live, type="Audio", name="Pop Song").id
     allow, allow_token = new_user(live, "names-parental-allow", AllowedTags=[ALLOW])
-    with edited(live, alien, Genres=[GENRE], ProductionYear=YEAR, Studios=[{"Name": STUDIO}], Tags=[]), \
+    with edited(live, alien, Genres=[GENRE], ProductionYear=YEAR, Studios=[{"Name": STUDIO}], Tags=[],
+                People=[{"Name": PERSON, "Type": "Actor"}]), \
             edited(live, song, ArtistItems=[{"Name": "Secret Band"}], AlbumArtists=[{"Name": "Secret Band"}],
                    Genres=[MUSIC]), \
             live.admin() as admin, live.client(allow_token, "names-parental-allow") as c:
         seen = secret_names(admin, live.admin_id)
         assert seen["/Genres"] == [GENRE] and seen["/Studios"] == [STUDIO] and seen["/Years"] == [str(YEAR)]
         assert seen["/Artists"] == seen["/Artists/AlbumArtists"] == ["Secret Band"] and seen["/MusicGenres"] == [MUSIC]
+        assert seen["/Persons"] == seen["/Persons?search"] == [PERSON]
         for _ in range(2):  # the second ask is answered from the kept profile of the rules
             hidden = secret_names(c, allow)
             for path in ("/Genres", "/Studios", "/Years", "/Artists", "/Artists/AlbumArtists", "/MusicGenres"):
                 assert hidden[path] == hidden[f"{path}?search"] == [], (path, hidden)
             assert names(c, "/Genres", allow) == {"#0"} and names(c, "/MusicGenres", allow) == {"#0"}
             assert names(c, "/Artists", allow) == {"#0"} and names(c, "/Years", allow) == {"#0"}
+            # every linked item hidden: Persons answers from the people profile, nothing walked
+            assert hidden["/Persons"] == hidden["/Persons?search"] == [] and names(c, "/Persons", allow) == {"#0"}
             assert hidden["Filters"] == hidden["Filters2"] == [] and hidden["Hints"] == []
         # the policy lifted: the names are there at once; set again: gone
         policy = admin.get(f"/Users/{allow}").json()["Policy"]
         assert admin.post(f"/Users/{allow}/Policy", json={**policy, "AllowedTags": []}).status_code == 204
         lifted = secret_names(c, allow)
         assert lifted["/Genres"] == [GENRE] and lifted["/Years"] == [str(YEAR)] and lifted["/MusicGenres"] == [MUSIC]
-        assert lifted["/Artists"] == ["Secret Band"]
+        assert lifted["/Artists"] == ["Secret Band"] and lifted["/Persons"] == [PERSON]
         assert admin.post(f"/Users/{allow}/Policy", json={**policy, "AllowedTags": [ALLOW]}).status_code == 204
         assert secret_names(c, allow)["/Genres"] == [] and names(c, "/Genres", allow) == {"#0"}
+        assert names(c, "/Persons", allow) == {"#0"}
         # the movie tagged: visible, its names listed and counted (only it); untagged: gone again
         movie = admin.get(f"/Items/{alien}", params={"fields": "People,Tags,Studios,Genres"}).json()
         assert admin.post(f"/Items/{alien}", json={**movie, "Tags": [ALLOW]}).status_code == 204
         tagged = secret_names(c, allow)
         assert tagged["/Genres"] == [GENRE] and tagged["/Studios"] == [STUDIO] and tagged["/Years"] == [str(YEAR)]
         assert tagged["/MusicGenres"] == tagged["/Artists"] == []
+        assert tagged["/Persons"] == tagged["/Persons?search"] == [PERSON]
+        persons = c.get("/Persons", params={"userId": allow, "fields": "ItemCounts"}).json()
+        assert [(p["Name"], p["ChildCount"]) for p in persons["Items"]] == [(PERSON, 1)]
         assert tagged["Filters"] == sorted([GENRE, str(YEAR)]) and tagged["Filters2"] == [GENRE]
         genres = c.get("/Genres", params={"userId": allow, "recursive": "true", "fields": "ItemCounts"}).json()
         assert [(g["Name"], g["ChildCount"], g["MovieCount"]) for g in genres["Items"]] == [(GENRE, 1, 1)]
         assert admin.post(f"/Items/{alien}", json={**movie, "Tags": []}).status_code == 204
         assert secret_names(c, allow)["/Genres"] == [] and names(c, "/Genres", allow) == {"#0"}
+        assert names(c, "/Persons", allow) == {"#0"}

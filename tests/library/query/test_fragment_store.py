@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.library.catalog.fragment_store import FragmentStore, StoreUse
+from server.library.catalog.fragment_store import FragmentStore, StoreUse, item_key, item_keys
 from server.wire import models as w
 from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.conftest import items
@@ -217,6 +217,58 @@ def test_played_marks_and_policy_changes_show_on_the_next_page(own: LiveServer) 
         policy["EnableContentDeletion"] = True
         assert c.post(f"/Users/{user['Id']}/Policy", json=policy).status_code == 204
         assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is True
+
+
+def test_a_warm_page_with_user_data_is_the_built_page_in_one_join(own: LiveServer,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page whose every item is a stored fragment of the epoch is joined once (dto.stored_reply)
+    and read without a session when it needs none (LeanSession): with favourites, played marks and
+    a series' played counts it is the built page byte for byte, in both casings, and a mark set or
+    cleared shows on the very next page."""
+    from server.db.database import LeanSession
+    from server.library.catalog import items as items_module
+
+    live = own
+    joined: list[int] = []
+    sessions: list[int] = []
+    real_join, real_session = items_module.stored_reply, LeanSession._session
+
+    def counted_join(*args, **kwargs):  # type: ignore[no-untyped-def]
+        joined.append(1)
+        return real_join(*args, **kwargs)
+
+    def counted_session(self):  # type: ignore[no-untyped-def]
+        sessions.append(1)
+        return real_session(self)
+
+    monkeypatch.setattr(items_module, "stored_reply", counted_join)
+    monkeypatch.setattr(LeanSession, "_session", counted_session)
+    song = _id_of(live, type="Audio", name="Beta")
+    episode = _id_of(live, type="Episode", index_number=1)
+    with live.admin() as c:
+        try:
+            assert c.post(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            assert c.post(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id}).status_code == 200
+            for kind in ("Audio", "Series", "Season", "Episode"):
+                params = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": kind,
+                          "fields": ISSUE_FIELDS + ",RecursiveItemCount"}
+                for camel in (False, True):
+                    joined.clear()
+                    assert _same(live, c, params, camel), kind
+                    assert joined, f"a warm page of {kind} was not joined by stored_reply"
+            songs = {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio", "sortBy": "Random",
+                     "fields": ISSUE_FIELDS}
+            body = _stored(live, c, songs, False)
+            assert [i for i in _items(body, False) if i["Id"] == song][0]["UserData"]["IsFavorite"] is True
+            sessions.clear()
+            _page(c, songs, False)  # (the ids cached, user data pooled: nothing needs a session)
+            assert not sessions, "a warm page of cached ids made a session"
+            assert c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id}).status_code == 200
+            after = [i for i in _items(_page(c, songs, False), False) if i["Id"] == song]
+            assert after and after[0]["UserData"]["IsFavorite"] is False
+        finally:
+            c.delete(f"/UserFavoriteItems/{song}", params={"userId": live.admin_id})
+            c.delete(f"/UserPlayedItems/{episode}", params={"userId": live.admin_id})
 
 
 def test_a_stored_page_reads_user_data_on_a_pooled_connection_and_is_never_stale(
@@ -604,6 +656,34 @@ def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
     store.close()
 
 
+def test_ids_sharing_an_integer_key_never_answer_for_each_other(tmp_path: Path) -> None:
+    """Rows are found by (shape, item_key(id)); two ids with one key share a slot, and a fetch
+    gives each id its own fragment or none, never the other's."""
+    store = FragmentStore(tmp_path / "fragments.sqlite3")
+    assert store.open()
+    shape, epoch = store.shape("s"), store.epoch("e")
+    first, second = "0123456789abcdef" + "0" * 16, "0123456789abcdee" + "0" * 15 + "1"  # (one key)
+    assert item_key(first) == item_key(second) and item_key(first) != item_key("f" * 32)
+    assert item_key("not-a-hex-id") == item_key("not-a-hex-id") and item_key("x") != item_key("y")
+    assert item_key("a" * 32) != item_key("b" * 32)  # (halves alike)
+    assert len({item_key(f"{n:032d}") for n in range(10_000)}) == 10_000  # (ids alike but for a digit)
+    assert item_keys(["f" * 32, first, "x" * 32]) == [item_key("f" * 32), item_key(first), item_key("x" * 32)]
+    _write(store, shape, first, epoch, b"d1", b'{"Name":"First"')
+    assert store.fetch(shape, [first])[first].body == b'{"Name":"First"'
+    assert second not in store.fetch(shape, [second])  # the slot holds the other id: a miss
+    _write(store, shape, second, epoch, b"d2", b'{"Name":"Second"')  # takes the slot
+    assert first not in store.fetch(shape, [first])
+    both = store.fetch(shape, [first, second])
+    assert list(both) == [second] and both[second].body == b'{"Name":"Second"'
+    use = StoreUse(store, shape, epoch)  # a page asking for the other id reads its row instead
+    rows = {first: "the row"}
+    assert use.fetch(None, [first], rows) == {first: "the row"} and not use.stale
+    for odd in ("not-a-hex-id", "x" * 40):  # ids that are not 32-hex still have a key of their own
+        _write(store, shape, odd, epoch, b"d", b'{"Name":"' + odd.encode() + b'"')
+        assert store.fetch(shape, [odd])[odd].body == b'{"Name":"' + odd.encode() + b'"'
+    store.close()
+
+
 def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     path = tmp_path / "fragments.sqlite3"
     path.write_bytes(b"this is no database" * 100)
@@ -622,7 +702,7 @@ def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     # a file of another format (an older Reelroom's) is started over too
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version=1")
-        conn.execute("INSERT INTO fragments VALUES (1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
+        conn.execute("INSERT INTO fragments VALUES (1, 1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
     older = FragmentStore(path)
     assert older.open() and older.count() == 0
     older.close()

@@ -1,0 +1,156 @@
+"""The fast ways restricted users' name lists are answered (server/library/catalog/by_name.py)
+give exactly what the reference gives: the grouped query over the items with the viewer's
+``parental_conditions`` (the kept counts turned off) for Genres, MusicGenres, Studios, Artists,
+AlbumArtists and Years, and the probe of every person with those conditions for Persons (no
+kept profile). A generated library with wholly hidden, wholly shown and partly hidden (library,
+item type) pairs, many rule sets, scopes and pages; then a rating, a tag and a people edit, with
+the cache's generation moved as the server moves it, and the lists compared again. On SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from server.library.catalog import by_name, facets
+from server.library.catalog.by_name import NameQuery, list_names
+from server.library.catalog.query import CountCache, ItemQuery, ParentalRules
+from tests.library.query.test_kept_counts import INSERT_ITEM, engine  # noqa: F401  (the engine fixture)
+
+GENRES = ["Rock", "Drama", "Jazz", "Comedy", "Noir"]
+STUDIOS = ["Studio A", "Studio B", "Studio C"]
+ARTISTS = ["Band One", "Band Two", "Band Three", "Solo"]
+TAGS = ["kids", "gore", "late"]
+
+
+def _library(conn) -> None:
+    """L1: movies all rated R, tracks and albums unrated (pairs wholly hidden or shown by a
+    rating limit); L2: movies, series, episodes (an episode without a rating takes its
+    series'), tracks of mixed ratings and tags (pairs partly hidden). People on movies and
+    episodes; owned extras too."""
+    rnd = random.Random(23)
+    now = datetime.now(UTC)
+    values, links = [], []
+
+    def add(item_id: str, kind: str, lib: str, rating: str | None, owner: str | None = None,
+            year: int | None = None) -> None:
+        conn.execute(INSERT_ITEM, {"id": item_id, "type": kind, "name": item_id, "created": now, "lib": lib,
+                                   "owner": owner, "year": year, "rating": rating})
+
+    for lib in ("L1", "L2"):
+        add(lib, "CollectionFolder", lib, None)
+    for n in range(60):
+        lib = "L1" if n % 2 else "L2"
+        kind = rnd.choice(["Movie", "Movie", "Audio", "MusicAlbum"] + (["Episode", "Series"] if lib == "L2" else []))
+        if lib == "L1":
+            rating = "R" if kind == "Movie" else None
+        else:
+            rating = rnd.choice([None, "", "PG", "R", "TV-MA", "G"])
+        item_id = f"i{n:02d}"
+        add(item_id, kind, lib, rating, owner="i00" if n % 19 == 7 else None, year=rnd.choice([None, 1990, 2005]))
+        kinds = ["Genre", "Studio", "Tag"] if kind in ("Movie", "Episode", "Series") else ["Genre", "Artist",
+                                                                                           "AlbumArtist", "Tag"]
+        for k in kinds:
+            pool = {"Genre": GENRES, "Studio": STUDIOS, "Tag": TAGS}.get(k, ARTISTS)
+            for name in rnd.sample(pool, rnd.choice([0, 1, 1, 2])):
+                values.append({"i": item_id, "k": k, "c": name.lower(), "v": name})
+        if kind in ("Movie", "Episode") or n % 11 == 0:
+            for p in rnd.sample(range(12), rnd.choice([1, 2, 3])):
+                links.append({"i": item_id, "p": f"p{p:02d}", "k": rnd.choice(["Actor", "Director"])})
+    series = [r[0] for r in conn.execute(text("SELECT id FROM items WHERE type = 'Series'")).all()]
+    for r in conn.execute(text("SELECT id FROM items WHERE type = 'Episode' ORDER BY id")).all():
+        conn.execute(text("UPDATE items SET series_id = :s WHERE id = :i"), {"s": rnd.choice(series), "i": r[0]})
+    for v in values:
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) VALUES (:i, :k, :c, :v)"), v)
+    for p in range(12):
+        conn.execute(text("INSERT INTO people (id, name, sort_name, provider_ids_json) VALUES (:i, :n, :n, '{}')"),
+                     {"i": f"p{p:02d}", "n": f"Person {p:02d}"})
+    for order, link in enumerate(links):
+        conn.execute(text("INSERT INTO item_people (item_id, person_id, kind, sort_order) VALUES (:i, :p, :k, :o)"),
+                     {**link, "o": order})
+
+
+RULES = [
+    ParentalRules(max_rating=10),  # hides L1's movies wholly, L2's partly
+    ParentalRules(blocked_tags=("gore",)),
+    ParentalRules(allowed_tags=("nothing-carries-this",)),  # hides every item
+    ParentalRules(block_unrated=("Music",)),  # hides L1's tracks and albums wholly
+    ParentalRules(block_unrated=("Movie", "Series"), max_rating=13),
+]
+SCOPES = [dict(), dict(allowed_library_ids=frozenset({"L1"})), dict(parent_id="L2"),
+          dict(include_types=["Movie"])]
+PAGES = [dict(), dict(start_index=1, limit=2), dict(search_term="o", descending=True),
+         dict(with_counts=False, want_counts=False)]
+PERSON_PAGES = [dict(), dict(start_index=2, limit=3), dict(search_term="1", person_types=["Actor"]),
+                dict(descending=True, with_counts=False)]
+
+
+def _lists(s: Session, kind: str, cache: CountCache | None, generation: tuple[int, int]) -> list:
+    out = []
+    pages = PERSON_PAGES if kind == "Person" else PAGES
+    scopes = [sc for sc in SCOPES if kind != "Person" or set(sc) <= {"allowed_library_ids"}]
+    for rules in RULES:
+        for sc in scopes:
+            for extra in pages:
+                nq = NameQuery(kind=kind, scope=ItemQuery(recursive=True, parental=rules, **sc),
+                               totals=None if cache is None else (cache, generation), **extra)
+                entries, total = list_names(s, nq)
+                # (counts the DTOs do not show are not recounted: left out)
+                out.append(((rules, tuple(sc), tuple(extra)),
+                            [(e.kind, e.name, e.id, e.counts if nq.want_counts else None) for e in entries], total))
+    return out
+
+
+def _compare(s: Session, monkeypatch, kind: str, cache: CountCache, generation: tuple[int, int]) -> None:
+    fast = _lists(s, kind, cache, generation)
+    with monkeypatch.context() as m:
+        m.setattr(facets, "simple_scope", lambda *a, **k: None)  # the grouped query with the conditions
+        reference = _lists(s, kind, None, generation)
+    for got, want in zip(fast, reference, strict=True):
+        assert got == want, got[0]
+    assert any(entries for _, entries, _ in fast) and any(not entries for _, entries, _ in fast)
+
+
+@pytest.mark.parametrize("kind", ["Genre", "MusicGenre", "Studio", "MusicArtist", "AlbumArtist", "Year", "Person"])
+def test_restricted_name_lists_match_the_reference(engine, monkeypatch, kind):  # noqa: F811
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+    with Session(engine) as s:
+        _compare(s, monkeypatch, kind, cache, (1, 1))
+    # a rating, a tag and a people edit (the server moves the content generation on each)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'G' WHERE id IN "
+                          "(SELECT id FROM items WHERE type = 'Movie' AND library_id = 'L1' ORDER BY id LIMIT 2)"))
+        conn.execute(text("DELETE FROM item_values WHERE kind = 'Tag' AND clean_value = 'kids' AND item_id IN "
+                          "(SELECT item_id FROM item_values WHERE kind = 'Tag' ORDER BY item_id LIMIT 3)"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) "
+                          "SELECT id, 'Tag', 'gore', 'gore' FROM items WHERE type = 'Audio' AND library_id = 'L1' "
+                          "AND NOT EXISTS (SELECT 1 FROM item_values v WHERE v.item_id = items.id AND v.kind = 'Tag' "
+                          "AND v.clean_value = 'gore')"))
+        conn.execute(text("DELETE FROM item_people WHERE person_id = 'p03'"))
+    with Session(engine) as s:
+        _compare(s, monkeypatch, kind, cache, (2, 2))
+
+
+def test_persons_with_nothing_visible_read_no_person(engine, monkeypatch):  # noqa: F811
+    """When the rules hide every linked item in scope the answer is empty without a statement
+    over the people (the profile is read once per content generation and rules)."""
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+    hidden_all = ParentalRules(allowed_tags=("nothing-carries-this",))
+    with Session(engine) as s:
+        nq = NameQuery(kind="Person", scope=ItemQuery(recursive=True, parental=hidden_all), totals=(cache, (1, 1)))
+        assert list_names(s, nq) == ([], 0)  # the profile is read (and kept) here
+        with monkeypatch.context() as m:
+            m.setattr(by_name, "_build_person_statements", lambda *a: pytest.fail("people were walked"))
+            m.setattr(by_name, "_person_statements", lambda *a: pytest.fail("people were walked"))
+            assert list_names(s, nq) == ([], 0)
+        shown = NameQuery(kind="Person", scope=ItemQuery(recursive=True, parental=ParentalRules(max_rating=100)),
+                          totals=(cache, (1, 1)))
+        assert list_names(s, shown)[1] == 12 - 0  # every person has a link (the 12 drawn)

@@ -1,0 +1,372 @@
+"""The reader pool's scheduling rules and CPU gate, deterministic: fake readers answering when the
+test says, a fake clock, faked OS readings. No processes, no timing assertions."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import ctypes
+import itertools
+import types
+from typing import Any
+
+import pytest
+
+from server.readers import pool as pool_module
+from server.readers import protocol
+from server.readers.pool import (
+    CpuGate,
+    LoadAverageIdle,
+    Reader,
+    ReaderGone,
+    ReaderPool,
+    ReaderSettings,
+    idle_source,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class FakeReader(Reader):
+    """A reader that answers its oldest page when the test calls ``answer``."""
+
+    _pids = itertools.count(9000)
+
+    def __init__(self) -> None:  # no process, no connection
+        self.pid = next(self._pids)
+        self._pending: dict[int, asyncio.Future[tuple[str, Any, Any]]] = {}
+        self._ids = itertools.count(1)
+        self.alive = True
+        self.last_used = 0.0
+        self.served = 0
+        self.cpu = 0.0
+        self.reserved = 0
+        self.last_done = 0.0
+        self.task = None
+
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
+        if not self.alive:
+            raise ReaderGone
+        future: asyncio.Future[tuple[str, Any, Any]] = asyncio.get_running_loop().create_future()
+        request_id = next(self._ids)
+        self._pending[request_id] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+
+    def answer(self) -> None:
+        request_id = min(self._pending)
+        self._pending[request_id].set_result((protocol.OK, f"reader {self.pid}".encode(), None))
+
+    def die(self) -> None:
+        self.alive = False
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ReaderGone())
+
+    def stop(self) -> None:
+        self.alive = False
+
+
+class Owner:
+    """The owner's ``local``: pages it answers, each finished when the test says."""
+
+    def __init__(self) -> None:
+        self.pages: collections.deque[asyncio.Future[bytes]] = collections.deque()
+        self.answered = 0
+
+    async def __call__(self, q: Any, opts: Any) -> bytes:
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self.pages.append(future)
+        reply = await future
+        self.answered += 1
+        return reply
+
+    def finish(self) -> None:
+        self.pages.popleft().set_result(b"owner")
+
+
+def make_pool(readers: list[FakeReader], clock: Clock, **settings: Any) -> ReaderPool:
+    options: dict[str, Any] = {"max_readers": len(readers), "busy": 0, "depth": 1, "local": 0} | settings
+    pool = ReaderPool(types.SimpleNamespace(generations=(1, 1), url="sqlite://"),  # type: ignore[arg-type]
+                      "server", ReaderSettings(**options))
+    pool.readers = list(readers)
+    pool.clock = clock
+    return pool
+
+
+def page(pool: ReaderPool, owner: Owner, name: str, order: list[str]) -> asyncio.Task[Any]:
+    async def run() -> bytes:
+        reply = await pool.items(types.SimpleNamespace(names=None), object(), owner)  # type: ignore[arg-type]
+        order.append(name)
+        return reply
+
+    return asyncio.ensure_future(run())
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def test_pages_take_reader_slots_first_come_first_served() -> None:
+    """A page that waited is not overtaken by one that came later, even when that one arrives in
+    the same instant a slot comes free (before: a woken page went to the back of the line)."""
+
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=False)
+        tasks = [page(pool, owner, name, order) for name in "ABC"]
+        await settle()
+        assert reader.outstanding == 1 and len(pool._waiters) == 2  # A at the reader, B and C in line
+        reader.answer()
+        tasks.append(page(pool, owner, "D", order))  # arrives as A's slot comes free
+        await settle()
+        reader.answer()
+        await settle()
+        reader.answer()
+        await settle()
+        reader.answer()
+        await asyncio.gather(*tasks)
+        assert order == ["A", "B", "C", "D"] and owner.answered == 0 and pool.served == 4
+        assert pool.stats.waited == 3 and len(pool.stats.waits) == 4
+
+    asyncio.run(run())
+
+
+def test_the_owner_takes_the_head_page_while_the_readers_queue_is_longer_than_its_own_time() -> None:
+    """The adaptive share: a reader measured at 10 ms a page, the owner at 20 ms. With three pages
+    in line (30 ms of the reader) the owner takes the first one itself, one at a time
+    (``share_max``); with one page in line (10 ms) it leaves it to the reader."""
+
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=True, share_max=1)
+        first = page(pool, owner, "first", order)
+        await settle()
+        clock.now += 0.010
+        reader.answer()  # the reader: 10 ms a page
+        await first
+        order.clear()
+        assert pool.owner_page() == pytest.approx(0.020)  # a guess until the owner has answered one
+        tasks = [page(pool, owner, name, order) for name in "ABCD"]
+        await settle()
+        # A at the reader; B, C, D in line: 4 pages of the reader's 10 ms = 40 ms > 20 ms: the
+        # owner took B (the head), and only B (share_max 1); C and D wait
+        assert len(owner.pages) == 1 and reader.outstanding == 1 and len(pool._waiters) == 2
+        assert pool.expected_wait() == pytest.approx(0.030)
+        clock.now += 0.020
+        owner.finish()  # B took the owner 20 ms; C and D (30 ms) are still more than that
+        await settle()
+        assert order == ["B"] and len(owner.pages) == 1  # C to the owner
+        assert pool.owner_page() == pytest.approx(0.020)
+        clock.now += 0.010
+        reader.answer()  # A; D goes to the reader; the line is empty
+        await settle()
+        assert order == ["B", "A"] and reader.outstanding == 1 and not pool._waiters
+        clock.now += 0.010
+        reader.answer()
+        owner.finish()
+        await asyncio.gather(*tasks)
+        assert sorted(order) == ["A", "B", "C", "D"] and owner.answered == 2 and pool.served == 3
+
+    asyncio.run(run())
+
+
+def test_the_owner_leaves_pages_to_the_reader_when_it_is_slower_or_the_share_is_off() -> None:
+    async def run(share: bool, owner_seconds: float) -> int:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=share, share_max=1)
+        pool._reader_page, pool._local_page = 0.010, owner_seconds
+        tasks = [page(pool, owner, str(n), order) for n in range(5)]
+        await settle()
+        taken = len(owner.pages)
+        for _ in range(5):
+            if reader.outstanding - reader.reserved:
+                reader.answer()
+            while owner.pages:
+                owner.finish()
+            await settle()
+        await asyncio.gather(*tasks)
+        return taken
+
+    assert asyncio.run(run(True, 0.020)) == 1  # 40 ms of line > 20 ms: the owner takes one
+    assert asyncio.run(run(True, 0.100)) == 0  # the owner measured at 100 ms a page: it waits
+    assert asyncio.run(run(False, 0.001)) == 0  # share off
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1", "REELROOM_READERS_SHARE": "0"}).share is False
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1"}).share_max == 1
+
+
+def test_pages_spread_over_two_readers_and_a_reader_dying_fails_nothing() -> None:
+    """Two readers with pages queued and pages in line; one dies: its page and the line go to
+    the other reader; then the last one dies too: everything left is answered by the owner."""
+
+    async def run() -> None:
+        clock, one, two, owner, order = Clock(), FakeReader(), FakeReader(), Owner(), []
+        pool = make_pool([one, two], clock, share=False)
+        tasks = [page(pool, owner, str(n), order) for n in range(5)]
+        await settle()
+        assert one.outstanding == 1 and two.outstanding == 1 and len(pool._waiters) == 3
+        one.die()
+        pool._dispatch()  # as ReaderPool._run does when a reader's connection ends
+        await settle()
+        assert two.outstanding == 1 and len(pool._waiters) == 4  # one's page is back in line
+        two.answer()
+        await settle()
+        two.die()
+        pool._dispatch()
+        await settle()
+        while owner.pages:
+            owner.finish()
+            await settle()
+        replies = await asyncio.gather(*tasks)
+        assert len(replies) == 5 and replies.count(b"owner") == 4 and owner.answered == 4
+
+    asyncio.run(run())
+
+
+def test_a_page_given_a_slot_and_cancelled_gives_the_slot_back() -> None:
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=False)
+        a, b = page(pool, owner, "A", order), page(pool, owner, "B", order)
+        await settle()
+        reader.answer()
+        await asyncio.sleep(0)  # A's reply wakes B's waiter with the reader's slot...
+        b.cancel()  # ...and B's client leaves before it runs
+        await settle()
+        assert reader.reserved == 0 and reader.outstanding == 0
+        c = page(pool, owner, "C", order)
+        await settle()
+        reader.answer()
+        await asyncio.gather(a, c)
+        assert b.cancelled() and order == ["A", "C"]
+
+    asyncio.run(run())
+
+
+# -- the CPU gate on every OS (readings faked) ----------------------------------------------
+
+
+def test_the_gate_counts_idle_time_and_the_readers_own_cpu() -> None:
+    clock, idle = Clock(), [50.0]
+    gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+    assert gate.check(3.0, 0.5) and gate.free is None  # nothing measured yet: open
+    clock.now += 2.0
+    idle[0] += 0.2  # 0.1 core idle, the readers used nothing: closed
+    assert not gate.check(3.0, 0.5) and gate.free == pytest.approx(0.1)
+    clock.now += 0.5
+    idle[0] += 5.0  # within the window: the last figure stands
+    assert not gate.check(3.0, 0.5)
+    clock.now += 1.5
+    assert gate.check(3.0 + 1.6, 0.5) and gate.free == pytest.approx((5.0 + 1.6) / 2.0)  # the readers' 0.8 core
+    nothing = CpuGate(window=0.0, source=lambda: None, clock=clock)
+    assert nothing.check(0.0, 0.5) and nothing.check(0.0, 0.5) and nothing.free is None
+    assert nothing.lasting()  # nothing can be read here: no gate at all
+
+
+def test_auto_starts_a_reader_only_on_a_core_that_stays_free() -> None:
+    clock, idle = Clock(), [0.0]
+    gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+    assert not gate.lasting()  # nothing measured yet: the gate is open, but no reader starts
+    assert gate.check(0.0, 0.5) and not gate.lasting()
+    for free in (1.0, 0.0, 1.0, 1.0):
+        clock.now += 1.0
+        idle[0] += free
+        gate.check(0.0, 0.5)
+    assert gate.free == 1.0 and not gate.lasting()  # open, but only for two windows in a row
+    clock.now += 1.0
+    idle[0] += 1.0
+    assert gate.check(0.0, 0.5) and gate.lasting()
+
+    async def run() -> int:
+        pool = make_pool([], clock, gate=True)
+        pool.settings = ReaderSettings(max_readers=1, gate=True)
+        pool.gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+        pool.gate.check(0.0, 0.5)
+        clock.now += 1.0
+        idle[0] += 1.0
+        assert pool.gate.check(0.0, 0.5)  # one window free: the gate is open, a start waits
+        pool._grow()
+        started = pool._starting
+        pool._closed = True
+        return started
+
+    assert asyncio.run(run()) == 0
+
+
+def test_the_gate_reads_linux_proc_stat() -> None:
+    source = idle_source("linux")
+    first = source()
+    assert first is not None and first > 0
+    assert CpuGate(window=0.0, source=source).check(0.0, 0.0)
+
+
+def test_the_gate_reads_windows_get_system_times() -> None:
+    class Kernel32:
+        idle = 12_345_678_900  # 100 ns units: 1,234.56789 s
+
+        def GetSystemTimes(self, idle: Any, kernel: Any, user: Any) -> int:  # noqa: N802
+            idle._obj.low, idle._obj.high = self.idle & 0xFFFFFFFF, self.idle >> 32
+            return 1
+
+    k = Kernel32()
+    assert pool_module._idle_windows(k) == pytest.approx(1234.56789)
+    k.idle += 5 * 10**7 * 3  # 1.5 s of idle over a 1 s window on a 2-core machine... 5 s per core here
+    assert pool_module._idle_windows(k) == pytest.approx(1234.56789 + 15.0)
+
+    class Failing:
+        def GetSystemTimes(self, *args: Any) -> int:  # noqa: N802
+            return 0
+
+    assert pool_module._idle_windows(Failing()) is None
+    # on this machine there is no kernel32: the load average answers instead
+    assert isinstance(idle_source("win32"), LoadAverageIdle) or not hasattr(ctypes, "WinDLL")
+
+
+def test_the_gate_reads_macos_host_statistics() -> None:
+    class Function:
+        def __init__(self, fn: Any) -> None:
+            self.fn, self.restype = fn, None
+
+        def __call__(self, *args: Any) -> Any:
+            return self.fn(*args)
+
+    ticks = {"idle": 4200}
+
+    def host_statistics(host: Any, flavor: int, info: Any, count: Any) -> int:
+        assert flavor == pool_module.HOST_CPU_LOAD_INFO and count._obj.value == 4
+        info._obj[:] = [100, 50, ticks["idle"], 0]  # user, system, idle, nice
+        return 0
+
+    libc = types.SimpleNamespace(mach_host_self=Function(lambda: 7), host_statistics=Function(host_statistics))
+    assert pool_module._idle_macos(libc) == pytest.approx(4200 / pool_module._TICK)
+    libc.host_statistics = Function(lambda *a: 5)  # KERN_FAILURE
+    assert pool_module._idle_macos(libc) is None
+    assert isinstance(idle_source("darwin"), LoadAverageIdle)  # no mach here: the load average
+
+
+def test_the_load_average_stands_in_where_no_counter_is_read() -> None:
+    clock, load = Clock(), [0.5]
+    source = LoadAverageIdle(clock=clock, loadavg=lambda: load[0], cores=2)
+    gate = CpuGate(window=1.0, source=source, clock=clock)
+    assert gate.check(0.0, 0.5)
+    clock.now += 1.0
+    assert gate.check(0.0, 0.5) and gate.free == pytest.approx(1.5)  # 2 cores, 0.5 runnable
+    load[0] = 3.0
+    clock.now += 1.0
+    assert not gate.check(0.0, 0.5) and gate.free == 0.0  # more runnable than cores
+    clock.now += 1.0
+    assert gate.check(0.8, 0.5)  # the readers' own 0.8 core counts as free
+
+    def no_load() -> float:
+        raise OSError
+
+    assert LoadAverageIdle(loadavg=no_load)() is None
