@@ -2,9 +2,13 @@
 is busy with heavy reads, hands them requests and stops them when the load is gone.
 
 A request the pool takes (``items``: a GET /Items page, already authorized and scoped by the
-owner) goes to the least loaded reader that has room (``depth`` requests queued at most), else it
-is answered in the owner as before. Readers are started lazily, one at a time, while more than
-``busy`` such requests are in flight, up to ``max_readers``; a reader that handled nothing for
+owner) joins one line, first come first served, and takes the first slot that comes free: the
+least loaded reader's (``depth`` requests queued at most), or the owner's (``local``, and the
+adaptive ``share``: while the readers would keep the line waiting longer than the owner takes for
+a page, both measured). Readers are started lazily, one at a time, while more than ``busy`` such
+requests are in flight (another only when the line's wait grows past ``GROW_WAIT``), up to
+``max_readers``; ``auto`` starts them only on a core that stays free (``CpuGate``, every OS). A
+reader that handled nothing for
 ``idle_seconds`` is stopped, so an idle server has none. A reader that dies (or fails on a
 request) costs no request: what it held is answered by the owner, and the next busy moment
 starts a replacement.
@@ -56,6 +60,8 @@ STOP_GRACE_SECONDS = 2.0
 STREAM_LIMIT = 4 * 1024 * 1024
 #: A slot of the owner's (``ReaderPool._queue``), as opposed to a reader.
 HERE = object()
+#: The line's expected wait (seconds) past which another reader is started.
+GROW_WAIT = 0.05
 #: Weight of a new measurement in the smoothed seconds per page.
 SMOOTHING = 0.1
 #: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
@@ -144,7 +150,7 @@ class CpuGate:
     def __init__(self, window: float = 1.0, source: Callable[[], float | None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.window = window
-        self.source = idle_source() if source is None else source
+        self.source = source  # found on the first check (a pool without ``auto`` never looks)
         self.clock = clock
         self._at = 0.0
         self._idle = self._readers = 0.0
@@ -156,6 +162,8 @@ class CpuGate:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
         now = self.clock()
         if now - self._at >= self.window:
+            if self.source is None:
+                self.source = idle_source()
             idle = self.source()
             self.unreadable = idle is None
             if idle is not None and self._at and now > self._at:
@@ -569,15 +577,14 @@ class ReaderPool:
         names, q.names = q.names, None  # the owner's by-name index stays here
         camel = camel_case_requested.get()
         # the store's epoch as the owner's own page would take it: before the read (the reader's)
-        use = None
         try:
-            use = self._store_use(opts, camel) if self._store_use is not None else None
-            sent = self.clock()
-            call = reader.call(protocol.ITEMS, self.db.generations,
-                               (q, opts, camel, use.epoch if use is not None else 0))
-        finally:
-            reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
-        try:
+            try:
+                use = self._store_use(opts, camel) if self._store_use is not None else None
+                sent = self.clock()
+                call = reader.call(protocol.ITEMS, self.db.generations,
+                                   (q, opts, camel, use.epoch if use is not None else 0))
+            finally:
+                reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
             status, payload, extra = await call
         finally:
             q.names = names
@@ -622,14 +629,20 @@ class ReaderPool:
         return any(r.alive for r in self.readers)
 
     def _free_reader(self) -> Reader | None:
-        """The least loaded reader with fewer than ``depth`` pages queued; more readers are
-        started while the ones running are all busy."""
+        """The least loaded reader with fewer than ``depth`` pages queued. Another reader is
+        started (up to ``max_readers``) while the ones running are all busy and the line would
+        wait more than ``GROW_WAIT`` for them (measured: ``expected_wait``), not at the first
+        page queued behind another: each reader is ~75 MiB more."""
         best: Reader | None = None
         for reader in self.readers:
             if reader.alive and (best is None or reader.outstanding < best.outstanding):
                 best = reader
-        if best is None or best.outstanding > 0:
+        if best is None:
             self._grow()
+        elif best.outstanding > 0:
+            wait = self.expected_wait()
+            if wait is not None and wait > GROW_WAIT:
+                self._grow()
         return best if best is not None and best.outstanding < self.settings.depth else None
 
     def _wake_all(self) -> None:

@@ -252,6 +252,37 @@ def test_a_page_given_a_slot_and_cancelled_gives_the_slot_back() -> None:
     asyncio.run(run())
 
 
+def test_a_second_reader_starts_when_the_lines_wait_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two readers allowed, one running at 10 ms a page, the share off: three pages queued or in
+    line (30 ms) start none; six (60 ms, past GROW_WAIT) start the second."""
+
+    async def run() -> list[int]:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=False, max_readers=2)
+        pool._reader_page = 0.010
+        starts: list[int] = []
+
+        def spawn(coro: Any) -> None:
+            coro.close()  # no process: count the start
+            starts.append(len(pool._waiters))
+
+        monkeypatch.setattr(pool, "_spawn_task", spawn)
+        tasks = [page(pool, owner, str(n), order) for n in range(3)]
+        await settle()
+        assert starts == [] and pool.expected_wait() == pytest.approx(0.030)
+        tasks += [page(pool, owner, str(n), order) for n in range(3, 6)]
+        await settle()
+        assert pool.expected_wait() == pytest.approx(0.060)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return starts
+
+    starts = asyncio.run(run())
+    assert len(starts) == 1  # one start at a time (``_starting``)
+    assert pool_module.GROW_WAIT == pytest.approx(0.05)
+
+
 # -- the CPU gate on every OS (readings faked) ----------------------------------------------
 
 

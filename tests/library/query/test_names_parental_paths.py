@@ -154,3 +154,36 @@ def test_persons_with_nothing_visible_read_no_person(engine, monkeypatch):  # no
         shown = NameQuery(kind="Person", scope=ItemQuery(recursive=True, parental=ParentalRules(max_rating=100)),
                           totals=(cache, (1, 1)))
         assert list_names(s, shown)[1] == 12 - 0  # every person has a link (the 12 drawn)
+
+
+def test_a_restricted_page_statement_kept_never_answers_stale(engine):  # noqa: F811
+    """The page-ids statement of a query with parental rules is kept per shape and content
+    generation (query._page_ids): a rating edit (a new generation) and another rule set (another
+    key) are judged on the next page; the same page again equals the statement built afresh."""
+    from server.library.catalog.query import run_query
+
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+
+    def page(s: Session, rules: ParentalRules, generation: tuple[int, int], counts: CountCache | None = cache):
+        q = ItemQuery(recursive=True, parental=rules, include_types=["Movie"], sort_by=["SortName"],
+                      sort_order=["Ascending"], limit=50)
+        rows, total = run_query(s, q, counts, generation) if counts is not None else run_query(s, q)
+        return [r.id for r in rows], total
+
+    limit = ParentalRules(max_rating=10)
+    with Session(engine) as s:
+        first = page(s, limit, (1, 1))
+        assert first == page(s, limit, (1, 1)) == page(s, limit, (1, 1), None) and first[0]
+        assert cache.get_sql(CountCache.ids_key(ItemQuery(recursive=True, parental=limit, include_types=["Movie"],
+                                                          sort_by=["SortName"], sort_order=["Ascending"])),
+                             (1, 1)) is not None  # kept
+        everything = page(s, ParentalRules(max_rating=100), (1, 1))
+        assert everything == page(s, ParentalRules(max_rating=100), (1, 1), None) and len(everything[0]) > len(first[0])
+    shown = first[0][0]
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'R' WHERE id = :i"), {"i": shown})
+    with Session(engine) as s:
+        after = page(s, limit, (2, 2))
+        assert shown not in after[0] and after == page(s, limit, (2, 2), None)
