@@ -176,9 +176,10 @@ def test_a_restricted_page_statement_kept_never_answers_stale(engine):  # noqa: 
     with Session(engine) as s:
         first = page(s, limit, (1, 1))
         assert first == page(s, limit, (1, 1)) == page(s, limit, (1, 1), None) and first[0]
-        assert cache.get_sql(CountCache.ids_key(ItemQuery(recursive=True, parental=limit, include_types=["Movie"],
-                                                          sort_by=["SortName"], sort_order=["Ascending"])),
-                             (1, 1)) is not None  # kept
+        kept = cache.get_sql(CountCache.ids_key(ItemQuery(recursive=True, parental=limit, include_types=["Movie"],
+                                                          sort_by=["SortName"], sort_order=["Ascending"])), (1, 1))
+        # kept where the driver's parameters are positional (SQLite); PostgreSQL's pages build theirs
+        assert (kept is not None) == (engine.dialect.paramstyle == "qmark")
         everything = page(s, ParentalRules(max_rating=100), (1, 1))
         assert everything == page(s, ParentalRules(max_rating=100), (1, 1), None) and len(everything[0]) > len(first[0])
     shown = first[0][0]
