@@ -527,8 +527,8 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
               else _kept_statements(nq.kind, nq.with_counts, nq.descending, shape))
     elif rules is None:
         st = _kept_statements(nq.kind, nq.with_counts, nq.descending, shape)
-    elif nq.kind == "Year":
-        return None  # a year's probe would walk every item of that year: the grouped query is cheaper
+    elif nq.kind == "Year":  # a year's probe would walk every item of that year: kept less hidden, or grouped
+        return _years_minus_hidden(s, nq, rules, shape, _scope_params(sc), use_sql_paging)
     else:
         st = _build_kept_statements(nq.kind, False, nq.descending, shape, _visible_exists(s, nq.kind, rules, shape))
     if matches is not None:
@@ -595,6 +595,51 @@ def _hidden_per_value(s: Session, kind: str, rules: ParentalRules,
         found = {value: tuple(pairs) for value, pairs in grouped.items()}
         cache.put_value(key, generation, found)
     return found
+
+
+def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
+                        use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
+    """The years list in a partly hidden scope: per year, the kept counts in the list's scope
+    (per library and item type) less the items the rules hide (one grouped query over the items
+    with ``parental_conditions``, kept in ``nq.totals``' cache for the content generation and
+    keyed by the rules); a year with nothing left is not listed. The years are few: sorted and
+    paged here. None without a cache (the grouped query over the items answers)."""
+    if nq.totals is None:
+        return None
+    cache, generation = nq.totals
+    key = f"by-name hidden per year {rules!r}"
+    hidden: dict[tuple[int, str, str], int] | None = cache.get_value(key, generation)
+    if hidden is None:
+        conds = parental_conditions(s, rules)
+        library = func.coalesce(items.c.library_id, "")
+        hidden_cond = case((and_(*conds), 0), else_=1) == 1 if conds else false()
+        hidden = {(int(r[0]), r[1], r[2] or ""): int(r[3]) for r in s.execute(
+            select(items.c.production_year, library, items.c.type, func.count())
+            .where(items.c.owner_id.is_(None), items.c.production_year.is_not(None), hidden_cond)
+            .group_by(items.c.production_year, library, items.c.type)).all()}
+        cache.put_value(key, generation, hidden)
+    t = item_field_counts
+    per_year: dict[int, dict[str, int]] = {}
+    for value, lib, item_type, n in s.execute(
+            select(t.c.value, t.c.library_id, t.c.item_type, func.sum(t.c.item_count))
+            .where(t.c.facet == "Year", *_bound_scope_conditions(t, shape))
+            .group_by(t.c.value, t.c.library_id, t.c.item_type), params).all():
+        year = int(value)
+        left = int(n or 0) - hidden.get((year, lib, item_type or ""), 0)
+        if left > 0:
+            by_type = per_year.setdefault(year, {})
+            by_type[item_type or ""] = by_type.get(item_type or "", 0) + left
+    entries = []
+    for year in sorted(per_year, reverse=nq.descending):
+        by_type = per_year[year]
+        counts: dict[str, int] = {}
+        if nq.want_counts:
+            counts["ChildCount"] = sum(by_type.values())
+            if nq.with_counts:
+                for label, type_name in COUNT_TYPES:
+                    counts[label] = by_type.get(type_name, 0)
+        entries.append(NameEntry("Year", str(year), ids.by_name_id("Year", str(year)), counts))
+    return _page(entries, nq, None if use_sql_paging else _favorites(s, nq.scope.user_id))
 
 
 def _kept_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
