@@ -642,6 +642,18 @@ def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: 
     return _page(entries, nq, None if use_sql_paging else _favorites(s, nq.scope.user_id))
 
 
+@lru_cache(maxsize=64)
+def _kept_pairs_statement(kept_kind: str, shape: _Shape) -> Any:
+    """The kept counts of a page's values (``page_values``) per library and item type in the
+    list's scope (bound), built once per shape."""
+    t = item_value_counts
+    return (select(t.c.clean_value, t.c.library_id, t.c.item_type, func.sum(t.c.item_count))
+            .where(t.c.kind == kept_kind,
+                   t.c.clean_value.in_(bindparam("page_values", expanding=True, type_=String())),
+                   *_bound_scope_conditions(t, shape))
+            .group_by(t.c.clean_value, t.c.library_id, t.c.item_type))
+
+
 def _kept_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
                        entries: list[NameEntry], keys: list[Any]) -> bool:
     """``_visible_counts`` for a value list in a partly hidden scope: the page's kept counts
@@ -655,20 +667,14 @@ def _kept_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _
         _visible_counts(s, nq, entries, keys)
         return True
     hidden = _hidden_per_value(s, nq.kind, rules, nq.totals)
-    t = item_value_counts
     value_kinds = VALUE_KINDS[nq.kind][0]
     kept: dict[str, dict[tuple[str, str], int]] = {}
     scope_params = {k: v for k, v in params.items()
                     if k in ("libraries", "exclude_libraries", "include_types", "exclude_types")}
+    statement = _kept_pairs_statement(value_kinds[0] if len(value_kinds) == 1 else "AnyArtist", shape)
     for start in range(0, len(keys), 500):
         chunk = [str(k) for k in keys[start:start + 500]]
-        for value, lib, item_type, n in s.execute(
-                select(t.c.clean_value, t.c.library_id, t.c.item_type, func.sum(t.c.item_count))
-                .where(t.c.kind == (value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"),
-                       t.c.clean_value.in_(bindparam("page_values", expanding=True, type_=String())),
-                       *_bound_scope_conditions(t, shape))
-                .group_by(t.c.clean_value, t.c.library_id, t.c.item_type),
-                {**scope_params, "page_values": chunk}).all():
+        for value, lib, item_type, n in s.execute(statement, {**scope_params, "page_values": chunk}).all():
             kept.setdefault(value, {})[(lib, item_type)] = int(n or 0)
     for entry, key in zip(entries, keys, strict=True):
         pairs = dict(kept.get(str(key), {}))
