@@ -122,6 +122,8 @@ def main() -> None:
         print(f"{label} ({root}):", flush=True)
         results[label] = run(root, data, info, args)
         for key, value in results[label].items():
+            if key.startswith("reader") and not args.readers:
+                continue
             print(f"  {key:<20} {fmt(value) if isinstance(value, dict) else value}", flush=True)
         print(f"  load {os.getloadavg()[0]:.1f}", flush=True)
     if len(trees) == 2:

@@ -415,7 +415,7 @@ class ServerContext:
         warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
         # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
         # once the database has been left alone for a look (10 s)
-        self.memory = MemoryTrimmer(quiet=(lambda: self.db.statements, self.db.release_memory))
+        self.memory = MemoryTrimmer(quiet=(lambda: self.db.activity, self.db.release_memory))
         self.memory.start()
 
     def _migrate(self) -> None:

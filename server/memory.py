@@ -11,7 +11,7 @@
   ``threshold`` since the last look, hands the free pages back to the system (``malloc_trim``,
   off the event loop). The first look, one interval after start, always trims (start-up's
   garbage). Cheap when idle: one read of /proc/self/statm. Given a ``quiet`` pair (an activity
-  counter, a release function: the database's statement count and ``Database.release_memory``),
+  counter, a release function: the database's count of reads, writes and statements and ``Database.release_memory``),
   a look that finds the counter unchanged since the last look, after it moved, releases (SQLite's
   page caches, filled by browsing or by start-up's scans) and trims: once per quiet spell.
 - ``pause_collector()`` / ``settle_collector()``: start-up creates some 135,000 tracked objects

@@ -106,9 +106,12 @@ class Database:
         #: bumped after a write of user data that did not say whose (write, not write_user_data)
         self.user_data_generation = 0
         self._user_generations: dict[str, int] = {}  # per user, by write_user_data
-        #: statements run so far, on any connection (approximate: counted without a lock); what
+        #: reads, writes and statements so far (approximate: counted without a lock; a read on a
+        #: raw DBAPI cursor passes no statement event, so reads count themselves); what
         #: ``release_memory``'s caller compares to know the database was left alone for a while
-        self.statements = 0
+        self.activity = 0
+        self._release_lock = threading.Lock()
+        self._closed = False
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
 
     # -- sync API (for worker threads) -------------------------------------------------
@@ -120,7 +123,7 @@ class Database:
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""
-        self.statements += 1
+        self.activity += 1
         if threading.current_thread() is not self._writer_thread or _NO_WRITE.match(statement):
             return
         if _USER_DATA_WRITE.match(statement):
@@ -145,6 +148,7 @@ class Database:
         return self.content_generation, *self.user_generation(user_id)
 
     def _run_write(self, fn: Callable[..., T], args: tuple[Any, ...], users: frozenset[str] | None = None) -> T:
+        self.activity += 1
         outer = threading.current_thread() is not self._writer_thread or not self._in_write
         self._writer_thread = threading.current_thread()
         if outer:
@@ -176,10 +180,12 @@ class Database:
                 self._declared_users = None
 
     def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        self.activity += 1
         with self.session() as s:
             return fn(s, *args)
 
     def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        self.activity += 1
         lean = LeanSession(self)
         try:
             return fn(lean, *args)
@@ -232,6 +238,10 @@ class Database:
         in a thread."""
         if not self.is_sqlite:
             return 0
+        with self._release_lock:  # (close waits for a release under way; none after it)
+            return 0 if self._closed else self._release_pooled()
+
+    def _release_pooled(self) -> int:
         pool = self.engine.pool
         taken: list[Any] = []
         try:
@@ -251,6 +261,8 @@ class Database:
         return len(taken)
 
     def close(self) -> None:
+        with self._release_lock:
+            self._closed = True
         self._writer.shutdown(wait=True)
         self._readers.shutdown(wait=True)
         self.engine.dispose()

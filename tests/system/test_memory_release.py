@@ -72,6 +72,15 @@ def test_release_empties_the_idle_connections_caches_and_answers_stay_the_same(t
         db.close()
 
 
+def test_nothing_is_released_once_the_database_is_closed(tmp_path: Path) -> None:
+    """The trimmer's release runs in a thread: one that comes after close opens nothing."""
+    db = _filled(tmp_path)
+    _read_all(db)
+    db.close()
+    assert db.release_memory() == 0
+    assert db.engine.pool.checkedin() == 0
+
+
 def test_release_is_a_no_op_but_for_sqlite(tmp_path: Path) -> None:
     db = _filled(tmp_path)
     try:
@@ -105,16 +114,30 @@ def test_the_trimmer_releases_once_per_quiet_spell() -> None:
     assert released == [5, 6] and trimmer.releases == 2
 
 
-def test_a_database_statement_counts_as_activity(tmp_path: Path) -> None:
+def test_reads_writes_and_statements_count_as_activity(tmp_path: Path) -> None:
     db = _filled(tmp_path)
     try:
-        before = db.statements
+        before = db.activity
         _read_all(db)
-        assert db.statements >= before + 3
+        assert db.activity >= before + 3
+        before = db.activity
+
+        def raw(s: Any) -> Any:  # (as a warm page's user data: a DBAPI cursor, no statement event)
+            cur = s.connection().connection.dbapi_connection.cursor()
+            try:
+                return cur.execute("SELECT count(*) FROM t").fetchone()
+            finally:
+                cur.close()
+
+        assert db.read_sync(raw) == (6000,)
+        assert db.activity > before
+        before = db.activity
+        assert asyncio.run(db.read_lean(lambda s: 1)) == 1  # a read that ran nothing still counts
+        assert db.activity > before
         db.release_memory()  # its own pragmas are not activity
-        after = db.statements
+        after = db.activity
         db.release_memory()
-        assert db.statements == after
+        assert db.activity == after
     finally:
         db.close()
 
