@@ -220,6 +220,18 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
     await ctx.close()
 
 
+def rate_a_third(data: Path) -> None:
+    """Rate every third movie and every third track (by rowid) R in the copy; the kept counts'
+    triggers follow the update."""
+    import sqlite3
+
+    db = next(data.rglob("reelroom.db"))
+    with sqlite3.connect(db) as conn:
+        n = conn.execute("UPDATE items SET official_rating = 'R' WHERE type IN ('Movie', 'Audio') "
+                         "AND owner_id IS NULL AND rowid % 3 = 0").rowcount
+    print(f"    (--partly-hidden: rated {n} movies and tracks R)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("data", type=Path)
@@ -230,10 +242,15 @@ def main() -> None:
     parser.add_argument("--store-all", action="store_true",
                         help="store every track's fragment (InstantMix's shape) first: mixes from the store")
     parser.add_argument("--parental", type=int, metavar="RATING", help="the viewer's MaxParentalRating")
+    parser.add_argument("--partly-hidden", action="store_true",
+                        help="in the copy: rate every third movie and every third track R (a library that "
+                             "--parental 13 only partly hides; the same items every run)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="reelroom-lists-profile-") as tmp:
         data = Path(tmp) / "data"
         shutil.copytree(args.data, data)
+        if args.partly_hidden:
+            rate_a_third(data)
         asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold,
                         args.store_all, args.parental))
 
