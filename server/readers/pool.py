@@ -95,7 +95,7 @@ class ReaderSettings:
                 environ: dict[str, str] | None = None) -> ReaderSettings:
         """From the server options, else the environment (``REELROOM_READERS``: the most reader
         processes, 0 or ``off`` for none, ``auto`` for one per core beyond the first, at most two;
-        ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else off (see
+        ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else ``auto`` (see
         docs/architecture.md, "Reader processes", for the figures behind that default)."""
         env = os.environ if environ is None else environ
         gate = False
@@ -105,10 +105,8 @@ class ReaderSettings:
                 readers = 0
             elif text.isdigit():
                 readers = int(text)
-            elif text == "auto":
+            else:  # "auto", and the default: readers only on a core the gate finds free
                 readers, gate = auto_readers(), True
-            else:
-                readers = 0
         if busy is None:
             text = env.get("REELROOM_READERS_BUSY", "").strip()
             busy = int(text) if text.isdigit() else cls.busy

@@ -353,7 +353,9 @@ def test_readers_in_the_tray_host(tmp_path: Path) -> None:
 def test_settings_from_options_and_environment() -> None:
     from server.readers.pool import ReaderSettings, auto_readers
 
-    assert ReaderSettings.resolve(environ={}).max_readers == 0  # off unless asked for
+    default = ReaderSettings.resolve(environ={})  # auto unless told otherwise: behind the CPU gate
+    assert (default.max_readers, default.gate) == (auto_readers(), True)
+    assert ReaderSettings.resolve(environ={"REELROOM_READERS": "0"}).max_readers == 0
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "off"}).max_readers == 0
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "2"}).max_readers == 2
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "auto"}).max_readers == auto_readers()
