@@ -6,6 +6,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import httpx
+
 from tests.conftest import LiveServer
 
 
@@ -128,3 +130,18 @@ def songs_movie_show_server(root: Path, **options: object) -> LiveServer:
     live.extra["shows"] = add_library_and_scan(live, "Shows", "tvshows", [shows])
     wait_for_artwork(live)  # (grabbed frames become Primary images: not in the middle of a test)
     return live
+
+
+def new_user(c: httpx.Client, live: LiveServer, name: str, **policy: object) -> tuple[str, str]:
+    """A new user made through ``c`` (an administrator's client) with ``policy`` applied on top of
+    the default policy, signed in on a device of its own: (user id, access token)."""
+    r = c.post("/Users/New", json={"Name": name, "Password": "pw"})
+    assert r.status_code == 200, r.text
+    uid = r.json()["Id"]
+    if policy:
+        full = {**c.get(f"/Users/{uid}").json()["Policy"], **policy}
+        assert c.post(f"/Users/{uid}/Policy", json=full).status_code == 204
+    with live.client(device=f"dev-{name}") as anon:
+        r = anon.post("/Users/AuthenticateByName", json={"Username": name, "Pw": "pw"})
+        assert r.status_code == 200, r.text
+        return uid, r.json()["AccessToken"]

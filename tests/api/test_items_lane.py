@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-import httpx
 import pytest
 
 from server.http.items_lane import ItemsLane, lane_enabled
 from tests.conftest import AUTH_BASE, LiveServer, stop_server
-from tests.library_helpers import songs_movie_show_server, wait_for_artwork
+from tests.library_helpers import new_user, songs_movie_show_server, wait_for_artwork
 
 CAMEL = 'application/json; profile="CamelCase"'
 
@@ -34,19 +33,6 @@ def _lane(live: LiveServer) -> ItemsLane:
     lane = live.runner._server.config.app.items_lane  # type: ignore[attr-defined]
     assert isinstance(lane, ItemsLane), "the server runs without the Items lane"
     return lane
-
-
-def _user(c: httpx.Client, live: LiveServer, name: str, **policy: object) -> tuple[str, str]:
-    r = c.post("/Users/New", json={"Name": name, "Password": "pw"})
-    assert r.status_code == 200, r.text
-    uid = r.json()["Id"]
-    if policy:
-        full = {**c.get(f"/Users/{uid}").json()["Policy"], **policy}
-        assert c.post(f"/Users/{uid}/Policy", json=full).status_code == 204
-    with live.client(device=f"dev-{name}") as anon:
-        r = anon.post("/Users/AuthenticateByName", json={"Username": name, "Pw": "pw"})
-        assert r.status_code == 200, r.text
-        return uid, r.json()["AccessToken"]
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +45,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         item = c.get(f"/Items/{film}", params={"userId": server.admin_id}).json()
         item.update({"OfficialRating": "R", "Tags": ["grim"]})
         assert c.post(f"/Items/{film}", json=item).status_code == 204
-        server.extra["restricted"] = _user(c, server, "musiconly", EnableAllFolders=False,
+        server.extra["restricted"] = new_user(c, server, "musiconly", EnableAllFolders=False,
                                            EnabledFolders=[server.extra["music"]])
-        server.extra["parental"] = _user(c, server, "kid", MaxParentalRating=10, BlockedTags=["grim"])
+        server.extra["parental"] = new_user(c, server, "kid", MaxParentalRating=10, BlockedTags=["grim"])
         assert c.post("/Auth/Keys", params={"app": "lane-test"}).status_code == 204
         server.extra["key"] = next(k for k in c.get("/Auth/Keys").json()["Items"]
                                    if k["AppName"] == "lane-test")["AccessToken"]

@@ -17,7 +17,7 @@ from server.db.tables import Device, User
 from server.http.reply_cache import ReplyCache, Slot, pending, reply_cache_budget
 from tests.conftest import LiveServer, auth_header, complete_wizard, start_server, stop_server
 from tests.library.conftest import items
-from tests.library_helpers import add_library_and_scan, refresh_and_wait, wait_for_artwork
+from tests.library_helpers import add_library_and_scan, new_user, refresh_and_wait, wait_for_artwork
 from tests.mediagen import make_audio, make_image, make_video
 
 CAMEL = {"Accept": 'application/json; profile="CamelCase"'}
@@ -94,20 +94,6 @@ def _id(live: LiveServer, **where: object) -> str:
     return found[0].id
 
 
-def _user(c: httpx.Client, live: LiveServer, name: str, **policy: object) -> tuple[str, str]:
-    """A new user (id, token) with ``policy`` applied."""
-    r = c.post("/Users/New", json={"Name": name, "Password": "pw"})
-    assert r.status_code == 200, r.text
-    uid = r.json()["Id"]
-    if policy:
-        full = {**c.get(f"/Users/{uid}").json()["Policy"], **policy}
-        assert c.post(f"/Users/{uid}/Policy", json=full).status_code == 204
-    with live.client(device=f"dev-{name}") as anon:
-        r = anon.post("/Users/AuthenticateByName", json={"Username": name, "Pw": "pw"})
-        assert r.status_code == 200, r.text
-        return uid, r.json()["AccessToken"]
-
-
 def test_an_edit_and_an_image_show_at_once(own: LiveServer, tmp_path: Path) -> None:
     live = own
     film = _id(live, type="Movie")
@@ -135,7 +121,7 @@ def test_user_data_shows_at_once_and_stays_with_its_user(own: LiveServer) -> Non
     song = _id(live, type="Audio", name="Alpha")
     film = _id(live, type="Movie")
     with live.admin() as c:
-        other, token = _user(c, live, "other")
+        other, token = new_user(c, live, "other")
         with live.client(token, "other-device") as oc:
             mine = _kept(live, c, PAGE)
             theirs = _kept(live, oc, PAGE)
@@ -217,13 +203,13 @@ def test_policies_show_at_once_and_never_share_a_page(own: LiveServer) -> None:
     with live.admin() as c:
         everything = _kept(live, c, PAGE)
         assert _film_name(live) in _by_name(everything)
-        _, token = _user(c, live, "musiconly", EnableAllFolders=False, EnabledFolders=[live.extra["music"]])
+        _, token = new_user(c, live, "musiconly", EnableAllFolders=False, EnabledFolders=[live.extra["music"]])
         with live.client(token, "musiconly-device") as mc:
             # the same query string from a user who may not see the movies: never the admin's kept page
             page = _get(mc, PAGE)
             assert _film_name(live) not in _by_name(page) and "Alpha" in _by_name(page)
             assert _film_name(live) not in _by_name(_kept(live, mc, PAGE))
-        uid, token = _user(c, live, "limited")
+        uid, token = new_user(c, live, "limited")
         with live.client(token, "limited-device") as lc:
             assert _film_name(live) in _by_name(_kept(live, lc, PAGE))
             policy = c.get(f"/Users/{uid}").json()["Policy"]
@@ -438,7 +424,7 @@ def test_a_granted_library_shows_at_once(own: LiveServer, rated: bool) -> None:
     extra = {"MaxParentalRating": 1000} if rated else {}
     name = f"granted-{int(rated)}"
     with live.admin() as c:
-        uid, token = _user(c, live, name, EnableAllFolders=False, EnabledFolders=[live.extra["music"]], **extra)
+        uid, token = new_user(c, live, name, EnableAllFolders=False, EnabledFolders=[live.extra["music"]], **extra)
         with live.client(token, f"{name}-device") as gc:
             first = _get(gc, PAGE) if rated else _kept(live, gc, PAGE)
             assert _film_name(live) not in _by_name(first)
