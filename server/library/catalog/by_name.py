@@ -462,20 +462,33 @@ def parental_profile(s: Session, rules: ParentalRules, totals: tuple[Any, Genera
     in ``totals``' cache (CountCache, ``Database.generations``) for the content generation (any
     write of more than user data: a rating or tag edit, a scan) and keyed by the rules (a policy
     change is another key). None when not kept (no cache)."""
+    return _profile(s, rules, totals, "parental", items.c.type, items.c.owner_id.is_(None))
+
+
+def _profile(s: Session, rules: ParentalRules, totals: tuple[Any, Generations] | None, name: str,
+             item_type: Any, which: Any) -> dict[tuple[str, str], tuple[int, int]] | None:
+    """Per (library, ``item_type``) of the items ``which`` selects: how many there are and how many
+    ``rules`` hide, in one grouped query kept in ``totals``' cache for the content generation and
+    keyed by ``name`` and the rules (``parental_profile``, ``people_profile``). None without a cache."""
     if totals is None:
         return None
     cache, generation = totals
-    key = f"by-name parental profile {rules!r}"
+    key = f"by-name {name} profile {rules!r}"
     found: dict[tuple[str, str], tuple[int, int]] | None = cache.get_value(key, generation)
     if found is None:
-        conds = parental_conditions(s, rules)
+        flag = _hidden_flag(parental_conditions(s, rules))
         library = func.coalesce(items.c.library_id, "")
-        hidden = func.sum(case((and_(*conds), 0), else_=1)) if conds else literal(0)
         found = {(r[0], r[1]): (int(r[2]), int(r[3] or 0)) for r in s.execute(
-            select(library, items.c.type, func.count(), hidden)
-            .where(items.c.owner_id.is_(None)).group_by(library, items.c.type)).all()}
+            select(library, item_type, func.count(), literal(0) if flag is None else func.sum(flag))
+            .where(which).group_by(library, item_type)).all()}
         cache.put_value(key, generation, found)
     return found
+
+
+def _hidden_flag(conds: list[Any]) -> Any:
+    """1 for an item ``parental_conditions``' ``conds`` hide (any of them false or unknown), else
+    0; None when there are no conditions (nothing is hidden)."""
+    return case((and_(*conds), 0), else_=1) if conds else None
 
 
 def _unhidden_scope(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape,
@@ -579,10 +592,10 @@ def _hidden_per_value(s: Session, kind: str, rules: ParentalRules,
     key = f"by-name hidden per value {value_kinds!r} {rules!r}"
     found: dict[str, tuple[tuple[str, str, int], ...]] | None = cache.get_value(key, generation)
     if found is None:
-        conds = parental_conditions(s, rules)
+        flag = _hidden_flag(parental_conditions(s, rules))
         v = item_values.alias("hv")
         library = func.coalesce(items.c.library_id, "")
-        hidden = case((and_(*conds), 0), else_=1) == 1 if conds else false()
+        hidden = false() if flag is None else flag == 1
         grouped: dict[str, list[tuple[str, str, int]]] = {}
         for value, lib, item_type, n in s.execute(
                 select(v.c.clean_value, library, items.c.type,
@@ -610,9 +623,9 @@ def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: 
     key = f"by-name hidden per year {rules!r}"
     hidden: dict[tuple[int, str, str], int] | None = cache.get_value(key, generation)
     if hidden is None:
-        conds = parental_conditions(s, rules)
+        flag = _hidden_flag(parental_conditions(s, rules))
         library = func.coalesce(items.c.library_id, "")
-        hidden_cond = case((and_(*conds), 0), else_=1) == 1 if conds else false()
+        hidden_cond = false() if flag is None else flag == 1
         hidden = {(int(r[0]), r[1], r[2] or ""): int(r[3]) for r in s.execute(
             select(items.c.production_year, library, items.c.type, func.count())
             .where(items.c.owner_id.is_(None), items.c.production_year.is_not(None), hidden_cond)
@@ -817,20 +830,11 @@ def people_profile(s: Session, rules: ParentalRules, totals: tuple[Any, Generati
     one grouped query kept in ``totals``' cache for the content generation (a rating, tag or
     people edit, a scan: counted again) and keyed by the rules (a policy change is another key).
     None when not kept (no cache)."""
-    if totals is None:
-        return None
-    cache, generation = totals
-    key = f"by-name people profile {rules!r}"
-    found: dict[tuple[str, str], tuple[int, int]] | None = cache.get_value(key, generation)
-    if found is None:
-        conds = parental_conditions(s, rules)
-        library, kind = func.coalesce(items.c.library_id, ""), func.coalesce(items.c.type, "")
-        hidden = func.sum(case((and_(*conds), 0), else_=1)) if conds else literal(0)
-        linked = select(literal(1)).select_from(item_people).where(item_people.c.item_id == items.c.id).exists()
-        found = {(r[0], r[1]): (int(r[2]), int(r[3] or 0)) for r in s.execute(
-            select(library, kind, func.count(), hidden).where(linked).group_by(library, kind)).all()}
-        cache.put_value(key, generation, found)
-    return found
+    return _profile(s, rules, totals, "people", func.coalesce(items.c.type, ""), _LINKED_TO_A_PERSON)
+
+
+#: ``people_profile``'s items: those linked to a person
+_LINKED_TO_A_PERSON = select(literal(1)).select_from(item_people).where(item_people.c.item_id == items.c.id).exists()
 
 
 #: ``_people_hidden_pairs``: no linked item in the list's scope is one the viewer may see
