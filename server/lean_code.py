@@ -1,0 +1,141 @@
+"""Libraries' docstrings are left out of their code as it is loaded (what ``python -OO`` does to
+docstrings, for library modules only, asserts kept).
+
+A started server holds ~4 MiB of docstrings (SQLAlchemy alone ~1.8 MiB), unmarshalled with the
+code of every module it imports and read by nothing but ``help()``. ``install`` puts a path hook
+in front of Python's own file finder whose loaders (``.py`` with its cached bytecode, and the
+bundle's bare ``.pyc`` files) load a module's code as usual, then swap each docstring constant
+for ``None`` before the code runs:
+
+- a function's docstring is its code's first constant (CPython puts ``None`` there when there is
+  none, and ``-OO`` leaves that ``None``): the first constant of every function's code is made
+  ``None``;
+- a module's or a class's docstring is the constant stored into ``__doc__`` by the first
+  instructions of its body: that constant is made ``None``.
+
+So ``f.__doc__`` and ``cls.__doc__`` are ``None`` in library code, exactly as under ``-OO``
+(libraries that support ``-OO`` work unchanged). The server's own packages (``server``, ``app``,
+``ui``, ``tests``) keep theirs: a handler's docstring is its operation's description in the
+OpenAPI document, and wire models' docstrings their schemas' description. ``REELROOM_DOCSTRINGS=1``
+leaves every module as it is. The code objects are walked once per module load (~X ms for the
+start's ~950 modules). Only on CPython 3.11-3.13, whose code layout this follows; elsewhere
+nothing is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib.machinery import (
+    BYTECODE_SUFFIXES,
+    EXTENSION_SUFFIXES,
+    SOURCE_SUFFIXES,
+    ExtensionFileLoader,
+    FileFinder,
+    SourceFileLoader,
+    SourcelessFileLoader,
+)
+from opcode import opmap
+from types import CodeType
+from typing import Any
+
+# Packages whose docstrings are read at run time (the OpenAPI document's descriptions) or by people.
+KEPT = frozenset({"server", "app", "ui", "tests", "__main__"})
+# Library modules that read their own docstrings: SQLAlchemy's ORM events assert that some have one
+# (``event.legacy._augment_fn_docs``; under -OO that assert is gone too).
+KEPT_MODULES = frozenset({"sqlalchemy.orm.events"})
+_FUNCTION = 0x1 | 0x2  # CO_OPTIMIZED | CO_NEWLOCALS: a function's (or a comprehension's) code
+_LOAD_CONST, _STORE_NAME = opmap["LOAD_CONST"], opmap["STORE_NAME"]
+# What may come before a body's first statement: a class's cells, RESUME, __module__ and __qualname__.
+_PREAMBLE = frozenset(
+    opmap[name] for name in ("COPY_FREE_VARS", "MAKE_CELL", "RESUME", "LOAD_NAME", "LOAD_CONST")
+)
+_SUPPORTED = sys.version_info[:2] == (3, 11) and sys.implementation.name == "cpython"  # the layout checked
+
+
+def _body_doc_index(code: CodeType) -> int | None:
+    """The constant a module's or a class's body stores into ``__doc__`` as its first statement
+    (after a class's ``__module__`` and ``__qualname__``): where the compiler puts a docstring."""
+    if "__doc__" not in code.co_names:
+        return None
+    raw = code.co_code
+    previous_const = None
+    for at in range(0, min(len(raw), 32), 2):
+        op, arg = raw[at], raw[at + 1]
+        if op == _STORE_NAME:
+            name = code.co_names[arg]
+            if name == "__doc__":
+                return previous_const
+            if name not in ("__module__", "__qualname__"):
+                return None
+        elif op not in _PREAMBLE:
+            return None
+        previous_const = arg if op == _LOAD_CONST else None
+    return None
+
+
+def lean(code: CodeType) -> CodeType:
+    """``code`` with its docstrings, and those of the code it holds, made ``None``."""
+    consts = code.co_consts
+    changed: list[Any] | None = None
+    for i, const in enumerate(consts):
+        if type(const) is CodeType:
+            slim = lean(const)
+            if slim is not const:
+                if changed is None:
+                    changed = list(consts)
+                changed[i] = slim
+    if code.co_flags & _FUNCTION == _FUNCTION:
+        doc = 0 if consts and type(consts[0]) is str and not code.co_name.startswith("<") else None
+    else:
+        doc = _body_doc_index(code)
+        if doc is not None and (doc >= len(consts) or type(consts[doc]) is not str):
+            doc = None
+    if doc is not None:
+        if changed is None:
+            changed = list(consts)
+        changed[doc] = None
+    return code if changed is None else code.replace(co_consts=tuple(changed))
+
+
+def _kept(fullname: str) -> bool:
+    return fullname.partition(".")[0] in KEPT or fullname in KEPT_MODULES
+
+
+class LeanSourceFileLoader(SourceFileLoader):
+    def get_code(self, fullname: str) -> CodeType | None:  # type: ignore[override]
+        code = super().get_code(fullname)
+        return code if code is None or _kept(fullname) else lean(code)
+
+
+class LeanSourcelessFileLoader(SourcelessFileLoader):
+    def get_code(self, fullname: str) -> CodeType | None:  # type: ignore[override]
+        code = super().get_code(fullname)
+        return code if code is None or _kept(fullname) else lean(code)
+
+
+def _is_file_finder_hook(hook: Any) -> bool:
+    return getattr(hook, "__qualname__", "").startswith("FileFinder.path_hook")
+
+
+def install() -> bool:
+    """Use the lean loaders for the modules imported from now on (True if installed)."""
+    if not _SUPPORTED or os.environ.get("REELROOM_DOCSTRINGS") == "1" or sys.flags.optimize >= 2:
+        return False
+    if any(getattr(hook, "lean", False) for hook in sys.path_hooks):
+        return True
+    for i, hook in enumerate(sys.path_hooks):
+        if _is_file_finder_hook(hook):
+            lean_hook = FileFinder.path_hook(
+                (ExtensionFileLoader, EXTENSION_SUFFIXES),
+                (LeanSourceFileLoader, SOURCE_SUFFIXES),
+                (LeanSourcelessFileLoader, BYTECODE_SUFFIXES),
+            )
+            lean_hook.lean = True  # type: ignore[attr-defined]
+            sys.path_hooks[i] = lean_hook
+            # Finders already made for sys.path entries keep their loaders: make them again.
+            for path, finder in list(sys.path_importer_cache.items()):
+                if isinstance(finder, FileFinder):
+                    del sys.path_importer_cache[path]
+            return True
+    return False
