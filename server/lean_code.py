@@ -24,6 +24,8 @@ nothing is installed.
 
 from __future__ import annotations
 
+import _imp
+import marshal
 import os
 import sys
 from importlib.machinery import (
@@ -35,6 +37,7 @@ from importlib.machinery import (
     SourceFileLoader,
     SourcelessFileLoader,
 )
+from importlib.util import MAGIC_NUMBER, cache_from_source
 from opcode import opmap
 from types import CodeType
 from typing import Any
@@ -46,10 +49,12 @@ KEPT = frozenset({"server", "app", "ui", "tests", "__main__"})
 KEPT_MODULES = frozenset({"sqlalchemy.orm.events"})
 _FUNCTION = 0x1 | 0x2  # CO_OPTIMIZED | CO_NEWLOCALS: a function's (or a comprehension's) code
 _LOAD_CONST, _STORE_NAME = opmap["LOAD_CONST"], opmap["STORE_NAME"]
-# What may come before a body's first statement: a class's cells, RESUME, __module__ and __qualname__.
+# What may come before a body's first statement: its cells, RESUME, a class's __module__ and __qualname__, SETUP_ANNOTATIONS.
 _PREAMBLE = frozenset(
-    opmap[name] for name in ("COPY_FREE_VARS", "MAKE_CELL", "RESUME", "LOAD_NAME", "LOAD_CONST")
+    opmap[name]
+    for name in ("COPY_FREE_VARS", "MAKE_CELL", "RESUME", "SETUP_ANNOTATIONS", "LOAD_NAME", "LOAD_CONST")
 )
+TAG = "lean2"  # the lean bytecode's optimization tag: a change to lean() needs a new one
 _SUPPORTED = sys.version_info[:2] == (3, 11) and sys.implementation.name == "cpython"  # the layout checked
 
 
@@ -98,14 +103,55 @@ def lean(code: CodeType) -> CodeType:
     return code if changed is None else code.replace(co_consts=tuple(changed))
 
 
+def _pack(value: int) -> bytes:
+    return value.to_bytes(4, "little")
+
+
 def _kept(fullname: str) -> bool:
     return fullname.partition(".")[0] in KEPT or fullname in KEPT_MODULES
 
 
 class LeanSourceFileLoader(SourceFileLoader):
+    """Loads a library module's code from its lean bytecode (``__pycache__/x.cpython-311.opt-lean2.pyc``
+    next to Python's own, checked against the source's mtime and size the same way), else from
+    Python's own bytecode or the source, then leaves the docstrings out and writes the lean bytecode
+    for the next start (when bytecode may be written at all). A start from lean bytecode unmarshals
+    less than one from Python's own; only the first one after an install or an upgrade walks the code."""
+
     def get_code(self, fullname: str) -> CodeType | None:  # type: ignore[override]
+        if _kept(fullname):
+            return super().get_code(fullname)
+        source_path = self.get_filename(fullname)
+        try:
+            lean_path = cache_from_source(source_path, optimization=TAG)
+            stats = self.path_stats(source_path)
+        except (NotImplementedError, OSError, ValueError):
+            code = super().get_code(fullname)
+            return None if code is None else lean(code)
+        mtime, size = int(stats["mtime"]) & 0xFFFFFFFF, int(stats["size"]) & 0xFFFFFFFF
+        header = MAGIC_NUMBER + _pack(0) + _pack(mtime) + _pack(size)
+        try:
+            data = self.get_data(lean_path)
+        except OSError:
+            data = b""
+        if data[:16] == header:
+            try:
+                kept = marshal.loads(memoryview(data)[16:])
+            except (EOFError, ValueError, TypeError):
+                kept = None
+            if type(kept) is CodeType:
+                _imp._fix_co_filename(kept, source_path)
+                return kept
         code = super().get_code(fullname)
-        return code if code is None or _kept(fullname) else lean(code)
+        if code is None:
+            return None
+        code = lean(code)
+        if not sys.dont_write_bytecode:
+            try:
+                self._cache_bytecode(source_path, lean_path, header + marshal.dumps(code))  # type: ignore[attr-defined]
+            except (OSError, NotImplementedError):
+                pass
+        return code
 
 
 class LeanSourcelessFileLoader(SourcelessFileLoader):
