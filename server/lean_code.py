@@ -118,7 +118,7 @@ class LeanSourceFileLoader(SourceFileLoader):
     for the next start (when bytecode may be written at all). A start from lean bytecode unmarshals
     less than one from Python's own; only the first one after an install or an upgrade walks the code."""
 
-    def get_code(self, fullname: str) -> CodeType | None:  # type: ignore[override]
+    def get_code(self, fullname: str) -> CodeType | None:
         if _kept(fullname):
             return super().get_code(fullname)
         source_path = self.get_filename(fullname)
@@ -140,7 +140,7 @@ class LeanSourceFileLoader(SourceFileLoader):
             except (EOFError, ValueError, TypeError):
                 kept = None
             if type(kept) is CodeType:
-                _imp._fix_co_filename(kept, source_path)
+                _imp._fix_co_filename(kept, source_path)  # type: ignore[attr-defined]  # as Python's loader does
                 return kept
         code = super().get_code(fullname)
         if code is None:
@@ -155,7 +155,7 @@ class LeanSourceFileLoader(SourceFileLoader):
 
 
 class LeanSourcelessFileLoader(SourcelessFileLoader):
-    def get_code(self, fullname: str) -> CodeType | None:  # type: ignore[override]
+    def get_code(self, fullname: str) -> CodeType | None:
         code = super().get_code(fullname)
         return code if code is None or _kept(fullname) else lean(code)
 
