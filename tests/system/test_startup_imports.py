@@ -110,3 +110,38 @@ def test_rarely_used_library_modules_load_on_first_use():
     assert result["works"] == {"uvicorn": ["uvicorn.main", "Server", "Config", True], "yaml": {"a": [1, 2]},
                                "pdb": "Pdb", "loaded": [True, True, True, True], "click": True,
                                "logging.config": [30, "fileConfig"]}
+
+
+XML = """
+import asyncio, json, sys
+from pathlib import Path
+from server.context import ServerContext, ServerOptions
+from server.app import create_app
+
+async def main():
+    ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
+    create_app(ctx)
+    await ctx.initialize()
+    programmes = await ctx.livetv.refresh_guide()  # the start-up task's refresh, with no provider
+    idle = sorted(m for m in sys.modules if m.split(".")[0] in ("xml", "defusedxml"))
+    from server.library.scan.nfo import parse_nfo_bytes
+    from server.livetv.guide import parse_xmltv
+    nfo = parse_nfo_bytes(b"<movie><title>Alien</title><year>1979</year></movie>")
+    xmltv = parse_xmltv(b'<tv><channel id="c1"><display-name>One</display-name></channel></tv>')
+    await ctx.close()
+    print(json.dumps({"programmes": programmes, "guide": len(ctx.livetv.guide.programs), "idle": idle,
+                      "nfo": [nfo.title, nfo.year], "xmltv": [c.id for c in xmltv[0]]}))
+
+asyncio.run(main())
+"""
+
+
+def test_xml_parsers_load_with_the_first_nfo_or_listings_not_at_start(tmp_path):
+    """server/library/scan/nfo.py and server/livetv import ElementTree where they parse: a server
+    with no NFO and no listings provider (the guide refresh of an empty guide parses nothing)
+    never loads them; both parse as before when used."""
+    out = subprocess.run([sys.executable, "-c", XML, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"programmes": 0, "guide": 0, "idle": [], "nfo": ["Alien", 1979], "xmltv": ["c1"]}
