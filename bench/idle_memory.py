@@ -28,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.startup import write_lean_bytecode  # noqa: E402
 
 PROBE = r"""
 import ctypes, json, os, socket, sys, threading, time
@@ -140,7 +139,6 @@ def main() -> None:
     for _, root in trees:
         for sub in ("server", "app"):
             compileall.compile_dir(str(root / sub), quiet=1)
-        write_lean_bytecode(root)  # as an installed copy has after its first start (server/lean_code.py)
     rows: dict[str, list[str]] = {}
 
     def add(key: str, value: str) -> None:

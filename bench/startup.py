@@ -360,20 +360,6 @@ def compile_tree(root: Path) -> None:
     for sub in ("server", "app", "ui", "bench"):
         if (root / sub).is_dir():
             compileall.compile_dir(str(root / sub), quiet=1, workers=1)
-    write_lean_bytecode(root)
-
-
-# What a server's first start after an install imports, so that a tree with server/lean_code.py has
-# its libraries' lean bytecode written, as an installed copy has after that first start.
-FIRST_START_IMPORTS = ("import app.server_main, server.runner, server.context, server.app, server.db.tables, "
-                       "uvicorn.lifespan.on, uvicorn.protocols.http.httptools_impl, "
-                       "uvicorn.protocols.websockets.websockets_sansio_impl")
-
-
-def write_lean_bytecode(root: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", FIRST_START_IMPORTS], cwd=root, env={**env, "PYTHONPATH": str(root)},
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def main() -> None:
