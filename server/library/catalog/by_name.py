@@ -50,8 +50,10 @@ from server.library.catalog.query import (
     ItemQuery,
     ParentalRules,
     _reads_user_data,
+    conditions_for,
     item_rows,
     parental_conditions,
+    parental_key,
     scope,
 )
 from server.wire import models as w
@@ -329,7 +331,17 @@ def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Sha
     return _build_kept_statements(kind, with_counts, descending, shape)
 
 
-def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) -> Any:
+@lru_cache(maxsize=64)
+def _visible_statements(kind: str, descending: bool, shape: _Shape,
+                        parental: tuple[ParentalRules, tuple[str, ...]]) -> _Statements:
+    """``_build_kept_statements`` with ``_visible_exists`` for the viewer's rules, built once per
+    shape and ``parental_key`` (the rules and the library's rating strings the conditions list:
+    a rating new to the library is another key; tags are looked up when the statement runs)."""
+    return _build_kept_statements(kind, False, descending, shape,
+                                  _visible_exists(list(conditions_for(parental)), kind, shape))
+
+
+def _visible_exists(conditions: list[Any], kind: str, shape: _Shape) -> Any:
     """For a kept-count group (a value, or a year): whether an item in the scope carrying it is
     one the viewer's parental rules let them see (the same ``parental_conditions`` as the item
     queries; the scope's values are the kept statement's bound ones). One indexed probe per group
@@ -337,7 +349,7 @@ def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) 
     first visible item."""
     t = item_field_counts if kind == "Year" else item_value_counts
     library = func.coalesce(items.c.library_id, "")
-    in_scope: list[Any] = [items.c.owner_id.is_(None), *parental_conditions(s, rules)]
+    in_scope: list[Any] = [items.c.owner_id.is_(None), *conditions]
     if shape.libraries == "some":
         in_scope.append(library.in_(bindparam("libraries", expanding=True, type_=String())))
     elif shape.libraries == "none":
@@ -543,7 +555,7 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     elif nq.kind == "Year":  # a year's probe would walk every item of that year: kept less hidden, or grouped
         return _years_minus_hidden(s, nq, rules, shape, _scope_params(sc), use_sql_paging)
     else:
-        st = _build_kept_statements(nq.kind, False, nq.descending, shape, _visible_exists(s, nq.kind, rules, shape))
+        st = _visible_statements(nq.kind, nq.descending, shape, parental_key(s, rules))
     if matches is not None:
         params.pop("name_like", None)
         params["name_in"] = matches
@@ -815,6 +827,14 @@ def _build_person_statements(shape: _PersonShape, item_conditions: list[Any]) ->
 
 
 @lru_cache(maxsize=64)
+def _person_statements_with(shape: _PersonShape, parental: tuple[ParentalRules, tuple[str, ...]]
+                            ) -> tuple[Any, Any, Any]:
+    """``_person_statements`` whose links count only to items the viewer's rules let them see,
+    built once per shape and ``parental_key`` (as ``_visible_statements``)."""
+    return _build_person_statements(shape, list(conditions_for(parental)))
+
+
+@lru_cache(maxsize=64)
 def _person_statements_without(shape: _PersonShape, hidden_pairs: tuple[tuple[str, str], ...]
                                ) -> tuple[Any, Any, Any]:
     """``_person_statements`` leaving out the links to items of these (library, item type) pairs
@@ -878,7 +898,7 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
         if hidden_pairs is _NOTHING_VISIBLE:
             return [], 0
         if hidden_pairs is None:
-            page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+            page, total, counts_q = _person_statements_with(shape, parental_key(s, rules))
         elif hidden_pairs:
             page, total, counts_q = _person_statements_without(shape, hidden_pairs)
         else:

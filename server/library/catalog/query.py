@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
@@ -144,7 +145,27 @@ def _distinct_ratings(s: Session) -> list[str]:
     return found
 
 
+def parental_key(s: Session, rules: ParentalRules) -> tuple[ParentalRules, tuple[str, ...]]:
+    """What ``parental_conditions`` depends on: the rules and, when they judge ratings, the
+    library's rating strings (``_distinct_ratings``, read for the content generation). A
+    statement built with the conditions may be kept under this key: a rating new to the library
+    makes another key, and tags are looked up by the statement itself when it runs."""
+    judged = rules.max_rating is not None or bool(rules.block_unrated)
+    return rules, tuple(_distinct_ratings(s)) if judged else ()
+
+
 def parental_conditions(s: Session, rules: ParentalRules) -> list:
+    """The conditions an item passes when ``rules`` let the viewer see it (the one place they
+    are written). The expressions are made once per ``parental_key`` (immutable, shared by the
+    statements built with them): building them, with their subquery and aliases, cost more than
+    a list's probes."""
+    return list(conditions_for(parental_key(s, rules)))
+
+
+@lru_cache(maxsize=128)
+def conditions_for(key: tuple[ParentalRules, tuple[str, ...]]) -> tuple[Any, ...]:
+    """``parental_conditions`` for a ``parental_key``."""
+    rules, ratings = key
     series = items.alias("parental_series")
     series_rating = (select(series.c.official_rating).where(series.c.id == items.c.series_id)
                      .limit(1).scalar_subquery())
@@ -153,7 +174,6 @@ def parental_conditions(s: Session, rules: ParentalRules) -> list:
     exempt = items.c.type.in_(_RATING_EXEMPT)
     conds: list = []
     if rules.max_rating is not None or rules.block_unrated:
-        ratings = _distinct_ratings(s)
         levels = {r: _rating_level(r, rules.country) for r in ratings}
         if rules.max_rating is not None:
             shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
@@ -174,7 +194,7 @@ def parental_conditions(s: Session, rules: ParentalRules) -> list:
         conds.append(not_(tagged(rules.blocked_tags)))
     if rules.allowed_tags:
         conds.append(or_(exempt, tagged(rules.allowed_tags)))
-    return conds
+    return tuple(conds)
 
 
 def item_visible(s: Session, item_id: str, allowed_library_ids: frozenset[str] | None,

@@ -105,10 +105,18 @@ def _lists(s: Session, kind: str, cache: CountCache | None, generation: tuple[in
     return out
 
 
+def _fresh_person_statements(s: Session):
+    """``by_name._person_statements_with`` built afresh on every call (the reference walk)."""
+    from server.library.catalog.query import parental_conditions
+
+    return lambda shape, key: by_name._build_person_statements(shape, parental_conditions(s, key[0]))
+
+
 def _compare(s: Session, monkeypatch, kind: str, cache: CountCache, generation: tuple[int, int]) -> None:
     fast = _lists(s, kind, cache, generation)
     with monkeypatch.context() as m:
         m.setattr(facets, "simple_scope", lambda *a, **k: None)  # the grouped query with the conditions
+        m.setattr(by_name, "_person_statements_with", _fresh_person_statements(s))  # the walk, built afresh
         reference = _lists(s, kind, None, generation)
     for got, want in zip(fast, reference, strict=True):
         assert got == want, got[0]
@@ -194,6 +202,7 @@ def test_persons_with_nothing_visible_read_no_person(engine, monkeypatch):  # no
         with monkeypatch.context() as m:
             m.setattr(by_name, "_build_person_statements", lambda *a: pytest.fail("people were walked"))
             m.setattr(by_name, "_person_statements", lambda *a: pytest.fail("people were walked"))
+            m.setattr(by_name, "_person_statements_with", lambda *a: pytest.fail("people were walked"))
             assert list_names(s, nq) == ([], 0)
         shown = NameQuery(kind="Person", scope=ItemQuery(recursive=True, parental=ParentalRules(max_rating=100)),
                           totals=(cache, (1, 1)))
@@ -232,3 +241,69 @@ def test_a_restricted_page_statement_kept_never_answers_stale(engine):  # noqa: 
     with Session(engine) as s:
         after = page(s, limit, (2, 2))
         assert shown not in after[0] and after == page(s, limit, (2, 2), None)
+
+
+@pytest.mark.parametrize("kind", ["MusicArtist", "Genre", "Person"])
+def test_kept_statements_with_the_rules_follow_the_librarys_ratings(engine, monkeypatch, kind):  # noqa: F811
+    """A partly hidden scope's statements carrying the viewer's rules (the probe per group, the
+    people walk) are built once per shape and ``parental_key`` (the rules and the library's rating
+    strings): asked again, nothing is built; an item edited to a rating new to the library (once
+    the rating list is read again, as a new content generation does) is judged by a new
+    statement, never by the kept one that did not list it; a policy change (other rules) is
+    another statement. Every answer equals the reference (the grouped query, the person walk)."""
+    from server.library.catalog import query
+
+    with engine.begin() as conn:
+        _library(conn)
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) SELECT id, 'Genre', "
+                          "'newwave', 'Newwave' FROM items WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) SELECT id, 'Artist', "
+                          "'newwave', 'Newwave' FROM items WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+        conn.execute(text("INSERT INTO item_people (item_id, person_id, kind, sort_order) SELECT id, 'p11', 'Actor', 99 "
+                          "FROM items WHERE id = (SELECT min(id) FROM items WHERE library_id = 'L2' "
+                          "AND type IN ('Audio', 'Movie') AND owner_id IS NULL) AND NOT EXISTS (SELECT 1 FROM "
+                          "item_people WHERE person_id = 'p11' AND item_id = items.id)"))
+        conn.execute(text("UPDATE items SET official_rating = 'R' WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+    cache = CountCache()
+    rules = ParentalRules(max_rating=10)
+    partial = ParentalRules(max_rating=10, blocked_tags=("late",))
+
+    def ask(s: Session, r: ParentalRules, generation: tuple[int, int], reference: bool = False) -> list:
+        nq = NameQuery(kind=kind, scope=ItemQuery(recursive=True, parental=r, parent_id=None if kind == "Person"
+                                                  else "L2"), totals=(cache, generation))
+        if reference:
+            with monkeypatch.context() as m:
+                m.setattr(facets, "simple_scope", lambda *a, **k: None)
+                m.setattr(by_name, "people_profile", lambda *a, **k: None)
+                m.setattr(by_name, "_person_statements_with", _fresh_person_statements(s))
+                nq.totals = None
+                entries, total = list_names(s, nq)
+        else:
+            entries, total = list_names(s, nq)
+        return sorted((e.name, tuple(sorted(e.counts.items()))) for e in entries) + [total]
+
+    built = (by_name._visible_statements, by_name._person_statements_with)
+    with Session(engine) as s:
+        first = ask(s, rules, (1, 1))
+        assert first == ask(s, rules, (1, 1), reference=True)
+        assert "Newwave" not in str(first) and "Person 11" not in str(first) or kind == "Person"
+        before = [f.cache_info().misses for f in built]
+        assert ask(s, rules, (1, 1)) == first
+        assert [f.cache_info().misses for f in built] == before  # kept: nothing built again
+        other = ask(s, partial, (1, 1))  # a policy change: other rules, another statement
+        assert other == ask(s, partial, (1, 1), reference=True)
+    # the item becomes 'TV-Y7', a rating the library did not have: shown to a MaxParentalRating 10
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'TV-Y7' WHERE id = (SELECT min(id) FROM items "
+                          "WHERE library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+    query._ratings_cache.clear()  # (what a new content generation does for a Database's session)
+    with Session(engine) as s:
+        assert query.parental_key(s, rules)[1].count("TV-Y7") == 1
+        after = ask(s, rules, (2, 2))
+        assert after == ask(s, rules, (2, 2), reference=True)
+        if kind != "Person":
+            assert "Newwave" in str(after) and after != first
+        assert ask(s, partial, (2, 2)) == ask(s, partial, (2, 2), reference=True)
