@@ -13,7 +13,10 @@ over 95k tracks finds few of its tracks stored.
 
 ``--parental RATING``: the viewer has parental rules (MaxParentalRating RATING; 12 hides every
 movie of the bench library), as ``bench/lists.py --parental``; the by-name lists (Persons,
-Genres, MusicGenres, Years, Artists) are measured too, through ``ItemService.names``.
+Genres, MusicGenres, Years, Artists) and Items/Filters are measured too, through
+``ItemService.names`` and ``filter_values``. ``--partly-hidden`` (with ``--parental 13``):
+every third movie and track of the copy is rated R, so those lists take their partly hidden
+paths; mixes are seeded by tracks the viewer may see.
 
 ``--cold``: before every call (untimed) the user marks a track favourite or not, so what is kept
 per write generation is computed again (what a list costs after watching something).
@@ -153,6 +156,11 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         "MusicGenres": lambda: names("MusicGenre", "Music"),
         "Years (movies)": lambda: names("Year", "Movies", descending=True),
         "Artists (first 100)": lambda: names("MusicArtist", "Music", limit=100),
+        # (GET /Items/Filters as jellyfin-web asks it in a library: its parent, recursive)
+        "Items/Filters (movies)": lambda: ctx.items.filter_values(
+            ItemQuery(parent_id=libraries["Movies"], recursive=True, include_types=["Movie"]), viewer),
+        "Items/Filters (music)": lambda: ctx.items.filter_values(
+            ItemQuery(parent_id=libraries["Music"], recursive=True, include_types=["Audio"]), viewer),
         "Shows/{id}/Seasons": lambda: tv.seasons_reply(
             rnd.choice(series), viewer, opts("ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount"), False),
         "Shows/{id}/Episodes (all)": lambda: tv.episodes_reply(

@@ -622,6 +622,42 @@ def _hidden_per_value(s: Session, kind: str, rules: ParentalRules,
     return found
 
 
+def filter_hidden(s: Session, rules: ParentalRules, totals: tuple[Any, Generations]) -> facets.HiddenCounts:
+    """For Items/Filters in a partly hidden scope (``facets.filter_values``): the items the
+    viewer's rules hide (not ``parental_conditions``), counted as the kept counts count them (no
+    owner): per Genre and Tag row (kind, clean value, spelling, library, item type) and per year
+    and official rating (facet, value, library, item type). Two grouped queries kept in
+    ``totals``' cache for the content generation (a rating, tag, genre edit, a scan: counted
+    again) and keyed by the rules (a policy change is another key)."""
+    cache, generation = totals
+    key = f"by-name hidden filter rows {rules!r}"
+    found: facets.HiddenCounts | None = cache.get_value(key, generation)
+    if found is None:
+        flag = _hidden_flag(parental_conditions(s, rules))
+        hidden = false() if flag is None else flag == 1
+        library = func.coalesce(items.c.library_id, "")
+        v = item_values.alias("hf")
+        values = {(r[0], r[1], r[2], r[3], r[4] or ""): int(r[5]) for r in s.execute(
+            select(v.c.kind, v.c.clean_value, v.c.value, library, items.c.type, func.count())
+            .select_from(v.join(items, items.c.id == v.c.item_id))
+            .where(v.c.kind.in_(("Genre", "Tag")), items.c.owner_id.is_(None), hidden)
+            .group_by(v.c.kind, v.c.clean_value, v.c.value, library, items.c.type)).all()}
+        fields: dict[tuple[str, str, str, str], int] = {}
+        for year, rating, lib, item_type, n in s.execute(
+                select(items.c.production_year, items.c.official_rating, library, items.c.type, func.count())
+                .where(items.c.owner_id.is_(None), hidden)
+                .group_by(items.c.production_year, items.c.official_rating, library, items.c.type)).all():
+            if year is not None:
+                k = ("Year", str(year), lib, item_type or "")
+                fields[k] = fields.get(k, 0) + int(n)
+            if rating:
+                k = ("OfficialRating", rating, lib, item_type or "")
+                fields[k] = fields.get(k, 0) + int(n)
+        found = (values, fields)
+        cache.put_value(key, generation, found)
+    return found
+
+
 def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
                         use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:
     """The years list in a partly hidden scope: per year, the kept counts in the list's scope
