@@ -1143,15 +1143,9 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
     if cached is None:
-        page = _unpaged_ids(s, q)
-        compiled = page.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-        values = compiled.construct_params()
-        names = compiled.positiontup or []
-        if any(name not in values for name in names):
+        cached = _driver_sql(conn.dialect, _unpaged_ids(s, q))
+        if cached is None:
             return None
-        processors: Any = compiled._bind_processors  # name -> the type's bind processor
-        bound = tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
-        cached = (compiled.string, bound)
         counts.put_sql(key, generation, cached)
     sql, bound = cached
     paging = (-1 if q.limit is None else q.limit, q.start_index)
@@ -1161,6 +1155,44 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
         return [r[0] for r in cursor.fetchall()]
     finally:
         cursor.close()
+
+
+def _driver_sql(dialect: Any, statement: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """The statement as driver SQL with its parameters bound and processed (expanding IN lists
+    rendered), for positional drivers; None when a parameter has no value to bind."""
+    compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+    values = compiled.construct_params()
+    names = compiled.positiontup or []
+    if any(name not in values for name in names):
+        return None
+    processors: Any = compiled._bind_processors  # name -> the type's bind processor
+    return compiled.string, tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
+
+
+def parental_where(s: Session, rules: ParentalRules) -> tuple[str, tuple[Any, ...]] | None:
+    """``parental_conditions`` as driver SQL over ``items`` (unaliased) and its bound values,
+    made once per ``parental_key`` and dialect (a statement on the DB-API cursor can carry the
+    rules without building and compiling a select per request); ``("", ())`` when they hide
+    nothing; None for a driver whose parameters are not positional."""
+    dialect = s.connection().dialect
+    if dialect.paramstyle != "qmark":
+        return None
+    return _parental_where(parental_key(s, rules), dialect)
+
+
+_WHERE = "\nWHERE "
+
+
+@lru_cache(maxsize=64)
+def _parental_where(key: tuple[ParentalRules, tuple[str, ...]], dialect: Any) -> tuple[str, tuple[Any, ...]] | None:
+    conds = conditions_for(key)
+    if not conds:
+        return "", ()
+    found = _driver_sql(dialect, select(items.c.id).where(and_(*conds)))
+    if found is None or _WHERE not in found[0]:
+        return None
+    sql, bound = found
+    return sql[sql.index(_WHERE) + len(_WHERE):], bound
 
 
 _ITEM_COLUMNS = tuple(items.columns.keys())
