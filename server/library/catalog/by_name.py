@@ -380,12 +380,20 @@ def _kept_statements_without(kind: str, with_counts: bool, descending: bool, sha
     return _build_kept_statements(kind, with_counts, descending, shape, hidden_pairs=hidden_pairs)
 
 
+@lru_cache(maxsize=64)
+def _kept_statements_hiding(kind: str, descending: bool, shape: _Shape) -> _Statements:
+    """``_kept_statements`` leaving out the values bound as ``hidden_values`` (``_hidden_out``:
+    every item in scope carrying them hidden from the viewer), built once per shape."""
+    return _build_kept_statements(kind, False, descending, shape, hiding=True)
+
+
 def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape,
-                           visible: Any = None, hidden_pairs: tuple[tuple[str, str], ...] = ()) -> _Statements:
+                           visible: Any = None, hidden_pairs: tuple[tuple[str, str], ...] = (),
+                           hiding: bool = False) -> _Statements:
     """``_kept_statements``; ``visible`` (``_visible_exists``): only rows with an item the viewer
-    may see count (those statements carry the rules' values and are built per request; their
-    counts are the kept ones, recounted over the visible items by ``_visible_counts``);
-    ``hidden_pairs``: the kept rows of these (library, item type) pairs are left out."""
+    may see count (their counts are the kept ones, replaced by ``_kept_minus_hidden`` or
+    ``_visible_counts``); ``hidden_pairs``: the kept rows of these (library, item type) pairs are
+    left out; ``hiding``: the values bound as ``hidden_values`` are left out."""
     t = item_field_counts if kind == "Year" else item_value_counts
     cols = [facets.count_sum(t).label("ChildCount")]
     if with_counts:
@@ -393,6 +401,8 @@ def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape
     conds = _bound_scope_conditions(t, shape)
     if hidden_pairs:
         conds.append(tuple_(t.c.library_id, t.c.item_type).not_in(list(hidden_pairs)))
+    if hiding:
+        conds.append(t.c.clean_value.not_in(bindparam("hidden_values", expanding=True, type_=String())))
     spelled = None
     if kind == "Year":
         year = cast(t.c.value, Integer)
@@ -555,7 +565,12 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     elif nq.kind == "Year":  # a year's probe would walk every item of that year: kept less hidden, or grouped
         return _years_minus_hidden(s, nq, rules, shape, _scope_params(sc), use_sql_paging)
     else:
-        st = _visible_statements(nq.kind, nq.descending, shape, parental_key(s, rules))
+        hidden_out = _hidden_out(s, nq, rules, shape, _scope_params(sc))
+        if hidden_out is not None:  # the kept rows less the values with nothing left in scope
+            st = _kept_statements_hiding(nq.kind, nq.descending, shape)
+            params["hidden_values"] = hidden_out
+        else:  # a probe per group for an item the viewer may see
+            st = _visible_statements(nq.kind, nq.descending, shape, parental_key(s, rules))
     if matches is not None:
         params.pop("name_like", None)
         params["name_in"] = matches
@@ -656,6 +671,48 @@ def filter_hidden(s: Session, rules: ParentalRules, totals: tuple[Any, Generatio
         found = (values, fields)
         cache.put_value(key, generation, found)
     return found
+
+
+#: more values with nothing left than this and the groups are probed instead (a list bound per request)
+_MAX_HIDDEN_OUT = 5000
+
+
+def _hidden_out(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape,
+                scope_params: dict[str, Any]) -> list[str] | None:
+    """For a value list in a partly hidden scope: the values (clean) whose every item in the
+    list's scope the viewer's rules hide -- per (library, item type) in scope, the kept count
+    less the hidden items (``_hidden_per_value``) leaves none -- so the kept rows less these
+    values are the groups with an item the viewer may see (what the probe per group finds,
+    without probing up to a deep page's offset). Kept in ``nq.totals``' cache for the content
+    generation, keyed by the kind, the rules and the scope's values. None without a cache or
+    when there are too many."""
+    if nq.totals is None:
+        return None
+    cache, generation = nq.totals
+    value_kinds = VALUE_KINDS[nq.kind][0]
+    kept_kind = value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"
+    key = f"by-name hidden out {kept_kind} {rules!r} {sorted(scope_params.items())!r}"
+    found: tuple[str, ...] | None = cache.get_value(key, generation)
+    if found is None:
+        hidden = _hidden_per_value(s, nq.kind, rules, nq.totals)
+        statement = _kept_pairs_statement(kept_kind, shape)
+        values = sorted(hidden)
+        kept: dict[str, dict[tuple[str, str], int]] = {}
+        for start in range(0, len(values), 500):
+            for value, lib, item_type, n in s.execute(
+                    statement, {**scope_params, "page_values": values[start:start + 500]}).all():
+                kept.setdefault(value, {})[(lib, item_type)] = int(n or 0)
+        out = []
+        for value, pairs in kept.items():
+            left = dict(pairs)
+            for lib, item_type, n in hidden.get(value, ()):
+                if (lib, item_type) in left:
+                    left[(lib, item_type)] -= n
+            if not any(n > 0 for n in left.values()):
+                out.append(value)
+        found = tuple(sorted(out))
+        cache.put_value(key, generation, found)
+    return list(found) if len(found) <= _MAX_HIDDEN_OUT else None
 
 
 def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
