@@ -156,6 +156,8 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         "MusicGenres": lambda: names("MusicGenre", "Music"),
         "Years (movies)": lambda: names("Year", "Movies", descending=True),
         "Artists (first 100)": lambda: names("MusicArtist", "Music", limit=100),
+        "Artists (random page)": lambda: names("MusicArtist", "Music", limit=100,
+                                               start_index=rnd.randrange(0, len(artists) * 6) // 100 * 100),
         # (GET /Items/Filters as jellyfin-web asks it in a library: its parent, recursive)
         "Items/Filters (movies)": lambda: ctx.items.filter_values(
             ItemQuery(parent_id=libraries["Movies"], recursive=True, include_types=["Movie"]), viewer),
