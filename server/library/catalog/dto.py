@@ -326,7 +326,7 @@ class _KeptParents:
     albums of a mix's random tracks are random rows of a big table, and their read was an eighth
     of a mix's CPU. Valid for one ``content_generation`` (any write of more than user data, e.g.
     an album's rename or new image, empties it); at most ``size`` rows (~0.5 KiB each), the
-    oldest out first."""
+    oldest out first; let go when the database is left alone (``Database.on_release``)."""
 
     __slots__ = ("lock", "rows", "stamp")
 
@@ -336,6 +336,11 @@ class _KeptParents:
         self.lock = threading.Lock()
         self.stamp = -1
         self.rows: OrderedDict[str, ParentRow] = OrderedDict()
+
+    def release(self) -> None:
+        """Let the rows go (``Database.release_memory``: the database was left alone a while)."""
+        with self.lock:
+            self.rows = OrderedDict()
 
 
 _KEPT_PARENTS: weakref.WeakKeyDictionary[Any, _KeptParents] = weakref.WeakKeyDictionary()
@@ -366,7 +371,10 @@ def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, ParentRow]:
         bind = s.get_bind()
         kept = _KEPT_PARENTS.get(bind)
         if kept is None:
-            kept = _KEPT_PARENTS.setdefault(bind, _KeptParents())
+            made = _KeptParents()
+            kept = _KEPT_PARENTS.setdefault(bind, made)
+            if kept is made and hasattr(database, "on_release"):  # let go at quiet moments
+                database.on_release(made.release)
         with kept.lock:
             if stamp > kept.stamp:  # a newer generation: what was kept may be stale
                 kept.rows.clear()

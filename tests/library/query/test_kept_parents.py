@@ -93,3 +93,17 @@ def test_the_kept_parent_rows_are_bounded(db: Database, monkeypatch) -> None:
 
     assert len(db.read_sync(read)) == 6
     assert len(dto._KEPT_PARENTS[db.engine].rows) == 4
+
+
+def test_the_kept_parent_rows_are_let_go_when_the_database_is_left_alone(db: Database) -> None:
+    tracks = _library(db)
+
+    def read(s):  # type: ignore[no-untyped-def]
+        rows = get_rows(s, tracks)
+        return dto.parent_rows(s, [rows[i] for i in tracks])
+
+    first = db.read_sync(read)
+    assert len(dto._KEPT_PARENTS[db.engine].rows) == 6
+    db.release_memory()  # (what memory.MemoryTrimmer calls at a quiet moment)
+    assert not dto._KEPT_PARENTS[db.engine].rows
+    assert db.read_sync(read) == first
