@@ -25,7 +25,9 @@ together.
 
 The Items lane: a request the app's ``items_lane`` (``server/http/items_lane.py``) takes (a GET of a
 path ending in ``/Items``) runs the lane in place of the app once its head is complete; the lane
-answers through the same cycle and sender, or hands the request to the app untouched.
+answers through the same cycle and sender, or hands the request to the app untouched. On a plain
+socket connection (and an OS that passes sockets between processes) the lane also gets the cycle,
+so that a reader process may write the page's reply to the socket itself (a hand-off).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+from server.readers import protocol
 
 log = logging.getLogger("reelroom.http")
 
@@ -56,6 +60,7 @@ ZERO_COPY = "http.response.zerocopysend"
 _HAS_SENDFILE = hasattr(os, "sendfile")
 _HAS_WRITEV = hasattr(os, "writev")
 _NATIVE_SENDFILE = asyncio_constants._SendfileMode.TRY_NATIVE
+_FD_PASSING = protocol.FD_PASSING
 
 
 class _Gathered:
@@ -220,7 +225,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         cycle.send = response_sender(cycle, self._zero_copy)  # type: ignore[assignment]  # an instance attribute
         lane = self._lane
         if lane is not None and app is self.app and lane.takes(cycle.scope):  # (not uvicorn's 503 app)
-            app = lane.bind(app)  # the lane, else the app as ever
+            # the lane, else the app as ever; with the cycle where a reader process may write the
+            # reply to the socket itself (asyncio's own plain socket transport, an OS that passes
+            # sockets: server/readers/handoff.py)
+            app = lane.bind(app, cycle if self._zero_copy and _FD_PASSING else None)
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:

@@ -50,7 +50,8 @@ class FakeReader(Reader):
         self.last_done = 0.0
         self.task = None
 
-    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...],
+                   hand: Any = None) -> tuple[str, Any, Any]:
         if not self.alive:
             raise ReaderGone
         future: asyncio.Future[tuple[str, Any, Any]] = asyncio.get_running_loop().create_future()
