@@ -431,6 +431,7 @@ class ReaderPool:
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
         self.handed = 0  # of those, replies a reader wrote to the client itself (a hand-off)
+        self.handed_back = 0  # of those, replies whose end the reader gave back (the client's socket was full)
         self.answered_here = 0  # requests of the pool's kinds the owner answered itself while enabled
         self._inflight = 0  # requests of the pool's kinds in flight
         self._here = 0  # of those, answered in the owner from a slot of the queue (``local``, ``share``)
@@ -648,6 +649,8 @@ class ReaderPool:
             if status == protocol.HANDED:
                 self.handed += 1
                 length, written, failed, rest = payload
+                if rest:
+                    self.handed_back += 1
                 return handoff.Handed(length, written, failed, rest)
             return cast(bytes, payload)  # the reply's bytes as they came off the connection
         if status == protocol.ERROR:
