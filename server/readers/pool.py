@@ -845,7 +845,8 @@ class ReaderPool:
         readers, self.readers = self.readers, []
         self._wake_all()
         if self.stats.reader_pages or self.stats.local_pages:
-            log.info("Reader pool: %s", self.stats.summary())
+            log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
+                     self.stats.summary(), self.handed, self.handed_back)
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
         for task in list(self._tasks) + ([self._reaper] if self._reaper else []):
             task.cancel()

@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import pytest
@@ -236,7 +235,7 @@ def test_a_client_that_stops_reading(live: LiveServer, mode: str) -> None:
     reply whole and in order."""
     pool = live.ctx.readers
     reader_running(live)
-    n = 40
+    n = 60
     want = [by_owner(live, page_request(live, k % 4)) for k in range(4)]
     settled(live)
     back = pool.handed_back
