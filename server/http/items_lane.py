@@ -46,9 +46,8 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from server.errors import ReelroomError
-from server.http import limits, reply_cache
+from server.http import handoff, limits, reply_cache
 from server.http.wire_middleware import WireMiddleware, accept_header, json_charset_sender
-from server.readers import handoff
 from server.wire.casing import camel_case_requested, wants_camel_case
 
 log = logging.getLogger("reelroom.http")
@@ -286,7 +285,7 @@ class _Length:
 
 
 class _Offer:
-    """The lane's hand-off offer (server/readers/handoff.py) for one request: the reply's head
+    """The lane's hand-off offer (server/http/handoff.py) for one request: the reply's head
     is built by uvicorn's own ``send`` on a copy of the cycle (status line, Date, Server, the
     headers in their order and casing, ``connection: close`` when the connection is closing),
     through the same CORS and charset layers as a reply the owner writes, with a marked

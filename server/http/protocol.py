@@ -41,7 +41,7 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
-from server.readers import protocol
+from server.http import handoff
 
 log = logging.getLogger("reelroom.http")
 
@@ -60,7 +60,7 @@ ZERO_COPY = "http.response.zerocopysend"
 _HAS_SENDFILE = hasattr(os, "sendfile")
 _HAS_WRITEV = hasattr(os, "writev")
 _NATIVE_SENDFILE = asyncio_constants._SendfileMode.TRY_NATIVE
-_FD_PASSING = protocol.FD_PASSING
+_FD_PASSING = handoff.FD_PASSING
 
 
 class _Gathered:
@@ -227,7 +227,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if lane is not None and app is self.app and lane.takes(cycle.scope):  # (not uvicorn's 503 app)
             # the lane, else the app as ever; with the cycle where a reader process may write the
             # reply to the socket itself (asyncio's own plain socket transport, an OS that passes
-            # sockets: server/readers/handoff.py)
+            # sockets: server/http/handoff.py)
             app = lane.bind(app, cycle if self._zero_copy and _FD_PASSING else None)
         super()._start_asgi_task(cycle, app)
 

@@ -130,7 +130,7 @@ class ReplyCache:
     def would_keep(self) -> bool:
         """Whether ``keep`` would store the reply of the pending slot (its key is kept or was seen
         before): a reader process then sends the reply's bytes back rather than writing them to
-        the client itself (server/readers/handoff.py). The viewer's rules and the reply's size
+        the client itself (server/http/handoff.py). The viewer's rules and the reply's size
         are not known yet: a True may still keep nothing."""
         slot = pending.get()
         return slot is not None and self.enabled and (slot.key in self._entries or hash(slot.key) in self._seen)

@@ -45,11 +45,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from server.db.database import Database
+from server.http import handoff
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.fragment_store import FragmentStore, StoreUse
 from server.library.catalog.query import ItemQuery
 from server.media import spawn
-from server.readers import handoff, protocol
+from server.readers import protocol
 from server.wire.casing import camel_case_requested
 
 log = logging.getLogger("reelroom.readers")

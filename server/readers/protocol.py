@@ -34,6 +34,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from server.http import handoff
+
 HEADER = struct.Struct("!I")
 MAX_FRAME = 256 * 1024 * 1024
 
@@ -54,7 +56,7 @@ HANDED_HEAD = struct.Struct("!IIB")
 
 #: Whether a client connection's socket can travel to a reader with its request (SCM_RIGHTS over
 #: the Unix socket: Linux, macOS). Elsewhere (Windows: loopback TCP) the owner relays the reply.
-FD_PASSING = hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX") and sys.platform != "win32"
+FD_PASSING = handoff.FD_PASSING
 #: ``REELROOM_READERS_HANDOFF=0`` keeps every reply going through the owner (the relay), as on Windows.
 ENV_HANDOFF = "REELROOM_READERS_HANDOFF"
 #: How long a reader waits for a client that does not take the reply's bytes (its socket buffer
@@ -189,7 +191,7 @@ def _grow_send_buffer(fd: int, size: int) -> bool:
 
 
 #: The most a reader asks for a client socket's send buffer (a page is ~250 KB).
-SEND_BUFFER_MAX = 2 * 1024 * 1024
+SEND_BUFFER_MAX = 1024 * 1024
 
 
 def _writable(fd: int, seconds: float) -> bool:

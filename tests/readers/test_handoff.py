@@ -1,4 +1,4 @@
-"""The hand-off of a client's connection to a reader process (server/readers/handoff.py): on a real
+"""The hand-off of a client's connection to a reader process (server/http/handoff.py): on a real
 server with a reader process, a page a reader writes to the client's socket itself is byte for byte
 the reply the owner relays (the switch off: Windows' path) and the one the owner builds itself, on
 keep-alive connections and pipelined; a client that leaves mid-reply, one that stops reading, a
@@ -235,7 +235,7 @@ def test_a_client_that_stops_reading(live: LiveServer, mode: str) -> None:
     reply whole and in order."""
     pool = live.ctx.readers
     reader_running(live)
-    n = 60
+    n = 120
     want = [by_owner(live, page_request(live, k % 4)) for k in range(4)]
     settled(live)
     back = pool.handed_back

@@ -1,8 +1,8 @@
-"""A hand-off of a client's connection to a reader process (Linux, macOS; see "Reader processes"
-in docs/architecture.md).
+"""A hand-off of a client's connection to a reader process (server/readers/; Linux, macOS; see
+"Reader processes" in docs/architecture.md).
 
 The HTTP side that can let a reader write a reply itself (the Items lane, server/http/items_lane.py)
-sets :data:`current` to an :class:`Offer` around the handler; the pool (pool.py) then sends the
+sets :data:`current` to an :class:`Offer` around the handler; the reader pool (server/readers/pool.py) then sends the
 client's socket with the page's request (SCM_RIGHTS), the reader writes the reply's head (the
 owner's, from :meth:`Offer.head`) and body straight to it, and the handler returns a
 :class:`Handed` in place of the reply's bytes, which the HTTP side finishes (:meth:`Offer.finish`:
@@ -13,8 +13,14 @@ switch off) the reader's bytes come back to the owner as before (the relay).
 from __future__ import annotations
 
 import contextvars
+import socket
+import sys
 from dataclasses import dataclass
 from typing import Protocol
+
+#: Whether a client connection's socket can travel to another process (SCM_RIGHTS over a Unix
+#: socket: Linux, macOS). Elsewhere (Windows) the owner relays a reader's reply.
+FD_PASSING = hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX") and sys.platform != "win32"
 
 
 class Offer(Protocol):
