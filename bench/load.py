@@ -298,15 +298,17 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
 
 
 def readers_env(value: str) -> dict[str, str]:
-    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0."""
+    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0; a
+    trailing ``h0``: REELROOM_READERS_HANDOFF=0 (the owner relays the readers' replies)."""
     if not value:
         return {}
-    m = re.fullmatch(r"([^ls]+)(?:l(\d+))?(?:s(\d+))?", value)
+    m = re.fullmatch(r"([^lsh]+)(?:l(\d+))?(?:s(\d+))?(?:h(\d+))?", value)
     if m is None:
         raise SystemExit(f"--readers: cannot read {value!r}")
-    readers, local, share = m.groups()
+    readers, local, share, handoff = m.groups()
     return ({"REELROOM_READERS": readers} | ({"REELROOM_READERS_LOCAL": local} if local else {})
-            | ({"REELROOM_READERS_SHARE": share} if share else {}))
+            | ({"REELROOM_READERS_SHARE": share} if share else {})
+            | ({"REELROOM_READERS_HANDOFF": handoff} if handoff else {}))
 
 
 def report(label: str, r: dict) -> None:
@@ -429,7 +431,7 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
     parser.add_argument("--readers", default="", help="comma-separated reader settings, each a run of its own "
                         "(0: off; 1, 2, auto: REELROOM_READERS; 'l<n>' REELROOM_READERS_LOCAL, 's<n>' "
-                        "REELROOM_READERS_SHARE, e.g. 1l0s0); default: the environment's")
+                        "REELROOM_READERS_SHARE, h0: REELROOM_READERS_HANDOFF=0, e.g. 1l0s0h0); default: the environment's")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each setting, taking turns")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
