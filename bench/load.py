@@ -298,15 +298,17 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
 
 
 def readers_env(value: str) -> dict[str, str]:
-    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0."""
+    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0;
+    ``autoa0`` -> REELROOM_READERS=auto, REELROOM_ADMIT=0 (admission off; ``a32``: 32 in flight)."""
     if not value:
         return {}
-    m = re.fullmatch(r"([^ls]+)(?:l(\d+))?(?:s(\d+))?", value)
+    m = re.fullmatch(r"([^lsa]+|auto)(?:l(\d+))?(?:s(\d+))?(?:a(\d+))?", value)
     if m is None:
         raise SystemExit(f"--readers: cannot read {value!r}")
-    readers, local, share = m.groups()
+    readers, local, share, admit = m.groups()
     return ({"REELROOM_READERS": readers} | ({"REELROOM_READERS_LOCAL": local} if local else {})
-            | ({"REELROOM_READERS_SHARE": share} if share else {}))
+            | ({"REELROOM_READERS_SHARE": share} if share else {})
+            | ({"REELROOM_ADMIT": admit} if admit else {}))
 
 
 def report(label: str, r: dict) -> None:
@@ -323,6 +325,8 @@ def report(label: str, r: dict) -> None:
           f"load average at the end {r['load_avg']:.1f}")
     if r.get("pool"):
         print(f"            reader pool (from the server's log at close): {r['pool']}")
+    if r.get("admission"):
+        print(f"            admission (from the server's log at close): {r['admission']}")
     for name, values in sorted(r["lat"].items()):
         print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
               f"p99 {pct(values, 99):.0f} ms")
@@ -429,7 +433,8 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
     parser.add_argument("--readers", default="", help="comma-separated reader settings, each a run of its own "
                         "(0: off; 1, 2, auto: REELROOM_READERS; 'l<n>' REELROOM_READERS_LOCAL, 's<n>' "
-                        "REELROOM_READERS_SHARE, e.g. 1l0s0); default: the environment's")
+                        "REELROOM_READERS_SHARE, 'a<n>' REELROOM_ADMIT (0: admission off), e.g. 1l0s0, autoa0); "
+                        "default: the environment's")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each setting, taking turns")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
@@ -493,8 +498,11 @@ def main() -> None:
             if label in results and log_file.exists():
                 with log_file.open("rb") as f:
                     f.seek(log_from if log_file.stat().st_size >= log_from else 0)
-                    pool = [line for line in f.read().decode("utf-8", "replace").splitlines() if "Reader pool:" in line]
+                    lines = f.read().decode("utf-8", "replace").splitlines()
+                pool = [line for line in lines if "Reader pool:" in line]
+                admitted = [line for line in lines if "Admission:" in line]
                 results[label]["pool"] = pool[-1].split("Reader pool:", 1)[1].strip() if pool else ""
+                results[label]["admission"] = admitted[-1].split("Admission:", 1)[1].strip() if admitted else ""
             if label in costs:
                 print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
                       + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))

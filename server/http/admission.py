@@ -1,0 +1,160 @@
+"""Admission: browsing requests are let in first come first served, with a bound on how many
+are in flight at once, so that under load every request waits about as long as any other.
+
+Why. Under a load of many closed-loop clients the server's throughput is set by its busiest core,
+and the time a request spends in the server is, on average, clients / throughput (Little's law):
+200 browsing clients at 1,000 requests/s spend 200 ms per request whatever the server does. What
+the server decides is *how that waiting is spread*. Without admission every light request (views,
+an item, an image from the disk cache) is answered at once, in 2-3 ms, and the heavy ones (an
+Items page of 100 items, in the readers' line) absorb all of the waiting: their p50 was 600-700 ms,
+and the p99 of all requests (1.0-1.1 s) was theirs. With admission a request that finds
+``limit`` requests already in flight waits in one line, first come first served, whatever its
+kind; the line is where the waiting happens, shared by every request, and the pages' own line
+(at most ``limit`` of them) stays short.
+
+What is in flight: a request from its admission until its response *starts* (its handler's work
+is done then; sending the body is the transport's). So a direct stream, a download or a long
+reply holds no slot while its body goes out. And some requests are never held back (``takes``):
+anything but GET and HEAD (sign-ins, playback reports, session and SyncPlay posts, edits), and
+every path under a playback root (``/Videos``, ``/Audio``, HLS, ``/LiveTv``, ``/Sessions``,
+``/SyncPlay``, downloads, PlaybackInfo): playback never queues behind browsing. A client alone
+never waits: the line forms only while ``limit`` requests are in flight.
+
+A request whose client went away while it waited is not run (the cycle says it is disconnected).
+``REELROOM_ADMIT`` sets the limit (``0`` or ``off``: no admission); the default is
+``DEFAULT_LIMIT``. Figures: docs/architecture.md, "A request's path".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+#: Requests in flight (admitted, response not started) beyond which the next waits in line.
+DEFAULT_LIMIT = 16
+
+#: First path segments (lower case, after /emby or /mediabrowser) of requests never held back.
+PLAYBACK_ROOTS = frozenset({"videos", "audio", "livetv", "sessions", "syncplay", "socket", "hls"})
+#: Last path segments of requests never held back (a download, a file, playback's start).
+PLAYBACK_LEAVES = frozenset({"download", "file", "playbackinfo", "universal"})
+
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+
+def limit_from_env(environ: dict[str, str] | None = None) -> int:
+    """``REELROOM_ADMIT``: requests in flight before the line forms; 0 / ``off``: no admission."""
+    text = (os.environ if environ is None else environ).get("REELROOM_ADMIT", "").strip().lower()
+    if text in ("off", "no", "false"):
+        return 0
+    return int(text) if text.isdigit() else DEFAULT_LIMIT
+
+
+def held_back(method: str, path: str) -> bool:
+    """Whether a request of ``method`` on ``path`` goes through admission (browsing), or is never
+    held back (playback, anything that is not a GET or HEAD)."""
+    if method != "GET" and method != "HEAD":
+        return False
+    parts = path.lower().strip("/").split("/")
+    if parts[0] in ("emby", "mediabrowser"):
+        parts = parts[1:]
+    if not parts:
+        return True
+    return parts[0] not in PLAYBACK_ROOTS and parts[-1] not in PLAYBACK_LEAVES
+
+
+class AdmissionStats:
+    """How long admitted requests waited (the last ``KEEP``), for the log at close and the bench."""
+
+    KEEP = 20000
+
+    def __init__(self) -> None:
+        self.waits: collections.deque[float] = collections.deque(maxlen=self.KEEP)
+        self.admitted = 0
+        self.waited = 0
+
+    def summary(self) -> str:
+        waits = sorted(self.waits)
+
+        def at(p: float) -> float:
+            return waits[min(len(waits) - 1, int(len(waits) * p))] * 1000 if waits else 0.0
+
+        return (f"{self.admitted} requests admitted, {self.waited} waited in line; wait of those p50 "
+                f"{at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms")
+
+
+class Admission:
+    """At most ``limit`` held-back requests in flight; the rest wait in one line, first come first
+    served. One per app (so per event loop); not thread-safe (the event loop's thread only)."""
+
+    def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.inflight = 0
+        self._line: collections.deque[asyncio.Future[None]] = collections.deque()
+        self.clock = clock
+        self.stats = AdmissionStats()
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for f in self._line if not f.done())
+
+    async def enter(self) -> None:
+        """Take a slot: at once while fewer than ``limit`` are in flight and nobody waits, else
+        in turn. A caller cancelled while waiting leaves the line (or hands on a slot it was given)."""
+        self.stats.admitted += 1
+        if self.inflight < self.limit and not self._line:
+            self.inflight += 1
+            return
+        self.stats.waited += 1
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._line.append(waiter)
+        t0 = self.clock()
+        try:
+            await waiter  # the slot is handed over by ``leave``: ``inflight`` already counts it
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.leave()
+            else:
+                waiter.cancel()  # ``leave`` skips it
+            raise
+        self.stats.waits.append(self.clock() - t0)
+
+    def leave(self) -> None:
+        """Give a slot back: to the first in line, else free it."""
+        while self._line:
+            waiter = self._line.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.inflight -= 1
+
+    def wrap(self, app: ASGIApp, cycle: Any) -> ASGIApp:
+        """``app`` run for one request (uvicorn's ``cycle``) once admitted; its slot is given back
+        when the response starts, or when the app returns without one."""
+
+        async def admitted(scope: Any, receive: Any, send: Any) -> None:
+            await self.enter()
+            held = True
+
+            def release() -> None:
+                nonlocal held
+                if held:
+                    held = False
+                    self.leave()
+
+            async def sending(message: Any) -> None:
+                if held and message["type"] == "http.response.start":
+                    release()
+                await send(message)
+
+            try:
+                if cycle.disconnected:
+                    return  # the client left while it waited: nothing to answer
+                await app(scope, receive, sending)
+            finally:
+                release()
+
+        return admitted
