@@ -139,7 +139,7 @@ def test_browsing_past_the_limit_waits_and_goes_first_come_first_served(one: Ser
         _release(one, name)
         one.wait_for(seen)
     _release(one, "d")
-    for thread, out in [(first, None), *((t, o) for t, o in later)]:
+    for thread in [first, *(t for t, _ in later)]:
         thread.join(20)
     assert all(o == [200] for _, o in later)
     assert one.app.admission.inflight == 0 and one.app.admission.stats.waited == 3

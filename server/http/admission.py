@@ -73,17 +73,20 @@ class AdmissionStats:
 
     def __init__(self) -> None:
         self.waits: collections.deque[float] = collections.deque(maxlen=self.KEEP)
+        #: seconds from a request's arrival here to its response's start (its wait included)
+        self.inside: collections.deque[float] = collections.deque(maxlen=self.KEEP)
         self.admitted = 0
         self.waited = 0
 
     def summary(self) -> str:
-        waits = sorted(self.waits)
+        def at(values: list[float], p: float) -> float:
+            return values[min(len(values) - 1, int(len(values) * p))] * 1000 if values else 0.0
 
-        def at(p: float) -> float:
-            return waits[min(len(waits) - 1, int(len(waits) * p))] * 1000 if waits else 0.0
-
+        waits, inside = sorted(self.waits), sorted(self.inside)
         return (f"{self.admitted} requests admitted, {self.waited} waited in line; wait of those p50 "
-                f"{at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms")
+                f"{at(waits, 0.5):.1f} ms, p99 {at(waits, 0.99):.1f} ms, max {at(waits, 1.0):.1f} ms; "
+                f"arrival to response start p50 {at(inside, 0.5):.1f} ms, p99 {at(inside, 0.99):.1f} ms, "
+                f"max {at(inside, 1.0):.1f} ms")
 
 
 class Admission:
@@ -136,6 +139,7 @@ class Admission:
         when the response starts, or when the app returns without one."""
 
         async def admitted(scope: Any, receive: Any, send: Any) -> None:
+            arrived = self.clock()
             await self.enter()
             held = True
 
@@ -144,6 +148,7 @@ class Admission:
                 if held:
                     held = False
                     self.leave()
+                    self.stats.inside.append(self.clock() - arrived)
 
             async def sending(message: Any) -> None:
                 if held and message["type"] == "http.response.start":
