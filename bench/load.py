@@ -135,7 +135,7 @@ class Conn:
 
 def new_stats() -> dict:
     return {"lat": {}, "errors": 0, "status": {}, "resets": 0, "reset_kinds": {}, "closed_idle": 0, "connects": 0,
-            "requests": 0, "streams": []}
+            "requests": 0, "streams": [], "client_lag": []}
 
 
 async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
@@ -221,10 +221,20 @@ def client_proc(idx: int, port: int, cfg: dict, browsers: range, streams: range,
                 out: multiprocessing.Queue) -> None:
     stats = new_stats()
 
+    async def lag(stop_at: float) -> None:
+        """How late this process's own event loop wakes (a 10 ms sleep's overshoot): on a busy
+        machine the clients' latencies include their own wait for a core, which the server's
+        figures (admission's arrival to response start) do not."""
+        late = stats["client_lag"]
+        while time.monotonic() < stop_at:
+            t0 = time.monotonic()
+            await asyncio.sleep(0.01)
+            late.append((time.monotonic() - t0 - 0.01) * 1000)
+
     async def main() -> None:
         stop_at = time.monotonic() + (stop_at_wall - time.time())
         await asyncio.gather(*(browser(k, port, cfg, stats, stop_at) for k in browsers),
-                             *(streamer(k, port, cfg, stats, stop_at) for k in streams))
+                             *(streamer(k, port, cfg, stats, stop_at) for k in streams), lag(stop_at))
 
     asyncio.run(main())
     stats["client_cpu"] = time.process_time()  # what this load-generating process itself cost
@@ -286,6 +296,7 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         for k, v in r["reset_kinds"].items():
             merged["reset_kinds"][k] = merged["reset_kinds"].get(k, 0) + v
         merged["streams"].extend(r["streams"])
+        merged["client_lag"].extend(r["client_lag"])
     merged["peak_rss"] = peak
     merged["owner_share"] = owner_cpu / max(wall, 1e-6)
     merged["readers_share"] = readers_cpu / max(wall, 1e-6)
@@ -323,6 +334,10 @@ def report(label: str, r: dict) -> None:
     print(f"            CPU in cores: owner {r['owner_share']:.2f}, readers {r['readers_share']:.2f}, "
           f"the load's own client processes {r['client_share']:.2f} (of {os.cpu_count()}); "
           f"load average at the end {r['load_avg']:.1f}")
+    if r.get("client_lag"):
+        lag = r["client_lag"]
+        print(f"            the clients' own event loops woke late by p50 {statistics.median(lag):.1f} ms, "
+              f"p99 {pct(lag, 99):.1f} ms, max {max(lag):.0f} ms (part of every latency below)")
     if r.get("pool"):
         print(f"            reader pool (from the server's log at close): {r['pool']}")
     if r.get("admission"):
