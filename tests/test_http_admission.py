@@ -25,8 +25,8 @@ class App:
     """``/slow/<name>`` waits until ``POST /release/<name>``; ``?stream=1`` starts its reply first
     and waits before the body. ``GET /Videos/entered`` tells who entered the app, in order."""
 
-    def __init__(self, limit: int) -> None:
-        self.admission = Admission(limit)
+    def __init__(self, limit: int, hold: float) -> None:
+        self.admission = Admission(limit, hold_seconds=hold)
         self.entered: list[str] = []
         self.gates: dict[str, asyncio.Event] = {}
 
@@ -75,8 +75,8 @@ class Served:
         return self.app.admission.waiting
 
 
-def serve(limit: int) -> Iterator[Served]:
-    app = App(limit)
+def serve(limit: int, hold: float = 60.0) -> Iterator[Served]:
+    app = App(limit, hold)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -206,5 +206,24 @@ def test_no_admission_when_turned_off() -> None:
             assert client.get("/Items").status_code == 200
         assert s.app.admission.stats.admitted == 0
         _release(s, "a")
+    finally:
+        next(served, None)
+
+
+def test_a_request_slow_to_answer_runs_on_without_its_slot() -> None:
+    """A GET still without a response after ``hold_seconds`` (a remote lookup, a sleeping disk)
+    no longer holds browsing back."""
+    served = serve(1, hold=0.3)
+    s = next(served)
+    try:
+        _background(s.url + "/slow/a")
+        s.wait_for(["a"])
+        with httpx.Client(base_url=s.url, timeout=10) as client:
+            assert client.get("/Items").status_code == 200  # in after a's 0.3 s, a still running
+        assert s.entered() == ["a", "Items"] and s.app.admission.stats.overdue == 1
+        _release(s, "a")  # its late answer gives back no slot it no longer holds
+        with httpx.Client(base_url=s.url, timeout=10) as client:
+            assert client.get("/Items/x").status_code == 200
+        assert s.app.admission.inflight == 0 and s.app.admission.stats.waited == 1
     finally:
         next(served, None)

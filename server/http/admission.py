@@ -13,8 +13,10 @@ kind; the line is where the waiting happens, shared by every request, and the pa
 (at most ``limit`` of them) stays short.
 
 What is in flight: a request from its admission until its response *starts* (its handler's work
-is done then; sending the body is the transport's). So a direct stream, a download or a long
-reply holds no slot while its body goes out. And some requests are never held back (``takes``):
+is done then; sending the body is the transport's), for ``HOLD_SECONDS`` at most (a GET that waits
+on something slow, a remote lookup or a sleeping disk, then runs on without its slot: a few of
+them never stall browsing). So a direct stream, a download or a long reply holds no slot while
+its body goes out. And some requests are never held back (``takes``):
 anything but GET and HEAD (sign-ins, playback reports, session and SyncPlay posts, edits), and
 every path under a playback root (``/Videos``, ``/Audio``, HLS, ``/LiveTv``, ``/Sessions``,
 ``/SyncPlay``, downloads, PlaybackInfo): playback never queues behind browsing. A client alone
@@ -36,6 +38,9 @@ from typing import Any
 
 #: Requests in flight (admitted, response not started) beyond which the next waits in line.
 DEFAULT_LIMIT = 16
+
+#: Seconds a request holds its slot at most: one still without a response then runs on without it.
+HOLD_SECONDS = 2.0
 
 #: First path segments (lower case, after /emby or /mediabrowser) of requests never held back.
 PLAYBACK_ROOTS = frozenset({"videos", "audio", "livetv", "sessions", "syncplay", "socket", "hls"})
@@ -77,13 +82,15 @@ class AdmissionStats:
         self.inside: collections.deque[float] = collections.deque(maxlen=self.KEEP)
         self.admitted = 0
         self.waited = 0
+        self.overdue = 0  # requests that held their slot ``hold_seconds`` without a response
 
     def summary(self) -> str:
         def at(values: list[float], p: float) -> float:
             return values[min(len(values) - 1, int(len(values) * p))] * 1000 if values else 0.0
 
         waits, inside = sorted(self.waits), sorted(self.inside)
-        return (f"{self.admitted} requests admitted, {self.waited} waited in line; wait of those p50 "
+        return (f"{self.admitted} requests admitted, {self.waited} waited in line, {self.overdue} overdue; "
+                f"wait of those p50 "
                 f"{at(waits, 0.5):.1f} ms, p99 {at(waits, 0.99):.1f} ms, max {at(waits, 1.0):.1f} ms; "
                 f"arrival to response start p50 {at(inside, 0.5):.1f} ms, p99 {at(inside, 0.99):.1f} ms, "
                 f"max {at(inside, 1.0):.1f} ms")
@@ -93,8 +100,10 @@ class Admission:
     """At most ``limit`` held-back requests in flight; the rest wait in one line, first come first
     served. One per app (so per event loop); not thread-safe (the event loop's thread only)."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.monotonic,
+                 hold_seconds: float = HOLD_SECONDS) -> None:
         self.limit = limit
+        self.hold_seconds = hold_seconds
         self.inflight = 0
         self._line: collections.deque[asyncio.Future[None]] = collections.deque()
         self.clock = clock
@@ -147,8 +156,20 @@ class Admission:
                 nonlocal held
                 if held:
                     held = False
+                    timer.cancel()
                     self.leave()
                     self.stats.inside.append(self.clock() - arrived)
+
+            def overdue() -> None:
+                """Still no response after ``hold_seconds`` (a remote lookup, a slow disk): the
+                request runs on without its slot, so a few slow ones never stall browsing."""
+                nonlocal held
+                if held:
+                    held = False
+                    self.stats.overdue += 1
+                    self.leave()
+
+            timer = asyncio.get_running_loop().call_later(self.hold_seconds, overdue)
 
             async def sending(message: Any) -> None:
                 if held and message["type"] == "http.response.start":
