@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -63,12 +64,11 @@ def held_back(method: str, path: str) -> bool:
     held back (playback, anything that is not a GET or HEAD)."""
     if method != "GET" and method != "HEAD":
         return False
-    parts = path.lower().strip("/").split("/")
-    if parts[0] in ("emby", "mediabrowser"):
-        parts = parts[1:]
-    if not parts:
-        return True
-    return parts[0] not in PLAYBACK_ROOTS and parts[-1] not in PLAYBACK_LEAVES
+    low = path.lower()
+    first, _, rest = low.lstrip("/").partition("/")
+    if first == "emby" or first == "mediabrowser":
+        first = rest.partition("/")[0]
+    return first not in PLAYBACK_ROOTS and low.rstrip("/").rpartition("/")[2] not in PLAYBACK_LEAVES
 
 
 class AdmissionStats:
@@ -98,89 +98,114 @@ class AdmissionStats:
 
 class Admission:
     """At most ``limit`` held-back requests in flight; the rest wait in one line, first come first
-    served. One per app (so per event loop); not thread-safe (the event loop's thread only)."""
+    served. One per app (so per event loop); not thread-safe (the event loop's thread only).
+
+    A slot is a token in ``_held`` (with when it was taken); ``leave`` gives it back (once: a
+    token given back or let go is not given back again). While anyone waits, a watch looks every
+    ``hold_seconds / 4`` for slots held longer than ``hold_seconds`` and lets them go (the request
+    runs on without one). A request that finds a free slot and nobody waiting costs a dict entry,
+    no future and no timer."""
 
     def __init__(self, limit: int = DEFAULT_LIMIT, clock: Callable[[], float] = time.monotonic,
                  hold_seconds: float = HOLD_SECONDS) -> None:
         self.limit = limit
         self.hold_seconds = hold_seconds
-        self.inflight = 0
-        self._line: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._held: dict[int, float] = {}  # slot token -> when it was taken
+        self._tokens = itertools.count()
+        self._line: collections.deque[asyncio.Future[int]] = collections.deque()
+        self._watch: asyncio.TimerHandle | None = None
         self.clock = clock
         self.stats = AdmissionStats()
+
+    @property
+    def inflight(self) -> int:
+        return len(self._held)
 
     @property
     def waiting(self) -> int:
         return sum(1 for f in self._line if not f.done())
 
-    async def enter(self) -> None:
-        """Take a slot: at once while fewer than ``limit`` are in flight and nobody waits, else
-        in turn. A caller cancelled while waiting leaves the line (or hands on a slot it was given)."""
+    def _slot(self) -> int:
+        token = next(self._tokens)
+        self._held[token] = self.clock()
+        return token
+
+    async def enter(self) -> int:
+        """Take a slot (its token, for ``leave``): at once while fewer than ``limit`` are in flight
+        and nobody waits, else in turn. A caller cancelled while waiting leaves the line (or hands
+        on a slot it was given)."""
         self.stats.admitted += 1
-        if self.inflight < self.limit and not self._line:
-            self.inflight += 1
-            return
+        if len(self._held) < self.limit and not self._line:
+            return self._slot()
         self.stats.waited += 1
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._line.append(waiter)
+        if self._watch is None:
+            self._watch = asyncio.get_running_loop().call_later(self.hold_seconds / 4, self._overdue)
         t0 = self.clock()
         try:
-            await waiter  # the slot is handed over by ``leave``: ``inflight`` already counts it
+            token = await waiter  # handed over by ``leave``
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
-                self.leave()
+                self.leave(waiter.result())
             else:
                 waiter.cancel()  # ``leave`` skips it
             raise
         self.stats.waits.append(self.clock() - t0)
+        return token
 
-    def leave(self) -> None:
-        """Give a slot back: to the first in line, else free it."""
+    def leave(self, token: int) -> None:
+        """Give the slot ``token`` back (nothing if it was already): to the first in line, else free it."""
+        if self._held.pop(token, None) is None:
+            return
+        self._hand_on()
+
+    def _hand_on(self) -> None:
         while self._line:
             waiter = self._line.popleft()
             if not waiter.done():
-                waiter.set_result(None)
+                waiter.set_result(self._slot())
                 return
-        self.inflight -= 1
+
+    def _overdue(self) -> None:
+        """Let go of slots held past ``hold_seconds`` (each to the next in line); look again later
+        while anyone waits."""
+        self._watch = None
+        limit = self.clock() - self.hold_seconds
+        for token, since in list(self._held.items()):
+            if since <= limit:
+                del self._held[token]
+                self.stats.overdue += 1
+                self._hand_on()
+        if any(not f.done() for f in self._line):
+            self._watch = asyncio.get_running_loop().call_later(self.hold_seconds / 4, self._overdue)
 
     def wrap(self, app: ASGIApp, cycle: Any) -> ASGIApp:
         """``app`` run for one request (uvicorn's ``cycle``) once admitted; its slot is given back
-        when the response starts, or when the app returns without one."""
+        when the response starts, or when the app returns without one. (Lean: this runs for every
+        browsing request; one that finds a free slot costs about a microsecond here.)"""
+        held, clock, inside = self._held, self.clock, self.stats.inside
 
         async def admitted(scope: Any, receive: Any, send: Any) -> None:
-            arrived = self.clock()
-            await self.enter()
-            held = True
-
-            def release() -> None:
-                nonlocal held
-                if held:
-                    held = False
-                    timer.cancel()
-                    self.leave()
-                    self.stats.inside.append(self.clock() - arrived)
-
-            def overdue() -> None:
-                """Still no response after ``hold_seconds`` (a remote lookup, a slow disk): the
-                request runs on without its slot, so a few slow ones never stall browsing."""
-                nonlocal held
-                if held:
-                    held = False
-                    self.stats.overdue += 1
-                    self.leave()
-
-            timer = asyncio.get_running_loop().call_later(self.hold_seconds, overdue)
+            arrived = clock()
+            if len(held) < self.limit and not self._line:  # ``enter``'s first case, inline
+                self.stats.admitted += 1
+                token = next(self._tokens)
+                held[token] = arrived
+            else:
+                token = await self.enter()
 
             async def sending(message: Any) -> None:
-                if held and message["type"] == "http.response.start":
-                    release()
+                if token in held and message["type"] == "http.response.start":
+                    self.leave(token)
+                    inside.append(clock() - arrived)
                 await send(message)
 
             try:
-                if cycle.disconnected:
-                    return  # the client left while it waited: nothing to answer
-                await app(scope, receive, sending)
+                if not cycle.disconnected:  # (else the client left while it waited: nothing to answer)
+                    await app(scope, receive, sending)
             finally:
-                release()
+                if token in held:
+                    self.leave(token)
 
         return admitted
