@@ -135,7 +135,7 @@ class Conn:
 
 def new_stats() -> dict:
     return {"lat": {}, "errors": 0, "status": {}, "resets": 0, "reset_kinds": {}, "closed_idle": 0, "connects": 0,
-            "requests": 0, "streams": [], "client_lag": []}
+            "requests": 0, "streams": [], "client_lag": [], "per_second": {}}
 
 
 async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
@@ -164,6 +164,8 @@ async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> 
             stats["lat"].setdefault(name, []).append((time.perf_counter() - t0) * 1000)
             stats["status"][status] = stats["status"].get(status, 0) + 1
             stats["requests"] += 1
+            second = int(time.time())  # (wall clock: the client processes share it)
+            stats["per_second"][second] = stats["per_second"].get(second, 0) + 1
             if status >= 400:
                 stats["errors"] += 1
     conn.close()
@@ -297,6 +299,8 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
             merged["reset_kinds"][k] = merged["reset_kinds"].get(k, 0) + v
         merged["streams"].extend(r["streams"])
         merged["client_lag"].extend(r["client_lag"])
+        for k, v in r["per_second"].items():
+            merged["per_second"][k] = merged["per_second"].get(k, 0) + v
     merged["peak_rss"] = peak
     merged["owner_share"] = owner_cpu / max(wall, 1e-6)
     merged["readers_share"] = readers_cpu / max(wall, 1e-6)
@@ -334,6 +338,12 @@ def report(label: str, r: dict) -> None:
     print(f"            CPU in cores: owner {r['owner_share']:.2f}, readers {r['readers_share']:.2f}, "
           f"the load's own client processes {r['client_share']:.2f} (of {os.cpu_count()}); "
           f"load average at the end {r['load_avg']:.1f}")
+    seconds = sorted(r.get("per_second", {}).items())[1:-1]  # whole seconds only
+    if seconds:
+        rates = sorted(v for _, v in seconds)
+        print(f"            requests answered per second over the run: min {rates[0]}, p10 "
+              f"{rates[len(rates) // 10]}, median {rates[len(rates) // 2]}, max {rates[-1]} (a line's wait "
+              f"grows while the rate dips: on a shared machine, other work takes the cores)")
     if r.get("client_lag"):
         lag = r["client_lag"]
         print(f"            the clients' own event loops woke late by p50 {statistics.median(lag):.1f} ms, "
