@@ -16,7 +16,7 @@ What is in flight: a request from its admission until its response *starts* (its
 is done then; sending the body is the transport's), for ``HOLD_SECONDS`` at most (a GET that waits
 on something slow, a remote lookup or a sleeping disk, then runs on without its slot: a few of
 them never stall browsing). So a direct stream, a download or a long reply holds no slot while
-its body goes out. And some requests are never held back (``takes``):
+its body goes out. And some requests are never held back (``held_back``):
 anything but GET and HEAD (sign-ins, playback reports, session and SyncPlay posts, edits), and
 every path under a playback root (``/Videos``, ``/Audio``, HLS, ``/LiveTv``, ``/Sessions``,
 ``/SyncPlay``, downloads, PlaybackInfo): playback never queues behind browsing. A client alone
@@ -24,7 +24,7 @@ never waits: the line forms only while ``limit`` requests are in flight.
 
 A request whose client went away while it waited is not run (the cycle says it is disconnected).
 ``REELROOM_ADMIT`` sets the limit (``0`` or ``off``: no admission); the default is
-``DEFAULT_LIMIT``. Figures: docs/architecture.md, "A request's path".
+``DEFAULT_LIMIT``. docs/architecture.md: "A request's path" (what), "Reader processes" (figures).
 """
 
 from __future__ import annotations
