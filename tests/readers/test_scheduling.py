@@ -506,7 +506,7 @@ def test_admission_lets_go_of_slots_held_too_long_while_anyone_waits() -> None:
 
 
 def test_admission_holds_back_browsing_never_playback() -> None:
-    from server.http.admission import held_back, limit_from_env
+    from server.http.admission import DEFAULT_LIMIT, held_back, limit_from_env
 
     for method, path in [("GET", "/Items"), ("GET", "/Users/u/Items"), ("HEAD", "/emby/Items/1/Images/Primary"),
                          ("GET", "/UserViews"), ("GET", "/"), ("GET", "/web/index.html"), ("GET", "/Artists")]:
@@ -518,8 +518,8 @@ def test_admission_holds_back_browsing_never_playback() -> None:
                          ("GET", "/Sessions"), ("GET", "/SyncPlay/List"), ("GET", "/socket"),
                          ("DELETE", "/Items/1"), ("OPTIONS", "/Items")]:
         assert not held_back(method, path), (method, path)
-    assert limit_from_env({}) == 16
+    assert limit_from_env({}) == DEFAULT_LIMIT == 32
     assert limit_from_env({"REELROOM_ADMIT": "0"}) == 0
     assert limit_from_env({"REELROOM_ADMIT": "off"}) == 0
     assert limit_from_env({"REELROOM_ADMIT": "40"}) == 40
-    assert limit_from_env({"REELROOM_ADMIT": "junk"}) == 16
+    assert limit_from_env({"REELROOM_ADMIT": "junk"}) == DEFAULT_LIMIT
