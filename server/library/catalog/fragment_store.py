@@ -206,36 +206,49 @@ def _fetch_sql(n: int) -> str:
 @functools.lru_cache(maxsize=64)
 def _rowid_sql(n: int) -> str:
     """``FragmentStore.fetch``'s statement for ``n`` rowids (0 where none: no row has it); the
-    shape is checked by SQLite (the id by ``fetch``)."""
-    return f"SELECT {_COLUMNS} FROM fragments WHERE n IN (" + ",".join("?" * n) + ") AND shape = ?"
+    shape is checked by SQLite (the id by ``fetch``); ``+shape``: a test of each row, not the (shape,
+    key) index, which the planner would otherwise walk for every row of the shape)."""
+    return f"SELECT {_COLUMNS} FROM fragments WHERE n IN (" + ",".join("?" * n) + ") AND +shape = ?"
 
 
 class _Located:
     """Where a shape's fragments are in the file, in this process: their keys in order and the
     rowid of each (two arrays, 16 bytes a fragment), and those written since the arrays were read
-    (``recent``, a dict until it holds ``_RECENT`` of them: then the arrays are read again)."""
+    (``recent``, a dict until it holds ``_RECENT`` of them: then the arrays are read again). A key
+    is found by bisection within its bucket (``starts``: where the keys of each of ~n/8 equal
+    slices of the 64-bit range begin, ~0.5 bytes a fragment): ~3 probes, not ~17 (each probe
+    of an array makes an int)."""
 
-    __slots__ = ("keys", "recent", "rowids", "used")
+    __slots__ = ("keys", "recent", "rowids", "shift", "starts", "used")
 
     def __init__(self, keys: array[int], rowids: array[int]) -> None:
         self.keys = keys
         self.rowids = rowids
         self.recent: dict[int, int] = {}
         self.used = 0.0
+        bits = max(0, len(keys).bit_length() - 3)
+        self.shift = 64 - bits
+        at = bisect.bisect_left
+        self.starts = array("q", [at(keys, (j << self.shift) - _HALF) for j in range(1 << bits)])
+        self.starts.append(len(keys))
 
     def find(self, keys: Iterable[int]) -> list[int]:
         """The rowid of each key (0: not in the file when last looked)."""
-        recent, ks, rs, n, at = self.recent, self.keys, self.rowids, len(self.keys), bisect.bisect_left
+        recent, ks, rs, starts, shift, at = self.recent, self.keys, self.rowids, self.starts, self.shift, \
+            bisect.bisect_left
         out = []
         for k in keys:
             r = recent.get(k)
             if r is None:
-                i = at(ks, k)
-                r = rs[i] if i < n and ks[i] == k else 0
+                j = (k + _HALF) >> shift
+                hi = starts[j + 1]
+                i = at(ks, k, starts[j], hi)
+                r = rs[i] if i < hi and ks[i] == k else 0
             out.append(r)
         return out
 
 
+_HALF = 1 << 63  # (a signed 64-bit key plus this is its place in 0 .. 2**64)
 _RECENT = 8192  # fragments written since a shape's map was read: then it is read again
 
 
