@@ -76,11 +76,13 @@ FORMAT = 4  # bump when the layout or the meaning of a row changes (PRAGMA user_
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
-#: SQLite's page cache of a reading thread's connection. 4 MiB would keep the (shape, id) index of
-#: ~75k fragments cached (bench/store_read.py: 0.43 -> 0.32 ms CPU per page of 100 neighbours,
-#: 0.80 -> 0.76 for ids anywhere) but cost ~15 MiB of RSS after browsing with four reader threads
-#: (items_query.py at 100k: 163 -> 183 MiB): not worth it. The bytes live in the OS page cache.
-_READ_CACHE_KIB = 1024
+#: SQLite's page cache of a reading thread's connection. A page's rows are read by rowid (no index
+#: walk: ``_Located``), so the cache holds the table's few interior pages and the page's leaves:
+#: 256 KiB reads as fast as 1 MiB did (bench at 50k fragments: 0.33 / 0.60 ms a page of
+#: neighbours / ids anywhere either way) and leaves each reading thread ~0.75 MiB less to keep,
+#: more than the map's 16 bytes a fragment. (Format 3 walked the (shape, key) index: 4 MiB kept it
+#: cached, 0.43 -> 0.32 ms, for ~15 MiB of RSS after browsing.) The bytes live in the OS page cache.
+_READ_CACHE_KIB = 256
 #: The file's page size. A read copies whole pages from the OS page cache (a pread each): 8 KiB
 #: pages hold three 2.3 KB fragments and copy half of what 16 KiB pages did for a fragment read
 #: alone (bench/store_read.py, ids anywhere: ~x1.2), in a file of the same size.
