@@ -251,7 +251,7 @@ class _Located:
 
 
 _HALF = 1 << 63  # (a signed 64-bit key plus this is its place in 0 .. 2**64)
-_RECENT = 8192  # fragments written since a shape's map was read: then it is read again
+_RECENT = 4096  # fragments written since a shape's map was read: then it is read again (~0.4 MB at most)
 
 
 class FragmentStore:
@@ -490,13 +490,21 @@ class FragmentStore:
             high = self._located_high
             found = located.get(shape)
             if found is not None or located:
-                rows = conn.execute("SELECT n, shape, key FROM fragments WHERE n > ?", (high,)).fetchall()
-                for n, row_shape, key in rows:
+                # (at most _RECENT rows, one at a time: after a long run of writes with no read here,
+                # e.g. a first pass whose pages a reader process built, every map is read again
+                # instead; a catch-up of 50k rows left ~6 MB of small objects in the owner's heap)
+                added = 0
+                for n, row_shape, key in conn.execute(
+                        "SELECT n, shape, key FROM fragments WHERE n > ? ORDER BY n LIMIT ?", (high, _RECENT)):
                     seen = located.get(row_shape)
                     if seen is not None:
                         seen.recent[key] = n
-                    high = max(high, n)
+                    high = n
+                    added += 1
                 self._located_high = high
+                if added >= _RECENT:
+                    located.clear()
+                    found = None
                 if found is not None and len(found.recent) < _RECENT:
                     found.used = time.monotonic()
                     return found
