@@ -480,7 +480,7 @@ class FragmentStore:
         """The map of ``shape``'s rows, brought up to date with the rows written since it was last
         (one statement from the highest rowid seen: nothing to read when nothing was written). The
         first read of a shape (or after ``_RECENT`` writes of it) reads its keys and rowids from the
-        (shape, key) index, in key order (~20 ms for 50k fragments, once)."""
+        (shape, key) index, in key order (~30 ms for 50k fragments, once)."""
         with self._located_lock:
             if self._located_generation != generation:  # a new file (started over, reopened)
                 self._located.clear()
