@@ -37,7 +37,9 @@ browsed) instead of anywhere in the library. After each run the server's RSS is 
 `--sorts` measures each sort order in turn on the same library (SortName by default).
 `--keep DIR` keeps the built library under DIR/<size> and reuses it on the next run (delete it
 when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
-REELROOM_READERS_LOCAL=0) and its adaptive share (`1l0s0`: REELROOM_READERS_SHARE=0, off) or be `auto`; with `--baseline` that checkout runs each value too
+REELROOM_READERS_LOCAL=0) and its adaptive share (`1l0s0`: REELROOM_READERS_SHARE=0, off) and end
+in `h0` (`1l0h0`: REELROOM_READERS_HANDOFF=0, the owner relays the readers' replies instead of
+handing them the client's socket: the hand-off against the relay in one checkout), or be `auto`; with `--baseline` that checkout runs each value too
 (`base:N`). Every server is measured only once the scheduled tasks its start runs are done.
 `--lane on,off` also runs this checkout with the Items lane off (`REELROOM_ITEMS_LANE=0`, labelled
 `N~off`). With `--readers`, the server's CPU per page is also given for its event loop's thread
@@ -483,10 +485,12 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
             for n in variants(label):
                 # "1l0": one reader, the owner answers no page at once itself; "s0": nor by the
                 # adaptive share (the owner's slot while the readers' queue is long); "~off": the lane off
-                readers, local, share = re.fullmatch(r"([^ls~]+)(?:l(\d+))?(?:s(\d+))?", n.partition("~")[0]).groups()  # type: ignore[union-attr]
+                readers, local, share, handoff = re.fullmatch(  # type: ignore[union-attr]
+                    r"([^lsh~]+)(?:l(\d+))?(?:s(\d+))?(?:h(\d+))?", n.partition("~")[0]).groups()
                 env = {"REELROOM_READERS": readers} | ({"REELROOM_READERS_BUSY": "0"} if readers != "0" else {}) \
                     | ({"REELROOM_READERS_LOCAL": local} if local else {}) \
                     | ({"REELROOM_READERS_SHARE": share} if share else {}) \
+                    | ({"REELROOM_READERS_HANDOFF": handoff} if handoff else {}) \
                     | ({"REELROOM_ITEMS_LANE": "0"} if n.endswith("~off") else {})
                 where = data
                 if args.store in ("cold", "warm"):
@@ -502,7 +506,7 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
         for n, (proc, url, token, user_id) in servers.items():
             single(url, token, info, user_id, 20, args.first_page)  # a reader starts
             deadline = time.monotonic() + (10 if "auto" in n else 60)  # auto: maybe no core is free
-            while re.split("[ls~]", n.rpartition(":")[2])[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
+            while re.split("[lsh~]", n.rpartition(":")[2])[0] != "0" and not children(proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.1)
             single(url, token, info, user_id, 20, args.first_page)  # and warms up (caches, SQLite pages)
             own0, loop0, kids = cpu_seconds(proc.pid), thread_cpu_seconds(proc.pid), children(proc.pid)

@@ -23,6 +23,10 @@ MaxParentalRating RATING (12: every movie, rated PG-13, is hidden, music and sho
 by-name lists, filters and search hints take the viewer's parental conditions (the kept counts
 cannot answer them) and a name is listed only with an item the user may see.
 
+``--partly-hidden`` rates every third movie and track R in each server's copy before it starts;
+with ``--parental 13`` every library is then partly hidden from the user (the lists' partly
+hidden paths: the kept counts less the hidden items, the probes with the rules).
+
 ``--cold`` asks every list as a user sees it after watching something: before each request
 (untimed) the user marks a track favourite or not, so the whole-reply cache, the kept totals and
 the kept Next Up / Resume statements' results are stale and every request is computed again
@@ -317,6 +321,7 @@ def lists(c: httpx.Client, user_id: str) -> list[tuple[str, callable]]:
 ONLY: list[str] = []  # --only: name prefixes of the lists to measure (all when empty)
 COLD = False  # --cold: a play-state write (untimed) before every request
 PARENTAL: int | None = None  # --parental: the user's MaxParentalRating
+PARTLY_HIDDEN = False  # --partly-hidden: a third of the movies and tracks rated R
 
 
 def set_parental(url: str, token: str, user_id: str, rating: int) -> None:
@@ -422,6 +427,18 @@ def wait_quiet(c: httpx.Client, limit: float = 300.0) -> float:
     return time.monotonic() - t0
 
 
+def rate_a_third(data: Path) -> None:
+    """--partly-hidden: every third movie and track (by rowid) of the copy rated R, before its
+    server starts (the kept counts' triggers follow), so MaxParentalRating 13 hides part of each
+    library: the lists take their partly hidden paths."""
+    import sqlite3
+
+    with sqlite3.connect(next(data.rglob("reelroom.db"))) as conn:
+        n = conn.execute("UPDATE items SET official_rating = 'R' WHERE type IN ('Movie', 'Audio') "
+                         "AND owner_id IS NULL AND rowid % 3 = 0").rowcount
+    print(f"  (--partly-hidden: rated {n} movies and tracks R)", flush=True)
+
+
 def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builder: Path | None = None
                  ) -> dict[str, Result]:
     data = Path(tempfile.mkdtemp(prefix="reelroom-lists-bench-"))
@@ -436,6 +453,8 @@ def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builde
             shutil.copytree(keep, data)
         else:
             prepare(root, size, data)
+        if PARTLY_HIDDEN:
+            rate_a_third(data)
         proc, url = start_server(data, root=root)
         try:
             token, user_id = sign_in(url)
@@ -462,6 +481,8 @@ def main() -> None:
                         "as after watching something: no whole-reply or kept-total hits")
     parser.add_argument("--parental", type=int, metavar="RATING", help="the user's MaxParentalRating (12 hides "
                         "every movie): the lists as a user with parental rules sees them")
+    parser.add_argument("--partly-hidden", action="store_true", help="rate every third movie and track R in "
+                        "each server's copy (with --parental 13: libraries partly hidden from the user)")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
@@ -471,12 +492,15 @@ def main() -> None:
     COLD = args.cold
     global PARENTAL
     PARENTAL = args.parental
+    global PARTLY_HIDDEN
+    PARTLY_HIDDEN = args.partly_hidden
     if args.only:
         ONLY.extend(o.strip() for o in args.only.split(",") if o.strip())
     print(f"cpus: {os.cpu_count()}; one client, keep-alive; {args.requests} requests per list; target p50 <= 10 ms, "
           f"p99 <= 30 ms at 100k; cpu = server CPU ms per request; "
           f"{'cold: a play-state write before each request' if COLD else 'warm: requests repeated as a client does'}"
-          f"{f'; the user has MaxParentalRating {PARENTAL}' if PARENTAL is not None else ''}")
+          f"{f'; the user has MaxParentalRating {PARENTAL}' if PARENTAL is not None else ''}"
+          f"{'; every third movie and track rated R' if PARTLY_HIDDEN else ''}")
     for size in (int(x) for x in args.sizes.split(",")):
         results = {}
         keep = args.keep / str(size) if args.keep is not None and args.keep.name != str(size) else args.keep

@@ -13,7 +13,10 @@ over 95k tracks finds few of its tracks stored.
 
 ``--parental RATING``: the viewer has parental rules (MaxParentalRating RATING; 12 hides every
 movie of the bench library), as ``bench/lists.py --parental``; the by-name lists (Persons,
-Genres, MusicGenres, Years, Artists) are measured too, through ``ItemService.names``.
+Genres, MusicGenres, Years, Artists) and Items/Filters are measured too, through
+``ItemService.names`` and ``filter_values``. ``--partly-hidden`` (with ``--parental 13``):
+every third movie and track of the copy is rated R, so those lists take their partly hidden
+paths; mixes are seeded by tracks the viewer may see.
 
 ``--cold``: before every call (untimed) the user marks a track favourite or not, so what is kept
 per write generation is computed again (what a list costs after watching something).
@@ -70,7 +73,9 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
             return list(c.execute(text(sql)).all())
 
     user_id = q("SELECT id FROM users LIMIT 1")[0][0]
-    tracks = [r[0] for r in q("SELECT id FROM items WHERE type='Audio' AND owner_id IS NULL LIMIT 20000")]
+    # (--partly-hidden rates a third of the tracks R: a mix's seed is one the viewer may see)
+    tracks = [r[0] for r in q("SELECT id FROM items WHERE type='Audio' AND owner_id IS NULL "
+                              "AND coalesce(official_rating, '') <> 'R' LIMIT 20000")]
     found = q("SELECT id FROM playlists LIMIT 1")
     pid = found[0][0] if found else await ctx.browse.playlists.create(
         user_id, "Big", random.Random(3).sample(tracks, min(5000, len(tracks))), "Audio", [], None)
@@ -151,6 +156,13 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         "MusicGenres": lambda: names("MusicGenre", "Music"),
         "Years (movies)": lambda: names("Year", "Movies", descending=True),
         "Artists (first 100)": lambda: names("MusicArtist", "Music", limit=100),
+        "Artists (random page)": lambda: names("MusicArtist", "Music", limit=100,
+                                               start_index=rnd.randrange(0, len(artists) * 6) // 100 * 100),
+        # (GET /Items/Filters as jellyfin-web asks it in a library: its parent, recursive)
+        "Items/Filters (movies)": lambda: ctx.items.filter_values(
+            ItemQuery(parent_id=libraries["Movies"], recursive=True, include_types=["Movie"]), viewer),
+        "Items/Filters (music)": lambda: ctx.items.filter_values(
+            ItemQuery(parent_id=libraries["Music"], recursive=True, include_types=["Audio"]), viewer),
         "Shows/{id}/Seasons": lambda: tv.seasons_reply(
             rnd.choice(series), viewer, opts("ItemCounts,PrimaryImageAspectRatio,CanDelete,MediaSourceCount"), False),
         "Shows/{id}/Episodes (all)": lambda: tv.episodes_reply(

@@ -135,7 +135,7 @@ class Conn:
 
 def new_stats() -> dict:
     return {"lat": {}, "errors": 0, "status": {}, "resets": 0, "reset_kinds": {}, "closed_idle": 0, "connects": 0,
-            "requests": 0, "streams": []}
+            "requests": 0, "streams": [], "client_lag": [], "per_second": {}}
 
 
 async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
@@ -164,6 +164,8 @@ async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> 
             stats["lat"].setdefault(name, []).append((time.perf_counter() - t0) * 1000)
             stats["status"][status] = stats["status"].get(status, 0) + 1
             stats["requests"] += 1
+            second = int(time.time())  # (wall clock: the client processes share it)
+            stats["per_second"][second] = stats["per_second"].get(second, 0) + 1
             if status >= 400:
                 stats["errors"] += 1
     conn.close()
@@ -221,10 +223,20 @@ def client_proc(idx: int, port: int, cfg: dict, browsers: range, streams: range,
                 out: multiprocessing.Queue) -> None:
     stats = new_stats()
 
+    async def lag(stop_at: float) -> None:
+        """How late this process's own event loop wakes (a 10 ms sleep's overshoot): on a busy
+        machine the clients' latencies include their own wait for a core, which the server's
+        figures (admission's arrival to response start) do not."""
+        late = stats["client_lag"]
+        while time.monotonic() < stop_at:
+            t0 = time.monotonic()
+            await asyncio.sleep(0.01)
+            late.append((time.monotonic() - t0 - 0.01) * 1000)
+
     async def main() -> None:
         stop_at = time.monotonic() + (stop_at_wall - time.time())
         await asyncio.gather(*(browser(k, port, cfg, stats, stop_at) for k in browsers),
-                             *(streamer(k, port, cfg, stats, stop_at) for k in streams))
+                             *(streamer(k, port, cfg, stats, stop_at) for k in streams), lag(stop_at))
 
     asyncio.run(main())
     stats["client_cpu"] = time.process_time()  # what this load-generating process itself cost
@@ -286,6 +298,9 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         for k, v in r["reset_kinds"].items():
             merged["reset_kinds"][k] = merged["reset_kinds"].get(k, 0) + v
         merged["streams"].extend(r["streams"])
+        merged["client_lag"].extend(r["client_lag"])
+        for k, v in r["per_second"].items():
+            merged["per_second"][k] = merged["per_second"].get(k, 0) + v
     merged["peak_rss"] = peak
     merged["owner_share"] = owner_cpu / max(wall, 1e-6)
     merged["readers_share"] = readers_cpu / max(wall, 1e-6)
@@ -298,15 +313,19 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
 
 
 def readers_env(value: str) -> dict[str, str]:
-    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0."""
+    """``1l0s0`` -> REELROOM_READERS=1, REELROOM_READERS_LOCAL=0, REELROOM_READERS_SHARE=0;
+    ``autoa0`` -> REELROOM_READERS=auto, REELROOM_ADMIT=0 (admission off; ``a32``: 32 in flight); a
+    trailing ``h0``: REELROOM_READERS_HANDOFF=0 (the owner relays the readers' replies)."""
     if not value:
         return {}
-    m = re.fullmatch(r"([^ls]+)(?:l(\d+))?(?:s(\d+))?", value)
+    m = re.fullmatch(r"([^lsah]+|auto)(?:l(\d+))?(?:s(\d+))?(?:a(\d+))?(?:h(\d+))?", value)
     if m is None:
         raise SystemExit(f"--readers: cannot read {value!r}")
-    readers, local, share = m.groups()
+    readers, local, share, admit, handoff = m.groups()
     return ({"REELROOM_READERS": readers} | ({"REELROOM_READERS_LOCAL": local} if local else {})
-            | ({"REELROOM_READERS_SHARE": share} if share else {}))
+            | ({"REELROOM_READERS_SHARE": share} if share else {})
+            | ({"REELROOM_ADMIT": admit} if admit else {})
+            | ({"REELROOM_READERS_HANDOFF": handoff} if handoff else {}))
 
 
 def report(label: str, r: dict) -> None:
@@ -321,8 +340,20 @@ def report(label: str, r: dict) -> None:
     print(f"            CPU in cores: owner {r['owner_share']:.2f}, readers {r['readers_share']:.2f}, "
           f"the load's own client processes {r['client_share']:.2f} (of {os.cpu_count()}); "
           f"load average at the end {r['load_avg']:.1f}")
+    seconds = sorted(r.get("per_second", {}).items())[1:-1]  # whole seconds only
+    if seconds:
+        rates = sorted(v for _, v in seconds)
+        print(f"            requests answered per second over the run: min {rates[0]}, p10 "
+              f"{rates[len(rates) // 10]}, median {rates[len(rates) // 2]}, max {rates[-1]} (a line's wait "
+              f"grows while the rate dips: on a shared machine, other work takes the cores)")
+    if r.get("client_lag"):
+        lag = r["client_lag"]
+        print(f"            the clients' own event loops woke late by p50 {statistics.median(lag):.1f} ms, "
+              f"p99 {pct(lag, 99):.1f} ms, max {max(lag):.0f} ms (part of every latency below)")
     if r.get("pool"):
         print(f"            reader pool (from the server's log at close): {r['pool']}")
+    if r.get("admission"):
+        print(f"            admission (from the server's log at close): {r['admission']}")
     for name, values in sorted(r["lat"].items()):
         print(f"            {name:<6} {len(values):>6} requests, p50 {statistics.median(values):.0f} ms, "
               f"p99 {pct(values, 99):.0f} ms")
@@ -429,7 +460,9 @@ def main() -> None:
     parser.add_argument("--skip-load", action="store_true", help="only the per-request costs")
     parser.add_argument("--readers", default="", help="comma-separated reader settings, each a run of its own "
                         "(0: off; 1, 2, auto: REELROOM_READERS; 'l<n>' REELROOM_READERS_LOCAL, 's<n>' "
-                        "REELROOM_READERS_SHARE, e.g. 1l0s0); default: the environment's")
+                        "REELROOM_READERS_SHARE, 'a<n>' REELROOM_ADMIT (0: admission off), 'h0' "
+                        "REELROOM_READERS_HANDOFF=0 (the relay), e.g. 1l0s0, autoa0, 1l0h0); "
+                        "default: the environment's")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each setting, taking turns")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
@@ -493,8 +526,11 @@ def main() -> None:
             if label in results and log_file.exists():
                 with log_file.open("rb") as f:
                     f.seek(log_from if log_file.stat().st_size >= log_from else 0)
-                    pool = [line for line in f.read().decode("utf-8", "replace").splitlines() if "Reader pool:" in line]
+                    lines = f.read().decode("utf-8", "replace").splitlines()
+                pool = [line for line in lines if "Reader pool:" in line]
+                admitted = [line for line in lines if "Admission:" in line]
                 results[label]["pool"] = pool[-1].split("Reader pool:", 1)[1].strip() if pool else ""
+                results[label]["admission"] = admitted[-1].split("Admission:", 1)[1].strip() if admitted else ""
             if label in costs:
                 print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
                       + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))

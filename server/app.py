@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import pkgutil
 import re
 from typing import Any
@@ -35,7 +36,7 @@ from server.api.not_implemented import NOT_IMPLEMENTED, stub_handlers
 from server.api.replies import kept_lookup
 from server.context import ServerContext
 from server.errors import ReelroomError
-from server.http import items_lane, problems
+from server.http import admission, items_lane, problems
 from server.http.responses import WireResponse
 from server.http.routing import template_path
 from server.http.wire_middleware import WireMiddleware
@@ -207,7 +208,14 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
     async def on_startup() -> None:
         ctx.init_task = asyncio.create_task(ctx.initialize(), name="server-initialize")
 
+    limit = admission.limit_from_env()
+    # browsing requests first come first served, a bound on those in flight
+    # (server/http/admission.py; REELROOM_ADMIT=0 turns it off)
+    admitting = admission.Admission(limit) if limit > 0 else None
+
     async def on_shutdown() -> None:
+        if admitting is not None and admitting.stats.waited:
+            logging.getLogger("reelroom.http").info("Admission: %s", admitting.stats.summary())
         await ctx.close()
 
     app = _App(
@@ -247,4 +255,5 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
         host.items_lane = items_lane.ItemsLane(
             wire=wire, litestar=app, route=route, with_cors=host.with_cors, origin=request_origin,
             guard_plan=guard_plan, check_caller=check_caller, admit_caller=admit_caller, kept_lookup=kept_lookup)
+    host.admission = admitting
     return host

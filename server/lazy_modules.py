@@ -5,6 +5,8 @@ server imports Litestar or uvicorn).
 - ``yaml`` (Litestar's OpenAPI YAML renderer, which Reelroom does not serve) and ``pdb`` (the
   default of Litestar's ``debugger_module``, used only with ``pdb_on_exception``): both are a plain
   ``import x`` in Litestar, and nothing reads them while the server starts.
+- ``logging.config`` (with ``socketserver``): uvicorn's ``config`` module
+  imports it for ``dictConfig``, which it calls only with a ``log_config`` (the runner passes none).
 - ``uvicorn``: its package ``__init__`` imports ``uvicorn.main``, the command line, and with it
   click, watchfiles, multiprocessing and the reload supervisors. The runner takes ``Config`` and
   ``Server`` from their own modules, and ``uvicorn.Config`` / ``uvicorn.Server`` (uvicorn's lifespan
@@ -15,7 +17,7 @@ Each becomes its module object as the import system makes it (``__spec__``, ``__
 (PEP 562) that runs the module's own code, into the same object, the first time a name it would
 define is read (``uvicorn.run``, ``from yaml import safe_dump``, ``pdb.set_trace``). Python 3.11's
 ``importlib.util.LazyLoader`` cannot serve here: a second ``import x`` reads ``x.__spec__``, which
-made it load. Together some 45 modules and ~2 MiB of resident memory less in every server. A module
+made it load. Together some 48 modules and ~2.3 MiB of resident memory less in every server. A module
 already imported is left as it is; ``tests/system/test_startup_imports.py`` checks the deferral and
 that each module works when used.
 """
@@ -28,7 +30,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
-DEFERRED = ("yaml", "pdb", "uvicorn")
+DEFERRED = ("yaml", "pdb", "uvicorn", "logging.config")
 # Names a deferred package gives from one of its submodules, without running its __init__ (uvicorn's
 # lifespan module does ``from uvicorn import Config`` at every start).
 FROM_SUBMODULES = {"uvicorn": {"Config": "uvicorn.config", "Server": "uvicorn.server"}}
@@ -64,6 +66,9 @@ def _defer(name: str) -> None:
     __getattr__.deferred = True  # type: ignore[attr-defined]  # what loaded() looks for
     module.__dict__["__getattr__"] = __getattr__
     sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:  # a submodule is also its package's attribute (``import logging.config`` then ``logging.config.x``)
+        setattr(sys.modules[parent], child, module)
 
 
 def defer_library_imports() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from server.api.base import operation
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
@@ -87,9 +88,11 @@ async def get_items(
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
     camel = camel_case_requested.get()
-    # encoded by a reader process (server/readers/) while the server is busy, else here
-    return keep(ctx, await ctx.readers.items(q, dto.options(ctx.items, viewer),
-                                             lambda q, opts: ctx.items.query_reply(q, opts, camel)), viewer)
+    # encoded by a reader process (server/readers/) while the server is busy, else here; a reader
+    # that wrote the reply to the client itself (the Items lane's hand-off) gives a Handed, which
+    # only the lane sees (it made the offer)
+    return cast(bytes, keep(ctx, await ctx.readers.items(q, dto.options(ctx.items, viewer),
+                                                         lambda q, opts: ctx.items.query_reply(q, opts, camel)), viewer))
 
 
 @operation("GetItemUserData")

@@ -93,6 +93,7 @@ class Database:
         #: with what the previous process left (the artwork run's skip at start)
         self.opened_stamp = file_stamp(self.file)
         self._on_close: list[Callable[[], None]] = []
+        self._on_release: list[Callable[[], None]] = []  # (``on_release``)
         self.dialect = self.engine.dialect.name
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._readers = LoopThreads(readers, "db-reader")  # (server/db/threads.py: LIFO, lean hops)
@@ -229,6 +230,11 @@ class Database:
         file is as this process leaves it."""
         self._on_close.append(fn)
 
+    def on_release(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` (blocking) on every ``release_memory``: a cache kept for this database
+        (e.g. ``dto._KeptParents``) let go when the database was left alone for a while."""
+        self._on_release.append(fn)
+
     def release_memory(self) -> int:
         """SQLite: empty the page cache of every pooled connection nobody is using (``PRAGMA
         shrink_memory``) and return how many were emptied; 0 elsewhere. For quiet moments (see
@@ -236,6 +242,8 @@ class Database:
         read (browsing a big library fills them all) until it closes. The OS page cache still holds
         the file, so the next reads cost a system call per page, not a disk read. Blocking: call it
         in a thread."""
+        for fn in list(self._on_release):
+            fn()
         if not self.is_sqlite:
             return 0
         with self._release_lock:  # (close waits for a release under way; none after it)

@@ -37,13 +37,16 @@ requests with the lane on and off to a real server and compares the replies byte
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
 from server.errors import ReelroomError
-from server.http import limits, reply_cache
+from server.http import handoff, limits, reply_cache
 from server.http.wire_middleware import WireMiddleware, accept_header, json_charset_sender
 from server.wire.casing import camel_case_requested, wants_camel_case
 
@@ -130,15 +133,18 @@ class ItemsLane:
         path: str = scope["path"]
         return bool(scope["method"] == "GET" and path[-6:].lower() == "/items")
 
-    def bind(self, app: ASGIApp) -> ASGIApp:
-        """The ASGI callable uvicorn's cycle runs for a request the lane takes: the lane, else ``app``."""
+    def bind(self, app: ASGIApp, cycle: RequestResponseCycle | None = None) -> ASGIApp:
+        """The ASGI callable uvicorn's cycle runs for a request the lane takes: the lane, else
+        ``app``. ``cycle``: uvicorn's cycle of the request, on a plain socket connection whose
+        socket may go to a reader process (server/http/protocol.py), else None."""
 
         async def lane(scope: Scope, receive: Any, send: Send) -> None:
-            await self.serve(app, scope, receive, send)
+            await self.serve(app, scope, receive, send, cycle)
 
         return lane
 
-    async def serve(self, app: ASGIApp, scope: Scope, receive: Any, send: Send) -> None:
+    async def serve(self, app: ASGIApp, scope: Scope, receive: Any, send: Send,
+                    cycle: RequestResponseCycle | None = None) -> None:
         started = False
 
         async def sending(message: dict[str, Any]) -> None:
@@ -148,7 +154,7 @@ class ItemsLane:
 
         if self.enabled:
             try:
-                if await self._answer(scope, sending):
+                if await self._answer(scope, sending, cycle):
                     return
             except (_ToApp, ReelroomError):
                 if started:
@@ -160,7 +166,7 @@ class ItemsLane:
             self.passed += 1
         await app(scope, receive, send)
 
-    async def _answer(self, scope: Scope, send: Send) -> bool:
+    async def _answer(self, scope: Scope, send: Send, cycle: RequestResponseCycle | None = None) -> bool:
         """Answer the page; False (nothing sent) when the app must."""
         for name, value in scope["headers"]:
             if name in _TO_APP or (name == b"content-length" and value.strip() != b"0"):
@@ -180,6 +186,8 @@ class ItemsLane:
         new_scope["state"] = dict(scope.get("state") or ())  # the app's own state stays as it was
         casing = camel_case_requested.set(wants_camel_case(accept_header(scope)))
         slot = reply_cache.pending.set(None)
+        offer = _Offer(self, cycle, scope, handler) if cycle is not None else None
+        offered = handoff.current.set(offer)
         try:
             auth = await self.check_caller(new_scope, ctx, plan)
             await self.admit_caller(new_scope, ctx, auth, _no_path_items)
@@ -191,19 +199,171 @@ class ItemsLane:
                 kwargs = parser.parse(new_scope["query_string"], {}, _Request(new_scope))
                 if kwargs is None:
                     return False
-                body = await handler.fn(**kwargs)
+                try:
+                    body = await handler.fn(**kwargs)
+                except BaseException as exc:
+                    if offer is None or not offer.handed:
+                        raise
+                    # a reader has the connection and may have written part of the reply: never
+                    # answer it again, close it (a reader that died, a cancelled request)
+                    offer.abort()
+                    if isinstance(exc, Exception):
+                        log.warning("A reader process ended while writing a reply; the connection is closed")
+                        return True
+                    raise
+            if type(body) is handoff.Handed and offer is not None:
+                self.served += 1
+                await offer.finish(body)
+                return True
             if type(body) is not bytes:
                 return False
         finally:
+            handoff.current.reset(offered)
             reply_cache.pending.reset(slot)
             camel_case_requested.reset(casing)
         self.served += 1  # (before the reply goes out: a test reads it once the reply is in)
         out = json_charset_sender(self.with_cors(send, self.origin(scope)))
-        await out({"type": "http.response.start", "status": handler.status_code,
-                   "headers": [(b"content-type", handler.media_type.encode("latin-1")),
-                               (b"content-length", str(len(body)).encode("latin-1"))]})
+        await out(_start(handler, str(len(body)).encode("latin-1")))
         await out({"type": "http.response.body", "body": body})
         return True
+
+
+def _start(handler: Any, length: bytes) -> dict[str, Any]:
+    """The reply's ``http.response.start`` (Litestar's head of a ``bytes`` reply)."""
+    return {"type": "http.response.start", "status": handler.status_code,
+            "headers": [(b"content-type", handler.media_type.encode("latin-1")), (b"content-length", length)]}
+
+
+#: The Content-Length a hand-off's head is built with, then split at (any number works: it is
+#: cut out, and a head that holds it anywhere else is not handed off).
+_MARK = b"1073741827"
+_LENGTH_FIELD = b"\r\ncontent-length: "
+
+
+class _Capture:
+    """A transport that keeps what is written (the head, built on a copy of the cycle)."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def close(self) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return False
+
+
+class _Written:
+    """Stands in for the transport while a reply a reader wrote is finished: writes are dropped
+    (the bytes are on the wire already), anything else (a close) is the transport's own."""
+
+    __slots__ = ("transport",)
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+
+    def write(self, data: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+class _Length:
+    """A body of ``n`` bytes that are not here (uvicorn's cycle only takes its length)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class _Offer:
+    """The lane's hand-off offer (server/http/handoff.py) for one request: the reply's head
+    is built by uvicorn's own ``send`` on a copy of the cycle (status line, Date, Server, the
+    headers in their order and casing, ``connection: close`` when the connection is closing),
+    through the same CORS and charset layers as a reply the owner writes, with a marked
+    Content-Length split out; the reader puts its body's length between the parts. Once the
+    reader wrote, ``finish`` sends the reply through the real cycle with its writes dropped, so
+    the access log, keep-alive, ``connection: close``, pipelining and flow control are what they
+    would have been."""
+
+    __slots__ = ("cycle", "handed", "handler", "lane", "scope")
+
+    def __init__(self, lane: ItemsLane, cycle: RequestResponseCycle, scope: Scope, handler: Any) -> None:
+        self.lane = lane
+        self.cycle = cycle
+        self.scope = scope
+        self.handler = handler
+        self.handed = False
+
+    def fd(self) -> int | None:
+        cycle = self.cycle
+        transport: Any = cycle.transport
+        if (cycle.disconnected or cycle.response_started or transport is None or transport.is_closing()
+                or transport.get_write_buffer_size() or cycle.flow.write_paused):
+            return None
+        sock = transport.get_extra_info("socket")
+        return sock.fileno() if sock is not None else None
+
+    def keeps(self) -> bool:
+        return bool(self.lane.ctx.replies.would_keep())
+
+    async def head(self) -> tuple[bytes, bytes] | None:
+        dry = copy.copy(self.cycle)
+        capture = _Capture()
+        dry.transport = capture  # type: ignore[assignment]
+        dry.access_log = False
+
+        async def send(message: Any) -> None:
+            await RequestResponseCycle.send(dry, message)
+
+        out = json_charset_sender(self.lane.with_cors(send, self.lane.origin(self.scope)))
+        await out(_start(self.handler, _MARK))
+        head = b"".join(capture.parts)
+        field = _LENGTH_FIELD + _MARK + b"\r\n"
+        if head.count(_MARK) != 1 or head.count(field) != 1 or not head.endswith(b"\r\n\r\n"):
+            return None
+        at = head.index(field) + len(_LENGTH_FIELD)
+        return head[:at], head[at + len(_MARK):]
+
+    async def finish(self, handed: handoff.Handed) -> None:
+        """The reply a reader wrote: its rest (if the client did not take it all) written here,
+        then the cycle's bookkeeping; the connection closed when the reader's write failed."""
+        self.handed = False
+        cycle = self.cycle
+        if handed.failed:
+            self.abort()
+            return
+        real: Any = cycle.transport
+        if handed.rest and not real.is_closing():
+            real.write(handed.rest)  # (after what the reader wrote: it wrote nothing more)
+
+        async def send(message: Any) -> None:
+            cycle.transport = _Written(real)  # type: ignore[assignment]
+            try:
+                await RequestResponseCycle.send(cycle, message)
+            finally:
+                cycle.transport = real
+
+        out = json_charset_sender(self.lane.with_cors(send, self.lane.origin(self.scope)))
+        await out(_start(self.handler, str(handed.length).encode("latin-1")))
+        await out({"type": "http.response.body", "body": _Length(handed.length)})
+
+    def abort(self) -> None:
+        """Close the connection, and tell uvicorn's cycle it is gone (no reply, no 500)."""
+        self.handed = False
+        cycle = self.cycle
+        cycle.disconnected = True
+        cycle.message_event.set()
+        if cycle.transport is not None:
+            cycle.transport.close()
 
 
 def _no_path_items() -> Any:

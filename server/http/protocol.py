@@ -25,7 +25,14 @@ together.
 
 The Items lane: a request the app's ``items_lane`` (``server/http/items_lane.py``) takes (a GET of a
 path ending in ``/Items``) runs the lane in place of the app once its head is complete; the lane
-answers through the same cycle and sender, or hands the request to the app untouched.
+answers through the same cycle and sender, or hands the request to the app untouched. On a plain
+socket connection (and an OS that passes sockets between processes) the lane also gets the cycle,
+so that a reader process may write the page's reply to the socket itself (a hand-off).
+
+Admission: a browsing request (``server/http/admission.py``: a GET or HEAD off the playback paths)
+runs once the app's ``admission`` lets it in, first come first served with a bound on the requests
+in flight, so that under load the waiting is shared by every request rather than left to the
+heaviest.
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
+
+from server.http import handoff
+from server.http.admission import held_back as admission_held_back
 
 log = logging.getLogger("reelroom.http")
 
@@ -56,6 +66,7 @@ ZERO_COPY = "http.response.zerocopysend"
 _HAS_SENDFILE = hasattr(os, "sendfile")
 _HAS_WRITEV = hasattr(os, "writev")
 _NATIVE_SENDFILE = asyncio_constants._SendfileMode.TRY_NATIVE
+_FD_PASSING = handoff.FD_PASSING
 
 
 class _Gathered:
@@ -206,6 +217,9 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._zero_copy: bool | None = None  # decided on the first request (the transport is known)
         # GET /Items answered past ASGI and Litestar (server/http/items_lane.py), when the app has it
         self._lane: Any = getattr(self.config.app, "items_lane", None)
+        # browsing requests let in first come first served, a bound on those in flight
+        # (server/http/admission.py), when the app has it
+        self._admission: Any = getattr(self.config.app, "admission", None)
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         if self._zero_copy is None:
@@ -219,8 +233,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             cycle.scope["extensions"] = {**cycle.scope.get("extensions", {}), ZERO_COPY: {}}
         cycle.send = response_sender(cycle, self._zero_copy)  # type: ignore[assignment]  # an instance attribute
         lane = self._lane
-        if lane is not None and app is self.app and lane.takes(cycle.scope):  # (not uvicorn's 503 app)
-            app = lane.bind(app)  # the lane, else the app as ever
+        ours = app is self.app  # (not uvicorn's 503 app)
+        if lane is not None and ours and lane.takes(cycle.scope):
+            # the lane, else the app as ever; with the cycle where a reader process may write the
+            # reply to the socket itself (asyncio's own plain socket transport, an OS that passes
+            # sockets: server/http/handoff.py)
+            app = lane.bind(app, cycle if self._zero_copy and _FD_PASSING else None)
+        admission = self._admission
+        if admission is not None and ours and admission.limit > 0 and admission_held_back(
+                cycle.scope["method"], cycle.scope["path"]):
+            app = admission.wrap(app, cycle)
         super()._start_asgi_task(cycle, app)
 
     def data_received(self, data: bytes) -> None:

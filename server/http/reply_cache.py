@@ -127,12 +127,25 @@ class ReplyCache:
         pending.set(Slot(key, viewer_id, stamp, auth_user))
         return None
 
+    def would_keep(self) -> bool:
+        """Whether ``keep`` would store the reply of the pending slot (its key is kept or was seen
+        before): a reader process then sends the reply's bytes back rather than writing them to
+        the client itself (server/http/handoff.py). The viewer's rules and the reply's size
+        are not known yet: a True may still keep nothing."""
+        slot = pending.get()
+        return slot is not None and self.enabled and (slot.key in self._entries or hash(slot.key) in self._seen)
+
     def keep(self, body: Any, viewer_id: str | None, viewer_user: UserRecord | None, parental: bool) -> None:
-        """Store the reply the handler computed for the pending slot (if any, and if it may be)."""
+        """Store the reply the handler computed for the pending slot (if any, and if it may be).
+        A reply a reader wrote to the client itself (``handed_off``, no bytes here) counts as the
+        key's first sight, so the next one is kept (``would_keep``)."""
         slot = pending.get()
         if slot is None:
             return
         pending.set(None)
+        if getattr(body, "handed_off", False) and not parental and viewer_id == slot.viewer_id:
+            self._first_sight(hash(slot.key))
+            return
         if not isinstance(body, bytes) or parental or viewer_id != slot.viewer_id:
             return
         size = len(body) + len(slot.key[3]) + _ENTRY_OVERHEAD
@@ -142,9 +155,7 @@ class ReplyCache:
         if key not in self._entries:
             h = hash(key)
             if h not in self._seen:  # first sight: remember, keep on the second
-                if len(self._seen) >= _SEEN_MAX:
-                    self._seen.clear()
-                self._seen[h] = None
+                self._first_sight(h)
                 return
         else:
             self._drop(key)
@@ -152,6 +163,11 @@ class ReplyCache:
         self.size += size
         while self.size > self.budget:
             self._drop(next(iter(self._entries)))
+
+    def _first_sight(self, h: int) -> None:
+        if len(self._seen) >= _SEEN_MAX:
+            self._seen.clear()
+        self._seen[h] = None
 
     def _drop(self, key: tuple[Any, ...]) -> None:
         entry = self._entries.pop(key)

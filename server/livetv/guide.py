@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from defusedxml import ElementTree
-
 from server.guid import guid_from_text
 
 MAX_XMLTV_BYTES = 200 * 1024 * 1024
@@ -91,6 +89,8 @@ def _episode_numbers(element) -> tuple[int | None, int | None]:
 def parse_xmltv(data: bytes) -> tuple[list[ProviderChannel], list[tuple[str, Program]]]:
     """Channels and (provider channel id, programme) pairs of an XMLTV document. Programmes get
     their final id and tuner channel once matched (see Guide.load)."""
+    from defusedxml import ElementTree  # with the first XMLTV document, not at start
+
     root = ElementTree.fromstring(data)
     channels = []
     for ch in root.findall("channel"):

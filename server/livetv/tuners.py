@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
-from defusedxml import ElementTree
 
 from server.errors import BadRequestError, NotFoundError, ReelroomError
 from server.guid import guid_from_text
@@ -206,6 +205,8 @@ class LiveTvService:
             data = await self.read_source(path, MAX_XMLTV_BYTES)
         except NotFoundError as exc:
             raise BadRequestError(f"The XMLTV listings could not be read: {exc.detail}") from None
+        from defusedxml import ElementTree  # with the first listings read, not at start
+
         try:
             await asyncio.to_thread(parse_xmltv, data)
         except (ElementTree.ParseError, ValueError) as exc:
@@ -297,6 +298,7 @@ class LiveTvService:
                 continue
             if provider.Type != "xmltv" or not provider.Path:
                 continue
+            from defusedxml import ElementTree  # with the first XMLTV listings, not at start
             try:
                 data = await self.read_source(provider.Path, MAX_XMLTV_BYTES)
                 mappings = {m.Name: m.Value for m in provider.ChannelMappings or [] if m.Name and m.Value}
@@ -305,8 +307,8 @@ class LiveTvService:
             except (NotFoundError, BadRequestError, ElementTree.ParseError, ValueError) as exc:
                 log.warning("Listings from %s could not be read: %s", provider.Path, exc)
                 failures.append(f"{provider.Path}: {getattr(exc, 'detail', None) or exc}")
-        if first:  # no provider loaded: the guide is empty
-            self.guide.load(channels, "", b"<tv/>", {}, days, True)
+        if first:  # no provider loaded: the guide is empty (what an empty XMLTV document gives, unparsed)
+            self.guide.load_parsed(channels, "", [], [], {}, days, True)
         if failures:
             raise GuideRefreshError("The guide could not be read from " + "; ".join(failures))
         return len(self.guide.programs)

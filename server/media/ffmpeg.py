@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -62,7 +63,8 @@ def find_ffmpeg(configured: str | None = None) -> FfmpegInfo:
     Raises FfmpegNotFoundError when no candidate works.
     """
     tried: list[str] = []
-    for source, candidate in _candidates(configured):
+    for source, locate in _candidates(configured):
+        candidate = locate()  # in order: imageio-ffmpeg is imported only when PATH has none
         if candidate is None:
             continue
         resolved = _resolve_executable(candidate)
@@ -82,18 +84,23 @@ def find_ffmpeg(configured: str | None = None) -> FfmpegInfo:
     raise FfmpegNotFoundError("No usable ffmpeg found. Tried: " + ("; ".join(tried) or "nothing"))
 
 
-def _candidates(configured: str | None) -> list[tuple[FfmpegSource, str | None]]:
-    found: list[tuple[FfmpegSource, str | None]] = []
+def _candidates(configured: str | None) -> list[tuple[FfmpegSource, Callable[[], str | None]]]:
+    """Where to look, in order; each place is looked at only when the ones before it gave nothing."""
+    found: list[tuple[FfmpegSource, Callable[[], str | None]]] = []
     if configured and configured.strip():
-        found.append(("configured", configured.strip()))
+        found.append(("configured", configured.strip))
     if getattr(sys, "frozen", False):
         # An installed (PyInstaller) build ships its own ffmpeg: prefer it over whatever is on PATH.
-        found.append(("bundled", _bundled_ffmpeg()))
-        found.append(("path", shutil.which("ffmpeg")))
+        found.append(("bundled", _bundled_ffmpeg))
+        found.append(("path", _on_path))
     else:
-        found.append(("path", shutil.which("ffmpeg")))
-        found.append(("bundled", _bundled_ffmpeg()))
+        found.append(("path", _on_path))
+        found.append(("bundled", _bundled_ffmpeg))
     return found
+
+
+def _on_path() -> str | None:
+    return shutil.which("ffmpeg")
 
 
 def frozen_ffmpeg() -> Path | None:

@@ -34,6 +34,7 @@ import logging
 import os
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from server.db.database import Database
+from server.http import handoff
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.fragment_store import FragmentStore, StoreUse
 from server.library.catalog.query import ItemQuery
@@ -89,6 +91,9 @@ class ReaderSettings:
     #: can use (idle time plus what the readers themselves use; Linux's /proc, else no gate).
     gate: bool = False
     free_cores: float = 0.5
+    #: hand the client's socket to the reader with the page (it writes the reply itself) where
+    #: the OS can (``protocol.FD_PASSING``) and the HTTP side offers it; else the relay
+    handoff: bool = protocol.FD_PASSING
 
     @classmethod
     def resolve(cls, readers: int | None = None, busy: int | None = None,
@@ -118,7 +123,7 @@ class ReaderSettings:
         with contextlib.suppress(ValueError):
             idle = float(env.get("REELROOM_READERS_IDLE", "") or idle)
         return cls(max_readers=max(0, readers), busy=max(0, busy), local=local, idle_seconds=max(0.5, idle),
-                   gate=gate, share=share_max > 0, share_max=share_max)
+                   gate=gate, share=share_max > 0, share_max=share_max, handoff=protocol.handoff_enabled(env))
 
 
 def auto_readers() -> int:
@@ -331,25 +336,45 @@ class Reader:
         self.reserved = 0  # slots given to pages that have not sent their request yet
         self.last_done = 0.0  # when it last answered (the pool's clock)
         self.task: asyncio.Task[None] | None = None
+        #: the connection as a plain socket (a duplicate), to send a client's socket with a
+        #: request (``sendmsg`` with SCM_RIGHTS: asyncio's transports cannot); None: no hand-off
+        self.raw: socket.socket | None = None
+        sock = stream_out.get_extra_info("socket")
+        if protocol.FD_PASSING and sock is not None and sock.family == socket.AF_UNIX:
+            self.raw = socket.socket(fileno=os.dup(sock.fileno()))  # (its blocking mode is left as it is)
 
     @property
     def outstanding(self) -> int:
         return len(self._pending) + self.reserved
 
-    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
-        """``(status, payload, extra)``: extra is the reply's extra part (``protocol.read_extra``)."""
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...],
+                   hand: tuple[handoff.Offer, int, tuple[bytes, bytes]] | None = None) -> tuple[str, Any, Any]:
+        """``(status, payload, extra)``: extra is the reply's extra part (``protocol.read_extra``).
+        ``hand``: the offer, the client's socket and the reply's head parts, to hand the socket
+        over with the request (the offer is marked ``handed`` once it went)."""
         if not self.alive:
             raise ReaderGone
         request_id = next(self._ids)
         try:
-            data = protocol.frame((request_id, kind, generation, args))
+            data = protocol.frame((request_id, kind, generation, args, hand[2] if hand is not None else None))
         except Exception:  # a query that does not pickle: the owner answers it
             return protocol.FAILED, traceback.format_exc(), None
         future: asyncio.Future[tuple[str, Any, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         self.last_used = time.monotonic()
         try:
-            self._out.write(data)
+            if hand is not None and self.raw is not None and not self._out.transport.get_write_buffer_size():
+                try:
+                    sent = protocol.send_request(self.raw, data, hand[1])
+                except OSError:  # the reader's end is gone: the write below fails as ever
+                    sent = 0
+                if sent:
+                    hand[0].handed = True
+                    data = data[sent:]
+                else:  # the connection took nothing: the request goes as an ordinary one
+                    data = protocol.frame((request_id, kind, generation, args, None))
+            if data:
+                self._out.write(data)
             return await future
         finally:
             self._pending.pop(request_id, None)
@@ -376,12 +401,17 @@ class Reader:
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(ReaderGone())
-            self._out.close()
+            self._close()
 
     def stop(self) -> None:
         """Close the connection: the reader reads its end and exits."""
         self.alive = False
+        self._close()
+
+    def _close(self) -> None:
         self._out.close()
+        if self.raw is not None:
+            self.raw.close()
 
 
 class ReaderPool:
@@ -401,6 +431,8 @@ class ReaderPool:
         self.readers: list[Reader] = []
         self.started = 0  # reader processes started so far
         self.served = 0  # requests answered by readers
+        self.handed = 0  # of those, replies a reader wrote to the client itself (a hand-off)
+        self.handed_back = 0  # of those, replies whose end the reader gave back (the client's socket was full)
         self.answered_here = 0  # requests of the pool's kinds the owner answered itself while enabled
         self._inflight = 0  # requests of the pool's kinds in flight
         self._here = 0  # of those, answered in the owner from a slot of the queue (``local``, ``share``)
@@ -431,7 +463,7 @@ class ReaderPool:
     # -- requests ------------------------------------------------------------------------
 
     async def items(self, q: ItemQuery, opts: DtoOptions,
-                    local: Callable[[ItemQuery, DtoOptions], Awaitable[R]]) -> R | bytes:
+                    local: Callable[[ItemQuery, DtoOptions], Awaitable[R]]) -> R | bytes | handoff.Handed:
         """A GET /Items page: the encoded reply from a reader, else ``local(q, opts)``
         (ItemService.query_reply) in this process.
 
@@ -569,27 +601,44 @@ class ReaderPool:
         self._local_page = seconds if self._local_page is None else (
             self._local_page + SMOOTHING * (seconds - self._local_page))
 
-    async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | None:
+    async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | handoff.Handed | None:
         """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
-        ended first. A 4xx it raised is raised here."""
+        ended first. A 4xx it raised is raised here. With a hand-off (``handoff.current``: the
+        HTTP side offers the client's connection, and the owner does not want the reply's bytes
+        for its reply cache) the reader writes the reply to the client itself: a ``Handed`` comes
+        back, and ``handoff.Lost`` when the reader ended once it had the socket."""
         names, q.names = q.names, None  # the owner's by-name index stays here
         camel = camel_case_requested.get()
+        offer = handoff.current.get() if self.settings.handoff and getattr(reader, "raw", None) is not None else None
         # the store's epoch as the owner's own page would take it: before the read (the reader's)
         try:
             try:
                 use = self._store_use(opts, camel) if self._store_use is not None else None
+                hand = None
+                if offer is not None and not offer.keeps():
+                    fd = offer.fd()
+                    head = await offer.head() if fd is not None else None
+                    if fd is not None and head is not None and offer.fd() == fd:
+                        hand = (offer, fd, head)
                 sent = self.clock()
                 call = reader.call(protocol.ITEMS, self.db.generations,
-                                   (q, opts, camel, use.epoch if use is not None else 0))
+                                   (q, opts, camel, use.epoch if use is not None else 0), hand)
             finally:
                 reader.reserved -= 1  # the call holds the slot from here (``Reader.outstanding``)
-            status, payload, extra = await call
+            try:
+                status, payload, extra = await call
+            except ReaderGone:
+                if offer is not None and offer.handed:
+                    raise handoff.Lost from None
+                raise
         finally:
             q.names = names
             self._dispatch()
         if extra is not None and use is not None:
             self._keep(use, extra)
-        if status == protocol.OK:
+        if status != protocol.HANDED and offer is not None:
+            offer.handed = False  # the reader did not write: the connection is the owner's again
+        if status == protocol.OK or status == protocol.HANDED:
             done = self.clock()
             # the reader's seconds per page: from when it could start this one (sent, or its
             # previous answer when this one queued behind it) to the answer
@@ -598,6 +647,12 @@ class ReaderPool:
             self.stats.reader_pages += 1
             self.stats.reader_seconds += done - sent
             self.served += 1
+            if status == protocol.HANDED:
+                self.handed += 1
+                length, written, failed, rest = payload
+                if rest:
+                    self.handed_back += 1
+                return handoff.Handed(length, written, failed, rest)
             return cast(bytes, payload)  # the reply's bytes as they came off the connection
         if status == protocol.ERROR:
             raise payload
@@ -791,7 +846,8 @@ class ReaderPool:
         readers, self.readers = self.readers, []
         self._wake_all()
         if self.stats.reader_pages or self.stats.local_pages:
-            log.info("Reader pool: %s", self.stats.summary())
+            log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
+                     self.stats.summary(), self.handed, self.handed_back)
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
         for task in list(self._tasks) + ([self._reaper] if self._reaper else []):
             task.cancel()

@@ -109,10 +109,10 @@ class Reader:
             self.store.adopt(epoch)
         return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
 
-    def handle(self, message: tuple[int, str, tuple[int, int], tuple[Any, ...]]) -> tuple[int, str, Any, Any]:
+    def handle(self, message: tuple[Any, ...]) -> tuple[int, str, Any, Any]:
         """``(request_id, status, payload, extra)``: extra is what goes back to the owner's fragment
         store (``ReaderStore.take``), or None."""
-        request_id, kind, generations, args = message
+        request_id, kind, generations, args = message[:4]
         self.db.content_generation, self.db.generation = generations
         try:
             if kind == protocol.ITEMS:
@@ -151,16 +151,39 @@ def serve(sock: socket.socket, reader: Reader, quiet_seconds: float = QUIET_SECO
             reader.db.release_memory()
             trim()
             busy = False
-        message = protocol.read_frame(sock)
+        message, fds = protocol.read_frame_fds(sock)
         if message is None:  # the owner closed the connection or went away
             return
-        request_id, status, payload, extra = reader.handle(message)
+        client = fds.pop(0) if fds else None
+        for fd in fds:  # (never more than one is sent)
+            os.close(fd)
+        try:
+            request_id, status, payload, extra = reader.handle(message)
+            head = message[4] if len(message) > 4 else None
+            if status == protocol.OK and client is not None and head is not None:
+                status, payload = protocol.HANDED, write_to_client(client, head, payload)
+        finally:
+            if client is not None:
+                os.close(client)  # before the owner hears: its close of the connection is the last
         try:
             parts = protocol.reply_parts(request_id, status, payload, extra)
         except Exception:  # an exception that does not pickle: the owner answers it
-            parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
+            if status == protocol.HANDED:  # (the reply went out: only the store's part is lost)
+                parts = protocol.reply_parts(request_id, status, payload)
+            else:
+                parts = protocol.reply_parts(request_id, protocol.FAILED, traceback.format_exc())
         protocol.send_parts(sock, parts)
         busy = True
+
+
+def write_to_client(fd: int, head: tuple[bytes, bytes], body: bytes) -> list[Any]:
+    """A hand-off: the reply's head (the owner's, with this body's Content-Length between its two
+    parts) and body written to the client's socket ``fd``; what goes back to the owner
+    (``protocol.handed_body``)."""
+    prefix, suffix = head
+    reply_head = b"%s%d%s" % (prefix, len(body), suffix)
+    written, failed = protocol.write_reply(fd, reply_head, body)
+    return protocol.handed_body(reply_head, body, written, failed)
 
 
 def main() -> int:

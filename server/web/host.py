@@ -109,6 +109,7 @@ class WebHostMiddleware:
         self.server_name = server_name  # for the page shown without a web client
         self.port = port  # the bound port, for that page's address
         self.items_lane: Any = None  # server/http/items_lane.py's ItemsLane, set by server/app.py
+        self.admission: Any = None  # server/http/admission.py's Admission, set by server/app.py
 
     def __getattr__(self, name: str) -> Any:  # the wire middleware's attributes (index, routes...)
         return getattr(self.app, name)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import imageio_ffmpeg
@@ -64,3 +66,16 @@ def test_parsers() -> None:
 """
     assert parse_codec_list(encoders) == {"libx264", "aac", "srt"}
     assert parse_hwaccels("Hardware acceleration methods:\nvaapi\ncuda\n\n") == {"vaapi", "cuda"}
+
+
+def test_an_ffmpeg_on_path_does_not_import_imageio_ffmpeg() -> None:
+    """The places are looked at in order: with one on PATH, imageio-ffmpeg (which a running server
+    would otherwise import at start for nothing) is left unimported."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("no ffmpeg on PATH")
+    code = ("import sys; from server.media.ffmpeg import find_ffmpeg\n"
+            "info = find_ffmpeg(None); print(info.source, 'imageio_ffmpeg' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["path", "False"]

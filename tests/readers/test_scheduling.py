@@ -50,7 +50,8 @@ class FakeReader(Reader):
         self.last_done = 0.0
         self.task = None
 
-    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...]) -> tuple[str, Any, Any]:
+    async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...],
+                   hand: Any = None) -> tuple[str, Any, Any]:
         if not self.alive:
             raise ReaderGone
         future: asyncio.Future[tuple[str, Any, Any]] = asyncio.get_running_loop().create_future()
@@ -402,3 +403,123 @@ def test_the_load_average_stands_in_where_no_counter_is_read() -> None:
         raise OSError
 
     assert LoadAverageIdle(loadavg=no_load)() is None
+
+
+# -- admission (server/http/admission.py): browsing requests first come first served -------------
+
+def test_admission_lets_in_up_to_its_limit_then_first_come_first_served() -> None:
+    """Past ``limit`` in flight, requests wait in one line and go in the order they came, one per
+    slot given back, each waiting as long as the line before it (the fake clock's measure)."""
+    from server.http.admission import Admission
+
+    async def run() -> None:
+        clock = Clock()
+        gate = Admission(2, clock=clock)
+        order: list[str] = []
+        slots: dict[str, int] = {}
+
+        async def request(name: str) -> None:
+            slots[name] = await gate.enter()
+            order.append(name)
+
+        tasks = [asyncio.ensure_future(request(n)) for n in "abcde"]
+        await settle()
+        assert order == ["a", "b"] and gate.inflight == 2 and gate.waiting == 3
+        clock.now += 0.2
+        gate.leave(slots["a"])
+        gate.leave(slots["a"])  # a slot given back twice is given back once
+        await settle()
+        assert order == ["a", "b", "c"] and gate.inflight == 2
+        late = asyncio.ensure_future(request("f"))  # a newcomer does not pass the line
+        await settle()
+        assert order == ["a", "b", "c"]
+        clock.now += 0.1
+        gate.leave(slots["b"])
+        gate.leave(slots["c"])
+        await settle()
+        assert order == ["a", "b", "c", "d", "e"] and gate.waiting == 1
+        for name in "de":
+            gate.leave(slots[name])
+        await settle()
+        assert order[-1] == "f" and gate.inflight == 1 and gate.waiting == 0
+        gate.leave(slots["f"])
+        assert gate.inflight == 0
+        await asyncio.gather(*tasks, late)
+        assert gate.stats.admitted == 6 and gate.stats.waited == 4
+        assert sorted(round(w, 3) for w in gate.stats.waits) == [0.1, 0.2, 0.3, 0.3]  # f came at +0.2
+
+    asyncio.run(run())
+
+
+def test_admission_a_request_cancelled_in_line_leaves_it_and_a_slot_given_is_handed_on() -> None:
+    from server.http.admission import Admission
+
+    async def run() -> None:
+        gate = Admission(1)
+        order: list[str] = []
+        slots: dict[str, int] = {}
+
+        async def request(name: str) -> None:
+            slots[name] = await gate.enter()
+            order.append(name)
+
+        first = asyncio.ensure_future(request("a"))
+        gone = asyncio.ensure_future(request("gone"))
+        handed = asyncio.ensure_future(request("handed"))
+        last = asyncio.ensure_future(request("last"))
+        await settle()
+        gone.cancel()  # left while waiting: skipped
+        await settle()
+        gate.leave(slots["a"])  # a's slot to the next still waiting: "handed"
+        handed.cancel()  # cancelled after it was given the slot, before it ran: handed on
+        await settle()
+        assert order == ["a", "last"] and gate.inflight == 1 and gate.waiting == 0
+        gate.leave(slots["last"])
+        assert gate.inflight == 0
+        await asyncio.gather(first, last)
+        assert gone.cancelled() and handed.cancelled()
+
+    asyncio.run(run())
+
+
+def test_admission_lets_go_of_slots_held_too_long_while_anyone_waits() -> None:
+    """A slot held past ``hold_seconds`` (a request waiting on something slow) goes to the next
+    in line; its late ``leave`` gives nothing back twice."""
+    from server.http.admission import Admission
+
+    async def run() -> None:
+        clock = Clock()
+        gate = Admission(1, clock=clock, hold_seconds=0.04)
+        slow = await gate.enter()
+        waiting = asyncio.ensure_future(gate.enter())
+        await settle()
+        assert not waiting.done()
+        clock.now += 0.05  # past hold_seconds; the watch looks every hold_seconds / 4 (real time)
+        got = await asyncio.wait_for(waiting, 5)
+        assert gate.stats.overdue == 1 and gate.inflight == 1
+        gate.leave(slow)  # let go already: nothing given back
+        assert gate.inflight == 1
+        gate.leave(got)
+        assert gate.inflight == 0
+
+    asyncio.run(run())
+
+
+def test_admission_holds_back_browsing_never_playback() -> None:
+    from server.http.admission import held_back, limit_from_env
+
+    for method, path in [("GET", "/Items"), ("GET", "/Users/u/Items"), ("HEAD", "/emby/Items/1/Images/Primary"),
+                         ("GET", "/UserViews"), ("GET", "/"), ("GET", "/web/index.html"), ("GET", "/Artists")]:
+        assert held_back(method, path), (method, path)
+    for method, path in [("POST", "/Items"), ("POST", "/Sessions/Playing/Progress"),
+                         ("GET", "/Videos/1/stream"), ("GET", "/videos/1/master.m3u8"),
+                         ("GET", "/emby/Audio/1/universal"), ("GET", "/mediabrowser/LiveTv/Channels"),
+                         ("GET", "/Items/1/Download"), ("GET", "/Items/1/File"), ("GET", "/Items/1/PlaybackInfo"),
+                         ("GET", "/Sessions"), ("GET", "/SyncPlay/List"), ("GET", "/socket"),
+                         ("DELETE", "/Items/1"), ("OPTIONS", "/Items")]:
+        assert not held_back(method, path), (method, path)
+    assert limit_from_env({}) == 16
+    assert limit_from_env({"REELROOM_ADMIT": "0"}) == 0
+    assert limit_from_env({"REELROOM_ADMIT": "off"}) == 0
+    assert limit_from_env({"REELROOM_ADMIT": "40"}) == 40
+    assert limit_from_env({"REELROOM_ADMIT": "junk"}) == 16

@@ -84,24 +84,64 @@ from uvicorn.config import Config as UvicornConfig
 # what uvicorn does at each start (its lifespan module takes Config from the package)
 UvicornConfig(lambda *a: None, lifespan="on", log_config=None).load()
 import uvicorn.lifespan.on
-state = {name: name not in sys.modules or not loaded(sys.modules[name]) for name in ("yaml", "pdb", "uvicorn")}
+state = {name: name not in sys.modules or not loaded(sys.modules[name]) for name in ("yaml", "pdb", "uvicorn", "logging.config")}
+state["no socketserver"] = "socketserver" not in sys.modules
 state["no click"] = "click" not in sys.modules and "watchfiles" not in sys.modules
 # each works as always when used
-import uvicorn, yaml, pdb
+import uvicorn, yaml, pdb, logging.config
 from uvicorn import Config
+logging.config.dictConfig({"version": 1, "incremental": True, "loggers": {"reelroom.lazy.test": {"level": "WARNING"}}})
 works = {"uvicorn": [uvicorn.run.__module__, uvicorn.Server.__name__, Config.__name__, bool(uvicorn.__version__)],
          "yaml": yaml.safe_load(yaml.safe_dump({"a": [1, 2]})), "pdb": pdb.Pdb.__name__,
-         "loaded": [loaded(uvicorn), loaded(yaml), loaded(pdb)], "click": "click" in sys.modules}
+         "loaded": [loaded(uvicorn), loaded(yaml), loaded(pdb), loaded(logging.config)], "click": "click" in sys.modules,
+         "logging.config": [logging.getLogger("reelroom.lazy.test").level, logging.config.fileConfig.__name__]}
 print(json.dumps({"deferred": state, "works": works}))
 """
 
 
 def test_rarely_used_library_modules_load_on_first_use():
-    """server/lazy_modules.py: yaml, pdb and uvicorn's package __init__ (its command line: click,
+    """server/lazy_modules.py: yaml, pdb, logging.config and uvicorn's package __init__ (its command line: click,
     watchfiles) do not run while the server is built; each works when first used."""
     out = subprocess.run([sys.executable, "-c", DEFERRED], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["deferred"] == {"yaml": True, "pdb": True, "uvicorn": True, "no click": True}
+    assert result["deferred"] == {"yaml": True, "pdb": True, "uvicorn": True, "logging.config": True, "no click": True,
+                                  "no socketserver": True}
     assert result["works"] == {"uvicorn": ["uvicorn.main", "Server", "Config", True], "yaml": {"a": [1, 2]},
-                               "pdb": "Pdb", "loaded": [True, True, True], "click": True}
+                               "pdb": "Pdb", "loaded": [True, True, True, True], "click": True,
+                               "logging.config": [30, "fileConfig"]}
+
+
+XML = """
+import asyncio, json, sys
+from pathlib import Path
+from server.context import ServerContext, ServerOptions
+from server.app import create_app
+
+async def main():
+    ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
+    create_app(ctx)
+    await ctx.initialize()
+    programmes = await ctx.livetv.refresh_guide()  # the start-up task's refresh, with no provider
+    idle = sorted(m for m in sys.modules if m.split(".")[0] in ("xml", "defusedxml"))
+    from server.library.scan.nfo import parse_nfo_bytes
+    from server.livetv.guide import parse_xmltv
+    nfo = parse_nfo_bytes(b"<movie><title>Alien</title><year>1979</year></movie>")
+    xmltv = parse_xmltv(b'<tv><channel id="c1"><display-name>One</display-name></channel></tv>')
+    await ctx.close()
+    print(json.dumps({"programmes": programmes, "guide": len(ctx.livetv.guide.programs), "idle": idle,
+                      "nfo": [nfo.title, nfo.year], "xmltv": [c.id for c in xmltv[0]]}))
+
+asyncio.run(main())
+"""
+
+
+def test_xml_parsers_load_with_the_first_nfo_or_listings_not_at_start(tmp_path):
+    """server/library/scan/nfo.py and server/livetv import ElementTree where they parse: a server
+    with no NFO and no listings provider (the guide refresh of an empty guide parses nothing)
+    never loads them; both parse as before when used."""
+    out = subprocess.run([sys.executable, "-c", XML, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"programmes": 0, "guide": 0, "idle": [], "nfo": ["Alien", 1979], "xmltv": ["c1"]}

@@ -39,6 +39,7 @@ from server.library.catalog.query import (
     get_rows,
     item_rows,
     parental_conditions,
+    parental_where,
 )
 from server.wire import models as w
 from server.wire.casing import encode_wire
@@ -457,13 +458,17 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
     c = items.c
     libs = sorted(allowed) if allowed is not None else []
     from_db = ItemRow.from_db
+    # the viewer's rules as driver SQL (made once per rules and rating list): no select to build
+    where = parental_where(s, parental) if parental is not None and parental.active else ("", ())
     for start in range(0, len(candidates), 500):
         chunk = candidates[start:start + 500]
-        if parental is None:
+        if where is not None:
             head = _SELECT_PLAYABLE if rows is None else _SELECT_PLAYABLE_ROWS
             if allowed is not None:
                 head += "coalesce(library_id, '') IN (" + ", ".join([_marker(s)] * len(libs)) + ") AND "
-            found = driver_rows(s, head + "id IN ", chunk, before=libs)
+            if where[0]:
+                head += "(" + where[0] + ") AND "
+            found = driver_rows(s, head + "id IN ", chunk, before=(*libs, *where[1]))
             if found is not None:
                 if rows is None:
                     out.update(r[0] for r in found)
@@ -477,7 +482,7 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
             c.id.in_(chunk), func.coalesce(c.type, "") == "Audio", func.coalesce(c.owner_id, "") == "")
         if allowed is not None:
             q = q.where(func.coalesce(c.library_id, "").in_(libs))
-        if parental is not None:
+        if parental is not None and parental.active:
             q = q.where(*parental_conditions(s, parental))
         if rows is None:
             out.update(r[0] for r in s.execute(q).all())

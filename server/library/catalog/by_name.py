@@ -50,8 +50,10 @@ from server.library.catalog.query import (
     ItemQuery,
     ParentalRules,
     _reads_user_data,
+    conditions_for,
     item_rows,
     parental_conditions,
+    parental_key,
     scope,
 )
 from server.wire import models as w
@@ -329,7 +331,17 @@ def _kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Sha
     return _build_kept_statements(kind, with_counts, descending, shape)
 
 
-def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) -> Any:
+@lru_cache(maxsize=64)
+def _visible_statements(kind: str, descending: bool, shape: _Shape,
+                        parental: tuple[ParentalRules, tuple[str, ...]]) -> _Statements:
+    """``_build_kept_statements`` with ``_visible_exists`` for the viewer's rules, built once per
+    shape and ``parental_key`` (the rules and the library's rating strings the conditions list:
+    a rating new to the library is another key; tags are looked up when the statement runs)."""
+    return _build_kept_statements(kind, False, descending, shape,
+                                  _visible_exists(list(conditions_for(parental)), kind, shape))
+
+
+def _visible_exists(conditions: list[Any], kind: str, shape: _Shape) -> Any:
     """For a kept-count group (a value, or a year): whether an item in the scope carrying it is
     one the viewer's parental rules let them see (the same ``parental_conditions`` as the item
     queries; the scope's values are the kept statement's bound ones). One indexed probe per group
@@ -337,7 +349,7 @@ def _visible_exists(s: Session, kind: str, rules: ParentalRules, shape: _Shape) 
     first visible item."""
     t = item_field_counts if kind == "Year" else item_value_counts
     library = func.coalesce(items.c.library_id, "")
-    in_scope: list[Any] = [items.c.owner_id.is_(None), *parental_conditions(s, rules)]
+    in_scope: list[Any] = [items.c.owner_id.is_(None), *conditions]
     if shape.libraries == "some":
         in_scope.append(library.in_(bindparam("libraries", expanding=True, type_=String())))
     elif shape.libraries == "none":
@@ -368,12 +380,20 @@ def _kept_statements_without(kind: str, with_counts: bool, descending: bool, sha
     return _build_kept_statements(kind, with_counts, descending, shape, hidden_pairs=hidden_pairs)
 
 
+@lru_cache(maxsize=64)
+def _kept_statements_hiding(kind: str, descending: bool, shape: _Shape) -> _Statements:
+    """``_kept_statements`` leaving out the values bound as ``hidden_values`` (``_hidden_out``:
+    every item in scope carrying them hidden from the viewer), built once per shape."""
+    return _build_kept_statements(kind, False, descending, shape, hiding=True)
+
+
 def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape: _Shape,
-                           visible: Any = None, hidden_pairs: tuple[tuple[str, str], ...] = ()) -> _Statements:
+                           visible: Any = None, hidden_pairs: tuple[tuple[str, str], ...] = (),
+                           hiding: bool = False) -> _Statements:
     """``_kept_statements``; ``visible`` (``_visible_exists``): only rows with an item the viewer
-    may see count (those statements carry the rules' values and are built per request; their
-    counts are the kept ones, recounted over the visible items by ``_visible_counts``);
-    ``hidden_pairs``: the kept rows of these (library, item type) pairs are left out."""
+    may see count (their counts are the kept ones, replaced by ``_kept_minus_hidden`` or
+    ``_visible_counts``); ``hidden_pairs``: the kept rows of these (library, item type) pairs are
+    left out; ``hiding``: the values bound as ``hidden_values`` are left out."""
     t = item_field_counts if kind == "Year" else item_value_counts
     cols = [facets.count_sum(t).label("ChildCount")]
     if with_counts:
@@ -381,6 +401,8 @@ def _build_kept_statements(kind: str, with_counts: bool, descending: bool, shape
     conds = _bound_scope_conditions(t, shape)
     if hidden_pairs:
         conds.append(tuple_(t.c.library_id, t.c.item_type).not_in(list(hidden_pairs)))
+    if hiding:
+        conds.append(t.c.clean_value.not_in(bindparam("hidden_values", expanding=True, type_=String())))
     spelled = None
     if kind == "Year":
         year = cast(t.c.value, Integer)
@@ -543,7 +565,12 @@ def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list
     elif nq.kind == "Year":  # a year's probe would walk every item of that year: kept less hidden, or grouped
         return _years_minus_hidden(s, nq, rules, shape, _scope_params(sc), use_sql_paging)
     else:
-        st = _build_kept_statements(nq.kind, False, nq.descending, shape, _visible_exists(s, nq.kind, rules, shape))
+        hidden_out = _hidden_out(s, nq, rules, shape, _scope_params(sc))
+        if hidden_out is not None:  # the kept rows less the values with nothing left in scope
+            st = _kept_statements_hiding(nq.kind, nq.descending, shape)
+            params["hidden_values"] = hidden_out
+        else:  # a probe per group for an item the viewer may see
+            st = _visible_statements(nq.kind, nq.descending, shape, parental_key(s, rules))
     if matches is not None:
         params.pop("name_like", None)
         params["name_in"] = matches
@@ -608,6 +635,84 @@ def _hidden_per_value(s: Session, kind: str, rules: ParentalRules,
         found = {value: tuple(pairs) for value, pairs in grouped.items()}
         cache.put_value(key, generation, found)
     return found
+
+
+def filter_hidden(s: Session, rules: ParentalRules, totals: tuple[Any, Generations]) -> facets.HiddenCounts:
+    """For Items/Filters in a partly hidden scope (``facets.filter_values``): the items the
+    viewer's rules hide (not ``parental_conditions``), counted as the kept counts count them (no
+    owner): per Genre and Tag row (kind, clean value, spelling, library, item type) and per year
+    and official rating (facet, value, library, item type). Two grouped queries kept in
+    ``totals``' cache for the content generation (a rating, tag, genre edit, a scan: counted
+    again) and keyed by the rules (a policy change is another key)."""
+    cache, generation = totals
+    key = f"by-name hidden filter rows {rules!r}"
+    found: facets.HiddenCounts | None = cache.get_value(key, generation)
+    if found is None:
+        flag = _hidden_flag(parental_conditions(s, rules))
+        hidden = false() if flag is None else flag == 1
+        library = func.coalesce(items.c.library_id, "")
+        v = item_values.alias("hf")
+        values = {(r[0], r[1], r[2], r[3], r[4] or ""): int(r[5]) for r in s.execute(
+            select(v.c.kind, v.c.clean_value, v.c.value, library, items.c.type, func.count())
+            .select_from(v.join(items, items.c.id == v.c.item_id))
+            .where(v.c.kind.in_(("Genre", "Tag")), items.c.owner_id.is_(None), hidden)
+            .group_by(v.c.kind, v.c.clean_value, v.c.value, library, items.c.type)).all()}
+        fields: dict[tuple[str, str, str, str], int] = {}
+        for year, rating, lib, item_type, n in s.execute(
+                select(items.c.production_year, items.c.official_rating, library, items.c.type, func.count())
+                .where(items.c.owner_id.is_(None), hidden)
+                .group_by(items.c.production_year, items.c.official_rating, library, items.c.type)).all():
+            if year is not None:
+                k = ("Year", str(year), lib, item_type or "")
+                fields[k] = fields.get(k, 0) + int(n)
+            if rating:
+                k = ("OfficialRating", rating, lib, item_type or "")
+                fields[k] = fields.get(k, 0) + int(n)
+        found = (values, fields)
+        cache.put_value(key, generation, found)
+    return found
+
+
+#: more values with nothing left than this and the groups are probed instead (a list bound per request)
+_MAX_HIDDEN_OUT = 5000
+
+
+def _hidden_out(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape,
+                scope_params: dict[str, Any]) -> list[str] | None:
+    """For a value list in a partly hidden scope: the values (clean) whose every item in the
+    list's scope the viewer's rules hide -- per (library, item type) in scope, the kept count
+    less the hidden items (``_hidden_per_value``) leaves none -- so the kept rows less these
+    values are the groups with an item the viewer may see (what the probe per group finds,
+    without probing up to a deep page's offset). Kept in ``nq.totals``' cache for the content
+    generation, keyed by the kind, the rules and the scope's values. None without a cache or
+    when there are too many."""
+    if nq.totals is None:
+        return None
+    cache, generation = nq.totals
+    value_kinds = VALUE_KINDS[nq.kind][0]
+    kept_kind = value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"
+    key = f"by-name hidden out {kept_kind} {rules!r} {sorted(scope_params.items())!r}"
+    found: tuple[str, ...] | None = cache.get_value(key, generation)
+    if found is None:
+        hidden = _hidden_per_value(s, nq.kind, rules, nq.totals)
+        statement = _kept_pairs_statement(kept_kind, shape)
+        values = sorted(hidden)
+        kept: dict[str, dict[tuple[str, str], int]] = {}
+        for start in range(0, len(values), 500):
+            for value, lib, item_type, n in s.execute(
+                    statement, {**scope_params, "page_values": values[start:start + 500]}).all():
+                kept.setdefault(value, {})[(lib, item_type)] = int(n or 0)
+        out = []
+        for value, pairs in kept.items():
+            left = dict(pairs)
+            for lib, item_type, n in hidden.get(value, ()):
+                if (lib, item_type) in left:
+                    left[(lib, item_type)] -= n
+            if not any(n > 0 for n in left.values()):
+                out.append(value)
+        found = tuple(sorted(out))
+        cache.put_value(key, generation, found)
+    return list(found) if len(found) <= _MAX_HIDDEN_OUT else None
 
 
 def _years_minus_hidden(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Shape, params: dict[str, Any],
@@ -815,6 +920,14 @@ def _build_person_statements(shape: _PersonShape, item_conditions: list[Any]) ->
 
 
 @lru_cache(maxsize=64)
+def _person_statements_with(shape: _PersonShape, parental: tuple[ParentalRules, tuple[str, ...]]
+                            ) -> tuple[Any, Any, Any]:
+    """``_person_statements`` whose links count only to items the viewer's rules let them see,
+    built once per shape and ``parental_key`` (as ``_visible_statements``)."""
+    return _build_person_statements(shape, list(conditions_for(parental)))
+
+
+@lru_cache(maxsize=64)
 def _person_statements_without(shape: _PersonShape, hidden_pairs: tuple[tuple[str, str], ...]
                                ) -> tuple[Any, Any, Any]:
     """``_person_statements`` leaving out the links to items of these (library, item type) pairs
@@ -878,7 +991,7 @@ def _persons(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[Name
         if hidden_pairs is _NOTHING_VISIBLE:
             return [], 0
         if hidden_pairs is None:
-            page, total, counts_q = _build_person_statements(shape, parental_conditions(s, rules))
+            page, total, counts_q = _person_statements_with(shape, parental_key(s, rules))
         elif hidden_pairs:
             page, total, counts_q = _person_statements_without(shape, hidden_pairs)
         else:

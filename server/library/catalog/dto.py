@@ -9,7 +9,9 @@ those the options ask for. Rows may be ORM ``Item`` objects or Core rows (attrib
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+import threading
+import weakref
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -319,10 +321,37 @@ class ParentRow(NamedTuple):
 _SELECT_PARENTS = "SELECT id, type, name, images_json, studios_json, parent_id FROM items WHERE id IN "
 
 
+class _KeptParents:
+    """An engine's parent rows read since its last content write (``parent_rows``): the ~200
+    albums of a mix's random tracks are random rows of a big table, and their read was an eighth
+    of a mix's CPU. Valid for one ``content_generation`` (any write of more than user data, e.g.
+    an album's rename or new image, empties it); at most ``size`` rows (~0.5 KiB each), the
+    oldest out first; let go when the database is left alone (``Database.on_release``)."""
+
+    __slots__ = ("lock", "rows", "stamp")
+
+    size = 8192
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.stamp = -1
+        self.rows: OrderedDict[str, ParentRow] = OrderedDict()
+
+    def release(self) -> None:
+        """Let the rows go (``Database.release_memory``: the database was left alone a while)."""
+        with self.lock:
+            self.rows = OrderedDict()
+
+
+_KEPT_PARENTS: weakref.WeakKeyDictionary[Any, _KeptParents] = weakref.WeakKeyDictionary()
+
+
 def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, ParentRow]:
     """Series, seasons, albums and parents the page's rows borrow images and names from, by id
     (on the DB-API cursor, 500 ids a statement: building the select with a few hundred ids
-    cost ~2 ms, several times SQLite's reading of them)."""
+    cost ~2 ms, several times SQLite's reading of them). A session of a ``Database`` keeps the
+    rows it read for the content generation (``_KeptParents``: the stamp is taken before the
+    read, so a write during it leaves the rows under a stamp already old)."""
     wanted: set[str] = set()
     for r in rows:
         for key in ("series_id", "season_id", "album_id"):
@@ -333,9 +362,34 @@ def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, ParentRow]:
             wanted.add(r.parent_id)
     if not wanted:
         return {}
-    ids = list(wanted)
     out: dict[str, ParentRow] = {}
+    database = s.info.get("database")
+    kept: _KeptParents | None = None
+    stamp = -1
+    if database is not None:
+        stamp = database.content_generation
+        bind = s.get_bind()
+        kept = _KEPT_PARENTS.get(bind)
+        if kept is None:
+            made = _KeptParents()
+            kept = _KEPT_PARENTS.setdefault(bind, made)
+            if kept is made and hasattr(database, "on_release"):  # let go at quiet moments
+                database.on_release(made.release)
+        with kept.lock:
+            if stamp > kept.stamp:  # a newer generation: what was kept may be stale
+                kept.rows.clear()
+                kept.stamp = stamp
+            if stamp == kept.stamp:
+                found_rows = kept.rows
+                for i in wanted:
+                    row = found_rows.get(i)
+                    if row is not None:
+                        out[i] = row
+            else:  # a read older than the kept rows: neither use nor keep
+                kept = None
+    ids = [i for i in wanted if i not in out] if out else list(wanted)
     make = ParentRow._make
+    read: list[ParentRow] = []
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         found = driver_rows(s, _SELECT_PARENTS, chunk)
@@ -344,7 +398,17 @@ def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, ParentRow]:
             found = s.execute(select(c.id, c.type, c.name, c.images_json, c.studios_json, c.parent_id)
                               .where(c.id.in_(chunk))).all()
         for values in found:
-            out[values[0]] = make(values)
+            row = make(values)
+            out[row.id] = row
+            read.append(row)
+    if kept is not None and read:
+        with kept.lock:
+            if kept.stamp == stamp:
+                kept_rows = kept.rows
+                for row in read:
+                    kept_rows[row.id] = row
+                while len(kept_rows) > kept.size:
+                    kept_rows.popitem(last=False)
     return out
 
 

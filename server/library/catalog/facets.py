@@ -27,6 +27,7 @@ filter (``simple_scope``); anything else takes the grouped query over the items 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -267,16 +268,27 @@ def count_sum(table: Any, type_name: str | None = None) -> ColumnElement[Any]:
     return func.coalesce(func.sum(case((table.c.item_type == type_name, table.c.item_count), else_=0)), 0)
 
 
+#: ``filter_values``' hidden items of a partly hidden scope: (per (kind, clean value, spelling,
+#: library, item type) of Genre and Tag rows, per (facet, value, library, item type) of years and
+#: ratings) how many items carrying it the viewer's rules hide, as the kept counts count them
+HiddenCounts = tuple[dict[tuple[str, str, str, str, str], int], dict[tuple[str, str, str, str], int]]
+
+
 def filter_values(s: Session, q: ItemQuery,
-                  profile: dict[tuple[str, str], tuple[int, int]] | None = None) -> dict[str, list[Any]] | None:
+                  profile: dict[tuple[str, str], tuple[int, int]] | None = None,
+                  hidden: Callable[[], HiddenCounts | None] | None = None) -> dict[str, list[Any]] | None:
     """GET /Items/Filters' genres, tags, official ratings and years from the kept counts (the
     same answer as ``query.filter_values``), or None when the scope is not a simple one. With
     parental rules, ``profile`` (``by_name.parental_profile``: per (library, item type), how many
     items and how many hidden) lets the kept counts answer when every pair in scope is wholly
-    hidden (left out) or wholly shown; None when one is partly hidden or there is no profile."""
+    hidden (left out) or wholly shown; when one is partly hidden, ``hidden`` (``by_name.
+    filter_hidden``: the hidden items per kept row, kept per rules and content generation) gives
+    the kept counts less the hidden items (a value, spelling or year is listed while an item in
+    scope is left); None without them."""
     from server.library.catalog.query import ROOT_FOLDER_ID, STRUCTURAL_TYPES
 
     hidden_pairs: list[tuple[str, str]] = []
+    less: HiddenCounts | None = None
     if q.parental is not None and q.parental.active:
         if profile is None:
             return None
@@ -290,9 +302,11 @@ def filter_values(s: Session, q: ItemQuery,
                     and library not in scope.exclude_libraries
                     and (scope.include is None or item_type in scope.include) and item_type not in scope.exclude)
 
-        if any(0 < hidden < n and in_scope(*pair) for pair, (n, hidden) in profile.items()):
-            return None
-        hidden_pairs = sorted(pair for pair, (n, hidden) in profile.items() if hidden and hidden == n)
+        if any(0 < n_hidden < n and in_scope(*pair) for pair, (n, n_hidden) in profile.items()):
+            less = hidden() if hidden is not None else None
+            if less is None:
+                return None
+        hidden_pairs = sorted(pair for pair, (n, n_hidden) in profile.items() if n_hidden and n_hidden == n)
     else:
         sc = simple_scope(s, q, STRUCTURAL_TYPES, ROOT_FOLDER_ID)
     if sc is None or counts_playlists(s, value_counts, sc) or counts_playlists(s, field_counts, sc):
@@ -303,6 +317,8 @@ def filter_values(s: Session, q: ItemQuery,
     if hidden_pairs:
         vconds.append(tuple_(vc.c.library_id, vc.c.item_type).not_in(hidden_pairs))
         fconds.append(tuple_(fc.c.library_id, fc.c.item_type).not_in(hidden_pairs))
+    if less is not None:
+        return _filters_less_hidden(s, vconds, fconds, less)
     for kind, value in s.execute(select(vc.c.kind, func.min(vc.c.value)).where(
             vc.c.kind.in_(("Genre", "Tag")), *vconds)
             .group_by(vc.c.kind, vc.c.clean_value).order_by(vc.c.kind, vc.c.clean_value)).all():
@@ -312,6 +328,34 @@ def filter_values(s: Session, q: ItemQuery,
     for facet, value in s.execute(select(fc.c.facet, fc.c.value).where(*fconds)
                                   .group_by(fc.c.facet, fc.c.value)).all():
         found[facet].add(value)
+    out["OfficialRating"] = sorted(found["OfficialRating"])
+    out["Year"] = sorted(int(y) for y in found["Year"])
+    return out
+
+
+def _filters_less_hidden(s: Session, vconds: list[Any], fconds: list[Any], less: HiddenCounts) -> dict[str, list[Any]]:
+    """``filter_values`` in a partly hidden scope: the kept rows in scope (a few hundred), each
+    less the items the rules hide (``less``); a row with an item left keeps its value (the least
+    spelling among such rows, as the grouped query's ``min(value)`` over the visible items)."""
+    vc, fc = value_counts, field_counts
+    hidden_values, hidden_fields = less
+    spelled: dict[tuple[str, str], str] = {}
+    # in the database's order (its collation: the grouped query's order and min): the first
+    # spelling of a value with an item left is its least
+    for kind, clean, value, library, item_type, n in s.execute(
+            select(vc.c.kind, vc.c.clean_value, vc.c.value, vc.c.library_id, vc.c.item_type, vc.c.item_count)
+            .where(vc.c.kind.in_(("Genre", "Tag")), *vconds).order_by(vc.c.kind, vc.c.clean_value, vc.c.value)).all():
+        if (kind, clean) not in spelled and int(n) - hidden_values.get((kind, clean, value, library, item_type), 0) > 0:
+            spelled[(kind, clean)] = value
+    out: dict[str, list[Any]] = {"Genre": [], "Tag": []}
+    for (kind, _clean), value in spelled.items():
+        if value:
+            out[kind].append(value)
+    found: dict[str, set[str]] = {"Year": set(), "OfficialRating": set()}
+    for facet, value, library, item_type, n in s.execute(
+            select(fc.c.facet, fc.c.value, fc.c.library_id, fc.c.item_type, fc.c.item_count).where(*fconds)).all():
+        if int(n) - hidden_fields.get((facet, value, library, item_type), 0) > 0:
+            found[facet].add(value)
     out["OfficialRating"] = sorted(found["OfficialRating"])
     out["Year"] = sorted(int(y) for y in found["Year"])
     return out

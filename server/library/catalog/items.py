@@ -8,6 +8,7 @@ pool in one session (rows, count and the DTO batch lookups together).
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from server.library.catalog.by_name import (
     NameEntry,
     NameQuery,
     build_name_dtos,
+    filter_hidden,
     find_name,
     list_names,
     parental_profile,
@@ -800,7 +802,10 @@ class ItemService:
         def read(s: Session) -> dict[str, list[Any]]:
             # with parental rules: which (library, item type) they hide wholly, kept per content generation
             profile = parental_profile(s, rules, totals) if rules is not None else None
-            return facets.filter_values(s, q, profile) or filter_values(s, q)
+            # a pair partly hidden: the kept counts less the hidden items (kept the same way)
+            found = facets.filter_values(s, q, profile,
+                                         None if rules is None else functools.partial(filter_hidden, s, rules, totals))
+            return found if found is not None else filter_values(s, q)
 
         return await self.db.read(read)
 

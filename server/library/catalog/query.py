@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
@@ -144,7 +145,27 @@ def _distinct_ratings(s: Session) -> list[str]:
     return found
 
 
+def parental_key(s: Session, rules: ParentalRules) -> tuple[ParentalRules, tuple[str, ...]]:
+    """What ``parental_conditions`` depends on: the rules and, when they judge ratings, the
+    library's rating strings (``_distinct_ratings``, read for the content generation). A
+    statement built with the conditions may be kept under this key: a rating new to the library
+    makes another key, and tags are looked up by the statement itself when it runs."""
+    judged = rules.max_rating is not None or bool(rules.block_unrated)
+    return rules, tuple(_distinct_ratings(s)) if judged else ()
+
+
 def parental_conditions(s: Session, rules: ParentalRules) -> list:
+    """The conditions an item passes when ``rules`` let the viewer see it (the one place they
+    are written). The expressions are made once per ``parental_key`` (immutable, shared by the
+    statements built with them): building them, with their subquery and aliases, cost more than
+    a list's probes."""
+    return list(conditions_for(parental_key(s, rules)))
+
+
+@lru_cache(maxsize=128)
+def conditions_for(key: tuple[ParentalRules, tuple[str, ...]]) -> tuple[Any, ...]:
+    """``parental_conditions`` for a ``parental_key``."""
+    rules, ratings = key
     series = items.alias("parental_series")
     series_rating = (select(series.c.official_rating).where(series.c.id == items.c.series_id)
                      .limit(1).scalar_subquery())
@@ -153,7 +174,6 @@ def parental_conditions(s: Session, rules: ParentalRules) -> list:
     exempt = items.c.type.in_(_RATING_EXEMPT)
     conds: list = []
     if rules.max_rating is not None or rules.block_unrated:
-        ratings = _distinct_ratings(s)
         levels = {r: _rating_level(r, rules.country) for r in ratings}
         if rules.max_rating is not None:
             shown = sorted(r for r, level in levels.items() if level is None or level <= rules.max_rating)
@@ -174,7 +194,7 @@ def parental_conditions(s: Session, rules: ParentalRules) -> list:
         conds.append(not_(tagged(rules.blocked_tags)))
     if rules.allowed_tags:
         conds.append(or_(exempt, tagged(rules.allowed_tags)))
-    return conds
+    return tuple(conds)
 
 
 def item_visible(s: Session, item_id: str, allowed_library_ids: frozenset[str] | None,
@@ -1123,15 +1143,9 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
     if cached is None:
-        page = _unpaged_ids(s, q)
-        compiled = page.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-        values = compiled.construct_params()
-        names = compiled.positiontup or []
-        if any(name not in values for name in names):
+        cached = _driver_sql(conn.dialect, _unpaged_ids(s, q))
+        if cached is None:
             return None
-        processors: Any = compiled._bind_processors  # name -> the type's bind processor
-        bound = tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
-        cached = (compiled.string, bound)
         counts.put_sql(key, generation, cached)
     sql, bound = cached
     paging = (-1 if q.limit is None else q.limit, q.start_index)
@@ -1141,6 +1155,44 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
         return [r[0] for r in cursor.fetchall()]
     finally:
         cursor.close()
+
+
+def _driver_sql(dialect: Any, statement: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """The statement as driver SQL with its parameters bound and processed (expanding IN lists
+    rendered), for positional drivers; None when a parameter has no value to bind."""
+    compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+    values = compiled.construct_params()
+    names = compiled.positiontup or []
+    if any(name not in values for name in names):
+        return None
+    processors: Any = compiled._bind_processors  # name -> the type's bind processor
+    return compiled.string, tuple(processors[n](values[n]) if n in processors else values[n] for n in names)
+
+
+def parental_where(s: Session, rules: ParentalRules) -> tuple[str, tuple[Any, ...]] | None:
+    """``parental_conditions`` as driver SQL over ``items`` (unaliased) and its bound values,
+    made once per ``parental_key`` and dialect (a statement on the DB-API cursor can carry the
+    rules without building and compiling a select per request); ``("", ())`` when they hide
+    nothing; None for a driver whose parameters are not positional."""
+    dialect = s.connection().dialect
+    if dialect.paramstyle != "qmark":
+        return None
+    return _parental_where(parental_key(s, rules), dialect)
+
+
+_WHERE = "\nWHERE "
+
+
+@lru_cache(maxsize=64)
+def _parental_where(key: tuple[ParentalRules, tuple[str, ...]], dialect: Any) -> tuple[str, tuple[Any, ...]] | None:
+    conds = conditions_for(key)
+    if not conds:
+        return "", ()
+    found = _driver_sql(dialect, select(items.c.id).where(and_(*conds)))
+    if found is None or _WHERE not in found[0]:
+        return None
+    sql, bound = found
+    return sql[sql.index(_WHERE) + len(_WHERE):], bound
 
 
 _ITEM_COLUMNS = tuple(items.columns.keys())

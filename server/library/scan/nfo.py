@@ -11,15 +11,17 @@ from __future__ import annotations
 import logging
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path, PurePath
-from xml.parsers import expat
+from typing import TYPE_CHECKING
 
 from server.library.scan.naming.extensions import as_media_path
 from server.library.scan.naming.kinds import VideoType
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET  # noqa: N817  # loaded with the first NFO read (parse_xml_safely)
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +170,9 @@ def parse_xml_safely(data: bytes) -> ET.Element:
 
     Raises UnsafeNfoError for a DTD or entities and expat.ExpatError for malformed XML.
     """
+    import xml.etree.ElementTree as ET  # noqa: N817  # here, not at start: a server without NFOs never loads it
+    from xml.parsers import expat
+
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate()
     parser.buffer_text = True
@@ -253,6 +258,8 @@ def parse_nfo_bytes(data: bytes, *, source: str = "<nfo>") -> NfoMetadata | None
     ends = [m.end() for m in closing.finditer(data)]
     if not ends:
         return None
+    from xml.parsers import expat
+
     try:
         if root_name == "episodedetails":
             blocks = [data[: ends[0]]] + [data[a:b] for a, b in zip(ends, ends[1:], strict=False)]

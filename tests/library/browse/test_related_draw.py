@@ -135,3 +135,52 @@ def test_similar_ranks_keeps_kind_libraries_and_parental_rules(library):
         assert kid and not set(kid) & set(groups["rated"]) and set(kid) & set(groups["other library"])
         albums = [r.id for r in similar_rows(s, seed, ("MusicAlbum",), 100, [], None, [])]
         assert set(albums) == set(groups["albums"])
+
+
+def test_the_playable_test_with_rules_on_the_cursor_equals_the_built_select(library, monkeypatch):
+    """A restricted viewer's playable test runs on the DB-API cursor with the rules as driver SQL
+    made once per rules and rating list (``query.parental_where``, SQLite): the same tracks and
+    the same rows as the select built with ``parental_conditions``, for rating limits, blocked
+    and allowed tags and blocked unrated music, wholly hidden, partly hidden and wholly shown
+    candidates; then an edit to a rating new to the library (once the rating list is read again,
+    as a new content generation does) is judged by the new SQL. On PostgreSQL the select is built."""
+    from server.library.browse import related
+    from server.library.catalog import query
+
+    eng, groups = library
+    every = [i for ids in groups.values() for i in ids]
+    with eng.begin() as conn:
+        conn.execute(INSERT_VALUE, {"id": groups["rock"][1], "kind": "Tag", "clean": "gore", "value": "gore"})
+        conn.execute(INSERT_VALUE, {"id": groups["rock"][2], "kind": "Tag", "clean": "kids", "value": "kids"})
+    rule_sets = [ParentalRules(max_rating=10), ParentalRules(max_rating=100), ParentalRules(blocked_tags=("gore",)),
+                 ParentalRules(allowed_tags=("kids",)), ParentalRules(block_unrated=("Music",)),
+                 ParentalRules(max_rating=10, blocked_tags=("gore",)), ParentalRules()]
+
+    def both(s: Session, rules: ParentalRules, allowed) -> tuple:
+        fast_rows: dict = {}
+        fast = related._playable_ids(s, every, allowed, rules, fast_rows)
+        fast_ids = related._playable_ids(s, every, allowed, rules)
+        with monkeypatch.context() as m:
+            m.setattr(related, "parental_where", lambda *a: None)
+            built_rows: dict = {}
+            built = related._playable_ids(s, every, allowed, rules, built_rows)
+        assert fast == fast_ids == built == set(built_rows) == set(fast_rows), rules
+        assert fast_rows == built_rows, rules
+        return fast
+
+    with Session(eng) as s:
+        on_cursor = query.parental_where(s, ParentalRules(max_rating=10))
+        assert (on_cursor is not None) == (eng.dialect.paramstyle == "qmark")
+        for rules in rule_sets:
+            for allowed in (None, frozenset({"L1"})):
+                both(s, rules, allowed)
+        assert not both(s, ParentalRules(max_rating=10), None) & set(groups["rated"])
+        assert groups["rock"][1] not in both(s, ParentalRules(blocked_tags=("gore",)), None)
+        assert both(s, ParentalRules(allowed_tags=("kids",)), None) == {groups["rock"][2]}
+    # a rated track becomes 'TV-Y', a rating the library did not have: shown to a MaxParentalRating 10
+    with eng.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'TV-Y' WHERE id = :i"), {"i": groups["rated"][0]})
+    query._ratings_cache.clear()  # (what a new content generation does for a Database's session)
+    with Session(eng) as s:
+        shown = both(s, ParentalRules(max_rating=10), None)
+        assert groups["rated"][0] in shown and not shown & set(groups["rated"][1:])

@@ -105,10 +105,18 @@ def _lists(s: Session, kind: str, cache: CountCache | None, generation: tuple[in
     return out
 
 
+def _fresh_person_statements(s: Session):
+    """``by_name._person_statements_with`` built afresh on every call (the reference walk)."""
+    from server.library.catalog.query import parental_conditions
+
+    return lambda shape, key: by_name._build_person_statements(shape, parental_conditions(s, key[0]))
+
+
 def _compare(s: Session, monkeypatch, kind: str, cache: CountCache, generation: tuple[int, int]) -> None:
     fast = _lists(s, kind, cache, generation)
     with monkeypatch.context() as m:
         m.setattr(facets, "simple_scope", lambda *a, **k: None)  # the grouped query with the conditions
+        m.setattr(by_name, "_person_statements_with", _fresh_person_statements(s))  # the walk, built afresh
         reference = _lists(s, kind, None, generation)
     for got, want in zip(fast, reference, strict=True):
         assert got == want, got[0]
@@ -194,6 +202,7 @@ def test_persons_with_nothing_visible_read_no_person(engine, monkeypatch):  # no
         with monkeypatch.context() as m:
             m.setattr(by_name, "_build_person_statements", lambda *a: pytest.fail("people were walked"))
             m.setattr(by_name, "_person_statements", lambda *a: pytest.fail("people were walked"))
+            m.setattr(by_name, "_person_statements_with", lambda *a: pytest.fail("people were walked"))
             assert list_names(s, nq) == ([], 0)
         shown = NameQuery(kind="Person", scope=ItemQuery(recursive=True, parental=ParentalRules(max_rating=100)),
                           totals=(cache, (1, 1)))
@@ -232,3 +241,170 @@ def test_a_restricted_page_statement_kept_never_answers_stale(engine):  # noqa: 
     with Session(engine) as s:
         after = page(s, limit, (2, 2))
         assert shown not in after[0] and after == page(s, limit, (2, 2), None)
+
+
+@pytest.mark.parametrize("kind", ["MusicArtist", "Genre", "Person"])
+def test_kept_statements_with_the_rules_follow_the_librarys_ratings(engine, monkeypatch, kind):  # noqa: F811
+    """A partly hidden scope's statements carrying the viewer's rules (the probe per group, the
+    people walk) are built once per shape and ``parental_key`` (the rules and the library's rating
+    strings): asked again, nothing is built; an item edited to a rating new to the library (once
+    the rating list is read again, as a new content generation does) is judged by a new
+    statement, never by the kept one that did not list it; a policy change (other rules) is
+    another statement. Every answer equals the reference (the grouped query, the person walk)."""
+    from server.library.catalog import query
+
+    with engine.begin() as conn:
+        _library(conn)
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) SELECT id, 'Genre', "
+                          "'newwave', 'Newwave' FROM items WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) SELECT id, 'Artist', "
+                          "'newwave', 'Newwave' FROM items WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+        conn.execute(text("INSERT INTO item_people (item_id, person_id, kind, sort_order) SELECT id, 'p11', 'Actor', 99 "
+                          "FROM items WHERE id = (SELECT min(id) FROM items WHERE library_id = 'L2' "
+                          "AND type IN ('Audio', 'Movie') AND owner_id IS NULL) AND NOT EXISTS (SELECT 1 FROM "
+                          "item_people WHERE person_id = 'p11' AND item_id = items.id)"))
+        conn.execute(text("UPDATE items SET official_rating = 'R' WHERE id = (SELECT min(id) FROM items WHERE "
+                          "library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+    cache = CountCache()
+    rules = ParentalRules(max_rating=10)
+    partial = ParentalRules(max_rating=10, blocked_tags=("late",))
+
+    def ask(s: Session, r: ParentalRules, generation: tuple[int, int], reference: bool = False) -> list:
+        nq = NameQuery(kind=kind, scope=ItemQuery(recursive=True, parental=r, parent_id=None if kind == "Person"
+                                                  else "L2"), totals=(cache, generation))
+        if reference:
+            with monkeypatch.context() as m:
+                m.setattr(facets, "simple_scope", lambda *a, **k: None)
+                m.setattr(by_name, "people_profile", lambda *a, **k: None)
+                m.setattr(by_name, "_person_statements_with", _fresh_person_statements(s))
+                nq.totals = None
+                entries, total = list_names(s, nq)
+        else:
+            entries, total = list_names(s, nq)
+        return sorted((e.name, tuple(sorted(e.counts.items()))) for e in entries) + [total]
+
+    built = (by_name._visible_statements, by_name._person_statements_with)
+    with Session(engine) as s:
+        first = ask(s, rules, (1, 1))
+        assert first == ask(s, rules, (1, 1), reference=True)
+        assert "Newwave" not in str(first) and "Person 11" not in str(first) or kind == "Person"
+        before = [f.cache_info().misses for f in built]
+        assert ask(s, rules, (1, 1)) == first
+        assert [f.cache_info().misses for f in built] == before  # kept: nothing built again
+        other = ask(s, partial, (1, 1))  # a policy change: other rules, another statement
+        assert other == ask(s, partial, (1, 1), reference=True)
+    # the item becomes 'TV-Y7', a rating the library did not have: shown to a MaxParentalRating 10
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'TV-Y7' WHERE id = (SELECT min(id) FROM items "
+                          "WHERE library_id = 'L2' AND type IN ('Audio', 'Movie') AND owner_id IS NULL)"))
+    query._ratings_cache.clear()  # (what a new content generation does for a Database's session)
+    with Session(engine) as s:
+        assert query.parental_key(s, rules)[1].count("TV-Y7") == 1
+        after = ask(s, rules, (2, 2))
+        assert after == ask(s, rules, (2, 2), reference=True)
+        if kind != "Person":
+            assert "Newwave" in str(after) and after != first
+        assert ask(s, partial, (2, 2)) == ask(s, partial, (2, 2), reference=True)
+
+
+def test_restricted_filters_match_the_reference(engine, monkeypatch):  # noqa: F811
+    """Items/Filters for a restricted viewer (``facets.filter_values`` with the parental profile
+    and, in a partly hidden scope, the kept rows less the hidden items: ``by_name.filter_hidden``)
+    equals the grouped query over the items with the rules (``query.filter_values``) over wholly
+    hidden, wholly shown and partly hidden scopes; the partly hidden ones no longer take the
+    grouped query. Then a rating, a tag, a genre (with a new spelling on hidden items only) and a
+    year edit under a new generation, and again: never the kept hidden counts of the old one."""
+    from server.library.catalog.by_name import filter_hidden, parental_profile
+    from server.library.catalog.query import filter_values
+
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+    scopes = SCOPES + [dict(parent_id="L1"), dict(include_types=["Audio", "MusicAlbum"])]
+
+    def compare(generation: tuple[int, int]) -> None:
+        partly = 0
+        with Session(engine) as s:
+            for rules in RULES:
+                for sc in scopes:
+                    q = ItemQuery(recursive=True, parental=rules, **sc)
+                    totals = (cache, generation)
+                    profile = parental_profile(s, rules, totals)
+                    asked: list[bool] = []
+
+                    def hidden(rules=rules, totals=totals, asked=asked):  # type: ignore[no-untyped-def]
+                        asked.append(True)
+                        return filter_hidden(s, rules, totals)
+
+                    fast = facets.filter_values(s, ItemQuery(recursive=True, parental=rules, **sc), profile, hidden)
+                    assert fast is not None, (rules, sc)  # the kept counts answered, partly hidden too
+                    partly += bool(asked)
+                    assert fast == filter_values(s, q), (rules, sc)
+        assert partly  # some scopes were partly hidden
+
+    compare((1, 1))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'G' WHERE id IN "
+                          "(SELECT id FROM items WHERE library_id = 'L2' AND official_rating = 'R' ORDER BY id LIMIT 2)"))
+        conn.execute(text("UPDATE items SET production_year = 1977 WHERE id IN "
+                          "(SELECT id FROM items WHERE library_id = 'L2' AND official_rating = 'R' ORDER BY id LIMIT 2)"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) "
+                          "SELECT id, 'Tag', 'gore', 'gore' FROM items WHERE library_id = 'L2' AND type = 'Movie' "
+                          "AND NOT EXISTS (SELECT 1 FROM item_values v WHERE v.item_id = items.id AND v.kind = 'Tag' "
+                          "AND v.clean_value = 'gore')"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) "
+                          "SELECT id, 'Genre', 'rock', 'ROCK' FROM items WHERE library_id = 'L2' "
+                          "AND official_rating = 'R' AND NOT EXISTS (SELECT 1 FROM item_values v "
+                          "WHERE v.item_id = items.id AND v.kind = 'Genre' AND v.clean_value = 'rock')"))
+    compare((2, 2))
+
+
+def test_restricted_search_hints_match_the_reference(engine, monkeypatch):  # noqa: F811
+    """Search/Hints for a restricted viewer (media through the kept page-ids statement with the
+    rules, name kinds through the kept counts less the hidden values, the kept statements with the
+    rules, the people profile) equals the same search with every kept path turned off (the
+    grouped queries and the person walk built afresh), over wholly hidden, wholly shown and
+    partly hidden data and several terms; then again after a rating and a tag edit under a new
+    generation."""
+    from server.library.catalog.dto import DtoOptions
+    from server.library.catalog.search import SearchRequest, search_hints
+
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+
+    def hints(s: Session, rules: ParentalRules, term: str, generation: tuple[int, int] | None) -> list:
+        req = SearchRequest(term=term, scope=ItemQuery(parental=rules), limit=30)
+        if generation is None:
+            with monkeypatch.context() as m:
+                m.setattr(facets, "simple_scope", lambda *a, **k: None)
+                m.setattr(by_name, "people_profile", lambda *a, **k: None)
+                m.setattr(by_name, "_person_statements_with", _fresh_person_statements(s))
+                found = search_hints(s, req, DtoOptions(fields=frozenset({"ItemCounts"})), "server")
+        else:
+            req.counts = (cache, generation)
+            found = search_hints(s, req, DtoOptions(fields=frozenset({"ItemCounts"})), "server")
+        return [(h.Type, h.Name, h.Id, h.SongCount) for h in found.SearchHints] + [found.TotalRecordCount]
+
+    def compare(generation: tuple[int, int]) -> None:
+        seen = 0
+        with Session(engine) as s:
+            for rules in RULES:
+                for term in ("o", "band", "i0", "person 0", "noir"):
+                    fast = hints(s, rules, term, generation)
+                    assert fast == hints(s, rules, term, generation), (rules, term)  # kept: the same again
+                    assert fast == hints(s, rules, term, None), (rules, term)
+                    seen += len(fast) - 1
+        assert seen
+
+    compare((1, 1))
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE items SET official_rating = 'R' WHERE id IN "
+                          "(SELECT id FROM items WHERE library_id = 'L2' AND official_rating = 'PG' ORDER BY id LIMIT 3)"))
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) "
+                          "SELECT id, 'Tag', 'gore', 'gore' FROM items WHERE library_id = 'L1' AND type = 'Audio' "
+                          "AND NOT EXISTS (SELECT 1 FROM item_values v WHERE v.item_id = items.id AND v.kind = 'Tag' "
+                          "AND v.clean_value = 'gore')"))
+    compare((2, 2))
