@@ -160,16 +160,22 @@ async def main():
             pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
         out["warm " + sort] = (cpu, wall)
         if split:
-            db_read = ctx.db.read
+            db_read, db_lean = ctx.db.read, getattr(ctx.db, "read_lean", None)
             async def inline(fn, *a):
                 return ctx.db._run_read(fn, a)
+            async def inline_lean(fn, *a):
+                return ctx.db._run_read_lean(fn, a)
             ctx.db.read = inline
+            if db_lean is not None:  # (GetItems reads through read_lean: inline too, so "page" holds it)
+                ctx.db.read_lean = inline_lean
             sums, done = split_parts(ctx)
             t0 = time.thread_time()
             await run(ctx, starts, sort)
             sums["all"] = (time.thread_time() - t0) * 1000
             done()
             ctx.db.read = db_read
+            if db_lean is not None:
+                ctx.db.read_lean = db_lean
             out["split " + sort] = split_report(sums, len(starts))
     if skip_restart:
         await ctx.close()

@@ -1,14 +1,22 @@
 """The fragment store's read of a page (server/library/catalog/fragment_store.py): CPU per page of
-100 ids for the ways of asking and the sizes of SQLite's page cache, on a store file a warm run
-left (bench/items_query.py --keep DIR --store warm).
+100 ids, the ways of reading them side by side, on a store file a warm run left
+(bench/items_query.py --keep DIR --store warm, or bench/items_read.py --keep DIR).
 
-A page's ids are read as ``FragmentStore.fetch`` reads them (one statement, ``id IN (...)``).
+The rows of the file's main shape are copied into two layouts in a temporary folder (nothing is
+written next to the kept file):
+
+- ``format 3``: 16 KiB pages, rows found through the (shape, key) index (``key IN (...)``), as
+  the store read before format 4;
+- ``format 4``: 8 KiB pages, an AUTOINCREMENT rowid, rows read by rowid (``n IN (...)``) found
+  in the process's map (``_Located``): what ``FragmentStore.fetch`` does now, measured through
+  ``FragmentStore.fetch`` itself, and the parts: the keys, the map's lookups, the statement.
+
 Two orders of ids: ``storage`` (100 neighbours in the order they were stored: what a client that
 pages through a listing asks for, once the store was filled by the same listing) and ``random``
-(100 ids anywhere: the worst case). Per cache size the connection is warmed with pages first.
-The file is opened read-only (``immutable``): nothing is written next to it.
+(100 ids anywhere: the worst case). Each connection keeps 1 MiB of SQLite page cache (the
+store's); ``--caches`` adds the index read at other cache sizes. Rounds take turns.
 
-    python bench/store_read.py --keep /tmp/me-lib [--size 100000] [--pages 1500]
+    python bench/store_read.py --keep /tmp/me-lib [--size 100000] [--pages 1500] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -17,11 +25,44 @@ import argparse
 import os
 import random
 import sqlite3
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # FragmentStore.fetch's
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from server.library.catalog.fragment_store import FragmentStore, _rowid_sql, item_keys  # noqa: E402
+
+COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # Stored's
+OLD_TABLE = ("CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL, "
+             "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
+             "run_time_ticks INTEGER, body BLOB NOT NULL)")
+
+
+def copy_layout(src: Path, dst: Path, shape: int, old: bool) -> None:
+    """The main shape's rows of ``src`` in ``dst``: format 3's layout (``old``) or this build's
+    (made by ``FragmentStore.open``), in ``src``'s storage order."""
+    if old:
+        conn = sqlite3.connect(dst, isolation_level=None)
+        conn.execute("PRAGMA page_size=16384")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(OLD_TABLE)
+        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
+    else:
+        store = FragmentStore(dst)
+        assert store.open()
+        store.close()
+        conn = sqlite3.connect(dst, isolation_level=None)
+    conn.execute("ATTACH ? AS src", (str(src),))
+    conn.execute("BEGIN")
+    conn.execute("INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
+                 f"SELECT shape, key, {COLUMNS} FROM src.fragments WHERE shape = ? ORDER BY rowid", (shape,))
+    conn.execute("COMMIT")
+    conn.execute("DETACH src")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
 
 
 def connect(path: Path, cache_kib: int) -> sqlite3.Connection:
@@ -35,26 +76,31 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, required=True, help="the --keep DIR of bench/items_query.py")
     parser.add_argument("--size", type=int, default=100000)
     parser.add_argument("--pages", type=int, default=1500)
-    parser.add_argument("--caches", default="1024,2048,4096,8192", help="cache sizes (KiB) to compare")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--caches", default="", help="more cache sizes (KiB) for format 3's index read")
     args = parser.parse_args()
     path = args.keep / str(args.size) / "cache" / "fragments.sqlite3"
     if not path.exists():
         raise SystemExit(f"no store at {path}: run bench/items_query.py --keep {args.keep} --store warm first")
-    probe = connect(path, 1024)
+    probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     shape = probe.execute("SELECT shape, count(*) FROM fragments GROUP BY shape ORDER BY 2 DESC").fetchone()[0]
-    ids = [r[0] for r in probe.execute("SELECT id FROM fragments WHERE shape = ? ORDER BY rowid", (shape,))]
-    rowids = dict(probe.execute("SELECT id, rowid FROM fragments WHERE shape = ?", (shape,)).fetchall())
-    index_pages = probe.execute("SELECT count(*) FROM dbstat WHERE name = 'ux_fragments'").fetchone()[0] \
-        if probe.execute("SELECT 1 FROM pragma_module_list WHERE name = 'dbstat'").fetchone() else None
-    page_size = probe.execute("PRAGMA page_size").fetchone()[0]
     probe.close()
-    print(f"store {path.stat().st_size / 2**20:.0f} MiB, {len(ids)} fragments of the main shape, "
-          f"{page_size // 1024} KiB pages, (shape, id) index "
-          f"{'?' if index_pages is None else f'{index_pages * page_size / 2**20:.1f} MiB'}; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    if len(ids) < 200:
-        raise SystemExit("too few fragments stored")
+    with tempfile.TemporaryDirectory(prefix="store-read-") as tmp:
+        old, new = Path(tmp) / "format3.sqlite3", Path(tmp) / "format4.sqlite3"
+        copy_layout(path, old, shape, True)
+        copy_layout(path, new, shape, False)
+        conn = connect(new, 1024)
+        ids = [r[0] for r in conn.execute("SELECT id FROM fragments ORDER BY n")]
+        conn.close()
+        print(f"store {path.stat().st_size / 2**20:.0f} MiB, {len(ids)} fragments of the main shape; copies: "
+              f"format 3 {old.stat().st_size / 2**20:.0f} MiB, format 4 {new.stat().st_size / 2**20:.0f} MiB; "
+              f"load average {os.getloadavg()[0]:.1f}")
+        if len(ids) < 200:
+            raise SystemExit("too few fragments stored")
+        measure_all(args, old, new, shape, ids)
 
+
+def measure_all(args: argparse.Namespace, old: Path, new: Path, shape: int, ids: list[str]) -> None:
     def pages(n: int, order: str, rnd: random.Random) -> Iterator[list[str]]:
         for _ in range(n):
             if order == "storage":
@@ -63,37 +109,62 @@ def main() -> None:
             else:
                 yield rnd.sample(ids, 100)
 
-    def in_list(conn: sqlite3.Connection, page: list[str]) -> int:
-        sql = f"SELECT {COLUMNS} FROM fragments WHERE shape = ? AND id IN (" + ",".join("?" * len(page)) + ")"
-        return len(conn.execute(sql, (shape, *page)).fetchall())
+    old_sql = f"SELECT {COLUMNS} FROM fragments WHERE shape = ? AND key IN (" + ",".join("?" * 100) + ")"
 
-    def by_rowid(conn: sqlite3.Connection, page: list[str]) -> int:  # (an id -> rowid map kept in memory)
-        sql = f"SELECT {COLUMNS} FROM fragments WHERE rowid IN (" + ",".join("?" * len(page)) + ")"
-        return len(conn.execute(sql, [rowids[i] for i in page]).fetchall())
+    def format3(cache_kib: int) -> Callable[[list[str]], int]:
+        conn = connect(old, cache_kib)
+        return lambda page: len(conn.execute(old_sql, (shape, *item_keys(page))).fetchall())
 
-    def one_by_one(conn: sqlite3.Connection, page: list[str]) -> int:
-        sql = f"SELECT {COLUMNS} FROM fragments WHERE shape = ? AND id = ?"
-        return sum(1 for i in page if conn.execute(sql, (shape, i)).fetchone() is not None)
+    store = FragmentStore(new)  # (opened by hand: read-only use, no new start recorded in the copy)
+    store._connect = lambda cache_kib=1024: connect(new, cache_kib)  # type: ignore[method-assign]
+    store.enabled = True
+    located_conn = connect(new, 1024)
 
-    def measure(fn: Callable[[sqlite3.Connection, list[str]], int], cache_kib: int, order: str) -> float:
-        conn = connect(path, cache_kib)
-        rnd = random.Random(7)
-        for page in pages(max(200, args.pages // 3), order, rnd):
-            fn(conn, page)
-        t0 = time.process_time()
-        for page in pages(args.pages, order, rnd):
-            assert fn(conn, page) == 100
-        conn.close()
-        return (time.process_time() - t0) * 1000 / args.pages
+    def format4_fetch(page: list[str]) -> int:
+        return len(store.fetch(shape, page))
 
-    caches = [int(x) for x in args.caches.split(",") if x]
-    print("ms CPU per page of 100 fragments (ids in storage order / random):")
-    for cache_kib in caches:
-        row = [f"{measure(in_list, cache_kib, order):.3f}" for order in ("storage", "random")]
-        print(f"  IN list, cache {cache_kib:>5} KiB: {' / '.join(row)}")
-    for name, fn in (("by rowid", by_rowid), ("one by one", one_by_one)):
-        row = [f"{measure(fn, caches[0], order):.3f}" for order in ("storage", "random")]
-        print(f"  {name}, cache {caches[0]:>5} KiB: {' / '.join(row)}")
+    def keys_only(page: list[str]) -> int:
+        return len(item_keys(page))
+
+    def map_only(page: list[str]) -> int:
+        located = store._located[shape]
+        return len(located.find(item_keys(page)))
+
+    def statement_only(page: list[str]) -> int:  # (the rowids found beforehand: SQLite and the rows)
+        located = store._located[shape]
+        rowids = located.find(item_keys(page))
+        t = time.process_time()
+        n = len(located_conn.execute(_rowid_sql(100), (*rowids, shape)).fetchall())
+        statement_only.outside += time.process_time() - t  # type: ignore[attr-defined]
+        return n
+
+    ways: list[tuple[str, Callable[[list[str]], int]]] = [("format 3, index, cache 1024 KiB", format3(1024))]
+    ways += [(f"format 3, index, cache {c} KiB", format3(c)) for c in (int(x) for x in args.caches.split(",") if x)]
+    ways += [("format 4, FragmentStore.fetch", format4_fetch), ("  its keys (item_keys)", keys_only),
+             ("  its keys and the map's lookups", map_only)]
+    results: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(args.rounds):
+        for order in ("storage", "random"):
+            for name, fn in ways + [("  its statement and rows (rowids given)", statement_only)]:
+                rnd = random.Random(7 + round_)
+                for page in pages(max(200, args.pages // 3), order, rnd):
+                    fn(page)
+                batch = list(pages(args.pages, order, rnd))
+                statement_only.outside = 0.0  # type: ignore[attr-defined]
+                t0 = time.process_time()
+                for page in batch:
+                    assert fn(page) == 100, name
+                spent = time.process_time() - t0
+                if fn is statement_only:
+                    spent = statement_only.outside  # type: ignore[attr-defined]
+                results.setdefault((name, order), []).append(spent * 1000 / args.pages)
+    print(f"ms CPU per page of 100 fragments, best of {args.rounds} (ids in storage order / anywhere):")
+    for name, _ in ways + [("  its statement and rows (rowids given)", statement_only)]:
+        row = " / ".join(f"{min(results[(name, order)]):.3f}" for order in ("storage", "random"))
+        print(f"  {name:<42} {row}")
+    for order in ("storage", "random"):
+        before, after = min(results[(ways[0][0], order)]), min(results[("format 4, FragmentStore.fetch", order)])
+        print(f"  {order}: format 3 -> format 4 {before:.3f} -> {after:.3f} ms (x{before / after:.2f})")
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -38,7 +38,14 @@ does all of this for a page). Epochs are per process (``boot`` and a counter): a
 reading the file needs its own series, or the owner's numbers.
 
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
-in the OS page cache, not in the process). Writes are queued and made by one writer thread in
+in the OS page cache, not in the process). A page's fragments are read by rowid: each process keeps
+where the rows of a shape it reads are (``_Located``: its keys and rowids in two sorted arrays, 16
+bytes a fragment, loaded from the (shape, key) index at the shape's first read and brought up to
+date before each read by the rows written since, ``rowid > high``: rowids only grow,
+AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (the index of 50k
+fragments is larger than a reading connection's page cache). What the map says is only a place
+to look: a row is used when its shape is the asked one and its ``id`` one of the asked ids, so a
+row moved, pruned or taken by another id sharing the key is a miss, never another's answer. Writes are queued and made by one writer thread in
 batches (WAL, synchronous=OFF), never on the event loop and never on the request's path; a queue
 that falls behind drops batches (they are only a cache). The file is bounded: above ``max_bytes``
 the fragments least recently stamped go first.
@@ -46,6 +53,7 @@ the fragments least recently stamped go first.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import hashlib
@@ -56,6 +64,7 @@ import struct
 import sys
 import threading
 import time
+from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
@@ -63,15 +72,24 @@ from typing import Any, NamedTuple
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
+FORMAT = 4  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
-#: SQLite's page cache of a reading thread's connection. 4 MiB would keep the (shape, id) index of
-#: ~75k fragments cached (bench/store_read.py: 0.43 -> 0.32 ms CPU per page of 100 neighbours,
-#: 0.80 -> 0.76 for ids anywhere) but cost ~15 MiB of RSS after browsing with four reader threads
-#: (items_query.py at 100k: 163 -> 183 MiB): not worth it. The bytes live in the OS page cache.
-_READ_CACHE_KIB = 1024
+#: SQLite's page cache of a reading thread's connection. A page's rows are read by rowid (no index
+#: walk: ``_Located``), so the cache holds the table's few interior pages and the page's leaves:
+#: 256 KiB reads as fast as 1 MiB did (bench at 50k fragments: 0.33 / 0.60 ms a page of
+#: neighbours / ids anywhere either way) and leaves each reading thread ~0.75 MiB less to keep,
+#: more than the map's 16 bytes a fragment. (Format 3 walked the (shape, key) index: 4 MiB kept it
+#: cached, 0.43 -> 0.32 ms, for ~15 MiB of RSS after browsing.) The bytes live in the OS page cache.
+_READ_CACHE_KIB = 256
+#: The file's page size. A read copies whole pages from the OS page cache (a pread each): 8 KiB
+#: pages hold three 2.3 KB fragments and copy half of what 16 KiB pages did for a fragment read
+#: alone (bench/store_read.py, ids anywhere: ~x1.2), in a file of the same size.
+_PAGE_SIZE = 8192
+#: Fragments located in memory per process (``_Located``, 16 bytes each): past it the maps of the
+#: shapes read least recently are dropped (a shape without a map reads through the index).
+_LOCATED_LIMIT = 400_000
 
 
 class Stored(NamedTuple):
@@ -94,7 +112,10 @@ _VALID_LIMIT = 150_000  # fragments marked valid for the newest epoch (24-byte k
 # random 16 KiB page per fragment: 8 ms of the writer's CPU per 100 against 1.3), found through the
 # (shape, id) index.
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL, "
+    # (AUTOINCREMENT: a rowid is never given twice, so the rows written since a read are those
+    # past the highest rowid it saw: _Located)
+    "CREATE TABLE IF NOT EXISTS fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+    "key INTEGER NOT NULL, id TEXT NOT NULL, "
     "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, "
     "body BLOB NOT NULL)",
     # (an integer key, not the 32-character id: the index a page's read walks 100 times is half
@@ -156,10 +177,13 @@ def item_keys(ids: Sequence[str]) -> list[int]:
     either half still differ), as a signed 64-bit number; any other id's is a hash of it. Two ids
     may share a key: rows are matched by their ``id`` column too (see the module's notes). Made
     for a page's ids at once (one hex decode and one unpack, in C: ~0.35 us an id)."""
-    if all(len(i) == 32 and i.isascii() and i.isalnum() for i in ids):
+    if all(len(i) == 32 for i in ids):
         with contextlib.suppress(ValueError):  # (a letter past f: one by one)
-            halves = struct.unpack(f">{2 * len(ids)}q", bytes.fromhex("".join(ids)))
-            return [h ^ lo ^ (lo >> 29) for h, lo in zip(halves[::2], halves[1::2], strict=True)]
+            # (fromhex skips whitespace: 32 characters each and 16 bytes each out means none was)
+            raw = bytes.fromhex("".join(ids))
+            if len(raw) == 16 * len(ids):
+                halves = struct.unpack(f">{2 * len(ids)}q", raw)
+                return [h ^ lo ^ (lo >> 29) for h, lo in zip(halves[::2], halves[1::2], strict=True)]
     return [item_key(i) for i in ids] if len(ids) > 1 else [_hashed_key(i) for i in ids]
 
 
@@ -172,11 +196,62 @@ def _hashed_key(item_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(item_id.encode(), digest_size=8).digest(), "big", signed=True)
 
 
+_COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # Stored's
+
+
 @functools.lru_cache(maxsize=64)
 def _fetch_sql(n: int) -> str:
-    """``FragmentStore.fetch``'s statement for ``n`` keys."""
-    return ("SELECT id, epoch, digest, type, is_folder, run_time_ticks, body FROM fragments "
-            "WHERE shape = ? AND key IN (" + ",".join("?" * n) + ")")
+    """``FragmentStore.fetch``'s statement for ``n`` keys (through the index)."""
+    return f"SELECT {_COLUMNS} FROM fragments WHERE shape = ? AND key IN (" + ",".join("?" * n) + ")"
+
+
+@functools.lru_cache(maxsize=64)
+def _rowid_sql(n: int) -> str:
+    """``FragmentStore.fetch``'s statement for ``n`` rowids (0 where none: no row has it); the
+    shape is checked by SQLite (the id by ``fetch``); ``+shape``: a test of each row, not the (shape,
+    key) index, which the planner would otherwise walk for every row of the shape)."""
+    return f"SELECT {_COLUMNS} FROM fragments WHERE n IN (" + ",".join("?" * n) + ") AND +shape = ?"
+
+
+class _Located:
+    """Where a shape's fragments are in the file, in this process: their keys in order and the
+    rowid of each (two arrays, 16 bytes a fragment), and those written since the arrays were read
+    (``recent``, a dict until it holds ``_RECENT`` of them: then the arrays are read again). A key
+    is found by bisection within its bucket (``starts``: where the keys of each of ~n/8 equal
+    slices of the 64-bit range begin, ~0.5 bytes a fragment): ~3 probes, not ~17 (each probe
+    of an array makes an int)."""
+
+    __slots__ = ("keys", "recent", "rowids", "shift", "starts", "used")
+
+    def __init__(self, keys: array[int], rowids: array[int]) -> None:
+        self.keys = keys
+        self.rowids = rowids
+        self.recent: dict[int, int] = {}
+        self.used = 0.0
+        bits = max(0, len(keys).bit_length() - 3)
+        self.shift = 64 - bits
+        at = bisect.bisect_left
+        self.starts = array("q", [at(keys, (j << self.shift) - _HALF) for j in range(1 << bits)])
+        self.starts.append(len(keys))
+
+    def find(self, keys: Iterable[int]) -> list[int]:
+        """The rowid of each key (0: not in the file when last looked)."""
+        recent, ks, rs, starts, shift, at = self.recent, self.keys, self.rowids, self.starts, self.shift, \
+            bisect.bisect_left
+        out = []
+        for k in keys:
+            r = recent.get(k)
+            if r is None:
+                j = (k + _HALF) >> shift
+                hi = starts[j + 1]
+                i = at(ks, k, starts[j], hi)
+                r = rs[i] if i < hi and ks[i] == k else 0
+            out.append(r)
+        return out
+
+
+_HALF = 1 << 63  # (a signed 64-bit key plus this is its place in 0 .. 2**64)
+_RECENT = 4096  # fragments written since a shape's map was read: then it is read again (~0.4 MB at most)
 
 
 class FragmentStore:
@@ -202,6 +277,12 @@ class FragmentStore:
         self._valid: tuple[int, set[bytes]] = (0, set())
         self._epoch_lock = threading.Lock()
         self._shapes: dict[Hashable, int] = {}
+        #: where the fragments of the shapes read are (see the module's notes): by shape, with the
+        #: highest rowid seen and the generation of the file they were read from
+        self._located: dict[int, _Located] = {}
+        self._located_high = 0
+        self._located_generation = -1
+        self._located_lock = threading.Lock()
         self._pending: deque[list[Write]] = deque()
         self._wake = threading.Condition()
         self._writer: threading.Thread | None = None
@@ -247,8 +328,8 @@ class FragmentStore:
                     tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
                     if tables and version != FORMAT:
                         raise sqlite3.DatabaseError(f"the fragment store's format is {version}, not {FORMAT}")
-                    # 16 KiB pages: six 2.4 KB fragments a page, fewer pages read and written
-                    conn.execute("PRAGMA page_size=16384")
+                    # (a new file's page size: see _PAGE_SIZE)
+                    conn.execute(f"PRAGMA page_size={_PAGE_SIZE}")
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute(f"PRAGMA user_version={FORMAT}")
                     for statement in _SCHEMA:
@@ -377,14 +458,92 @@ class FragmentStore:
         new = tuple.__new__  # (Stored._make without its checks: a row has Stored's columns)
         try:
             conn = self._conn()
+            located = self._locate(conn, shape, generation)
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start:start + _CHUNK]
-                for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
-                    out[row[0]] = new(Stored, row)
+                if located is None:
+                    for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
+                        out[row[0]] = new(Stored, row)
+                    continue
+                # by rowid (one lookup in the table, not two), each row checked: of this shape
+                # (SQLite), and one of the asked ids (the place may since hold another)
+                wanted = set(chunk)
+                for row in conn.execute(_rowid_sql(len(chunk)), (*located.find(item_keys(chunk)), shape)):
+                    if row[0] in wanted:
+                        out[row[0]] = new(Stored, row)
         except sqlite3.Error as exc:
             self._start_over(exc, generation)
             return {}
         return out
+
+    def _locate(self, conn: sqlite3.Connection, shape: int, generation: int) -> _Located | None:
+        """The map of ``shape``'s rows, brought up to date with the rows written since it was last
+        (one statement from the highest rowid seen: nothing to read when nothing was written). The
+        first read of a shape (or after ``_RECENT`` writes of it) reads its keys and rowids from the
+        (shape, key) index, in key order (~30 ms for 50k fragments, once)."""
+        with self._located_lock:
+            if self._located_generation != generation:  # a new file (started over, reopened)
+                self._located.clear()
+                self._located_high = 0
+                self._located_generation = generation
+            located = self._located
+            high = self._located_high
+            found = located.get(shape)
+            if found is not None or located:
+                # (at most _RECENT rows, one at a time: after a long run of writes with no read here,
+                # e.g. a first pass whose pages a reader process built, every map is read again
+                # instead; a catch-up of 50k rows left ~6 MB of small objects in the owner's heap)
+                added = 0
+                for n, row_shape, key in conn.execute(
+                        "SELECT n, shape, key FROM fragments WHERE n > ? ORDER BY n LIMIT ?", (high, _RECENT)):
+                    seen = located.get(row_shape)
+                    if seen is not None:
+                        seen.recent[key] = n
+                    high = n
+                    added += 1
+                self._located_high = high
+                if added >= _RECENT:
+                    located.clear()
+                    found = None
+                if found is not None and len(found.recent) < _RECENT:
+                    found.used = time.monotonic()
+                    return found
+            # (read in one transaction with the highest rowid: a row written meanwhile is past it)
+            conn.execute("BEGIN")
+            try:
+                top = conn.execute("SELECT max(n) FROM fragments").fetchone()[0] or 0
+                # (as two hex texts, not a row each: 50k rows made ~6 MB of small Python objects
+                # whose pymalloc arenas stayed in the process, bench/reader_memory.py; in the
+                # subquery's order, which SQLite's aggregate keeps: were it not, a key not found
+                # would only be a miss)
+                hex_keys, hex_rowids = conn.execute(
+                    "SELECT group_concat(printf('%016x', key), ''), group_concat(printf('%016x', n), '') "
+                    "FROM (SELECT key, n FROM fragments WHERE shape = ? ORDER BY key)", (shape,)).fetchone()
+            finally:
+                conn.execute("COMMIT")
+            keys, rowids = array("q"), array("q")
+            keys.frombytes(bytes.fromhex(hex_keys or ""))
+            rowids.frombytes(bytes.fromhex(hex_rowids or ""))
+            if sys.byteorder == "little":  # (the texts are big-endian)
+                keys.byteswap()
+                rowids.byteswap()
+            fresh = _Located(keys, rowids)
+            fresh.used = time.monotonic()
+            if located and top > high:  # rows past the old high of the other shapes: catch them up
+                for n, row_shape, key in conn.execute("SELECT n, shape, key FROM fragments WHERE n > ? AND n <= ?",
+                                                      (high, top)).fetchall():
+                    seen = located.get(row_shape)
+                    if seen is not None:
+                        seen.recent[key] = n
+            self._located_high = max(high, top)
+            located[shape] = fresh
+            total = sum(len(m.keys) + len(m.recent) for m in located.values())
+            for other in sorted(located, key=lambda s: located[s].used):
+                if total <= _LOCATED_LIMIT or other == shape:
+                    break
+                total -= len(located[other].keys) + len(located[other].recent)
+                del located[other]
+            return fresh
 
     @staticmethod
     def valid_key(shape: int, digest: bytes) -> bytes:
