@@ -34,8 +34,11 @@ def test_frozen_ffmpeg_is_preferred(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
     assert ffmpeg.frozen_ffmpeg() == binary
-    assert ffmpeg._candidates(None)[0] == ("bundled", str(binary))
-    assert ffmpeg._candidates("/x/ffmpeg")[0] == ("configured", "/x/ffmpeg")
+    # each place is a function looked at in order (imageio-ffmpeg is imported only when needed)
+    source, locate = ffmpeg._candidates(None)[0]
+    assert (source, locate()) == ("bundled", str(binary))
+    source, locate = ffmpeg._candidates("/x/ffmpeg")[0]
+    assert (source, locate()) == ("configured", "/x/ffmpeg")
 
 
 def test_check_ffmpeg_flag():
