@@ -14,17 +14,17 @@ connection, and pipelined requests, keep their order and framing.
 from __future__ import annotations
 
 import random
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import pytest
 
 from server.http.items_lane import ItemsLane, lane_enabled
 from tests.conftest import AUTH_BASE, LiveServer, stop_server
 from tests.library_helpers import new_user, songs_movie_show_server, wait_for_artwork
+from tests.raw_http import RawConnection
 
 CAMEL = 'application/json; profile="CamelCase"'
 
@@ -64,46 +64,11 @@ def _request(target: str, headers: dict[str, str] | None = None, method: str = "
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-class _Conn:
-    """One keep-alive connection, read reply by reply (Content-Length framing)."""
-
-    def __init__(self, live: LiveServer) -> None:
-        where = urlsplit(live.url)
-        self.sock = socket.create_connection((where.hostname, where.port), timeout=30)
-        self.buf = b""
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def _fill(self) -> None:
-        chunk = self.sock.recv(1 << 20)
-        if not chunk:
-            raise ConnectionError("closed")
-        self.buf += chunk
-
+class _Conn(RawConnection):
     def reply(self, head_only: bool = False) -> tuple[bytes, list[tuple[bytes, bytes]], bytes]:
-        while b"\r\n\r\n" not in self.buf:
-            self._fill()
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        head, body = self.raw_reply(head_only)
         status, *lines = head.split(b"\r\n")
-        headers = [(n.lower(), v.strip()) for n, _, v in (line.partition(b":") for line in lines)]
-        length = next((int(v) for n, v in headers if n == b"content-length"), 0)
-        if head_only:
-            length = 0
-        while len(self.buf) < length:
-            self._fill()
-        body, self.buf = self.buf[:length], self.buf[length:]
-        return status, headers, body
-
-    def closed(self) -> bool:
-        self.sock.settimeout(5)
-        try:
-            return self.buf == b"" and self.sock.recv(1) == b""
-        except OSError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
+        return status, [(n.lower(), v.strip()) for n, _, v in (line.partition(b":") for line in lines)], body
 
 
 def _exchange(live: LiveServer, data: bytes, head_only: bool = False) -> tuple[bytes, list[tuple[bytes, bytes]], bytes]:
@@ -395,7 +360,7 @@ def test_keep_alive_mixes_lane_and_app_requests(live: LiveServer) -> None:
         conn.send(page.replace(b"Host: 127.0.0.1", b"Host: 127.0.0.1\r\nConnection: close"))
         status, headers, _body = conn.reply()
         assert status == b"HTTP/1.1 200 OK" and (b"connection", b"close") in headers
-        assert conn.closed()
+        assert conn.closed(5)
     finally:
         conn.close()
 

@@ -17,13 +17,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import pytest
 
 from server.readers import protocol
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.library_helpers import add_library_and_scan, wait_for_artwork
+from tests.raw_http import RawConnection
 from tests.readers.test_reader_pool import FIELDS, alive, reader_running, wait_until
 
 pytestmark = [
@@ -79,48 +80,11 @@ def page_request(live: LiveServer, start: int = 0, camel: bool = False, extra: s
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-class Conn:
-    """One connection, its replies read raw (head bytes as sent, body by Content-Length)."""
-
-    def __init__(self, live: LiveServer, rcvbuf: int = 0) -> None:
-        where = urlsplit(live.url)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        if rcvbuf:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        self.sock.settimeout(30)
-        self.sock.connect((where.hostname, where.port))
-        self.buf = b""
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def _fill(self) -> None:
-        chunk = self.sock.recv(1 << 20)
-        if not chunk:
-            raise ConnectionError("closed")
-        self.buf += chunk
-
+class Conn(RawConnection):
     def reply(self) -> tuple[bytes, bytes]:
         """(head without its Date line, body)."""
-        while b"\r\n\r\n" not in self.buf:
-            self._fill()
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        length = int(re.search(rb"\r\ncontent-length: (\d+)", head).group(1))  # type: ignore[union-attr]
-        while len(self.buf) < length:
-            self._fill()
-        body, self.buf = self.buf[:length], self.buf[length:]
+        head, body = self.raw_reply()
         return re.sub(rb"\r\ndate: [^\r]*", b"", head), body
-
-    def at_end(self) -> bool:
-        """The server closed the connection (nothing more to read)."""
-        self.sock.settimeout(10)
-        try:
-            return self.buf == b"" and self.sock.recv(1) == b""
-        except OSError:
-            return True
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def settled(live: LiveServer, quiet: float = 0.0) -> None:
@@ -291,7 +255,7 @@ def test_a_reader_killed_while_it_holds_the_socket(live: LiveServer, mode: str) 
             os.kill(pid, signal.SIGCONT)
     try:
         if mode == "handoff":
-            assert conn.at_end(), "the connection stayed open after the reader holding it died"
+            assert conn.closed(), "the connection stayed open after the reader holding it died"
         else:
             assert conn.reply() == by_owner(live, page_request(live, 0))
     finally:
