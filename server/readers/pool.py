@@ -609,7 +609,7 @@ class ReaderPool:
         back, and ``handoff.Lost`` when the reader ended once it had the socket."""
         names, q.names = q.names, None  # the owner's by-name index stays here
         camel = camel_case_requested.get()
-        offer = handoff.current.get() if self.settings.handoff and getattr(reader, "raw", None) is not None else None
+        offer = handoff.current.get() if self.settings.handoff and reader.raw is not None else None
         # the store's epoch as the owner's own page would take it: before the read (the reader's)
         try:
             try:

@@ -49,6 +49,7 @@ class FakeReader(Reader):
         self.reserved = 0
         self.last_done = 0.0
         self.task = None
+        self.raw = None  # (no connection: no hand-off)
 
     async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...],
                    hand: Any = None) -> tuple[str, Any, Any]:

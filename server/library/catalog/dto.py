@@ -373,7 +373,7 @@ def parent_rows(s: Session, rows: Sequence[ItemRow]) -> dict[str, ParentRow]:
         if kept is None:
             made = _KeptParents()
             kept = _KEPT_PARENTS.setdefault(bind, made)
-            if kept is made and hasattr(database, "on_release"):  # let go at quiet moments
+            if kept is made:  # let go at quiet moments
                 database.on_release(made.release)
         with kept.lock:
             if stamp > kept.stamp:  # a newer generation: what was kept may be stale
