@@ -769,3 +769,46 @@ def test_a_reader_connects_by_socket_path_abstract_name_or_tcp(tmp_path: Path) -
                 with conn:
                     sock.sendall(protocol.hello("k" * 32, 7))
                     assert conn.recv(64) == protocol.hello("k" * 32, 7)
+
+
+def test_a_readers_coroutine_runs_at_once_or_in_its_loop() -> None:
+    """``Reader.run``: a page's coroutine that never waits (the reader's reads are inline) is run to
+    its end without the event loop; one that waits on a future, sleeps or yields is finished by the
+    loop with the same result, and an exception comes out as it is, either way."""
+    import asyncio
+    import contextvars
+    import types
+
+    from server.errors import NotFoundError
+    from server.readers import worker
+
+    host = types.SimpleNamespace(loop=asyncio.new_event_loop())
+    run = worker.Reader.run.__get__(host)
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="outside")
+    try:
+        async def at_once() -> bytes:
+            return b"page"
+
+        async def waiting() -> bytes:
+            var.set("inside")  # (the coroutine's context is its own, all along, as a task's)
+            await asyncio.sleep(0.01)  # a future the loop completes
+            assert var.get() == "inside"
+            await asyncio.sleep(0)  # a bare yield
+            future = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_soon(future.set_result, b"later")
+            return b"page " + await future
+
+        async def failing(after_wait: bool) -> bytes:
+            if after_wait:
+                await asyncio.sleep(0.001)
+            raise NotFoundError("gone")
+
+        assert run(at_once()) == b"page"
+        assert run(waiting()) == b"page later"
+        assert var.get() == "outside"
+        for after_wait in (False, True):
+            with pytest.raises(NotFoundError):
+                run(failing(after_wait))
+        assert not host.loop.is_running()
+    finally:
+        host.loop.close()

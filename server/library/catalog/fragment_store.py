@@ -238,7 +238,15 @@ class _Located:
         """The rowid of each key (0: not in the file when last looked)."""
         recent, ks, rs, starts, shift, at = self.recent, self.keys, self.rowids, self.starts, self.shift, \
             bisect.bisect_left
-        out = []
+        out: list[int] = []
+        append = out.append
+        if not recent:  # (no row written since the map was read: the arrays alone)
+            for k in keys:
+                j = (k + _HALF) >> shift
+                hi = starts[j + 1]
+                i = at(ks, k, starts[j], hi)
+                append(rs[i] if i < hi and ks[i] == k else 0)
+            return out
         for k in keys:
             r = recent.get(k)
             if r is None:
@@ -246,7 +254,7 @@ class _Located:
                 hi = starts[j + 1]
                 i = at(ks, k, starts[j], hi)
                 r = rs[i] if i < hi and ks[i] == k else 0
-            out.append(r)
+            append(r)
         return out
 
 
@@ -460,7 +468,7 @@ class FragmentStore:
             conn = self._conn()
             located = self._locate(conn, shape, generation)
             for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start:start + _CHUNK]
+                chunk = ids[start:start + _CHUNK] if len(ids) > _CHUNK else ids
                 if located is None:
                     for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
                         out[row[0]] = new(Stored, row)

@@ -882,6 +882,9 @@ class PackedIds:
     def __getitem__(self, index: slice) -> list[str]:
         start, stop, step = index.indices(self._count)
         data, width = self._data, self.WIDTH
+        if step == 1:  # (a page: its ids decoded at once, then cut)
+            text = data[start * width:stop * width].decode("ascii")
+            return [text[i:i + width] for i in range(0, len(text), width)]
         return [data[i * width:(i + 1) * width].decode("ascii") for i in range(start, stop, step)]
 
     def pick(self, positions: Iterable[int]) -> list[str]:
