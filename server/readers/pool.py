@@ -564,11 +564,16 @@ class ReaderPool:
         None before a reader has answered a page."""
         if self._reader_page is None:
             return None
-        alive = [r for r in self.readers if r.alive]
+        alive = ahead = 0
+        for r in self.readers:
+            if r.alive:
+                alive += 1
+                ahead += r.outstanding
         if not alive:
             return None
-        ahead = sum(r.outstanding for r in alive) + sum(1 for w in self._waiters if not w.done())
-        return ahead * self._reader_page / len(alive)
+        # (a page leaves the line when it is given a slot or cancelled: every one in it is waiting;
+        # asked several times a page, with up to a line of 30 under wrk)
+        return (ahead + len(self._waiters)) * self._reader_page / alive
 
     def owner_page(self) -> float | None:
         """Seconds the owner takes for a page under load (measured), or a guess from the
