@@ -253,7 +253,8 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     out: multiprocessing.Queue = multiprocessing.Queue()
     procs = []
     n = args.client_procs
-    stop_at = time.time() + 2 + args.seconds  # 2 s for the processes to start
+    started = time.time()  # (the clients begin as soon as their processes run)
+    stop_at = started + 2 + args.seconds  # 2 s for the processes to start
     # browsers in --client-procs processes; the players in one of their own (a player is another
     # device: its reading must not wait for the browsing clients' CPU)
     plan = [(range(i, args.clients, n), range(0)) for i in range(n)]
@@ -307,7 +308,7 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         for k, v in r["by_second"].items():
             merged["by_second"].setdefault(k, []).extend(v)
     merged["peak_rss"] = peak
-    merged["load_start"] = stop_at - args.seconds
+    merged["load_start"] = started
     merged["owner_share"] = owner_cpu / max(wall, 1e-6)
     merged["readers_share"] = readers_cpu / max(wall, 1e-6)
     merged["client_share"] = sum(r.get("client_cpu", 0.0) for r in results) / max(wall, 1e-6)
