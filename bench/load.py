@@ -378,6 +378,8 @@ def report(label: str, r: dict) -> None:
               f"p99 {pct(lag, 99):.1f} ms, max {max(lag):.0f} ms (part of every latency below)")
     if r.get("pool"):
         print(f"            reader pool (from the server's log at close): {r['pool']}")
+    if r.get("gate"):
+        print(f"            CPU gate (auto; from the server's log at close): {r['gate']}")
     if r.get("admission"):
         print(f"            admission (from the server's log at close): {r['admission']}")
     for name, values in sorted(r["lat"].items()):
@@ -555,6 +557,8 @@ def main() -> None:
                     lines = f.read().decode("utf-8", "replace").splitlines()
                 pool = [line for line in lines if "Reader pool:" in line]
                 admitted = [line for line in lines if "Admission:" in line]
+                gate = [line for line in lines if "CPU gate:" in line]
+                results[label]["gate"] = gate[-1].split("CPU gate:", 1)[1].strip() if gate else ""
                 results[label]["pool"] = pool[-1].split("Reader pool:", 1)[1].strip() if pool else ""
                 results[label]["admission"] = admitted[-1].split("Admission:", 1)[1].strip() if admitted else ""
                 results[label]["reader_starts"] = [

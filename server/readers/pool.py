@@ -165,6 +165,8 @@ class CpuGate:
         self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
         self.unreadable = False  # the source answered None: no gate here
+        #: the last readings (free cores, the owner's cores or None), for the log at close
+        self.readings: collections.deque[tuple[float, float | None]] = collections.deque(maxlen=4096)
 
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
@@ -180,6 +182,7 @@ class CpuGate:
                 self.steady = self.steady + 1 if self.free >= need else 0
                 # (a reading over a long quiet gap says nothing about the owner now)
                 self.owner = (own - self._own) / span if span <= FRESH_WINDOWS * self.window else None
+                self.readings.append((self.free, self.owner))
             self._at, self._idle, self._readers, self._own = now, idle or 0.0, readers_cpu, own
         return self.free is None or self.free >= need
 
@@ -190,6 +193,16 @@ class CpuGate:
         first measurements: not yet (the gate itself is open then)."""
         windows = math.ceil(STEADY_SECONDS / self.window - 1e-9) if self.window > 0 else 1
         return self.unreadable or self.steady >= windows
+
+    def summary(self, need: float) -> str:
+        """What the gate saw (for the log at close): its readings, how many found ``need`` free
+        and the owner saturated, and the medians."""
+        free = sorted(f for f, _ in self.readings)
+        owner = sorted(o for _, o in self.readings if o is not None)
+        saturated = sum(1 for f, o in self.readings if f >= need and o is not None and o >= OWNER_BUSY)
+        return (f"{len(free)} readings, {sum(1 for f in free if f >= need)} with {need:g} of a core free, "
+                f"{saturated} of them with the owner saturated; free p50 {free[len(free) // 2] if free else 0.0:.2f}, "
+                f"the owner p50 {owner[len(owner) // 2] if owner else 0.0:.2f} of a core")
 
     def saturated(self) -> bool:
         """The last window (a fresh one) found the owner itself busy (``OWNER_BUSY`` of a core or
@@ -876,6 +889,8 @@ class ReaderPool:
         self._closed = True
         readers, self.readers = self.readers, []
         self._wake_all()
+        if self.settings.gate and self.gate.readings:
+            log.info("CPU gate: %s", self.gate.summary(self.settings.free_cores))
         if self.stats.reader_pages or self.stats.local_pages:
             log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
                      self.stats.summary(), self.handed, self.handed_back)

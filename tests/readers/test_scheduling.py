@@ -357,6 +357,7 @@ def test_the_gate_tells_a_saturated_owner_from_one_window() -> None:
     assert not window(60.0, 1.0, 0.9) and gate.owner is None  # a minute unasked: not a reading of now
     assert window(0.5, 1.0, 0.9)
     assert pool_module.OWNER_BUSY == pytest.approx(0.6)
+    assert gate.summary(0.5).startswith("6 readings, 5 with 0.5 of a core free, 3 of them with the owner saturated;")
 
 
 def test_auto_starts_a_reader_at_once_for_a_saturated_owner(monkeypatch: pytest.MonkeyPatch) -> None:
