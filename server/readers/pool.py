@@ -165,8 +165,8 @@ class CpuGate:
         self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
         self.unreadable = False  # the source answered None: no gate here
-        #: the last readings (free cores, the owner's cores or None), for the log at close
-        self.readings: collections.deque[tuple[float, float | None]] = collections.deque(maxlen=4096)
+        #: the last readings (free cores, the owner's cores or None; ~4 min of busy windows), for the log at close
+        self.readings: collections.deque[tuple[float, float | None]] = collections.deque(maxlen=512)
 
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
