@@ -16,7 +16,6 @@ connection (idle, shutdown) or goes away.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import gc
 import logging
 import os
@@ -24,9 +23,9 @@ import select
 import socket
 import sys
 import traceback
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 
@@ -81,22 +80,6 @@ class ReaderDatabase(Database):
         raise RuntimeError("a reader process does not write")
 
 
-async def _finish(coro: Coroutine[Any, Any, T], waiting: Any, context: contextvars.Context) -> T:
-    """The rest of a coroutine whose first step ran by hand (``Reader.run``) and yielded
-    ``waiting`` (a future it waits on, or None for a bare yield), stepped in ``context`` as its
-    task would step it."""
-    while True:
-        if waiting is None:
-            await asyncio.sleep(0)
-        else:
-            waiting._asyncio_future_blocking = False
-            await asyncio.wait([waiting])
-        try:
-            waiting = context.run(coro.send, None)
-        except StopIteration as done:
-            return cast(T, done.value)
-
-
 def _query_only(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA query_only=1")
@@ -124,22 +107,7 @@ class Reader:
         ``epoch`` (0: without the store)."""
         if self.store is not None:
             self.store.adopt(epoch)
-        return self.run(self.items.query_reply(q, opts, camel))
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """``coro``'s result. A page's read never waits here (``ReaderDatabase`` reads inline), so
-        its first step, which is all of it, runs at once, as the loop would run it (this loop set
-        as the running one, in a context of its own) but without a turn of the loop (~16 us a
-        page); a coroutine that does wait is finished by the loop."""
-        context = contextvars.copy_context()
-        asyncio.events._set_running_loop(self.loop)
-        try:
-            waiting = context.run(coro.send, None)
-        except StopIteration as done:
-            return cast(T, done.value)
-        finally:
-            asyncio.events._set_running_loop(None)
-        return self.loop.run_until_complete(_finish(coro, waiting, context))
+        return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
 
     def handle(self, message: tuple[Any, ...]) -> tuple[int, str, Any, Any]:
         """``(request_id, status, payload, extra)``: extra is what goes back to the owner's fragment
