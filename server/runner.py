@@ -4,11 +4,15 @@ thread (the desktop app). Restart builds a fresh context and app on the same soc
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import socket
+import sys
 import threading
-from collections.abc import Callable
-from typing import cast
+import traceback
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
 
 # Config and Server from their own modules: uvicorn's __init__ imports its command line (click,
 # watchfiles, ...), and server/__init__.py defers it (server/lazy_modules.py).
@@ -28,6 +32,9 @@ MAX_HEAD_BYTES = 48 * 1024  # for h11, which counts the whole head
 # so a request racing the close was reset under load.
 KEEP_ALIVE_SECONDS = 130
 SETTLE_AFTER_SECONDS = 1.0  # after ready, when a paused collector collects start-up's garbage
+# At the loop's end: how long the tasks still alive get to end once cancelled, and how long the
+# default executor's threads (asyncio.to_thread) get to finish their calls.
+FINISH_SECONDS = 5.0
 
 
 def websocket_mode() -> str:
@@ -64,6 +71,60 @@ def http_protocol() -> type | str:
     except ImportError:
         return "h11"
     return BoundedHttpToolsProtocol
+
+
+EXECUTOR_THREADS = "reelroom-executor"
+
+
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """``asyncio.run(main)`` with an end that cannot hang: the tasks still alive are cancelled
+    and waited for, and the default executor's calls (``asyncio.to_thread``) finished,
+    ``FINISH_SECONDS`` each at most (asyncio.run waits for both without end in Python 3.11).
+    What did not end is logged with its stack and left behind, so that Quit quits even if one
+    call is stuck."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # (as asyncio.run does: the child watcher is attached to it)
+    executor = ThreadPoolExecutor(thread_name_prefix=EXECUTOR_THREADS)  # asyncio's own default, named
+    loop.set_default_executor(executor)
+    try:
+        loop.run_until_complete(main)
+    finally:
+        try:
+            _finish_loop(loop, executor)
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()  # (shuts the executor down without waiting)
+
+
+def _finish_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=FINISH_SECONDS))
+        for task in tasks:
+            if not task.done():
+                stack = io.StringIO()
+                task.print_stack(limit=12, file=stack)
+                log.warning("Task %s did not end when cancelled; left behind at:\n%s", task.get_name(),
+                            stack.getvalue())
+            elif not task.cancelled() and task.exception() is not None:
+                loop.call_exception_handler({"message": "unhandled exception at shutdown",
+                                             "exception": task.exception(), "task": task})
+    try:
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), FINISH_SECONDS))
+    except TimeoutError:
+        log.warning("Asynchronous generators did not close in %.1f s", FINISH_SECONDS)
+    # (not loop.shutdown_default_executor(): it joins its thread on the loop, so no timeout can cut it)
+    waiter = threading.Thread(target=executor.shutdown, name="reelroom-shutdown-wait", daemon=True)
+    waiter.start()
+    waiter.join(FINISH_SECONDS)
+    if waiter.is_alive():
+        frames = sys._current_frames()
+        busy = [t for t in threading.enumerate() if t.name.startswith(EXECUTOR_THREADS) and t.ident in frames]
+        log.warning("%d executor call(s) did not finish in %.1f s; left behind:\n%s", len(busy), FINISH_SECONDS,
+                    "\n".join(f"{t.name}:\n" + "".join(traceback.format_stack(frames[t.ident or 0], limit=12))
+                              for t in busy))
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -122,7 +183,7 @@ class ServerRunner:
         try:
             while True:
                 self._restart = False
-                asyncio.run(self._serve_once(sock))
+                run_loop(self._serve_once(sock))
                 if not self._restart or self._stopping:
                     break
                 log.info("Restarting Reelroom")

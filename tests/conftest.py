@@ -188,7 +188,17 @@ def start_server(data_dir: Path, **options) -> LiveServer:
 def stop_server(live: LiveServer) -> None:
     live.runner.request_shutdown()
     live.thread.join(20)
-    assert not live.thread.is_alive(), "the server thread did not stop"
+    assert not live.thread.is_alive(), f"the server thread did not stop; its threads now:\n{thread_stacks()}"
+
+
+def thread_stacks() -> str:
+    """Every thread's stack (for a test that waited for one in vain)."""
+    import sys
+    import traceback
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return "\n".join(f"--- {names.get(ident, ident)}\n" + "".join(traceback.format_stack(frame))
+                     for ident, frame in sys._current_frames().items())
 
 
 def complete_wizard(live: LiveServer, name: str = "admin", password: str = "s3cret!") -> None:

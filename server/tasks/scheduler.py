@@ -112,6 +112,7 @@ class TaskScheduler:
         self._tasks: dict[str, _TaskState] = {}
         self._loop_task: asyncio.Task | None = None
         self._listeners: list[Callable[[str, str, float | None], None]] = []
+        self.stopped = False  # the server is closing: no task starts any more
 
     def register(self, task: ScheduledTask) -> None:
         task_id = uuid.uuid5(uuid.NAMESPACE_URL, "reelroom-task:" + task.key).hex
@@ -141,6 +142,7 @@ class TaskScheduler:
         self._loop_task = asyncio.create_task(self._loop(), name="task-scheduler")
 
     async def stop(self) -> None:
+        self.stopped = True
         if self._loop_task:
             self._loop_task.cancel()
         for state in self._tasks.values():
@@ -198,10 +200,16 @@ class TaskScheduler:
 
     # -- control -------------------------------------------------------------------------
 
-    def start(self, task_id: str, trigger: str | None = None) -> asyncio.Task:
+    def start(self, task_id: str, trigger: str | None = None) -> asyncio.Task | None:
+        """Run a task now (the one already running, if it is). None once the scheduler stopped:
+        a close cancels the runs under way, and nothing it does (a last scan's listeners, a
+        debounced artwork run) may start another that nobody would wait for."""
         state = self.find(task_id)
         if state.running is not None and not state.running.done():
             return state.running
+        if self.stopped:
+            log.info("Task %s not started: the server is closing", state.task.name)
+            return None
 
         def report(value: float) -> None:
             state.progress_value = value

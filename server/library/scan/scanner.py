@@ -138,7 +138,7 @@ class Scanner:
         self._listeners.append(fn)
 
     def request_scan(self, library_id: str | None = None, units: list[str] | None = None,
-                     force: bool = False) -> asyncio.Task:
+                     force: bool = False) -> asyncio.Task | None:
         """Queue a scan and make sure the RefreshLibrary task runs. ``library_id`` None means
         every library; ``units`` limits it to parts of the library; ``force`` re-resolves
         parts whose files did not change (from the probe cache: nothing is probed again)."""

@@ -31,6 +31,7 @@ log = logging.getLogger("reelroom.watcher")
 DEBOUNCE_MS = 400
 SETTLE_SECONDS = 0.5  # a file modified more recently than this is still being written
 MAX_SETTLE_WAIT = 3.0
+STOP_SECONDS = 5.0  # how long stop() waits for changes being applied, then for the cancelled watch
 _TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".!qb", "~")
 
 
@@ -70,16 +71,23 @@ class LibraryWatcher:
         self._task = asyncio.create_task(self._run(paths, self._stop), name="library-watcher")
 
     async def stop(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-        if self._task is not None:
-            try:
-                await asyncio.wait_for(self._task, 5)
-            except (TimeoutError, asyncio.CancelledError):
-                self._task.cancel()
-            except Exception:
-                log.exception("The library watcher failed")
+        """Stop watching: the changes being applied are finished (5 s at most), then the watch
+        ends; a watch that does not end in time is cancelled, and waited for (5 s more)."""
+        task, stop = self._task, self._stop
         self._task = self._stop = None
+        if stop is not None:
+            stop.set()
+        if task is None:
+            return
+        done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
+        if not done:
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=STOP_SECONDS)
+            if not done:
+                log.warning("The library watcher did not stop")
+                return
+        if not task.cancelled() and task.exception() is not None:
+            log.error("The library watcher failed", exc_info=task.exception())
 
     async def _run(self, paths: list[str], stop: asyncio.Event) -> None:
         log.info("Watching %d library folder(s)", len(paths))
