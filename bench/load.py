@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import multiprocessing
 import os
@@ -135,7 +136,7 @@ class Conn:
 
 def new_stats() -> dict:
     return {"lat": {}, "errors": 0, "status": {}, "resets": 0, "reset_kinds": {}, "closed_idle": 0, "connects": 0,
-            "requests": 0, "streams": [], "client_lag": [], "per_second": {}}
+            "requests": 0, "streams": [], "client_lag": [], "per_second": {}, "by_second": {}}
 
 
 async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> None:
@@ -161,11 +162,13 @@ async def browser(k: int, port: int, cfg: dict, stats: dict, stop_at: float) -> 
                 stats["errors"] += 1
                 conn.close()
                 continue
-            stats["lat"].setdefault(name, []).append((time.perf_counter() - t0) * 1000)
+            took = (time.perf_counter() - t0) * 1000
+            stats["lat"].setdefault(name, []).append(took)
             stats["status"][status] = stats["status"].get(status, 0) + 1
             stats["requests"] += 1
             second = int(time.time())  # (wall clock: the client processes share it)
             stats["per_second"][second] = stats["per_second"].get(second, 0) + 1
+            stats["by_second"].setdefault(second, []).append(took)  # (by the second it ended in)
             if status >= 400:
                 stats["errors"] += 1
     conn.close()
@@ -250,7 +253,8 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     out: multiprocessing.Queue = multiprocessing.Queue()
     procs = []
     n = args.client_procs
-    stop_at = time.time() + 2 + args.seconds  # 2 s for the processes to start
+    started = time.time()  # (the clients begin as soon as their processes run)
+    stop_at = started + 2 + args.seconds  # 2 s for the processes to start
     # browsers in --client-procs processes; the players in one of their own (a player is another
     # device: its reading must not wait for the browsing clients' CPU)
     plan = [(range(i, args.clients, n), range(0)) for i in range(n)]
@@ -301,7 +305,10 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
         merged["client_lag"].extend(r["client_lag"])
         for k, v in r["per_second"].items():
             merged["per_second"][k] = merged["per_second"].get(k, 0) + v
+        for k, v in r["by_second"].items():
+            merged["by_second"].setdefault(k, []).extend(v)
     merged["peak_rss"] = peak
+    merged["load_start"] = started
     merged["owner_share"] = owner_cpu / max(wall, 1e-6)
     merged["readers_share"] = readers_cpu / max(wall, 1e-6)
     merged["client_share"] = sum(r.get("client_cpu", 0.0) for r in results) / max(wall, 1e-6)
@@ -310,6 +317,14 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     merged["cpu_per_request"] = cpu * 1000 / max(merged["requests"], 1)
     merged["rps"] = merged["requests"] / args.seconds
     return merged
+
+
+def log_time(line: str) -> float | None:
+    """The wall-clock time (epoch seconds) of a line of the server's log, else None."""
+    try:
+        return datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S.%f").timestamp()
+    except ValueError:
+        return None
 
 
 def readers_env(value: str) -> dict[str, str]:
@@ -346,12 +361,25 @@ def report(label: str, r: dict) -> None:
         print(f"            requests answered per second over the run: min {rates[0]}, p10 "
               f"{rates[len(rates) // 10]}, median {rates[len(rates) // 2]}, max {rates[-1]} (a line's wait "
               f"grows while the rate dips: on a shared machine, other work takes the cores)")
+    by_second = sorted(r.get("by_second", {}).items())
+    if by_second:
+        start = r.get("load_start", by_second[0][0])
+        slices: dict[int, list[float]] = {}
+        for second, values in by_second:
+            slices.setdefault(max(0, int(second - start)) // 5 * 5, []).extend(values)
+        print("            p99 by 5 s of the load (by when a request ended): " + ", ".join(
+            f"{k}-{k + 5} s {pct(v, 99):.0f} ms ({len(v)})" for k, v in sorted(slices.items())))
+    if r.get("reader_starts"):
+        print("            readers started (from the server's log): " + ", ".join(
+            f"at {t:+.1f} s of the load ({why})" for t, why in r["reader_starts"]))
     if r.get("client_lag"):
         lag = r["client_lag"]
         print(f"            the clients' own event loops woke late by p50 {statistics.median(lag):.1f} ms, "
               f"p99 {pct(lag, 99):.1f} ms, max {max(lag):.0f} ms (part of every latency below)")
     if r.get("pool"):
         print(f"            reader pool (from the server's log at close): {r['pool']}")
+    if r.get("gate"):
+        print(f"            CPU gate (auto; from the server's log at close): {r['gate']}")
     if r.get("admission"):
         print(f"            admission (from the server's log at close): {r['admission']}")
     for name, values in sorted(r["lat"].items()):
@@ -529,8 +557,14 @@ def main() -> None:
                     lines = f.read().decode("utf-8", "replace").splitlines()
                 pool = [line for line in lines if "Reader pool:" in line]
                 admitted = [line for line in lines if "Admission:" in line]
+                gate = [line for line in lines if "CPU gate:" in line]
+                results[label]["gate"] = gate[-1].split("CPU gate:", 1)[1].strip() if gate else ""
                 results[label]["pool"] = pool[-1].split("Reader pool:", 1)[1].strip() if pool else ""
                 results[label]["admission"] = admitted[-1].split("Admission:", 1)[1].strip() if admitted else ""
+                results[label]["reader_starts"] = [
+                    (at - results[label]["load_start"], line.partition(" started")[2].strip(" ()"))
+                    for line in lines if "Reader process" in line and " started" in line
+                    and (at := log_time(line)) is not None]
             if label in costs:
                 print(f"  {label:<9} server CPU per request (ms, 1 client, best of 3 x {args.cost}): "
                       + ", ".join(f"{k} {v:.2f}" for k, v in costs[label].items() if not k.startswith("_")))

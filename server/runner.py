@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import logging
 import socket
 import sys
@@ -74,6 +75,7 @@ def http_protocol() -> type | str:
 
 
 EXECUTOR_THREADS = "reelroom-executor"
+_loops = itertools.count(1)
 
 
 def run_loop(main: Coroutine[Any, Any, None]) -> None:
@@ -84,19 +86,21 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
     call is stuck."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)  # (as asyncio.run does: the child watcher is attached to it)
-    executor = ThreadPoolExecutor(thread_name_prefix=EXECUTOR_THREADS)  # asyncio's own default, named
+    # asyncio's own default executor, its threads named for this loop (another server's are not its)
+    threads = f"{EXECUTOR_THREADS}-{next(_loops)}"
+    executor = ThreadPoolExecutor(thread_name_prefix=threads)
     loop.set_default_executor(executor)
     try:
         loop.run_until_complete(main)
     finally:
         try:
-            _finish_loop(loop, executor)
+            _finish_loop(loop, executor, threads)
         finally:
             asyncio.set_event_loop(None)
             loop.close()  # (shuts the executor down without waiting)
 
 
-def _finish_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
+def _finish_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor, threads: str) -> None:
     tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in tasks:
         task.cancel()
@@ -121,7 +125,8 @@ def _finish_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) 
     waiter.join(FINISH_SECONDS)
     if waiter.is_alive():
         frames = sys._current_frames()
-        busy = [t for t in threading.enumerate() if t.name.startswith(EXECUTOR_THREADS) and t.ident in frames]
+        # (the executor's threads named ``{threads}_N``; after the waited shutdown only busy ones are left)
+        busy = [t for t in threading.enumerate() if t.name.startswith(f"{threads}_") and t.ident in frames]
         log.warning("%d executor call(s) did not finish in %.1f s; left behind:\n%s", len(busy), FINISH_SECONDS,
                     "\n".join(f"{t.name}:\n" + "".join(traceback.format_stack(frames[t.ident or 0], limit=12))
                               for t in busy))

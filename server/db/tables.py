@@ -155,8 +155,10 @@ class Item(_Table, table=True):
         Index("ix_items_scope", "id", "library_id", "type", "owner_id", "is_folder", "media_type", "production_year",
               "official_rating"),
         Index("ix_items_library_facets", "library_id", "type", "owner_id", "official_rating", "production_year"),
-        # a searchTerm page ranks its full-text matches by name and SortName (0012_search_cover)
-        Index("ix_items_search", "id", "type", "owner_id", "sort_name", "name"),
+        # a searchTerm page ranks its full-text matches by name and SortName, and judges them by
+        # the viewer's parental rules and libraries (0012_search_cover, 0013_search_rated)
+        Index("ix_items_search_rated", "id", "type", "owner_id", "sort_name", "name", "official_rating", "series_id",
+              "library_id"),
         # pages of a library in the other usual sort orders (0006_query_sorts)
         *(Index(f"ix_items_library_sort_{c}", "library_id", "type", "owner_id", c, "id")
           for c in ("date_created", "premiere_date", "production_year", "community_rating", "run_time_ticks")),

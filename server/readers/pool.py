@@ -31,6 +31,7 @@ import contextlib
 import hmac
 import itertools
 import logging
+import math
 import os
 import secrets
 import shutil
@@ -148,18 +149,24 @@ class CpuGate:
     The idle time comes from ``idle_source()``: Linux's /proc/stat, Windows' GetSystemTimes,
     macOS's host_statistics, else the load average; the readers' CPU is what they report with each
     reply (``Reader.cpu``), the same on every OS. Where nothing can be read ``free`` stays None
-    and the gate open."""
+    and the gate open. Over the same window it measures the owner's own CPU (``own``: this
+    process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``)."""
 
-    def __init__(self, window: float = 1.0, source: Callable[[], float | None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, window: float = 0.5, source: Callable[[], float | None] | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 own: Callable[[], float] = time.process_time) -> None:
         self.window = window
         self.source = source  # found on the first check (a pool without ``auto`` never looks)
         self.clock = clock
+        self.own = own
         self._at = 0.0
-        self._idle = self._readers = 0.0
+        self._idle = self._readers = self._own = 0.0
         self.free: float | None = None  # cores the readers could use, last measured
+        self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
         self.unreadable = False  # the source answered None: no gate here
+        #: the last readings (free cores, the owner's cores or None; ~4 min of busy windows), for the log at close
+        self.readings: collections.deque[tuple[float, float | None]] = collections.deque(maxlen=512)
 
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
@@ -167,24 +174,52 @@ class CpuGate:
         if now - self._at >= self.window:
             if self.source is None:
                 self.source = idle_source()
-            idle = self.source()
+            idle, own = self.source(), self.own()
             self.unreadable = idle is None
             if idle is not None and self._at and now > self._at:
-                self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / (now - self._at)
+                span = now - self._at
+                self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
-            self._at, self._idle, self._readers = now, idle or 0.0, readers_cpu
+                # (a reading over a long quiet gap says nothing about the owner now)
+                self.owner = (own - self._own) / span if span <= FRESH_WINDOWS * self.window else None
+                self.readings.append((self.free, self.owner))
+            self._at, self._idle, self._readers, self._own = now, idle or 0.0, readers_cpu, own
         return self.free is None or self.free >= need
 
     def lasting(self) -> bool:
-        """The core has been free for ``STEADY_WINDOWS`` measurements in a row (or nothing is
+        """The core has been free for ``STEADY_SECONDS`` of measurements in a row (or nothing is
         measured): enough to start a reader. A moment's idle core on a busy machine would start
         one that then lives on ~75 MiB while the gate keeps its pages in the owner. Before the
         first measurements: not yet (the gate itself is open then)."""
-        return self.unreadable or self.steady >= STEADY_WINDOWS
+        windows = math.ceil(STEADY_SECONDS / self.window - 1e-9) if self.window > 0 else 1
+        return self.unreadable or self.steady >= windows
+
+    def summary(self, need: float) -> str:
+        """What the gate saw (for the log at close): its readings, how many found ``need`` free
+        and the owner saturated, and the medians."""
+        free = sorted(f for f, _ in self.readings)
+        owner = sorted(o for _, o in self.readings if o is not None)
+        saturated = sum(1 for f, o in self.readings if f >= need and o is not None and o >= OWNER_BUSY)
+        return (f"{len(free)} readings, {sum(1 for f in free if f >= need)} with {need:g} of a core free, "
+                f"{saturated} of them with the owner saturated; free p50 {free[len(free) // 2] if free else 0.0:.2f}, "
+                f"the owner p50 {owner[len(owner) // 2] if owner else 0.0:.2f} of a core")
+
+    def saturated(self) -> bool:
+        """The last window (a fresh one) found the owner itself busy (``OWNER_BUSY`` of a core or
+        more) and a core free for a reader: with pages in flight beyond ``busy`` (the caller's
+        condition) that is a server the owner alone cannot keep up with, and a reader started at
+        once (rather than after ``STEADY_SECONDS``) takes the load's first seconds off the owner."""
+        return self.steady >= 1 and self.owner is not None and self.owner >= OWNER_BUSY
 
 
-#: Measurements in a row with a free core before ``auto`` starts a reader.
-STEADY_WINDOWS = 3
+#: Seconds of measurements in a row with a free core before ``auto`` starts a reader (unless the
+#: owner is saturated: ``CpuGate.saturated``).
+STEADY_SECONDS = 3.0
+#: The owner's own CPU over a window, in cores, from which it counts as saturated.
+OWNER_BUSY = 0.6
+#: A window longer than this many ``window`` s (the gate was not asked meanwhile) tells nothing
+#: of the owner's CPU now.
+FRESH_WINDOWS = 3
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -711,12 +746,18 @@ class ReaderPool:
         alive = sum(1 for r in self.readers if r.alive)
         if self._closed or alive + self._starting >= self.settings.max_readers or self._starting:
             return
-        if self.settings.gate and not self.gate.lasting():
-            return  # auto: a reader starts only on a core that stays free
+        why = "pages in flight"
+        if self.settings.gate:  # auto: only on a core that stays free, or one free now for a saturated owner
+            if self.gate.lasting():
+                why = "a core free for a while"
+            elif self.gate.saturated():
+                why = f"the owner saturated ({self.gate.owner or 0.0:.2f} of a core) with {self.gate.free or 0.0:.2f} free"
+            else:
+                return
         if time.monotonic() < self._retry_after:
             return
         self._starting += 1
-        self._spawn_task(self._start_one())
+        self._spawn_task(self._start_one(why))
 
     def _spawn_task(self, coro: Awaitable[Any]) -> None:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
@@ -765,7 +806,9 @@ class ReaderPool:
                 return
         stream_out.close()
 
-    async def _start_one(self) -> None:
+    async def _start_one(self, why: str = "") -> None:
+        """Start a reader (``why``: for the log)."""
+        asked = time.monotonic()
         token = secrets.token_hex(16)
         loop = asyncio.get_running_loop()
         hello: asyncio.Future[tuple[int, asyncio.StreamReader, asyncio.StreamWriter]] = loop.create_future()
@@ -793,7 +836,8 @@ class ReaderPool:
             self.readers.append(reader)
             self.started += 1
             self._dispatch()  # waiting pages may use it
-            log.info("Reader process %s started (%d running)", pid, len(self.pids()))
+            log.info("Reader process %s started (%d running; %s; ready %.1f s after it was asked for)",
+                     pid, len(self.pids()), why, time.monotonic() - asked)
             if self._reaper is None or self._reaper.done():
                 self._reaper = asyncio.create_task(self._reap_idle())
         except Exception as exc:
@@ -845,6 +889,8 @@ class ReaderPool:
         self._closed = True
         readers, self.readers = self.readers, []
         self._wake_all()
+        if self.settings.gate and self.gate.readings:
+            log.info("CPU gate: %s", self.gate.summary(self.settings.free_cores))
         if self.stats.reader_pages or self.stats.local_pages:
             log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
                      self.stats.summary(), self.handed, self.handed_back)

@@ -34,7 +34,7 @@ def items(server, tmp_path):
 
 def _sign_in(server, device: str, name: str = "admin", password: str = "s3cret!") -> str:
     r = httpx.post(f"{server.url}/Users/AuthenticateByName", json={"Username": name, "Pw": password},
-                   headers=auth_header(device=device))
+                   headers=auth_header(device=device), timeout=30)  # (argon2 on a loaded 2-core machine)
     assert r.status_code == 200, r.text
     return r.json()["AccessToken"]
 

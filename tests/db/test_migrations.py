@@ -202,3 +202,69 @@ def test_migrations_import_no_application_code():
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__":
                 offenders.append(f"{path.name}: __import__")
     assert offenders == []
+
+
+def test_search_rated_runs_on_an_existing_database_and_keeps_its_data(database_url):
+    """0013_search_rated on a database at 0012_search_cover holding a library, a user and their
+    play state: the rows are all kept, the wider search cover replaces the old one, and a
+    downgrade gives the old index back (rows kept again)."""
+    from alembic import command
+
+    engine = create_engine(normalize_url(database_url))
+    cfg = migrate.alembic_config(database_url)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0012_search_cover")
+    now = "2026-01-02 03:04:05"
+    items_sql = ("INSERT INTO items (id, type, media_type, is_folder, name, sort_name, date_created, genres_json, "
+                 "studios_json, tags_json, artists_json, album_artists_json, provider_ids_json, media_streams_json, "
+                 "chapters_json, images_json, is_locked, locked_fields_json, is_virtual, official_rating, series_id, "
+                 "library_id) VALUES (?, ?, 'Video', ?, ?, ?, ?, '[]', '[]', '[]', '[]', '[]', '{}', '[]', '[]', '[]', "
+                 "?, '[]', ?, ?, ?, ?)")
+    if engine.dialect.paramstyle != "qmark":
+        items_sql = items_sql.replace("?", "%s")
+    wanted_items = [("s" * 32, "Series", True, "Show", "show", now, False, False, "TV-MA", None, "lib"),
+                    ("e" * 32, "Episode", False, "Pilot", "pilot", now, False, False, None, "s" * 32, "lib"),
+                    ("m" * 32, "Movie", False, "Film", "film", now, False, False, "PG-13", None, "lib")]
+    with engine.begin() as conn:
+        conn.exec_driver_sql(items_sql, wanted_items)
+        conn.exec_driver_sql(
+            "INSERT INTO users (id, name, policy_json, configuration_json, date_created, invalid_login_attempts) "
+            + ("VALUES (?, ?, '{}', '{}', ?, 0)" if engine.dialect.paramstyle == "qmark"
+               else "VALUES (%s, %s, '{}', '{}', %s, 0)"), ("u" * 32, "viewer", now))
+        conn.exec_driver_sql(
+            "INSERT INTO user_data (user_id, item_id, played, play_count, is_favorite, playback_position_ticks) "
+            + ("VALUES (?, ?, ?, 3, ?, 1234)" if engine.dialect.paramstyle == "qmark"
+               else "VALUES (%s, %s, %s, 3, %s, 1234)"), ("u" * 32, "e" * 32, True, True))
+
+    def snapshot():
+        with engine.connect() as conn:
+            found_items = conn.exec_driver_sql(
+                "SELECT id, type, name, official_rating, series_id, library_id FROM items ORDER BY id").all()
+            found_data = conn.exec_driver_sql(
+                "SELECT user_id, item_id, played, play_count, is_favorite, playback_position_ticks FROM user_data").all()
+            users = conn.exec_driver_sql("SELECT id, name FROM users").all()
+        return [tuple(r) for r in found_items], [tuple(r) for r in found_data], [tuple(r) for r in users]
+
+    def index_columns():
+        return {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("items")
+                if i["name"] in ("ix_items_search", "ix_items_search_rated")}
+
+    before = snapshot()
+    assert before[0] == sorted((r[0], r[1], r[3], r[8], r[9], r[10]) for r in wanted_items)
+    assert [(u, i, bool(p), n, bool(f), t) for u, i, p, n, f, t in before[1]] == [
+        ("u" * 32, "e" * 32, True, 3, True, 1234)]
+    assert before[2] == [("u" * 32, "viewer")]
+    assert index_columns() == {"ix_items_search": ["id", "type", "owner_id", "sort_name", "name"]}
+
+    migrate.upgrade(engine, database_url)  # as a start does: 0012 -> head
+    assert snapshot() == before
+    assert index_columns() == {"ix_items_search_rated": ["id", "type", "owner_id", "sort_name", "name",
+                                                         "official_rating", "series_id", "library_id"]}
+
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0012_search_cover")
+    assert snapshot() == before
+    assert index_columns() == {"ix_items_search": ["id", "type", "owner_id", "sort_name", "name"]}
+    engine.dispose()

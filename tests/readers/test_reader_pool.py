@@ -274,6 +274,29 @@ def test_the_pool_is_off_with_readers_0(tmp_path: Path) -> None:
         stop_server(live)
 
 
+def test_auto_starts_no_reader_for_one_client_or_an_idle_server(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default (``auto``) browsed by one client, then left idle: pages never pile up beyond
+    ``busy``, so the CPU gate is never asked and no reader starts (no second process's memory)."""
+    from server.readers.pool import auto_readers
+
+    monkeypatch.delenv("REELROOM_READERS", raising=False)
+    live = start_server(tmp_path / "data")
+    try:
+        complete_wizard(live)
+        pool = live.ctx.readers
+        assert pool.settings.gate and pool.settings.max_readers == auto_readers()
+        with live.admin() as c:
+            for start in range(20):
+                r = c.get("/Items", params={"recursive": "true", "limit": 5, "startIndex": start})
+                assert r.status_code == 200
+        time.sleep(1.5)  # idle: nothing but a page in flight beyond ``busy`` starts a reader
+        assert pool.started == 0 and pool.pids() == [] and pool.gate.free is None
+        assert pool.answered_here == (20 if pool.enabled else 0)
+    finally:
+        stop_server(live)
+
+
 def test_no_reader_outlives_a_killed_server(tmp_path: Path) -> None:
     """reelroom-server killed with SIGKILL: its readers die with it (spawn.py's PR_SET_PDEATHSIG)."""
     from bench._server import free_port

@@ -322,7 +322,7 @@ def test_auto_starts_a_reader_only_on_a_core_that_stays_free() -> None:
     async def run() -> int:
         pool = make_pool([], clock, gate=True)
         pool.settings = ReaderSettings(max_readers=1, gate=True)
-        pool.gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock)
+        pool.gate = CpuGate(window=1.0, source=lambda: idle[0], clock=clock, own=lambda: 0.0)
         pool.gate.check(0.0, 0.5)
         clock.now += 1.0
         idle[0] += 1.0
@@ -333,6 +333,71 @@ def test_auto_starts_a_reader_only_on_a_core_that_stays_free() -> None:
         return started
 
     assert asyncio.run(run()) == 0
+
+
+def test_the_gate_tells_a_saturated_owner_from_one_window() -> None:
+    """One window with a free core and the owner busy (its own CPU, ``own``) is a saturated owner;
+    an owner that is not busy, a window without a free core, or a reading over a long gap (the
+    gate was not asked meanwhile) is not."""
+    clock, idle, own = Clock(), [0.0], [0.0]
+    gate = CpuGate(window=0.5, source=lambda: idle[0], clock=clock, own=lambda: own[0])
+    assert gate.check(0.0, 0.5) and not gate.saturated()  # nothing measured yet
+
+    def window(seconds: float, free: float, owner: float) -> bool:
+        clock.now += seconds
+        idle[0] += free * seconds
+        own[0] += owner * seconds
+        gate.check(0.0, 0.5)
+        return gate.saturated()
+
+    assert window(0.5, 1.0, 0.9) and gate.owner == pytest.approx(0.9) and not gate.lasting()
+    assert not window(0.5, 1.0, 0.3)  # the owner is not busy
+    assert not window(0.5, 0.2, 0.95)  # no core free for a reader
+    assert window(0.5, 0.8, 0.7)
+    assert not window(60.0, 1.0, 0.9) and gate.owner is None  # a minute unasked: not a reading of now
+    assert window(0.5, 1.0, 0.9)
+    assert pool_module.OWNER_BUSY == pytest.approx(0.6)
+    assert gate.summary(0.5).startswith("6 readings, 5 with 0.5 of a core free, 3 of them with the owner saturated;")
+
+
+def test_auto_starts_a_reader_at_once_for_a_saturated_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``auto`` with pages in flight beyond ``busy``: a saturated owner and a free core start a
+    reader after one window (0.5 s); an owner that is not busy waits for the core to stay free
+    (``STEADY_SECONDS``); a server given no pages never looks at the gate and starts none."""
+
+    async def run(owner_cpu: float, windows: int, pages: bool = True) -> tuple[list[float], CpuGate]:
+        clock, owner, order = Clock(), Owner(), []
+        idle, own = [0.0], [0.0]
+        pool = make_pool([], clock, gate=True, max_readers=1, busy=1)
+        pool.gate = CpuGate(window=0.5, source=lambda: idle[0], clock=clock, own=lambda: own[0])
+        starts: list[float] = []
+
+        def spawn(coro: Any) -> None:
+            coro.close()  # no process (``_starting`` stays 1: one start at a time): note when
+            starts.append(clock.now - 1000.0)
+
+        monkeypatch.setattr(pool, "_spawn_task", spawn)
+        tasks = []
+        for _ in range(windows):
+            if pages:  # two pages in flight each window (beyond busy=1): each asks the gate
+                tasks += [page(pool, owner, str(len(tasks)), order), page(pool, owner, str(len(tasks) + 1), order)]
+                await settle()
+            clock.now += 0.5
+            idle[0] += 0.5 * 1.0  # a whole core free
+            own[0] += 0.5 * owner_cpu
+        while owner.pages:
+            owner.finish()
+        await asyncio.gather(*tasks)
+        assert owner.answered == len(tasks)  # (no reader ran: the owner answered every page)
+        return starts, pool.gate
+
+    starts, _ = asyncio.run(run(owner_cpu=0.9, windows=4))
+    assert starts == [0.5]  # the first window measured: started (once)
+    starts, gate = asyncio.run(run(owner_cpu=0.2, windows=8))
+    assert starts == [3.0] and gate.lasting()  # not saturated: after 3 s of a free core, as before
+    starts, gate = asyncio.run(run(owner_cpu=0.9, windows=8, pages=False))
+    assert starts == [] and gate.free is None  # no pages: the gate was never asked
+    assert pool_module.STEADY_SECONDS == pytest.approx(3.0)
 
 
 def test_the_gate_reads_linux_proc_stat() -> None:

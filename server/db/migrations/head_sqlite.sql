@@ -1,7 +1,7 @@
 -- The schema of a new SQLite database at the migrations' heads: what running every migration makes.
 -- Written by `python -m server.db.head_schema` (do not edit); a first start makes its database from
 -- it while the heads below are the scripts' heads (server/db/migration_child.py, create_at_head).
--- heads: 0012_search_cover
+-- heads: 0013_search_rated
 BEGIN;
 CREATE TABLE alembic_version (
 	version_num VARCHAR(32) NOT NULL, 
@@ -358,7 +358,7 @@ CREATE INDEX ix_item_field_counts_type ON item_field_counts (item_type, facet);
 CREATE INDEX ix_items_episode_order ON items (series_id, type, owner_id, coalesce(parent_index_number, 1), coalesce(index_number, 0), sort_name, id, is_virtual) WHERE series_id IS NOT NULL;
 CREATE INDEX ix_people_lower_name ON people (lower(name));
 CREATE INDEX ix_playlist_entries_listing ON playlist_entries (playlist_id, sort_order, id, item_id);
-CREATE INDEX ix_items_search ON items (id, type, owner_id, sort_name, name);
+CREATE INDEX ix_items_search_rated ON items (id, type, owner_id, sort_name, name, official_rating, series_id, library_id);
 CREATE TRIGGER item_search_ai AFTER INSERT ON item_search BEGIN INSERT INTO item_search_fts(rowid, name, original_title) VALUES (new.rowid, new.name, new.original_title); END;
 CREATE TRIGGER item_search_ad AFTER DELETE ON item_search BEGIN INSERT INTO item_search_fts(item_search_fts, rowid, name, original_title) VALUES ('delete', old.rowid, old.name, old.original_title); END;
 CREATE TRIGGER item_search_au AFTER UPDATE ON item_search BEGIN INSERT INTO item_search_fts(item_search_fts, rowid, name, original_title) VALUES ('delete', old.rowid, old.name, old.original_title); INSERT INTO item_search_fts(rowid, name, original_title) VALUES (new.rowid, new.name, new.original_title); END;
@@ -401,6 +401,6 @@ CREATE TRIGGER items_counts_au AFTER UPDATE OF library_id, type, owner_id, produ
   INSERT INTO item_field_counts (facet, value, library_id, item_type, item_count) SELECT 'Year', CAST(NEW.production_year AS TEXT), coalesce(NEW.library_id, ''), NEW.type, 1 WHERE NEW.production_year IS NOT NULL AND NEW.owner_id IS NULL AND (OLD.library_id IS NOT NEW.library_id OR OLD.type IS NOT NEW.type OR OLD.owner_id IS NOT NEW.owner_id OR OLD.production_year IS NOT NEW.production_year OR OLD.official_rating IS NOT NEW.official_rating) ON CONFLICT (facet, value, library_id, item_type) DO UPDATE SET item_count = item_field_counts.item_count + excluded.item_count;
   INSERT INTO item_field_counts (facet, value, library_id, item_type, item_count) SELECT 'OfficialRating', NEW.official_rating, coalesce(NEW.library_id, ''), NEW.type, 1 WHERE NEW.official_rating IS NOT NULL AND NEW.official_rating <> '' AND NEW.owner_id IS NULL AND (OLD.library_id IS NOT NEW.library_id OR OLD.type IS NOT NEW.type OR OLD.owner_id IS NOT NEW.owner_id OR OLD.production_year IS NOT NEW.production_year OR OLD.official_rating IS NOT NEW.official_rating) ON CONFLICT (facet, value, library_id, item_type) DO UPDATE SET item_count = item_field_counts.item_count + excluded.item_count;
 END;
-INSERT INTO "alembic_version" VALUES ('0012_search_cover');
+INSERT INTO "alembic_version" VALUES ('0013_search_rated');
 INSERT INTO "item_search_fts"("item_search_fts") VALUES ('rebuild');
 COMMIT;

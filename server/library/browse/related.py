@@ -325,17 +325,21 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
     wanted = limit if first is None else limit + 1  # the seed may be drawn too: it is not counted twice
     found: dict[str, None] = {}
     checked: set[str] = set()
+    share = 1.0  # of the candidates checked so far, the share that played
     for candidates in _draw(s, pairs, limit):  # each round shuffled
         fresh = [i for i in candidates if i not in checked]
         start = 0
         while start < len(fresh) and len(found) < wanted:
-            # most candidates play (the rest: albums sharing the value): a tenth more than missing
-            size = max(20, math.ceil((wanted - len(found)) * 1.1) + 5)
+            # most candidates play (the rest: albums sharing the value, tracks the viewer's rules
+            # hide): as many as are missing over the share that played so far, and a tenth more
+            # (a partly hidden library: one or two statements, not four or five)
+            size = max(20, math.ceil((wanted - len(found)) / share * 1.1) + 5)
             chunk = fresh[start:start + size]
             start += size
             checked.update(chunk)
             playable = _playable_ids(s, chunk, allowed, parental, rows)
             found.update((i, None) for i in chunk if i in playable)
+            share = max(0.05, len(found) / len(checked))
         if len(found) >= wanted:
             break
     picked = list(found)

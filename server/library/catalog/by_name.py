@@ -524,16 +524,34 @@ def _unhidden_scope(s: Session, nq: NameQuery, rules: ParentalRules, shape: _Sha
         return None
     partial = sorted(p for p, (n, h) in profile.items() if 0 < h < n)
     whole = tuple(sorted(p for p, (n, h) in profile.items() if h and h == n))
-    if partial:
-        t = item_field_counts if nq.kind == "Year" else item_value_counts
-        value_kinds = VALUE_KINDS[nq.kind][0] if nq.kind != "Year" else ()
-        kind_cond = (t.c.facet == "Year" if nq.kind == "Year" else
-                     t.c.kind == (value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"))
-        probe = select(literal(1)).where(kind_cond, *_bound_scope_conditions(t, shape),
-                                         tuple_(t.c.library_id, t.c.item_type).in_(partial)).limit(1)
-        if s.execute(probe, params).first() is not None:
-            return None
+    if partial and _partly_hidden_in_scope(s, nq, shape, params, partial):
+        return None
     return whole
+
+
+def _partly_hidden_in_scope(s: Session, nq: NameQuery, shape: _Shape, params: dict[str, Any],
+                            partial: list[tuple[str, str]]) -> bool:
+    """Whether a kept row of the list's kind in scope belongs to one of the ``partial`` pairs
+    (library, item type). The answer depends on the kept counts only, so it is kept in
+    ``nq.totals``' cache for the content generation (with the profile it follows from): building
+    and running this probe cost a restricted Search/Hints ~1 ms per name kind, every request."""
+    cache, generation = nq.totals if nq.totals is not None else (None, 0)
+    key = ""
+    if cache is not None:
+        key = f"by-name partly hidden {nq.kind} {shape!r} {partial!r} {sorted(params.items())!r}"
+        known: bool | None = cache.get_value(key, generation)
+        if known is not None:
+            return known
+    t = item_field_counts if nq.kind == "Year" else item_value_counts
+    value_kinds = VALUE_KINDS[nq.kind][0] if nq.kind != "Year" else ()
+    kind_cond = (t.c.facet == "Year" if nq.kind == "Year" else
+                 t.c.kind == (value_kinds[0] if len(value_kinds) == 1 else "AnyArtist"))
+    probe = select(literal(1)).where(kind_cond, *_bound_scope_conditions(t, shape),
+                                     tuple_(t.c.library_id, t.c.item_type).in_(partial)).limit(1)
+    found = s.execute(probe, params).first() is not None
+    if cache is not None:
+        cache.put_value(key, generation, found)
+    return found
 
 
 def _kept_listing(s: Session, nq: NameQuery, use_sql_paging: bool) -> tuple[list[NameEntry], int] | None:

@@ -13,7 +13,7 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
 from server.library.catalog import by_name, facets
@@ -187,6 +187,64 @@ def test_partly_hidden_counts_subtract_the_hidden_items_and_never_go_stale(engin
         after = ask(s, (2, 2))
         assert after == ask(s, (2, 2), cached=False)
         assert after != first  # more items counted (the stale answer would be the first)
+
+
+@pytest.mark.parametrize("kind", ["Genre", "Studio", "MusicArtist", "Year"])
+def test_the_partly_hidden_probe_is_kept_per_content_generation(engine, monkeypatch, kind):  # noqa: F811
+    """Whether a partly hidden (library, item type) pair carries the list's kind is asked of the
+    kept counts once per content generation (a restricted Search/Hints asked it for every name
+    kind on every request), and after a tag edit under a new generation the probe runs again:
+    every answer equals the reference (the grouped query with the conditions)."""
+    with engine.begin() as conn:
+        _library(conn)
+    cache = CountCache()
+    rules = ParentalRules(max_rating=10)
+    probes: list[bool] = []  # per call: whether the probe's statement ran
+    probe = by_name._partly_hidden_in_scope
+    ran: list[str] = []
+
+    def seen(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        if "_counts.library_id, item_" in statement and "_counts.item_type) IN" in statement:
+            ran.append(statement)
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        before = len(ran)
+        found = probe(*args, **kwargs)
+        probes.append(len(ran) > before)
+        return found
+
+    monkeypatch.setattr(by_name, "_partly_hidden_in_scope", counted)
+    event.listen(engine, "before_cursor_execute", seen)
+
+    def ask(s: Session, generation: tuple[int, int], reference: bool = False) -> list:
+        nq = NameQuery(kind=kind, scope=ItemQuery(recursive=True, parental=rules), totals=(cache, generation))
+        if reference:
+            with monkeypatch.context() as m:
+                m.setattr(facets, "simple_scope", lambda *a, **k: None)
+                nq.totals = None
+                entries, total = list_names(s, nq)
+        else:
+            entries, total = list_names(s, nq)
+        return sorted((e.name, tuple(sorted(e.counts.items()))) for e in entries) + [total]
+
+    with Session(engine) as s:
+        first = ask(s, (1, 1))
+        assert first == ask(s, (1, 1), reference=True) and len(first) > 1
+        assert probes == [True]  # asked once, kept
+        assert ask(s, (1, 1)) == first and ask(s, (1, 2)) == first  # (a user-data write keeps it too)
+        assert probes == [True, False, False]
+    # every item of L2 tagged 'late' and blocked: a new content generation asks again
+    rules = ParentalRules(max_rating=10, blocked_tags=("late",))
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO item_values (item_id, kind, clean_value, value) SELECT id, 'Tag', 'late', "
+                          "'late' FROM items WHERE library_id = 'L2' AND NOT EXISTS (SELECT 1 FROM item_values v "
+                          "WHERE v.item_id = items.id AND v.kind = 'Tag' AND v.clean_value = 'late')"))
+    with Session(engine) as s:
+        after = ask(s, (2, 2))
+        assert after == ask(s, (2, 2), reference=True)
+        assert after != first
+        assert probes[-1]  # (the reference asks no probe)
+    event.remove(engine, "before_cursor_execute", seen)
 
 
 def test_persons_with_nothing_visible_read_no_person(engine, monkeypatch):  # noqa: F811
