@@ -13,7 +13,7 @@ import threading
 import traceback
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 # Config and Server from their own modules: uvicorn's __init__ imports its command line (click,
 # watchfiles, ...), and server/__init__.py defers it (server/lazy_modules.py).
@@ -43,6 +43,26 @@ def websocket_mode() -> str:
     from uvicorn.config import WS_PROTOCOLS
 
     return "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "wsproto"
+
+
+def websocket_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's WebSocket protocol (:func:`websocket_mode`), imported at the first WebSocket
+    upgrade instead of at start: uvicorn's ``Config.load`` would import it and the ``websockets``
+    package with it (~20 modules, ~0.9 MiB) into a server that may never see a socket. uvicorn
+    takes any callable as the class (it only calls it with ``config``, ``server_state`` and
+    ``app_state``)."""
+    mode = websocket_mode()
+    loaded: list[Callable[..., asyncio.Protocol]] = []
+
+    def protocol(**kwargs: object) -> asyncio.Protocol:
+        if not loaded:
+            from uvicorn.config import WS_PROTOCOLS
+            from uvicorn.importer import import_from_string
+
+            loaded.append(import_from_string(WS_PROTOCOLS[mode]))
+        return loaded[0](**kwargs)
+
+    return cast("type[asyncio.Protocol]", protocol)  # a stand-in for the class: uvicorn only calls it
 
 
 def http_protocol() -> type | str:
@@ -186,7 +206,7 @@ class ServerRunner:
         self.ctx = ctx
         app = create_app(ctx)
         config = Config(app, lifespan="on", log_config=None, access_log=False,
-                        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_mode(),
+                        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_protocol(),
                         timeout_keep_alive=KEEP_ALIVE_SECONDS,
                         http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                         server_header=False, date_header=True)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 import websockets
+import websockets.exceptions  # (the server no longer imports it at start: its protocol loads at the first upgrade)
 
 
 def ws_url(server, **query) -> str:

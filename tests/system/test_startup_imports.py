@@ -6,6 +6,7 @@ Each check runs in a fresh interpreter, so what this test process imported does 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -145,3 +146,67 @@ def test_xml_parsers_load_with_the_first_nfo_or_listings_not_at_start(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"programmes": 0, "guide": 0, "idle": [], "nfo": ["Alien", 1979], "xmltv": ["c1"]}
+
+
+IDLE = """
+import json, socket, sys, threading
+from pathlib import Path
+from server.context import ServerOptions
+from server.runner import ServerRunner
+
+def ask(port, head):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(head)
+        return s.recv(65536).split(b"\\r\\n", 1)[0].decode()
+
+runner = ServerRunner(ServerOptions(data_dir=Path(sys.argv[1]), port=0, host="127.0.0.1", enable_lan=False))
+thread = threading.Thread(target=runner.serve, daemon=True)
+thread.start()
+assert runner.ready.wait(120)
+info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+idle = sorted(m for m in ("websockets", "anyio._backends._asyncio") if m in sys.modules)
+refused = ask(runner.port, b"GET /socket HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
+                           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
+after = "websockets" in sys.modules
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"info": info, "idle": idle, "refused": refused, "after": after, "stopped": not thread.is_alive()}))
+"""
+
+
+def test_a_served_idle_server_has_no_websocket_protocol_or_anyio_backend(tmp_path):
+    """server/runner.py imports uvicorn's WebSocket protocol (and the websockets package) at the first
+    upgrade, and server/app.py's event emitter starts no anyio task group without listeners: a real
+    server that answered a request has neither; the first socket handshake works as before."""
+    out = subprocess.run([sys.executable, "-c", IDLE, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["info"] == "HTTP/1.1 200 OK"
+    assert result["idle"] == []
+    assert result["refused"] == "HTTP/1.1 403 Forbidden"  # no token: refused by the socket's handler
+    assert result["after"] is True
+    assert result["stopped"] is True
+
+
+async def test_the_quiet_event_emitter_runs_listeners_like_litestars():
+    from litestar.events import listener
+
+    from server.app import _QuietEmitter
+
+    seen: list[str] = []
+
+    @listener("played")
+    async def on_played(name: str) -> None:
+        seen.append(name)
+
+    async with _QuietEmitter(listeners=[]) as quiet:
+        quiet.emit("played", "nobody listens")  # nothing to run, nothing started
+        assert quiet._exit_stack is None
+    async with _QuietEmitter(listeners=[on_played]) as emitter:
+        emitter.emit("played", "Alien")
+        for _ in range(100):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+    assert seen == ["Alien"]
