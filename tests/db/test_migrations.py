@@ -9,7 +9,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import BigInteger, create_engine, inspect
+from sqlalchemy import BigInteger, create_engine, inspect, text
 from sqlmodel import SQLModel
 
 import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -216,26 +216,24 @@ def test_search_rated_runs_on_an_existing_database_and_keeps_its_data(database_u
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0012_search_cover")
     now = "2026-01-02 03:04:05"
-    items_sql = ("INSERT INTO items (id, type, media_type, is_folder, name, sort_name, date_created, genres_json, "
-                 "studios_json, tags_json, artists_json, album_artists_json, provider_ids_json, media_streams_json, "
-                 "chapters_json, images_json, is_locked, locked_fields_json, is_virtual, official_rating, series_id, "
-                 "library_id) VALUES (?, ?, 'Video', ?, ?, ?, ?, '[]', '[]', '[]', '[]', '[]', '{}', '[]', '[]', '[]', "
-                 "?, '[]', ?, ?, ?, ?)")
-    if engine.dialect.paramstyle != "qmark":
-        items_sql = items_sql.replace("?", "%s")
+    columns = ("id", "type", "is_folder", "name", "sort_name", "date_created", "is_locked", "is_virtual",
+               "official_rating", "series_id", "library_id")
+    items_sql = text(
+        f"INSERT INTO items (media_type, genres_json, studios_json, tags_json, artists_json, album_artists_json, "
+        f"provider_ids_json, media_streams_json, chapters_json, images_json, locked_fields_json, {', '.join(columns)}) "
+        f"VALUES ('Video', '[]', '[]', '[]', '[]', '[]', '{{}}', '[]', '[]', '[]', '[]', "
+        f"{', '.join(':' + c for c in columns)})")
     wanted_items = [("s" * 32, "Series", True, "Show", "show", now, False, False, "TV-MA", None, "lib"),
                     ("e" * 32, "Episode", False, "Pilot", "pilot", now, False, False, None, "s" * 32, "lib"),
                     ("m" * 32, "Movie", False, "Film", "film", now, False, False, "PG-13", None, "lib")]
     with engine.begin() as conn:
-        conn.exec_driver_sql(items_sql, wanted_items)
-        conn.exec_driver_sql(
-            "INSERT INTO users (id, name, policy_json, configuration_json, date_created, invalid_login_attempts) "
-            + ("VALUES (?, ?, '{}', '{}', ?, 0)" if engine.dialect.paramstyle == "qmark"
-               else "VALUES (%s, %s, '{}', '{}', %s, 0)"), ("u" * 32, "viewer", now))
-        conn.exec_driver_sql(
-            "INSERT INTO user_data (user_id, item_id, played, play_count, is_favorite, playback_position_ticks) "
-            + ("VALUES (?, ?, ?, 3, ?, 1234)" if engine.dialect.paramstyle == "qmark"
-               else "VALUES (%s, %s, %s, 3, %s, 1234)"), ("u" * 32, "e" * 32, True, True))
+        conn.execute(items_sql, [dict(zip(columns, row, strict=True)) for row in wanted_items])
+        conn.execute(text("INSERT INTO users (id, name, policy_json, configuration_json, date_created, "
+                          "invalid_login_attempts) VALUES (:id, :name, '{}', '{}', :at, 0)"),
+                     {"id": "u" * 32, "name": "viewer", "at": now})
+        conn.execute(text("INSERT INTO user_data (user_id, item_id, played, play_count, is_favorite, "
+                          "playback_position_ticks) VALUES (:user, :item, :played, 3, :favourite, 1234)"),
+                     {"user": "u" * 32, "item": "e" * 32, "played": True, "favourite": True})
 
     def snapshot():
         with engine.connect() as conn:

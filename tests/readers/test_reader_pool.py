@@ -792,4 +792,3 @@ def test_a_reader_connects_by_socket_path_abstract_name_or_tcp(tmp_path: Path) -
                 with conn:
                     sock.sendall(protocol.hello("k" * 32, 7))
                     assert conn.recv(64) == protocol.hello("k" * 32, 7)
-

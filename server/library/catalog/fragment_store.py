@@ -240,15 +240,8 @@ class _Located:
             bisect.bisect_left
         out: list[int] = []
         append = out.append
-        if not recent:  # (no row written since the map was read: the arrays alone)
-            for k in keys:
-                j = (k + _HALF) >> shift
-                hi = starts[j + 1]
-                i = at(ks, k, starts[j], hi)
-                append(rs[i] if i < hi and ks[i] == k else 0)
-            return out
         for k in keys:
-            r = recent.get(k)
+            r = recent.get(k) if recent else None  # (usually no row written since the map was read)
             if r is None:
                 j = (k + _HALF) >> shift
                 hi = starts[j + 1]
