@@ -3,6 +3,7 @@ not kept as source lines in linecache, and shiboken still tells PySide users fro
 
 from __future__ import annotations
 
+import builtins
 import linecache
 import sys
 
@@ -14,6 +15,10 @@ from app import pyside_imports
 def test_modules_imported_after_pyside_keep_no_source_and_are_still_told_apart(tmp_path, monkeypatch):
     feature = sys.modules["shibokensupport.feature"]
     monkeypatch.setattr(feature, "_mod_uses_pyside", feature._mod_uses_pyside)  # restored afterwards
+    # shiboken's hook swaps builtins.__import__ out and back around each call without a lock, so two
+    # threads importing at once (an earlier test's server thread and the main one) can leave another
+    # import function in place for good; this test is about what the hook asks, so it puts the hook back
+    monkeypatch.setattr(builtins, "__import__", builtins.__feature_import__)  # type: ignore[attr-defined]
     assert pyside_imports.install()
     plain = tmp_path / "rr_plain_module.py"
     plain.write_text("VALUES = [\n" + "    1,\n" * 5000 + "]\n", encoding="utf-8")
