@@ -145,11 +145,13 @@ def serve(sock: socket.socket, reader: Reader, quiet_seconds: float = QUIET_SECO
     """Answer the owner's requests until it closes the connection. After a burst of requests, once
     the owner has sent nothing for ``quiet_seconds``, empty SQLite's page cache and hand the freed
     heap pages back (a page's read allocates and frees a few MiB; glibc keeps them at the
-    process's peak otherwise)."""
+    process's peak otherwise) and unmap the fragment store's file."""
     busy = False
     while True:
         if busy and quiet(sock, quiet_seconds):
             reader.db.release_memory()
+            if reader.store is not None:
+                reader.store.release()  # (its mapping of the store's file)
             trim()
             busy = False
         message, fds = protocol.read_frame_fds(sock)
