@@ -213,6 +213,14 @@ def _rowid_sql(n: int) -> str:
     return f"SELECT {_COLUMNS} FROM fragments WHERE n IN (" + ",".join("?" * n) + ") AND +shape = ?"
 
 
+#: ``FragmentStore.fetch``'s statement for a page whose rows are neighbours in the file (a listing
+#: stored in its order): one range of rowids, not a lookup of each (~30 us less a page of 100 at
+#: 100k; the rows between them that were not asked are checked and left, as any row)
+_RANGE_SQL = f"SELECT {_COLUMNS} FROM fragments WHERE n BETWEEN ? AND ? AND +shape = ?"
+#: a range is read when it holds at most this many rows per id asked
+_RANGE_SLACK = 1.25
+
+
 class _Located:
     """Where a shape's fragments are in the file, in this process: their keys in order and the
     rowid of each (two arrays, 16 bytes a fragment), and those written since the arrays were read
@@ -466,10 +474,18 @@ class FragmentStore:
                     for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
                         out[row[0]] = new(Stored, row)
                     continue
-                # by rowid (one lookup in the table, not two), each row checked: of this shape
-                # (SQLite), and one of the asked ids (the place may since hold another)
+                # by rowid (one lookup in the table, not two; neighbours as one range), each row
+                # checked: of this shape (SQLite), and one of the asked ids (the place may since
+                # hold another; a range also holds rows not asked)
                 wanted = set(chunk)
-                for row in conn.execute(_rowid_sql(len(chunk)), (*located.find(item_keys(chunk)), shape)):
+                rowids = located.find(item_keys(chunk))
+                known = [r for r in rowids if r]
+                if not known:
+                    continue  # (none in the file when last looked)
+                low, high = min(known), max(known)
+                rows = conn.execute(_RANGE_SQL, (low, high, shape)) if high - low < _RANGE_SLACK * len(chunk) \
+                    else conn.execute(_rowid_sql(len(chunk)), (*rowids, shape))
+                for row in rows:
                     if row[0] in wanted:
                         out[row[0]] = new(Stored, row)
         except sqlite3.Error as exc:
