@@ -42,7 +42,8 @@ in the OS page cache, not in the process). A page's fragments are read by rowid:
 where the rows of a shape it reads are (``_Located``: its keys and rowids in two sorted arrays, 16
 bytes a fragment, loaded from the (shape, key) index at the shape's first read and brought up to
 date before each read by the rows written since, ``rowid > high``: rowids only grow,
-AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (the index of 50k
+AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (and a page whose rows
+are neighbours in the file is one range of rowids) (the index of 50k
 fragments is larger than a reading connection's page cache). What the map says is only a place
 to look: a row is used when its shape is the asked one and its ``id`` one of the asked ids, so a
 row moved, pruned or taken by another id sharing the key is a miss, never another's answer. Writes are queued and made by one writer thread in
