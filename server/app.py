@@ -270,6 +270,7 @@ def create_app(ctx: ServerContext) -> WebHostMiddleware:
         # (server/http/items_lane.py; REELROOM_ITEMS_LANE=0 turns it off)
         host.items_lane = items_lane.ItemsLane(
             wire=wire, litestar=app, route=route, with_cors=host.with_cors, origin=request_origin,
+            cors_headers=host.cors.response_headers,
             guard_plan=guard_plan, check_caller=check_caller, admit_caller=admit_caller, kept_lookup=kept_lookup)
     host.admission = admitting
     return host

@@ -94,7 +94,8 @@ class ItemsLane:
     def __init__(self, *, wire: WireMiddleware, litestar: Any, route: Any,
                  with_cors: Callable[[Send, str | None], Send], origin: Callable[[Scope], str | None],
                  guard_plan: Callable[[Any], Any], check_caller: Callable[..., Awaitable[Any]],
-                 admit_caller: Callable[..., Awaitable[None]], kept_lookup: Callable[..., bytes | None]) -> None:
+                 admit_caller: Callable[..., Awaitable[None]], kept_lookup: Callable[..., bytes | None],
+                 cors_headers: Callable[[str | None], list[tuple[bytes, bytes]]] | None = None) -> None:
         self.wire = wire
         self.litestar = litestar
         self.route = route
@@ -104,6 +105,11 @@ class ItemsLane:
         self.check_caller = check_caller
         self.admit_caller = admit_caller
         self.kept_lookup = kept_lookup
+        #: the CORS headers ``with_cors`` adds for an origin (None: hand-off heads are not kept)
+        self.cors_headers = cors_headers
+        #: the last hand-off head built (``_Offer.head``): (uvicorn's default headers it was
+        #: built with, what else it was built from, the head)
+        self.head_kept: tuple[Any, tuple[Any, ...], tuple[bytes, bytes] | None] | None = None
         self.ctx = litestar.state.ctx
         self.enabled = True
         self._checked: bool | None = None  # see _plain
@@ -316,6 +322,25 @@ class _Offer:
         return bool(self.lane.ctx.replies.would_keep())
 
     async def head(self) -> tuple[bytes, bytes] | None:
+        """The head, built by uvicorn's ``send`` on a copy of the cycle, or the one built last
+        when that was built from the same: uvicorn's default headers (the very list, which it
+        replaces each second with the Date), keep-alive, the handler and the CORS headers of
+        this origin (a page asked by one client after another asks the same head)."""
+        cycle = self.cycle
+        lane = self.lane
+        key: tuple[Any, ...] | None = None
+        if lane.cors_headers is not None and cycle.chunked_encoding is None and not cycle.response_started:
+            key = (cycle.keep_alive, self.handler, cycle.scope["method"],
+                   tuple(lane.cors_headers(lane.origin(self.scope))))
+            kept = lane.head_kept
+            if kept is not None and kept[0] is cycle.default_headers and kept[1] == key:
+                return kept[2]
+        head = await self._build_head()
+        if key is not None:
+            lane.head_kept = (cycle.default_headers, key, head)
+        return head
+
+    async def _build_head(self) -> tuple[bytes, bytes] | None:
         dry = copy.copy(self.cycle)
         capture = _Capture()
         dry.transport = capture  # type: ignore[assignment]

@@ -35,6 +35,13 @@ from server.library.catalog.fragment_store import FORMAT, FragmentStore, Write
 log = logging.getLogger("reelroom.reader")
 
 RETRY_SECONDS = 5.0  # a file that could not be opened (not there yet, another format) is tried again
+#: SQLite's memory-mapped I/O on the reader's connection to the store (``PRAGMA mmap_size``, bytes;
+#: SQLite caps it at its build's maximum, ~2 GiB): a page's 100 rows are then read in place from
+#: the OS page cache, not copied out with a ``pread`` of each 8 KiB page (in-process, 100 random
+#: rows of the 100k store: ~520 -> ~360 us of CPU on this machine). The mapped pages the reader
+#: touched count in its RSS while it is busy (file pages, shared with the page cache, not its
+#: heap); ``release`` unmaps them once the owner is quiet.
+MMAP_BYTES = 1 << 30
 
 
 class ReaderStore(FragmentStore):
@@ -57,7 +64,17 @@ class ReaderStore(FragmentStore):
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=2.0)
         conn.execute(f"PRAGMA cache_size=-{cache_kib}")
         conn.execute("PRAGMA query_only=1")
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         return conn
+
+    def release(self) -> None:
+        """Close this thread's connection (a quiet moment: its mapping of the file goes, so the
+        pages it touched leave the process's RSS); the next read opens another."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
 
     def open(self, adopt: Any = None) -> bool:
         """Use the owner's file as it is: it must exist in this build's format (``adopt`` is the

@@ -15,7 +15,6 @@ connection (idle, shutdown) or goes away.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 import os
@@ -69,6 +68,10 @@ class ReaderDatabase(Database):
     async def read_lean(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read_lean(fn, args)
 
+    def read_inline(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read_lean`` without a coroutine (the reader's page needs no event loop)."""
+        return self._run_read_lean(fn, args)
+
     def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
         """Only the owner's ``generation`` comes here (not its per-user counters): any write."""
         return (self.generation,)
@@ -99,15 +102,14 @@ class Reader:
         self.store = ReaderStore(Path(store), fragment_code_stamp) if store else None
         self.items = ItemService(self.db, UserService(self.db), server_id, fragment_budget=fragment_budget,
                                  store=self.store)
-        self.loop = asyncio.new_event_loop()
 
     def items_page(self, q: ItemQuery, opts: DtoOptions, camel: bool, epoch: int = 0) -> bytes:
         """GET /Items: the scoped query and DTO options in, the encoded reply out (what the owner's
         ``ItemService.query_reply`` would have answered), reading the owner's fragment store at
-        ``epoch`` (0: without the store)."""
+        ``epoch`` (0: without the store). Its read runs here, inline: no event loop's turn a page."""
         if self.store is not None:
             self.store.adopt(epoch)
-        return self.loop.run_until_complete(self.items.query_reply(q, opts, camel))
+        return self.db.read_inline(self.items.query_reply_read(q, opts, camel))
 
     def handle(self, message: tuple[Any, ...]) -> tuple[int, str, Any, Any]:
         """``(request_id, status, payload, extra)``: extra is what goes back to the owner's fragment
@@ -125,7 +127,6 @@ class Reader:
             return request_id, protocol.FAILED, traceback.format_exc(), None
 
     def close(self) -> None:
-        self.loop.close()
         if self.store is not None:
             self.store.close()
         self.db.close()
@@ -144,11 +145,13 @@ def serve(sock: socket.socket, reader: Reader, quiet_seconds: float = QUIET_SECO
     """Answer the owner's requests until it closes the connection. After a burst of requests, once
     the owner has sent nothing for ``quiet_seconds``, empty SQLite's page cache and hand the freed
     heap pages back (a page's read allocates and frees a few MiB; glibc keeps them at the
-    process's peak otherwise)."""
+    process's peak otherwise) and unmap the fragment store's file."""
     busy = False
     while True:
         if busy and quiet(sock, quiet_seconds):
             reader.db.release_memory()
+            if reader.store is not None:
+                reader.store.release()  # (its mapping of the store's file)
             trim()
             busy = False
         message, fds = protocol.read_frame_fds(sock)

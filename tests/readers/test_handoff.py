@@ -149,6 +149,56 @@ def test_replies_equal_the_relays_and_the_owners(live: LiveServer, mode: str) ->
             assert b"\r\nconnection: close" in owner[0]
 
 
+def test_a_kept_hand_off_head_is_the_head_it_would_build(live: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hand-off's head is built once and kept for the pages after it that would build the same
+    (same second's Date, keep-alive, CORS headers of the origin): each reply still equals the
+    owner's, another origin, a closing connection or a CORS setting changed a moment before
+    each get their own head, and a page asked again in the same second builds none."""
+    from server.http import items_lane
+
+    pool = live.ctx.readers
+    pool.settings = dataclasses.replace(pool.settings, handoff=True)
+    builds: list[int] = []
+    build = items_lane._Offer._build_head
+
+    async def counted(offer: items_lane._Offer) -> tuple[bytes, bytes] | None:
+        builds.append(1)
+        return await build(offer)
+
+    monkeypatch.setattr(items_lane._Offer, "_build_head", counted)
+    page = page_request(live, 1)
+    variants = [page, page.replace(b"http://example.test", b"https://app.example"),
+                page.replace(b"Origin: http://example.test\r\n", b""), page_request(live, 1, close=True)]
+    with live.admin() as admin:
+        cfg = admin.get("/System/Configuration").json()
+        hosts = cfg["CorsHosts"]
+        try:
+            for allowed in (["*"], ["https://app.example"]):
+                cfg["CorsHosts"] = allowed
+                assert admin.post("/System/Configuration", json=cfg).status_code == 204
+                for data in variants:
+                    owner = by_owner(live, data)
+                    assert through_reader(live, data, "handoff") == owner
+                    if allowed != ["*"] and b"app.example" in data:
+                        assert b"access-control-allow-origin: https://app.example" in owner[0]
+                    elif allowed != ["*"]:
+                        assert b"access-control-allow-origin" not in owner[0]
+            builds.clear()
+            reader_running(live)
+            conn = Conn(live)
+            try:
+                for _ in range(3):  # (one connection: one Date second may turn between two pages)
+                    conn.send(page)
+                    conn.reply()
+            finally:
+                conn.close()
+            settled(live)
+            assert 1 <= len(builds) < 3
+        finally:
+            cfg["CorsHosts"] = hosts
+            assert admin.post("/System/Configuration", json=cfg).status_code == 204
+
+
 def test_keep_alive_and_pipelined_pages(live: LiveServer, mode: str) -> None:
     """Several pages on one connection, one after the other and then pipelined in one write: each
     reply whole and in order, the connection still usable after."""

@@ -754,6 +754,17 @@ def test_the_reader_store_keeps_to_the_owners_file_and_epochs(tmp_path: Path) ->
     assert owner.count() == 2  # nothing was written by the reader
     with pytest.raises(sqlite3.OperationalError):
         reader._conn().execute("DELETE FROM fragments")
+    # the file is read through a memory map; a quiet moment's release closes the connection (its
+    # mapping) and the next read opens another that answers the same
+    from server.readers import store as reader_store
+
+    mapped = reader._conn()
+    assert mapped.execute("PRAGMA mmap_size").fetchone()[0] == reader_store.MMAP_BYTES > 0
+    reader.release()
+    with pytest.raises(sqlite3.ProgrammingError):
+        mapped.execute("SELECT 1")  # (closed)
+    again = reader.fetch(shape, ["a" * 32, "b" * 32])
+    assert again == found and reader._conn() is not mapped
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM meta WHERE key = 'boot'").fetchone()[0] == boot
     conn.close()

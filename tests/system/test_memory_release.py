@@ -143,8 +143,8 @@ def test_reads_writes_and_statements_count_as_activity(tmp_path: Path) -> None:
 
 
 def test_a_reader_keeps_a_small_cache_and_trims_when_quiet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reader's connection: query-only with a 1 MiB page cache; its serve loop releases and
-    trims once the owner has been quiet, and goes on answering after."""
+    """The reader's connection: query-only with a 1 MiB page cache; its serve loop releases, unmaps
+    the fragment store and trims once the owner has been quiet, and goes on answering after."""
     from server.readers import protocol, worker
 
     db = _filled(tmp_path)
@@ -165,8 +165,13 @@ def test_a_reader_keeps_a_small_cache_and_trims_when_quiet(tmp_path: Path, monke
             trims.append("release")
             return 1
 
+    class FakeStore:
+        def release(self) -> None:
+            trims.append("unmap")
+
     class FakeReader:
         db = FakeDb()
+        store = FakeStore()
 
         def handle(self, message: Any) -> tuple[int, str, Any, Any]:
             return message[0], protocol.OK, b"page %d" % message[0], None
@@ -193,9 +198,9 @@ def test_a_reader_keeps_a_small_cache_and_trims_when_quiet(tmp_path: Path, monke
         while not trims and deadline:
             threading.Event().wait(0.1)
             deadline -= 1
-        assert trims == ["release", "trim"]
+        assert trims == ["release", "unmap", "trim"]
         threading.Event().wait(0.5)
-        assert trims == ["release", "trim"]  # once per quiet spell
+        assert trims == ["release", "unmap", "trim"]  # once per quiet spell
         assert ask(3) == b"page 3"
     finally:
         owner.close()

@@ -42,7 +42,8 @@ in the OS page cache, not in the process). A page's fragments are read by rowid:
 where the rows of a shape it reads are (``_Located``: its keys and rowids in two sorted arrays, 16
 bytes a fragment, loaded from the (shape, key) index at the shape's first read and brought up to
 date before each read by the rows written since, ``rowid > high``: rowids only grow,
-AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (the index of 50k
+AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (and a page whose rows
+are neighbours in the file is one range of rowids) (the index of 50k
 fragments is larger than a reading connection's page cache). What the map says is only a place
 to look: a row is used when its shape is the asked one and its ``id`` one of the asked ids, so a
 row moved, pruned or taken by another id sharing the key is a miss, never another's answer. Writes are queued and made by one writer thread in
@@ -211,6 +212,14 @@ def _rowid_sql(n: int) -> str:
     shape is checked by SQLite (the id by ``fetch``); ``+shape``: a test of each row, not the (shape,
     key) index, which the planner would otherwise walk for every row of the shape)."""
     return f"SELECT {_COLUMNS} FROM fragments WHERE n IN (" + ",".join("?" * n) + ") AND +shape = ?"
+
+
+#: ``FragmentStore.fetch``'s statement for a page whose rows are neighbours in the file (a listing
+#: stored in its order): one range of rowids, not a lookup of each (~30 us less a page of 100 at
+#: 100k; the rows between them that were not asked are checked and left, as any row)
+_RANGE_SQL = f"SELECT {_COLUMNS} FROM fragments WHERE n BETWEEN ? AND ? AND +shape = ?"
+#: a range is read when it holds at most this many rows per id asked
+_RANGE_SLACK = 1.25
 
 
 class _Located:
@@ -466,10 +475,18 @@ class FragmentStore:
                     for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
                         out[row[0]] = new(Stored, row)
                     continue
-                # by rowid (one lookup in the table, not two), each row checked: of this shape
-                # (SQLite), and one of the asked ids (the place may since hold another)
+                # by rowid (one lookup in the table, not two; neighbours as one range), each row
+                # checked: of this shape (SQLite), and one of the asked ids (the place may since
+                # hold another; a range also holds rows not asked)
                 wanted = set(chunk)
-                for row in conn.execute(_rowid_sql(len(chunk)), (*located.find(item_keys(chunk)), shape)):
+                rowids = located.find(item_keys(chunk))
+                known = [r for r in rowids if r]
+                if not known:
+                    continue  # (none in the file when last looked)
+                low, high = min(known), max(known)
+                rows = conn.execute(_RANGE_SQL, (low, high, shape)) if high - low < _RANGE_SLACK * len(chunk) \
+                    else conn.execute(_rowid_sql(len(chunk)), (*rowids, shape))
+                for row in rows:
                     if row[0] in wanted:
                         out[row[0]] = new(Stored, row)
         except sqlite3.Error as exc:

@@ -827,6 +827,55 @@ def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path)
     store.close()
 
 
+def test_neighbours_are_read_as_one_range_with_the_same_answers(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page whose rows are neighbours in the file is read as one range of rowids: the rows
+    between them of another shape, of ids not asked, or rewritten by an id sharing a key are left
+    out, exactly as the lookup of each rowid leaves them (``_RANGE_SLACK`` 0 forces that)."""
+    from server.library.catalog import fragment_store
+
+    path = tmp_path / "fragments.sqlite3"
+    store = FragmentStore(path)
+    assert store.open()
+    shape, other_shape, epoch = store.shape("s"), store.shape("t"), store.epoch("e")
+    ids = [f"{n:032x}" for n in range(1, 121)]
+    rows = []
+    for k, i in enumerate(ids):  # (every fifth row of the shape is followed by one of another)
+        rows.append((shape, i, epoch, b"d", "Movie", 0, None, b'{"Id":"' + i.encode() + b'"'))
+        if k % 5 == 0:
+            rows.append((other_shape, i, epoch, b"d", "Movie", 0, None, b'{"Other"'))
+    store.put(rows)  # (one batch: written in this order)
+    store.flush()
+    twin = ids[7][:15] + format(int(ids[7][15], 16) ^ 1, "x") + ids[7][16:31] + format(int(ids[7][31], 16) ^ 1, "x")
+    store.put([(shape, twin, epoch, b"d", "Movie", 0, None, b'{"Twin"')])  # (ids[7]'s row, now twin's)
+    store.flush()
+    ranges: list[str] = []
+    real_sql = fragment_store._RANGE_SQL
+    monkeypatch.setattr(fragment_store, "_RANGE_SQL", real_sql + " /* range */")
+
+    def fetched(asked: list[str]) -> dict[str, bytes]:
+        got = store.fetch(shape, asked)
+        assert all(f.id == i for i, f in got.items())
+        return {i: f.body for i, f in got.items()}
+
+    conn = store._conn()
+    conn.set_trace_callback(ranges.append)
+    pages = [ids[10:90], ids[:100], ids[3:12] + [twin], ids[::7], [ids[50], "f" * 32, ids[52]], ["e" * 32]]
+    as_range = [fetched(p) for p in pages]
+    used = [any("/* range */" in q for q in ranges)]
+    monkeypatch.setattr(fragment_store, "_RANGE_SLACK", 0)
+    ranges.clear()
+    assert [fetched(p) for p in pages] == as_range
+    assert not any("/* range */" in q for q in ranges)
+    conn.set_trace_callback(None)
+    assert used == [True]
+    assert as_range[0] == {i: b'{"Id":"' + i.encode() + b'"' for i in ids[10:90]}
+    assert ids[7] not in as_range[1] and len(as_range[1]) == 99
+    assert as_range[2][twin] == b'{"Twin"' and ids[7] not in as_range[2]
+    assert list(as_range[4]) == [ids[50], ids[52]] and as_range[5] == {}
+    store.close()
+
+
 def test_the_file_is_bounded(tmp_path: Path) -> None:
     store = FragmentStore(tmp_path / "fragments.sqlite3", max_bytes=512 * 1024)
     assert store.open()
