@@ -29,12 +29,15 @@ from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import (
     NameEntry,
+    NamePages,
     NameQuery,
     build_name_dtos,
+    build_name_page,
     filter_hidden,
     find_name,
     list_names,
     parental_profile,
+    with_user_data,
 )
 from server.library.catalog.dto import (
     ByNameTarget,
@@ -199,6 +202,8 @@ class ItemService:
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
         self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
+        #: by-name list pages (counted entries, DTOs without UserData) per content generation
+        self.name_pages = NamePages()
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
@@ -750,12 +755,19 @@ class ItemService:
         nq.with_counts = opts.has("ItemCounts")
         nq.want_counts = nq.with_counts or opts.has("ChildCount") or opts.has("RecursiveItemCount")
         nq.scope.names = nq.scope.names or self.by_name
-        nq.totals = (self.count_cache, self.db.generations)  # read before the first query
+        generations = self.db.generations  # read before the first query
+        nq.totals = (self.count_cache, generations)
+        key = NamePages.key(nq, opts)
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            entries, total = list_names(s, nq)
-            return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
-                                            TotalRecordCount=total, StartIndex=nq.start_index)
+            page = self.name_pages.get(key, generations) if key is not None else None
+            if page is None:
+                entries, total = list_names(s, nq)
+                page = build_name_page(s, entries, opts, self.server_id, total)
+                if key is not None:
+                    self.name_pages.put(key, generations, page)
+            return w.BaseItemDtoQueryResult(Items=with_user_data(s, page, opts), TotalRecordCount=page.total,
+                                            StartIndex=nq.start_index)
 
         return await self.db.read(read)
 
