@@ -1192,16 +1192,33 @@ def with_user_data(s: Session, page: NamePage, opts: DtoOptions) -> list[w.BaseI
     return out
 
 
-class NamePages:
-    """Pages of by-name lists (``NamePage``: entries counted, DTOs without UserData) kept while
-    the library's content is unchanged (``Database.content_generation``: a play-state write keeps
-    them, any other write does not), keyed by the whole ``NameQuery`` (the viewer's scope, rules
-    and paging) and the DTO options. Only lists whose answer reads no user data are kept (no
-    favourite or played filter). Bounded by count (LRU); thread-safe (reads run on threads)."""
+class ContentKept:
+    """Answers that read no user data, kept while the library's content is unchanged
+    (``Database.content_generation``, of the ``Database.generations`` read before the answer
+    was computed: a play-state write keeps them, any other write does not). Bounded by count
+    (LRU); thread-safe (reads run on threads)."""
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int) -> None:
         self._lru = _Lru(size)
         self._lock = threading.Lock()
+
+    def get_answer(self, key: Any, generation: Generations) -> Any:
+        with self._lock:
+            return self._lru.get(key, generation)
+
+    def put_answer(self, key: Any, generation: Generations, value: Any) -> None:
+        with self._lock:
+            self._lru.put(key, generation, value, False)
+
+
+class NamePages(ContentKept):
+    """Pages of by-name lists (``NamePage``: entries counted, DTOs without UserData) kept per
+    content generation (``ContentKept``), keyed by the whole ``NameQuery`` (the viewer's scope,
+    rules and paging) and the DTO options. Only lists whose answer reads no user data are kept
+    (no favourite or played filter)."""
+
+    def __init__(self, size: int = 32) -> None:
+        super().__init__(size)
 
     @staticmethod
     def key(nq: NameQuery, opts: DtoOptions) -> tuple[Any, ...] | None:
@@ -1214,15 +1231,13 @@ class NamePages:
                 opts.can_delete, opts.can_download, opts.user_id)
 
     def get(self, key: tuple[Any, ...], generation: Generations) -> NamePage | None:
-        with self._lock:
-            found: NamePage | None = self._lru.get(key, generation)  # type: ignore[arg-type]
-            return found
+        found: NamePage | None = self.get_answer(key, generation)
+        return found
 
     def put(self, key: tuple[Any, ...], generation: Generations, page: NamePage) -> None:
         if any(r is not None and r.type in PLAYED_FOLDERS for r in page.rows):
             return  # (their UserData carries played counts of their episodes)
-        with self._lock:
-            self._lru.put(key, generation, page, False)  # type: ignore[arg-type]
+        self.put_answer(key, generation, page)
 
 
 def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
@@ -1231,4 +1246,4 @@ def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
     return bool(q.include_types) and all(t in MUSIC_TYPES for t in q.include_types)
 
 
-__all__ = ["NameEntry", "NamePage", "NamePages", "NameQuery", "build_name_dtos", "build_name_page", "find_name", "is_music_scope", "list_names", "with_user_data"]
+__all__ = ["ContentKept", "NameEntry", "NamePage", "NamePages", "NameQuery", "build_name_dtos", "build_name_page", "find_name", "is_music_scope", "list_names", "with_user_data"]

@@ -28,6 +28,7 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import (
+    ContentKept,
     NameEntry,
     NamePages,
     NameQuery,
@@ -204,6 +205,8 @@ class ItemService:
         self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
         #: by-name list pages (counted entries, DTOs without UserData) per content generation
         self.name_pages = NamePages()
+        #: Search/Hints replies (no user data in them) per content generation
+        self.searches = ContentKept(32)
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
@@ -822,10 +825,21 @@ class ItemService:
         return await self.db.read(read)
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
+        # a reply without user data (hints carry none, ``opts`` asks for none): kept per content
+        # generation, keyed by the request (the viewer's scope and rules) and the options
+        key = None if opts.enable_user_data else (repr(req), opts.fields, opts.enable_images, opts.image_type_limit,
+                                                   opts.enable_image_types)
+
         def read(s: Session) -> w.SearchHintResult:
             # the generations before the first query: totals and a kind's distinct names that read no
             # user data stay kept across play-state writes (CountCache), as for /Items?searchTerm
-            req.counts = (self.count_cache, self.db.generations)
-            return search_hints(s, req, opts, self.server_id)
+            generations = self.db.generations
+            kept: w.SearchHintResult | None = self.searches.get_answer(key, generations) if key else None
+            if kept is None:
+                req.counts = (self.count_cache, generations)
+                kept = search_hints(s, req, opts, self.server_id)
+                if key is not None:
+                    self.searches.put_answer(key, generations, kept)
+            return w.SearchHintResult(SearchHints=list(kept.SearchHints), TotalRecordCount=kept.TotalRecordCount)
 
         return await self.db.read(read)
