@@ -63,7 +63,7 @@ from server.library.catalog.query import (
     _Lru,
     _reads_user_data,
     conditions_for,
-    item_rows,
+    get_rows,
     parental_conditions,
     parental_key,
     scope,
@@ -1114,7 +1114,9 @@ def build_name_page(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
     artist_ids = [e.id for e in entries if e.kind == "MusicArtist"]
     rows: dict[str, tuple[ItemRow, w.BaseItemDto]] = {}
     if artist_ids:
-        artist_rows = item_rows(s.execute(select(items).where(items.c.id.in_(artist_ids))).all())
+        # (their rows in the entries' order, read on the driver's cursor as an Items page's: get_rows)
+        found = get_rows(s, artist_ids)
+        artist_rows = [found[i] for i in artist_ids if i in found]
         rows = {r.id: (r, dto) for r, dto in zip(artist_rows, build_dtos(s, artist_rows, bare, server_id),
                                                  strict=True)}
     art: dict[str, list[dict]] = {}
