@@ -840,6 +840,6 @@ class ItemService:
                 kept = search_hints(s, req, opts, self.server_id)
                 if key is not None:
                     self.searches.put_answer(key, generations, kept)
-            return w.SearchHintResult(SearchHints=list(kept.SearchHints), TotalRecordCount=kept.TotalRecordCount)
+            return w.SearchHintResult(SearchHints=list(kept.SearchHints or ()), TotalRecordCount=kept.TotalRecordCount)
 
         return await self.db.read(read)
