@@ -761,6 +761,8 @@ class ItemService:
         generations = self.db.generations  # read before the first query
         nq.totals = (self.count_cache, generations)
         key = NamePages.key(nq, opts)
+        if key is not None:  # (as the fragment store's epochs: a configuration save is another key)
+            key = (*key, self.config_generation())
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
             page = self.name_pages.get(key, generations) if key is not None else None
@@ -826,9 +828,10 @@ class ItemService:
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
         # a reply without user data (hints carry none, ``opts`` asks for none): kept per content
-        # generation, keyed by the request (the viewer's scope and rules) and the options
+        # generation, keyed by the request (the viewer's scope and rules), the options and the
+        # configuration's generation
         key = None if opts.enable_user_data else (repr(req), opts.fields, opts.enable_images, opts.image_type_limit,
-                                                   opts.enable_image_types)
+                                                   opts.enable_image_types, self.config_generation())
 
         def read(s: Session) -> w.SearchHintResult:
             # the generations before the first query: totals and a kind's distinct names that read no
