@@ -8,11 +8,13 @@ GET /Items (parent, types, the user's libraries), so the counts agree with the i
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+import msgspec
 from sqlalchemy import (
     ColumnElement,
     Integer,
@@ -42,16 +44,26 @@ from server.db.handles import (
 )
 from server.db.tables import ByNameArtwork
 from server.library.catalog import facets, ids
-from server.library.catalog.dto import DtoOptions, apply_images, build_dtos, decode_json
+from server.library.catalog.dto import (
+    PLAYED_FOLDERS,
+    DtoOptions,
+    apply_images,
+    build_dtos,
+    decode_json,
+    user_data_dto,
+    user_data_rows,
+)
 from server.library.catalog.query import (
     ROOT_FOLDER_ID,
     STRUCTURAL_TYPES,
     Generations,
     ItemQuery,
+    ItemRow,
     ParentalRules,
+    _Lru,
     _reads_user_data,
     conditions_for,
-    item_rows,
+    get_rows,
     parental_conditions,
     parental_key,
     scope,
@@ -1077,17 +1089,36 @@ def find_name(s: Session, kind: str, name: str, q: ItemQuery) -> NameEntry | Non
 def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, server_id: str) -> list[w.BaseItemDto]:
     """DTOs of by-name entries; a MusicArtist with a row of its own (music libraries) is built
     from that row (images, overview) and gets the counts on top. One query per kind of lookup."""
+    return with_user_data(s, build_name_page(s, entries, opts, server_id), opts)
+
+
+@dataclass
+class NamePage:
+    """By-name DTOs made without UserData (``build_name_page``): they depend on the library's
+    content only, so ``NamePages`` keeps them while nothing but user data is written, and
+    ``with_user_data`` makes each reply's copies with the viewer's UserData. ``rows``: per DTO,
+    the item row its UserData is made from (a MusicArtist row: ``dto._user_data_dto``), or None
+    (a by-name entry's own UserData)."""
+
+    dtos: list[w.BaseItemDto]
+    rows: list[ItemRow | None]
+    total: int = 0
+
+
+def build_name_page(s: Session, entries: list[NameEntry], opts: DtoOptions, server_id: str,
+                    total: int = 0) -> NamePage:
+    """``build_name_dtos`` without UserData (whatever ``opts.enable_user_data`` says)."""
     if not entries:
-        return []
+        return NamePage([], [], total)
+    bare = replace(opts, enable_user_data=False) if opts.enable_user_data else opts
     artist_ids = [e.id for e in entries if e.kind == "MusicArtist"]
-    rows = {}
+    rows: dict[str, tuple[ItemRow, w.BaseItemDto]] = {}
     if artist_ids:
-        artist_rows = item_rows(s.execute(select(items).where(items.c.id.in_(artist_ids))).all())
-        rows = {r.id: dto for r, dto in zip(artist_rows, build_dtos(s, artist_rows, opts, server_id), strict=True)}
-    uds = {}
-    if opts.enable_user_data and opts.user_id:
-        uds = {r.item_id: r for r in s.execute(select(user_data).where(
-            user_data.c.user_id == opts.user_id, user_data.c.item_id.in_([e.id for e in entries]))).all()}
+        # (their rows in the entries' order, read on the driver's cursor as an Items page's: get_rows)
+        found = get_rows(s, artist_ids)
+        artist_rows = [found[i] for i in artist_ids if i in found]
+        rows = {r.id: (r, dto) for r, dto in zip(artist_rows, build_dtos(s, artist_rows, bare, server_id),
+                                                 strict=True)}
     art: dict[str, list[dict]] = {}
     if opts.enable_images or opts.has("PrimaryImageAspectRatio"):
         wanted = [e.id for e in entries if e.id not in rows and e.kind in ("Genre", "MusicGenre", "MusicArtist")]
@@ -1098,10 +1129,15 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
                 art[art_id] = [i for i in found if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
                     if isinstance(found, list) else []
     out = []
+    user_rows: list[ItemRow | None] = []
     want_counts = opts.has("ItemCounts") or opts.has("ChildCount") or opts.has("RecursiveItemCount")
     for e in entries:
-        dto = rows.get(e.id)
-        if dto is None:
+        found_row = rows.get(e.id)
+        if found_row is not None:
+            row, dto = found_row
+            user_rows.append(row)
+        else:
+            user_rows.append(None)
             dto = w.BaseItemDto(Name=e.name, ServerId=server_id, Id=e.id, Type=e.kind,
                                 IsFolder=e.kind != "Person", LocationType="FileSystem", MediaType="Unknown",
                                 ChannelId=None)
@@ -1122,12 +1158,6 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
                 dto.SortName = e.name.lower()
             if opts.has("DateCreated"):
                 dto.DateCreated = None
-            if opts.user_id and opts.enable_user_data:
-                ud = uds.get(e.id)
-                dto.UserData = w.UserItemDataDto(
-                    PlaybackPositionTicks=0, PlayCount=ud.play_count if ud else 0,
-                    IsFavorite=bool(ud.is_favorite) if ud else False, Played=bool(ud.played) if ud else False,
-                    Likes=ud.likes if ud else None, Rating=ud.rating if ud else None, Key=e.id, ItemId=e.id)
         if want_counts and e.counts:
             for key, value in e.counts.items():
                 if key == "ChildCount":
@@ -1138,7 +1168,78 @@ def build_name_dtos(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
             if opts.has("RecursiveItemCount"):
                 dto.RecursiveItemCount = e.counts.get("ChildCount", 0)
         out.append(dto)
+    return NamePage(out, user_rows, total)
+
+
+def with_user_data(s: Session, page: NamePage, opts: DtoOptions) -> list[w.BaseItemDto]:
+    """The page's DTOs as a reply gives them: copies (the page's own may be kept) with the
+    viewer's UserData when ``opts`` asks for it, read in one query. A row's UserData is made as
+    ``build_dtos`` makes it (no folder counts: a MusicArtist is no series or season); a by-name
+    entry's as Jellyfin's (no position, no last played date)."""
+    if not (opts.enable_user_data and opts.user_id) or not page.dtos:
+        return [msgspec.structs.replace(dto) for dto in page.dtos]
+    uds = user_data_rows(s, opts.user_id, [dto.Id for dto in page.dtos if dto.Id])
+    out = []
+    for dto, row in zip(page.dtos, page.rows, strict=True):
+        item_id = dto.Id or ""
+        ud = uds.get(item_id)
+        if row is not None:
+            user = user_data_dto(row, ud, None)
+        else:
+            user = w.UserItemDataDto(
+                PlaybackPositionTicks=0, PlayCount=ud.play_count if ud else 0,
+                IsFavorite=bool(ud.is_favorite) if ud else False, Played=bool(ud.played) if ud else False,
+                Likes=ud.likes if ud else None, Rating=ud.rating if ud else None, Key=item_id, ItemId=item_id)
+        out.append(msgspec.structs.replace(dto, UserData=user))
     return out
+
+
+class ContentKept:
+    """Answers that read no user data, kept while the library's content is unchanged
+    (``Database.content_generation``, of the ``Database.generations`` read before the answer
+    was computed: a play-state write keeps them, any other write does not). Bounded by count
+    (LRU); thread-safe (reads run on threads)."""
+
+    def __init__(self, size: int) -> None:
+        self._lru = _Lru(size)
+        self._lock = threading.Lock()
+
+    def get_answer(self, key: Any, generation: Generations) -> Any:
+        with self._lock:
+            return self._lru.get(key, generation)
+
+    def put_answer(self, key: Any, generation: Generations, value: Any) -> None:
+        with self._lock:
+            self._lru.put(key, generation, value, False)
+
+
+class NamePages(ContentKept):
+    """Pages of by-name lists (``NamePage``: entries counted, DTOs without UserData) kept per
+    content generation (``ContentKept``), keyed by the whole ``NameQuery`` (the viewer's scope,
+    rules and paging) and the DTO options. Only lists whose answer reads no user data are kept
+    (no favourite or played filter)."""
+
+    def __init__(self, size: int = 32) -> None:
+        super().__init__(size)
+
+    @staticmethod
+    def key(nq: NameQuery, opts: DtoOptions) -> tuple[Any, ...] | None:
+        """The page's key; None when its answer may read user data."""
+        sc = nq.scope
+        if (nq.is_favorite is not None or sc.filters or sc.is_played is not None or sc.is_favorite is not None
+                or sc.is_resumable is not None or sc.sort_by):
+            return None
+        return (repr(nq), opts.fields, opts.enable_images, opts.image_type_limit, opts.enable_image_types,
+                opts.can_delete, opts.can_download, opts.user_id)
+
+    def get(self, key: tuple[Any, ...], generation: Generations) -> NamePage | None:
+        found: NamePage | None = self.get_answer(key, generation)
+        return found
+
+    def put(self, key: tuple[Any, ...], generation: Generations, page: NamePage) -> None:
+        if any(r is not None and r.type in PLAYED_FOLDERS for r in page.rows):
+            return  # (their UserData carries played counts of their episodes)
+        self.put_answer(key, generation, page)
 
 
 def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
@@ -1147,4 +1248,4 @@ def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
     return bool(q.include_types) and all(t in MUSIC_TYPES for t in q.include_types)
 
 
-__all__ = ["NameEntry", "NameQuery", "build_name_dtos", "find_name", "is_music_scope", "list_names"]
+__all__ = ["ContentKept", "NameEntry", "NamePage", "NamePages", "NameQuery", "build_name_dtos", "build_name_page", "find_name", "is_music_scope", "list_names", "with_user_data"]

@@ -599,6 +599,10 @@ def _user_data_dto(row: ItemRow | ByNameTarget, ud: Any, counts: FolderCounts | 
     return dto
 
 
+#: (by_name's kept pages make their rows' UserData as build_dtos does)
+user_data_dto = _user_data_dto
+PLAYED_FOLDERS = _PLAYED_FOLDERS
+
 _ID_MARK = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 _NO_DATA: dict[bool, list[bytes]] = {}  # casing -> the encoded UserData of an item without data, split at its id
 
@@ -1060,8 +1064,8 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
     return dto
 
 
-__all__ = ["DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "fragment_shape", "etag", "folder_counts", "image_tag", "images_of",
-           "options_from", "primary_image", "user_data_dtos", "user_data_rows"]
+__all__ = ["PLAYED_FOLDERS", "DtoOptions", "FolderCounts", "apply_images", "build_dtos", "build_fragments", "fragment_shape", "etag", "folder_counts", "image_tag", "images_of",
+           "options_from", "primary_image", "user_data_dto", "user_data_dtos", "user_data_rows"]
 
 
 def user_data_dtos(s: Session, rows: Sequence[ItemRow | ByNameTarget], user_id: str) -> dict[str, w.UserItemDataDto]:

@@ -28,13 +28,17 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import (
+    ContentKept,
     NameEntry,
+    NamePages,
     NameQuery,
     build_name_dtos,
+    build_name_page,
     filter_hidden,
     find_name,
     list_names,
     parental_profile,
+    with_user_data,
 )
 from server.library.catalog.dto import (
     ByNameTarget,
@@ -199,6 +203,10 @@ class ItemService:
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
         self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
+        #: by-name list pages (counted entries, DTOs without UserData) per content generation
+        self.name_pages = NamePages()
+        #: Search/Hints replies (no user data in them) per content generation
+        self.searches = ContentKept(32)
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
@@ -756,12 +764,21 @@ class ItemService:
         nq.with_counts = opts.has("ItemCounts")
         nq.want_counts = nq.with_counts or opts.has("ChildCount") or opts.has("RecursiveItemCount")
         nq.scope.names = nq.scope.names or self.by_name
-        nq.totals = (self.count_cache, self.db.generations)  # read before the first query
+        generations = self.db.generations  # read before the first query
+        nq.totals = (self.count_cache, generations)
+        key = NamePages.key(nq, opts)
+        if key is not None:  # (as the fragment store's epochs: a configuration save is another key)
+            key = (*key, self.config_generation())
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            entries, total = list_names(s, nq)
-            return w.BaseItemDtoQueryResult(Items=build_name_dtos(s, entries, opts, self.server_id),
-                                            TotalRecordCount=total, StartIndex=nq.start_index)
+            page = self.name_pages.get(key, generations) if key is not None else None
+            if page is None:
+                entries, total = list_names(s, nq)
+                page = build_name_page(s, entries, opts, self.server_id, total)
+                if key is not None:
+                    self.name_pages.put(key, generations, page)
+            return w.BaseItemDtoQueryResult(Items=with_user_data(s, page, opts), TotalRecordCount=page.total,
+                                            StartIndex=nq.start_index)
 
         return await self.db.read(read)
 
@@ -816,10 +833,22 @@ class ItemService:
         return await self.db.read(read)
 
     async def search(self, req: SearchRequest, opts: DtoOptions) -> w.SearchHintResult:
+        # a reply without user data (hints carry none, ``opts`` asks for none): kept per content
+        # generation, keyed by the request (the viewer's scope and rules), the options and the
+        # configuration's generation
+        key = None if opts.enable_user_data else (repr(req), opts.fields, opts.enable_images, opts.image_type_limit,
+                                                   opts.enable_image_types, self.config_generation())
+
         def read(s: Session) -> w.SearchHintResult:
             # the generations before the first query: totals and a kind's distinct names that read no
             # user data stay kept across play-state writes (CountCache), as for /Items?searchTerm
-            req.counts = (self.count_cache, self.db.generations)
-            return search_hints(s, req, opts, self.server_id)
+            generations = self.db.generations
+            kept: w.SearchHintResult | None = self.searches.get_answer(key, generations) if key else None
+            if kept is None:
+                req.counts = (self.count_cache, generations)
+                kept = search_hints(s, req, opts, self.server_id)
+                if key is not None:
+                    self.searches.put_answer(key, generations, kept)
+            return w.SearchHintResult(SearchHints=list(kept.SearchHints or ()), TotalRecordCount=kept.TotalRecordCount)
 
         return await self.db.read(read)
