@@ -26,7 +26,7 @@ from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
-from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
+from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
 from server.library.catalog.query import (
@@ -38,6 +38,7 @@ from server.library.catalog.query import (
     get_row,
     get_rows,
     item_rows,
+    narrow_select,
     parental_conditions,
     parental_where,
 )
@@ -307,7 +308,8 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
 
 
 def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
-            parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None) -> list[str]:
+            parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None,
+            columns: tuple[str, ...] | None = None) -> list[str]:
     """Ids of audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates are drawn from ``item_values`` by ``_draw`` (a bounded number of index range reads,
     whatever the size of the genres, shuffled); the first of them are checked with the playable
@@ -315,7 +317,8 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
     ``_playable_ids``), a few more than ``limit`` at a time. With ``rows`` that statement reads
     the playable candidates' whole rows into it (the mix's rows then need no second read of the
     same rows by id: ~2 ms of 200 wide rows at 100k items), else only their ids (the picked ids'
-    stored fragments, or rows, are read after)."""
+    stored fragments, or rows, are read after). ``columns`` (``dto.row_columns``): only those of
+    the rows are read, the others are None (rows for a reply that stores no fragment of them)."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
     pairs = [("Genre", g) for g in genres] + [(k, a) for a in artists for k in ("Artist", "AlbumArtist")]
@@ -337,7 +340,7 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             chunk = fresh[start:start + size]
             start += size
             checked.update(chunk)
-            playable = _playable_ids(s, chunk, allowed, parental, rows)
+            playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
             found.update((i, None) for i in chunk if i in playable)
             share = max(0.05, len(found) / len(checked))
         if len(found) >= wanted:
@@ -443,16 +446,15 @@ def _all_candidates(s: Session, pairs: list[tuple[str, str]]) -> list[str]:
 
 _PLAYABLE = "coalesce(type, '') = 'Audio' AND coalesce(owner_id, '') = '' AND "
 _SELECT_PLAYABLE = "SELECT id FROM items WHERE " + _PLAYABLE
-#: the same test, reading the whole rows (``ItemRow``'s columns in their order)
-_SELECT_PLAYABLE_ROWS = ("SELECT " + ", ".join(f'"{c}"' for c in ItemRow._fields) + " FROM items WHERE "
-                         + _PLAYABLE)
 
 
 def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | None,
-                  parental: ParentalRules | None, rows: dict[str, ItemRow] | None = None) -> set[str]:
+                  parental: ParentalRules | None, rows: dict[str, ItemRow] | None = None,
+                  columns: tuple[str, ...] | None = None) -> set[str]:
     """The candidates that are audio tracks (not extras) the viewer may see; with ``rows``, their
-    rows are read (into it) by the same statement, else their ids only (the rows of the picked
-    ones are read after, or not at all when the store has them).
+    rows are read (into it) by the same statement (only ``columns`` of them, the others None:
+    ``query.narrow_select``), else their ids only (the rows of the picked ones are read after, or
+    not at all when the store has them).
     Type, owner and library are spelled so that no index serves them (coalesce): SQLite would
     otherwise walk the type index over every track instead of looking the ids up (70 ms vs
     0.4 ms for 400 ids at 100k items)."""
@@ -467,7 +469,7 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
     for start in range(0, len(candidates), 500):
         chunk = candidates[start:start + 500]
         if where is not None:
-            head = _SELECT_PLAYABLE if rows is None else _SELECT_PLAYABLE_ROWS
+            head = _SELECT_PLAYABLE if rows is None else narrow_select(columns) + " WHERE " + _PLAYABLE
             if allowed is not None:
                 head += "coalesce(library_id, '') IN (" + ", ".join([_marker(s)] * len(libs)) + ") AND "
             if where[0]:
@@ -612,7 +614,9 @@ class RelatedService:
             ask = use is not None and mix.ask()
             # the playable test reads the candidates' rows too, unless most picks are likely stored
             rows: dict[str, ItemRow] | None = None if ask and mix.share >= 0.5 else {}
-            ids = mix_ids(s, *pick(s), rows)
+            # (a mix that does not ask stores nothing: its rows need only the columns the build
+            # reads, ~25 of the 57 not read; one that asks digests whole rows)
+            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts))
             # (a mix that did not ask stores nothing either: storing every built track cost the
             # store's writer ~5 ms of CPU a mix of random tracks, more than a later hit saves)
             entries: dict[str, Any] = use.fetch(s, ids, rows) if ask else rows  # type: ignore[union-attr,assignment]
