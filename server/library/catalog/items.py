@@ -382,15 +382,20 @@ class ItemService:
         were read before (TV, Resume: epoch 0) keep their few items in memory too."""
         return self.fragments if use is None or not use.epoch else None
 
-    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
+    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool,
+                          check: Callable[[Session], None] | None = None) -> bytes:
         """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
         from per-item fragments (fragments.py), without building the DTOs of unchanged items.
         With the fragment store, a page whose items all have a fragment of the current epoch reads
-        the page's ids, those fragments and the viewer's user data, and nothing else."""
+        the page's ids, those fragments and the viewer's user data, and nothing else. ``check``
+        runs first in the read (a list's parent checked in the page's own read: one thread hop
+        and session, not two); what it raises the read raises."""
         q.names = q.names or self.by_name
         use = self.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
+            if check is not None:
+                check(s)
             if use is None:
                 rows, total = run_query(s, q, self.count_cache, self.db.generations)
                 return self.rows_reply(s, rows, total, q.start_index, opts, camel)
