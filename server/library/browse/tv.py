@@ -321,15 +321,22 @@ class TvService:
                              start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
                              sort_by: str | None = None) -> bytes:
         """``episodes``' reply already encoded, from per-item fragments (ItemService.rows_reply).
-        The series (and season) are checked in the page's own read (one thread hop and session,
-        not two or three); one the viewer may not see goes the way it went before (its 404)."""
+        The series (and season) are checked in the page's own read (``query_reply_read`` run
+        after the check: one thread hop and session, not two or three); one the viewer may not
+        see goes the way it went before (its 404)."""
         if not start_item_id:
             folded = self._episodes_in_read(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)
             if folded is not None:
                 q, check = folded
                 q.start_index, q.limit = start_index, limit
+                page = self.items.query_reply_read(q, opts, camel)
+
+                def checked(s: Session) -> bytes:
+                    check(s)
+                    return page(s)
+
                 try:
-                    return await self.items.query_reply(q, opts, camel, check)
+                    return await self.db.read_lean(checked)
                 except _ParentElsewhere:
                     pass
         q = await self._episodes_query(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)

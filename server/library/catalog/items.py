@@ -382,29 +382,30 @@ class ItemService:
         were read before (TV, Resume: epoch 0) keep their few items in memory too."""
         return self.fragments if use is None or not use.epoch else None
 
-    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool,
-                          check: Callable[[Session], None] | None = None) -> bytes:
+    async def query_reply(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> bytes:
         """``query``'s reply already encoded (``camel``: camelCase names): the page assembled
         from per-item fragments (fragments.py), without building the DTOs of unchanged items.
         With the fragment store, a page whose items all have a fragment of the current epoch reads
-        the page's ids, those fragments and the viewer's user data, and nothing else. ``check``
-        runs first in the read (a list's parent checked in the page's own read: one thread hop
-        and session, not two); what it raises the read raises."""
+        the page's ids, those fragments and the viewer's user data, and nothing else."""
+        # (a page of stored fragments whose ids were cached may run no statement on a session:
+        # ``read_lean`` makes one only when something uses it)
+        return await self.db.read_lean(self.query_reply_read(q, opts, camel))
+
+    def query_reply_read(self, q: ItemQuery, opts: DtoOptions, camel: bool) -> Callable[[Session], bytes]:
+        """``query_reply``'s read, its store epoch taken now (before the read): for
+        ``Database.read_lean``, or to run inline where reads are inline (a reader process, which
+        so answers a page without a turn of an event loop)."""
         q.names = q.names or self.by_name
         use = self.store_use(opts, camel)  # before the read
 
         def read(s: Session) -> bytes:
-            if check is not None:
-                check(s)
             if use is None:
                 rows, total = run_query(s, q, self.count_cache, self.db.generations)
                 return self.rows_reply(s, rows, total, q.start_index, opts, camel)
             entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.fetch)
             return self.rows_reply(s, entries, total, q.start_index, opts, camel, use)
 
-        # (a page of stored fragments whose ids were cached may run no statement on a session:
-        # ``read_lean`` makes one only when something uses it)
-        return await self.db.read_lean(read)
+        return read
 
     def rows_reply(self, s: Session, rows: Sequence[ItemRow | Stored], total: int, start_index: int,
                    opts: DtoOptions, camel: bool, use: StoreUse | None = None) -> bytes:
