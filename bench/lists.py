@@ -9,12 +9,13 @@ third of the series, has resume points and favourites on some movies, and owns a
 playlist. Each list is asked the way jellyfin-web / Finamp ask it (Fields, ImageTypeLimit,
 EnableImageTypes, userId, paging), one client, keep-alive; p50/p99 in ms.
 
-    python bench/lists.py [--sizes 10000,100000] [--requests 60] [--baseline PATH] [--cold]
+    python bench/lists.py [--sizes 10000,100000] [--requests 60] [--baseline PATH [--interleave]] [--cold]
                           [--keep DIR] [--only NAME,...]
 
 ``--baseline PATH`` is another checkout (e.g. ``git worktree add`` or ``git archive main | tar
 -x -C DIR``): its database is built by its own code and its server runs from it, and both
-columns are printed with their ratio. With ``--keep DIR`` the library is built once (by this
+columns are printed with their ratio (``--interleave``: both servers run at once, each request
+asked of one and then of the other, so a busy machine's load falls on both alike). With ``--keep DIR`` the library is built once (by this
 checkout) into DIR and both servers run on copies of it (the checkouts must share the schema up
 to migrations the baseline's server applies on start).
 
@@ -348,58 +349,83 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+def _prepare_lists(c: httpx.Client, user_id: str) -> tuple[list[tuple[str, callable]], callable]:
+    """The lists to ask (after the start's and the playlist's background runs) and the untimed
+    play-state write of ``--cold``."""
+    print(f"  (start-up tasks done after {wait_quiet(c):.1f} s)", flush=True)
+    made = lists(c, user_id)
+    # making the playlist starts the offline artwork run (collages, and every artist's cover
+    # checked: 10-20 s at 100k); measuring during it would time that run, not the lists
+    time.sleep(3)  # its debounce
+    print(f"  (artwork run after the playlist done after {wait_quiet(c):.1f} s)", flush=True)
+    music = next(v["Id"] for v in c.get("/UserViews", params={"userId": user_id}).json()["Items"]
+                 if v["Name"] == "Music")
+    marks = c.get("/Items", params={"userId": user_id, "parentId": music, "recursive": "true",
+                                    "includeItemTypes": "Audio", "limit": "50", "startIndex": "5000",
+                                    "fields": "", "enableImages": "false"}).json()["Items"]
+    favourite: dict[str, bool] = {}
+    wrnd = random.Random(17)
+
+    def write() -> None:
+        """A play-state write of this user: a track marked favourite, or no longer."""
+        track = wrnd.choice(marks)["Id"]
+        on = not favourite.get(track, False)
+        r = (c.post if on else c.delete)(f"/UserFavoriteItems/{track}", params={"userId": user_id})
+        r.raise_for_status()
+        favourite[track] = on
+
+    return [(name, make) for name, make in made if not ONLY or any(name.startswith(o) for o in ONLY)], write
+
+
 def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, Result]:
     """Per list: the latencies (ms), the server's CPU per request (ms, from /proc: steadier
     than latency on a busy machine) and the first request's latency."""
-    headers = {"Authorization": AUTH.format(n=9) + f', Token="{token}"'}
-    out: dict[str, Result] = {}
-    with httpx.Client(base_url=url, headers=headers, timeout=120) as c:
-        print(f"  (start-up tasks done after {wait_quiet(c):.1f} s)", flush=True)
-        made = lists(c, user_id)
-        # making the playlist starts the offline artwork run (collages, and every artist's cover
-        # checked: 10-20 s at 100k); measuring during it would time that run, not the lists
-        time.sleep(3)  # its debounce
-        print(f"  (artwork run after the playlist done after {wait_quiet(c):.1f} s)", flush=True)
-        music = next(v["Id"] for v in c.get("/UserViews", params={"userId": user_id}).json()["Items"]
-                     if v["Name"] == "Music")
-        marks = c.get("/Items", params={"userId": user_id, "parentId": music, "recursive": "true",
-                                        "includeItemTypes": "Audio", "limit": "50", "startIndex": "5000",
-                                        "fields": "", "enableImages": "false"}).json()["Items"]
-        favourite: dict[str, bool] = {}
-        wrnd = random.Random(17)
+    return measure_interleaved([(url, token, user_id, pid)], n)[0]
 
-        def write() -> None:
-            """A play-state write of this user: a track marked favourite, or no longer."""
-            track = wrnd.choice(marks)["Id"]
-            on = not favourite.get(track, False)
-            r = (c.post if on else c.delete)(f"/UserFavoriteItems/{track}", params={"userId": user_id})
-            r.raise_for_status()
-            favourite[track] = on
 
-        for name, make in made:
-            if ONLY and not any(name.startswith(o) for o in ONLY):
-                continue
-            times = []
-            first = float("nan")
-            cpu = 0
+def measure_interleaved(servers: list[tuple[str, str, str, int]], n: int) -> list[dict[str, Result]]:
+    """``measure`` of several servers (url, token, user id, pid) at once: each list's requests
+    go to one server, then the same request to the next, and so on (the order turned each
+    round), so that every server is timed under the same load of the machine."""
+    clients = [httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=9) + f', Token="{token}"'},
+                            timeout=120) for url, token, _user, _pid in servers]
+    try:
+        prepared = [_prepare_lists(c, user_id) for c, (_url, _token, user_id, _pid) in zip(clients, servers, strict=True)]
+        outs: list[dict[str, Result]] = [{} for _ in servers]
+        for k, (name, _make) in enumerate(prepared[0][0]):
+            times: list[list[float]] = [[] for _ in servers]
+            cpu = [0] * len(servers)
+            first = [float("nan")] * len(servers)
             for i in range(n + 3):
-                if COLD:
-                    write()
-                path, params = make()
-                c0 = cpu_ns(pid)
-                t0 = time.perf_counter()
-                r = c.get(path, params=params)
-                dt = (time.perf_counter() - t0) * 1000
-                c1 = cpu_ns(pid)
-                if r.status_code != 200:
-                    raise RuntimeError(f"{name}: {path} {params} -> {r.status_code} {r.text[:300]}")
-                if i == 0:
-                    first = dt
-                if i >= 3:  # warm-up
-                    times.append(dt)
-                    cpu += c1 - c0
-            out[name] = (times, cpu / 1e6 / n, first)
-    return out
+                order = list(range(len(servers)))
+                if i % 2:
+                    order.reverse()
+                asks = {}
+                for j in range(len(servers)):  # (every server's own ids, drawn in the same order)
+                    if COLD:
+                        prepared[j][1]()
+                    asks[j] = prepared[j][0][k][1]()
+                for j in order:
+                    path, params = asks[j]
+                    pid = servers[j][3]
+                    c0 = cpu_ns(pid)
+                    t0 = time.perf_counter()
+                    r = clients[j].get(path, params=params)
+                    dt = (time.perf_counter() - t0) * 1000
+                    c1 = cpu_ns(pid)
+                    if r.status_code != 200:
+                        raise RuntimeError(f"{name}: {path} {params} -> {r.status_code} {r.text[:300]}")
+                    if i == 0:
+                        first[j] = dt
+                    if i >= 3:  # warm-up
+                        times[j].append(dt)
+                        cpu[j] += c1 - c0
+            for j in range(len(servers)):
+                outs[j][name] = (times[j], cpu[j] / 1e6 / n, first[j])
+        return outs
+    finally:
+        for c in clients:
+            c.close()
 
 
 def prepare(root: Path, size: int, data: Path) -> None:
@@ -439,34 +465,68 @@ def rate_a_third(data: Path) -> None:
     print(f"  (--partly-hidden: rated {n} movies and tracks R)", flush=True)
 
 
+def _copy_library(root: Path, size: int, keep: Path | None, builder: Path | None) -> Path:
+    data = Path(tempfile.mkdtemp(prefix="reelroom-lists-bench-"))
+    if keep is not None:  # a library built once (by this checkout) and copied for every run
+        if not (keep / "ready").exists():
+            shutil.rmtree(keep, ignore_errors=True)
+            keep.mkdir(parents=True)
+            prepare(builder or root, size, keep)
+            (keep / "ready").write_text("")
+        shutil.rmtree(data)
+        shutil.copytree(keep, data)
+    else:
+        prepare(root, size, data)
+    if PARTLY_HIDDEN:
+        rate_a_third(data)
+    return data
+
+
+def _started(root: Path, data: Path) -> tuple[subprocess.Popen, tuple[str, str, str, int]]:
+    proc, url = start_server(data, root=root)
+    try:
+        token, user_id = sign_in(url)
+        if PARENTAL is not None:
+            set_parental(url, token, user_id, PARENTAL)
+    except BaseException:
+        stop_server(proc)
+        raise
+    return proc, (url, token, user_id, proc.pid)
+
+
 def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builder: Path | None = None
                  ) -> dict[str, Result]:
-    data = Path(tempfile.mkdtemp(prefix="reelroom-lists-bench-"))
+    data = _copy_library(root, size, keep, builder)
     try:
-        if keep is not None:  # a library built once (by this checkout) and copied for every run
-            if not (keep / "ready").exists():
-                shutil.rmtree(keep, ignore_errors=True)
-                keep.mkdir(parents=True)
-                prepare(builder or root, size, keep)
-                (keep / "ready").write_text("")
-            shutil.rmtree(data)
-            shutil.copytree(keep, data)
-        else:
-            prepare(root, size, data)
-        if PARTLY_HIDDEN:
-            rate_a_third(data)
-        proc, url = start_server(data, root=root)
+        proc, server = _started(root, data)
         try:
-            token, user_id = sign_in(url)
-            if PARENTAL is not None:
-                set_parental(url, token, user_id, PARENTAL)
             time.sleep(2)  # planner statistics are refreshed a second after start-up
             print(f"  ({root.name})", flush=True)
-            return measure(url, token, user_id, n, proc.pid)
+            return measure(*server, n)
         finally:
             stop_server(proc)
     finally:
         shutil.rmtree(data, ignore_errors=True)
+
+
+def run_interleaved(roots: list[Path], size: int, n: int, keep: Path | None, builder: Path) -> list[dict[str, Result]]:
+    """``run_checkout`` of every checkout at once, their requests interleaved (``--interleave``)."""
+    datas = [_copy_library(root, size, keep, builder) for root in roots]
+    procs: list[subprocess.Popen] = []
+    try:
+        servers = []
+        for root, data in zip(roots, datas, strict=True):
+            proc, server = _started(root, data)
+            procs.append(proc)
+            servers.append(server)
+        time.sleep(2)
+        print(f"  ({', '.join(r.name for r in roots)}: requests interleaved)", flush=True)
+        return measure_interleaved(servers, n)
+    finally:
+        for proc in procs:
+            stop_server(proc)
+        for data in datas:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 def main() -> None:
@@ -483,6 +543,8 @@ def main() -> None:
                         "every movie): the lists as a user with parental rules sees them")
     parser.add_argument("--partly-hidden", action="store_true", help="rate every third movie and track R in "
                         "each server's copy (with --parental 13: libraries partly hidden from the user)")
+    parser.add_argument("--interleave", action="store_true", help="with --baseline: both servers run at once and "
+                        "each request goes to one, then the other (the machine's load the same for both)")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
@@ -504,9 +566,13 @@ def main() -> None:
     for size in (int(x) for x in args.sizes.split(",")):
         results = {}
         keep = args.keep / str(size) if args.keep is not None and args.keep.name != str(size) else args.keep
-        if args.baseline:
-            results["baseline"] = run_checkout(args.baseline.resolve(), size, args.requests, keep, ROOT)
-        results["this"] = run_checkout(ROOT, size, args.requests, keep)
+        if args.baseline and args.interleave:
+            results["baseline"], results["this"] = run_interleaved([args.baseline.resolve(), ROOT], size,
+                                                                   args.requests, keep, ROOT)
+        else:
+            if args.baseline:
+                results["baseline"] = run_checkout(args.baseline.resolve(), size, args.requests, keep, ROOT)
+            results["this"] = run_checkout(ROOT, size, args.requests, keep)
         print(f"\n{size} library items (+ albums, artists, seasons); ms:")
         head = f"    {'list':<30}"
         for label in results:

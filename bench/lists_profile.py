@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import cProfile
 import io
+import os
 import pstats
 import random
 import shutil
@@ -179,6 +180,10 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         "Playlists/{id}/Items (100)": lambda: playlists.items(
             pid, user_id, opts("PrimaryImageAspectRatio", image_type_limit=1), rnd.randrange(0, 4900), 100,
             viewer.allowed_library_ids, viewer.parental),
+        # (what GET /Playlists/{id}/Items answers: the page from fragments, PlaylistItemId spliced in)
+        "Playlists/{id}/Items reply (100)": lambda: playlists.items_reply(
+            pid, user_id, opts("PrimaryImageAspectRatio", image_type_limit=1), rnd.randrange(0, 4900), 100,
+            viewer.allowed_library_ids, viewer.parental),
         "Items/{movie}/Similar (12)": lambda: related.similar(
             rnd.choice(movies), viewer, opts("PrimaryImageAspectRatio,CanDelete"), limit=12, exclude_artist_ids=[]),
         "Items/{album}/Similar (12)": lambda: related.similar(
@@ -227,7 +232,7 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
             prof.disable()
             db.read = original  # type: ignore[method-assign]
             out = io.StringIO()
-            pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(prof, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(int(os.environ.get("PROFILE_LINES", "45")))
             print(out.getvalue())
     await ctx.close()
 

@@ -26,7 +26,7 @@ from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
-from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
+from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
 from server.library.catalog.query import (
@@ -38,6 +38,7 @@ from server.library.catalog.query import (
     get_row,
     get_rows,
     item_rows,
+    narrow_select,
     parental_conditions,
     parental_where,
 )
@@ -153,17 +154,22 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     assert row is not None, "a similarity seed has a row (only mixes start from a genre name)"
     if row.type == "MusicArtist":
         return _similar_artists(s, seed, limit, exclude, allowed, parental)
-    scores = _scores(s, seed)
+    wanted = limit if limit is not None else 500
+    batch = wanted * 10 + 200
+    big = _big_pair(s, seed)
+    sharing: set[str] = set()
+    scores = _scores(s, seed, big, sharing)
     if scores is None:  # a driver without positional parameters: score in SQL
         return _similar_rows_sql(s, seed, types, limit, exclude, allowed, exclude_artists, names, parental)
     scores.pop(row.id, None)
-    if not scores:
+    draw = _BigTier(s, big, scores, sharing, row.id) if big is not None else None
+    if not scores and (draw is None or not draw.left):
         return []
-    wanted = limit if limit is not None else 500
-    batch = wanted * 10 + 200
     by_score: dict[int, list[str]] = {}
     for item_id, score in scores.items():
         by_score.setdefault(score, []).append(item_id)
+    if draw is not None and draw.left:
+        by_score.setdefault(draw.weight, [])
     excluded_artists = [n.lower() for n in (names or ByNameIndex()).names(s, exclude_artists, ("MusicArtist",))] \
         if exclude_artists else []
     found: list[str] = []
@@ -172,7 +178,23 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
         candidates: list[str] = []
         while levels and len(candidates) < batch:  # ties in random order, best first
             tier = by_score[levels[0]]
-            take = _random.sample(tier, min(len(tier), batch - len(candidates)))
+            room = batch - len(candidates)
+            if draw is not None and levels[0] == draw.weight and draw.left:
+                # the big value's tier: the items sharing only it are drawn, not read (their
+                # share of the picks as of the whole tier's, in random order with the others)
+                picks = _random.sample(range(len(tier) + draw.left), min(room, len(tier) + draw.left))
+                take = [tier[i] for i in picks if i < len(tier)]
+                drawn = draw.take(len(picks) - len(take))
+                merged = take + drawn
+                _random.shuffle(merged)
+                candidates.extend(merged)
+                if take:
+                    taken = set(take)
+                    tier = by_score[levels[0]] = [i for i in tier if i not in taken]
+                if not tier and not draw.left:
+                    levels.pop(0)
+                continue
+            take = _random.sample(tier, min(len(tier), room))
             candidates.extend(take)
             if len(take) == len(tier):
                 levels.pop(0)
@@ -187,11 +209,89 @@ def similar_rows(s: Session, seed: Seed, types: tuple[str, ...], limit: int | No
     return _rows_in_order(s, found[:wanted] if limit is not None else found)
 
 
-def _scores(s: Session, seed: Seed) -> dict[str, int] | None:
-    """item id -> summed weight of the values and people it shares with the seed."""
+#: a value shared by more items than this is drawn from by random ranges, not read whole, when
+#: it is the seed's only such value: an album's genre is ~3.8k tracks and albums at 100k items,
+#: of which a Similar of 12 checks ~320 (a draw of most of what is left reads it whole)
+_SIMILAR_BIG = 1500
+
+
+def _big_pair(s: Session, seed: Seed) -> tuple[str, str, int, int] | None:
+    """(kind, value, weight, items) of the seed's one value shared by many items (the kept
+    counts), or None: no such value, or more than one (their sums are read whole, as before)."""
+    pairs = [(kind, value) for kind in _WEIGHTS for value in sorted(seed.values.get(kind, ()))]
+    if not pairs or _marker(s) != "?":  # (SQLite: PostgreSQL keeps reading the ids whole)
+        return None
+    counts = _pair_counts(s, pairs)
+    big = [(pair, counts[pair][0]) for pair in pairs if pair in counts and counts[pair][0] > _SIMILAR_BIG]
+    if len(big) != 1:
+        return None
+    (kind, value), total = big[0]
+    return kind, value, _WEIGHTS[kind], total
+
+
+class _BigTier:
+    """The items sharing only the big value with the seed (score ``weight``), drawn a few at a
+    time as ranges of the covering index from random ids (item ids are hashes: a range is a
+    random sample), without the ids scored otherwise, the seed and those drawn before; read whole
+    once most of what is left is wanted."""
+
+    def __init__(self, s: Session, big: tuple[str, str, int, int], scores: dict[str, int], sharing: set[str],
+                 seed_id: str) -> None:
+        self.s = s
+        self.kind, self.value, self.weight, total = big
+        self.skip = {*scores, seed_id}
+        # (an estimate: the kept count leaves out extras; the scored ids sharing it are scored)
+        self.left = max(0, total - len(sharing | {seed_id}))
+        self.whole = False
+
+    def take(self, n: int) -> list[str]:
+        if n <= 0 or not self.left:
+            return []
+        cursor = self.s.connection().connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        out: list[str] = []
+        try:
+            if n * 2 >= self.left:
+                cursor.execute("SELECT item_id FROM item_values WHERE kind = ? AND clean_value = ?",
+                               (self.kind, self.value))
+                rest = [r[0] for r in cursor.fetchall() if r[0] not in self.skip]
+                out = _random.sample(rest, min(n, len(rest)))
+                self.left = len(rest) - len(out) if len(rest) > n else 0
+            else:
+                for _attempt in range(4):
+                    for _r in range(math.ceil((n - len(out)) / _CHUNK)):
+                        start = f"{_random.getrandbits(128):032x}"
+                        cursor.execute("SELECT item_id FROM item_values WHERE kind = ? AND clean_value = ? AND "
+                                       "item_id >= ? ORDER BY item_id LIMIT ?", (self.kind, self.value, start, _CHUNK))
+                        got = [r[0] for r in cursor.fetchall()]
+                        if len(got) < _CHUNK:  # wrapped past the last id
+                            cursor.execute("SELECT item_id FROM item_values WHERE kind = ? AND clean_value = ? "
+                                           "AND item_id < ? ORDER BY item_id LIMIT ?",
+                                           (self.kind, self.value, start, _CHUNK - len(got)))
+                            got.extend(r[0] for r in cursor.fetchall())
+                        for i in got:
+                            if i not in self.skip and len(out) < n:
+                                self.skip.add(i)
+                                out.append(i)
+                    if len(out) >= n:
+                        break
+                self.left = max(0, self.left - len(out)) if len(out) >= n else 0
+        finally:
+            cursor.close()
+        self.skip.update(out)
+        return out
+
+
+def _scores(s: Session, seed: Seed, big: tuple[str, str, int, int] | None = None,
+            sharing: set[str] | None = None) -> dict[str, int] | None:
+    """item id -> summed weight of the values and people it shares with the seed. With ``big``
+    (``_big_pair``), the ids of that value are not read: the ids scored by the others get its
+    weight when they share it too (one statement over them; they go into ``sharing``), the rest
+    are ``_BigTier``'s."""
     scores: dict[str, int] = {}
     for kind, weight in _WEIGHTS.items():
         wanted = sorted(seed.values.get(kind, ()))
+        if big is not None and kind == big[0]:
+            wanted = [v for v in wanted if v != big[1]]
         if not wanted:
             continue
         found = driver_rows(s, f"SELECT item_id FROM item_values WHERE kind = {_marker(s)} AND clean_value IN ",
@@ -206,6 +306,16 @@ def _scores(s: Session, seed: Seed) -> dict[str, int] | None:
             return None
         for item_id, kind in found:
             scores[item_id] = scores.get(item_id, 0) + (8 if kind == "Director" else 5)
+    if big is not None and scores:
+        kind, value, weight, _total = big
+        scored = list(scores)
+        for start in range(0, len(scored), 500):
+            found_sharing = driver_rows(s, "SELECT item_id FROM item_values WHERE kind = ? AND clean_value = ? "
+                                        "AND item_id IN ", scored[start:start + 500], before=(kind, value))
+            for (item_id,) in found_sharing or ():
+                scores[item_id] += weight
+                if sharing is not None:
+                    sharing.add(item_id)
     return scores
 
 
@@ -307,7 +417,8 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
 
 
 def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
-            parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None) -> list[str]:
+            parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None,
+            columns: tuple[str, ...] | None = None) -> list[str]:
     """Ids of audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates are drawn from ``item_values`` by ``_draw`` (a bounded number of index range reads,
     whatever the size of the genres, shuffled); the first of them are checked with the playable
@@ -315,7 +426,8 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
     ``_playable_ids``), a few more than ``limit`` at a time. With ``rows`` that statement reads
     the playable candidates' whole rows into it (the mix's rows then need no second read of the
     same rows by id: ~2 ms of 200 wide rows at 100k items), else only their ids (the picked ids'
-    stored fragments, or rows, are read after)."""
+    stored fragments, or rows, are read after). ``columns`` (``dto.row_columns``): only those of
+    the rows are read, the others are None (rows for a reply that stores no fragment of them)."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
     pairs = [("Genre", g) for g in genres] + [(k, a) for a in artists for k in ("Artist", "AlbumArtist")]
@@ -337,7 +449,7 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             chunk = fresh[start:start + size]
             start += size
             checked.update(chunk)
-            playable = _playable_ids(s, chunk, allowed, parental, rows)
+            playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
             found.update((i, None) for i in chunk if i in playable)
             share = max(0.05, len(found) / len(checked))
         if len(found) >= wanted:
@@ -443,16 +555,15 @@ def _all_candidates(s: Session, pairs: list[tuple[str, str]]) -> list[str]:
 
 _PLAYABLE = "coalesce(type, '') = 'Audio' AND coalesce(owner_id, '') = '' AND "
 _SELECT_PLAYABLE = "SELECT id FROM items WHERE " + _PLAYABLE
-#: the same test, reading the whole rows (``ItemRow``'s columns in their order)
-_SELECT_PLAYABLE_ROWS = ("SELECT " + ", ".join(f'"{c}"' for c in ItemRow._fields) + " FROM items WHERE "
-                         + _PLAYABLE)
 
 
 def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | None,
-                  parental: ParentalRules | None, rows: dict[str, ItemRow] | None = None) -> set[str]:
+                  parental: ParentalRules | None, rows: dict[str, ItemRow] | None = None,
+                  columns: tuple[str, ...] | None = None) -> set[str]:
     """The candidates that are audio tracks (not extras) the viewer may see; with ``rows``, their
-    rows are read (into it) by the same statement, else their ids only (the rows of the picked
-    ones are read after, or not at all when the store has them).
+    rows are read (into it) by the same statement (only ``columns`` of them, the others None:
+    ``query.narrow_select``), else their ids only (the rows of the picked ones are read after, or
+    not at all when the store has them).
     Type, owner and library are spelled so that no index serves them (coalesce): SQLite would
     otherwise walk the type index over every track instead of looking the ids up (70 ms vs
     0.4 ms for 400 ids at 100k items)."""
@@ -467,7 +578,7 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
     for start in range(0, len(candidates), 500):
         chunk = candidates[start:start + 500]
         if where is not None:
-            head = _SELECT_PLAYABLE if rows is None else _SELECT_PLAYABLE_ROWS
+            head = _SELECT_PLAYABLE if rows is None else narrow_select(columns) + " WHERE " + _PLAYABLE
             if allowed is not None:
                 head += "coalesce(library_id, '') IN (" + ", ".join([_marker(s)] * len(libs)) + ") AND "
             if where[0]:
@@ -612,7 +723,9 @@ class RelatedService:
             ask = use is not None and mix.ask()
             # the playable test reads the candidates' rows too, unless most picks are likely stored
             rows: dict[str, ItemRow] | None = None if ask and mix.share >= 0.5 else {}
-            ids = mix_ids(s, *pick(s), rows)
+            # (a mix that does not ask stores nothing: its rows need only the columns the build
+            # reads, ~25 of the 57 not read; one that asks digests whole rows)
+            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts))
             # (a mix that did not ask stores nothing either: storing every built track cost the
             # store's writer ~5 ms of CPU a mix of random tracks, more than a later hit saves)
             entries: dict[str, Any] = use.fetch(s, ids, rows) if ask else rows  # type: ignore[union-attr,assignment]

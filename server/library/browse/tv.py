@@ -13,6 +13,7 @@ series over its own rows)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -37,12 +38,14 @@ from sqlalchemy.orm import Session
 
 from server.db.handles import items, user_data
 from server.errors import NotFoundError
+from server.guid import normalize_guid
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.items import Viewer
 from server.library.catalog.query import (
     ItemQuery,
     ItemRow,
     ParentalRules,
+    get_row,
     get_rows,
     parental_conditions,
     run_query,
@@ -259,18 +262,37 @@ class TvService:
     async def _episodes_query(self, series_id: str, viewer: Viewer, season: int | None, season_id: str | None,
                               is_missing: bool | None, adjacent_to: str | None, sort_by: str | None) -> ItemQuery:
         series = await self._series(series_id, viewer)
+        season_key: str | None = None
         if season_id:
             season_row = await self.items.row(season_id, viewer)
             if season_row.type != "Season":
                 raise NotFoundError(f"Season {season_id} not found.")
-            q = ItemQuery(parent_id=season_row.id, recursive=True)
-        else:
-            q = ItemQuery(parent_id=series.id, recursive=True, parent_index_number=season)
-        q.include_types = ["Episode"]
-        q.is_missing = is_missing
-        q.adjacent_to = adjacent_to
-        q.sort_by = [sort_by] if sort_by and sort_by != "Default" else ["AiredEpisodeOrder", "SortName"]
-        return self.items.scoped(q, viewer)
+            season_key = season_row.id
+        return self.items.scoped(_episodes_of(series.id, season_key, season, is_missing, adjacent_to, sort_by),
+                                 viewer)
+
+    def _episodes_in_read(self, series_id: str, viewer: Viewer, season: int | None, season_id: str | None,
+                          is_missing: bool | None, adjacent_to: str | None, sort_by: str | None
+                          ) -> tuple[ItemQuery, Callable[[Session], None]] | None:
+        """``_episodes_query``'s query made of the ids as given, and the check of its series (and
+        season) to run in the page's read: it raises ``_ParentElsewhere`` for an id that is no
+        series (season) the viewer may see. None: an id that is no GUID (as before: 404)."""
+        series_key = normalize_guid(series_id)
+        season_key = normalize_guid(season_id) if season_id else None
+        if series_key is None or (season_id and season_key is None):
+            return None
+        items_ = self.items
+
+        def check(s: Session) -> None:
+            for key, kind in ((series_key, "Series"), (season_key, "Season")):
+                if key is None:
+                    continue
+                row = get_row(s, key)
+                if row is None or row.type != kind or not items_._may_see(s, row, viewer):
+                    raise _ParentElsewhere
+
+        return self.items.scoped(_episodes_of(series_key, season_key, season, is_missing, adjacent_to, sort_by),
+                                 viewer), check
 
     @staticmethod
     def _from_start_item(rows: list[ItemRow], start_item_id: str, start_index: int,
@@ -298,7 +320,25 @@ class TvService:
                              is_missing: bool | None = None, adjacent_to: str | None = None,
                              start_item_id: str | None = None, start_index: int = 0, limit: int | None = None,
                              sort_by: str | None = None) -> bytes:
-        """``episodes``' reply already encoded, from per-item fragments (ItemService.rows_reply)."""
+        """``episodes``' reply already encoded, from per-item fragments (ItemService.rows_reply).
+        The series (and season) are checked in the page's own read (``query_reply_read`` run
+        after the check: one thread hop and session, not two or three); one the viewer may not
+        see goes the way it went before (its 404)."""
+        if not start_item_id:
+            folded = self._episodes_in_read(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)
+            if folded is not None:
+                q, check = folded
+                q.start_index, q.limit = start_index, limit
+                page = self.items.query_reply_read(q, opts, camel)
+
+                def checked(s: Session) -> bytes:
+                    check(s)
+                    return page(s)
+
+                try:
+                    return await self.db.read_lean(checked)
+                except _ParentElsewhere:
+                    pass
         q = await self._episodes_query(series_id, viewer, season, season_id, is_missing, adjacent_to, sort_by)
         if not start_item_id:
             q.start_index, q.limit = start_index, limit
@@ -351,3 +391,20 @@ class TvService:
         return await self.items.query(q, opts)
 
 
+class _ParentElsewhere(Exception):
+    """A list's series or season is not one the viewer may see: checked again the way it was
+    before, which answers its 404."""
+
+
+def _episodes_of(series_id: str, season_id: str | None, season: int | None, is_missing: bool | None,
+                 adjacent_to: str | None, sort_by: str | None) -> ItemQuery:
+    """The (unscoped) query of a series' episodes, or of one season's (by id, else by number)."""
+    if season_id is not None:
+        q = ItemQuery(parent_id=season_id, recursive=True)
+    else:
+        q = ItemQuery(parent_id=series_id, recursive=True, parent_index_number=season)
+    q.include_types = ["Episode"]
+    q.is_missing = is_missing
+    q.adjacent_to = adjacent_to
+    q.sort_by = [sort_by] if sort_by and sort_by != "Default" else ["AiredEpisodeOrder", "SortName"]
+    return q

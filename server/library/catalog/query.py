@@ -1298,6 +1298,19 @@ class ItemRow(NamedTuple):
         return cls._make(out)
 
 
+@lru_cache(maxsize=64)
+def narrow_select(columns: tuple[str, ...] | None) -> str:
+    """``SELECT <every column of items, in order>`` where a column not in ``columns`` is read as
+    NULL (its field None in ``ItemRow.from_db``): for a reader that knows the columns its use of
+    the rows needs (``dto.row_columns``; such a row is never the whole item, and no digest of it
+    is stored). ``columns`` None: every column."""
+    keep = set(_ITEM_COLUMNS if columns is None else columns)
+    unknown = keep - set(_ITEM_COLUMNS)
+    if unknown:
+        raise ValueError(f"not columns of items: {sorted(unknown)}")
+    return "SELECT " + ", ".join(f'"{c}"' if c in keep else "NULL" for c in _ITEM_COLUMNS) + " FROM items"
+
+
 def item_rows(result: Iterable[Sequence[Any]]) -> list[ItemRow]:
     """The ``ItemRow``s of a ``select(items)`` result (SQLAlchemy has converted the values)."""
     return [ItemRow._make(r) for r in result]

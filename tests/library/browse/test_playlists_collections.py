@@ -128,6 +128,13 @@ def test_playlist_permissions(browse_server):
         assert c.get(f"/Playlists/{pid}/Items").json()["Items"] == []
         assert c.delete(f"/Playlists/{pid}/Users/{friend_id}").status_code == 204
         assert c.delete(f"/Playlists/{pid}/Users/{friend_id}").status_code == 404
+    with live.client(friend, "plfriend-device") as f:
+        # the share taken away shows at once on the pages the friend read before (the access a
+        # page checks is kept per content generation)
+        assert f.get(f"/Playlists/{pid}/Items").status_code == 403
+    with live.client(stranger, "plstranger-device") as s:
+        assert s.get(f"/Playlists/{pid}/Items").status_code == 403
+    with live.client(owner, "plowner-device") as c:
         # Public: everyone may see it, still only the owner may edit.
         assert c.post(f"/Playlists/{pid}", json={"IsPublic": True}).status_code == 204
     with live.client(stranger, "plstranger-device") as s:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from server.db import migrate
 from server.db.dialect import normalize_url
+from server.library.browse import related
 from server.library.browse.related import Seed, mix_rows, similar_rows
 from server.library.catalog.query import ParentalRules, get_rows
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
@@ -115,7 +116,16 @@ def test_a_song_mix_starts_with_the_song_and_takes_its_artist(library):
             set(groups["jazz"]) | jazz
 
 
-def test_similar_ranks_keeps_kind_libraries_and_parental_rules(library):
+@pytest.fixture(params=["read whole", "drawn"])
+def big_genre(request, monkeypatch):
+    """Similar as it reads a value's ids whole, and as it draws a big value's tier (the rock
+    genre's 870 items made "big": related._SIMILAR_BIG lowered)."""
+    if request.param == "drawn":
+        monkeypatch.setattr(related, "_SIMILAR_BIG", 100)
+    return request.param
+
+
+def test_similar_ranks_keeps_kind_libraries_and_parental_rules(library, big_genre):
     eng, groups = library
     with Session(eng) as s:
         seed_id = groups["band rock"][0]
@@ -135,6 +145,48 @@ def test_similar_ranks_keeps_kind_libraries_and_parental_rules(library):
         assert kid and not set(kid) & set(groups["rated"]) and set(kid) & set(groups["other library"])
         albums = [r.id for r in similar_rows(s, seed, ("MusicAlbum",), 100, [], None, [])]
         assert set(albums) == set(groups["albums"])
+
+
+def test_a_drawn_big_tier_ranks_as_the_whole_read(library, monkeypatch):
+    """With the big genre's tier drawn, Similar gives the same scores in the same order as with
+    its ids read whole (ties at random either way), never the seed or a duplicate, and asks
+    again and again cover the tier."""
+    eng, groups = library
+    with Session(eng) as s:
+        seed_id = groups["band rock"][0]
+        seed = _seed(("Rock",), ("band",), row=get_rows(s, [seed_id])[seed_id])
+        band = set(groups["band rock"]) | set(groups["band jazz"])
+        rock = set(groups["rock"]) | set(groups["rated"]) | set(groups["band rock"]) | set(groups["other library"])
+
+        def score(i: str) -> int:
+            return (10 if i in rock else 0) + (4 if i in band else 0)
+
+        def ask(limit: int) -> list[str]:
+            ids = [r.id for r in similar_rows(s, seed, ("Audio",), limit, [], frozenset({"L1"}), [])]
+            assert len(ids) == len(set(ids)) and seed_id not in ids
+            return ids
+
+        whole = {n: [score(i) for i in ask(n)] for n in (12, 60, 200)}
+        monkeypatch.setattr(related, "_SIMILAR_BIG", 100)
+        drawn: list[int] = []
+        take = related._BigTier.take
+
+        def counted(self, n: int) -> list[str]:
+            out = take(self, n)
+            drawn.append(len(out))
+            return out
+
+        monkeypatch.setattr(related._BigTier, "take", counted)
+        seen: set[str] = set()
+        for _ in range(12):
+            for n, scores in whole.items():
+                ids = ask(n)
+                assert [score(i) for i in ids] == scores
+                seen.update(ids)
+        assert sum(drawn) > 0  # (the tier was drawn, not read)
+        genre_only = (set(groups["rock"]) | set(groups["rated"])) - band
+        # (60 of the tier's ~560 a time: the asks together reach most of it)
+        assert len(seen & genre_only) > len(genre_only) // 2
 
 
 def test_the_playable_test_with_rules_on_the_cursor_equals_the_built_select(library, monkeypatch):

@@ -54,6 +54,13 @@ def test_seasons_and_episodes_in_order(browse_server):
         assert c.get(f"/Shows/{MISSING}/Seasons").status_code == 404
         movie = one(live, type="Movie", name="Alien").id
         assert c.get(f"/Shows/{movie}/Seasons").status_code == 404
+        # (the series and season are checked in the page's read; any other id goes the way it
+        # went before, to the same 404)
+        not_series = c.get(f"/Shows/{movie}/Episodes")
+        assert not_series.status_code == 404 and "Series" in not_series.text
+        not_season = c.get(f"/Shows/{sid}/Episodes", params={"seasonId": movie})
+        assert not_season.status_code == 404 and "Season" in not_season.text
+        assert c.get(f"/Shows/{s1}/Episodes").status_code == 404  # a season is no series
         assert c.get(f"/Shows/{sid}/Episodes", params={"startIndex": -1}).status_code == 400
         assert c.get(f"/Shows/{sid}/Episodes", params={"seasonId": "nope"}).status_code == 400
 
