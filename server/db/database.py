@@ -81,10 +81,22 @@ def file_stamp(path: Path | None) -> list[int] | None:
     return [st.st_ino, st.st_size, st.st_mtime_ns, wal]
 
 
+#: read threads on SQLite. A read's Python work (rows to values, DTOs, JSON) holds the GIL, and
+#: the sqlite3 module lets it go around every step of a statement, so reads on more threads than
+#: cores mostly wait for each other: with four, 32 clients' Items pages with no reader process
+#: cost 4.7 ms of CPU each on a quiet 2-core machine (2.4 for one client); with one or two the
+#: same pages were cheaper and more of them were served (bench/items_query.py --readers 0;
+#: docs/architecture.md). PostgreSQL's reads wait on the network and keep four.
+SQLITE_READ_THREADS = 2
+READ_THREADS = 4
+
+
 class Database:
-    def __init__(self, url: str, readers: int = 4) -> None:
+    def __init__(self, url: str, readers: int | None = None) -> None:
         self.url = normalize_url(url)
         self.is_sqlite = is_sqlite_url(self.url)
+        if readers is None:
+            readers = SQLITE_READ_THREADS if self.is_sqlite else READ_THREADS
         self.engine: Engine = create_db_engine(self.url, readers)  # raises DatabaseUnavailable
         database = self.engine.url.database if self.is_sqlite else None
         #: the SQLite file (None: PostgreSQL, or in memory)
