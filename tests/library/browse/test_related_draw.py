@@ -183,7 +183,10 @@ def test_a_drawn_big_tier_ranks_as_the_whole_read(library, monkeypatch):
                 ids = ask(n)
                 assert [score(i) for i in ids] == scores
                 seen.update(ids)
-        assert sum(drawn) > 0  # (the tier was drawn, not read)
+        if eng.dialect.name == "sqlite":
+            assert sum(drawn) > 0  # (the tier was drawn, not read)
+        else:  # PostgreSQL reads the big value's ids whole, as before
+            assert drawn == []
         genre_only = (set(groups["rock"]) | set(groups["rated"])) - band
         # (60 of the tier's ~560 a time: the asks together reach most of it)
         assert len(seen & genre_only) > len(genre_only) // 2
