@@ -8,7 +8,6 @@ GET /Items (parent, types, the user's libraries), so the counts agree with the i
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -53,6 +52,7 @@ from server.library.catalog.dto import (
     user_data_dto,
     user_data_rows,
 )
+from server.library.catalog.generation_cache import GenerationCache
 from server.library.catalog.query import (
     ROOT_FOLDER_ID,
     STRUCTURAL_TYPES,
@@ -60,7 +60,6 @@ from server.library.catalog.query import (
     ItemQuery,
     ItemRow,
     ParentalRules,
-    _Lru,
     _reads_user_data,
     conditions_for,
     get_rows,
@@ -1194,28 +1193,10 @@ def with_user_data(s: Session, page: NamePage, opts: DtoOptions) -> list[w.BaseI
     return out
 
 
-class ContentKept:
-    """Answers that read no user data, kept while the library's content is unchanged
-    (``Database.content_generation``, of the ``Database.generations`` read before the answer
-    was computed: a play-state write keeps them, any other write does not). Bounded by count
-    (LRU); thread-safe (reads run on threads)."""
-
-    def __init__(self, size: int) -> None:
-        self._lru = _Lru(size)
-        self._lock = threading.Lock()
-
-    def get_answer(self, key: Any, generation: Generations) -> Any:
-        with self._lock:
-            return self._lru.get(key, generation)
-
-    def put_answer(self, key: Any, generation: Generations, value: Any) -> None:
-        with self._lock:
-            self._lru.put(key, generation, value, False)
-
-
-class NamePages(ContentKept):
+class NamePages(GenerationCache[tuple[Any, ...], NamePage]):
     """Pages of by-name lists (``NamePage``: entries counted, DTOs without UserData) kept per
-    content generation (``ContentKept``), keyed by the whole ``NameQuery`` (the viewer's scope,
+    content generation (``Database.content_generation`` read before the page was made: a
+    play-state write keeps them, any other write does not), keyed by the whole ``NameQuery`` (the viewer's scope,
     rules and paging) and the DTO options. Only lists whose answer reads no user data are kept
     (no favourite or played filter)."""
 
@@ -1232,14 +1213,10 @@ class NamePages(ContentKept):
         return (repr(nq), opts.fields, opts.enable_images, opts.image_type_limit, opts.enable_image_types,
                 opts.can_delete, opts.can_download, opts.user_id)
 
-    def get(self, key: tuple[Any, ...], generation: Generations) -> NamePage | None:
-        found: NamePage | None = self.get_answer(key, generation)
-        return found
-
-    def put(self, key: tuple[Any, ...], generation: Generations, page: NamePage) -> None:
+    def put(self, key: tuple[Any, ...], generation: int, page: NamePage) -> None:
         if any(r is not None and r.type in PLAYED_FOLDERS for r in page.rows):
             return  # (their UserData carries played counts of their episodes)
-        self.put_answer(key, generation, page)
+        super().put(key, generation, page)
 
 
 def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
@@ -1248,4 +1225,4 @@ def is_music_scope(q: ItemQuery, collection_type: str | None) -> bool:
     return bool(q.include_types) and all(t in MUSIC_TYPES for t in q.include_types)
 
 
-__all__ = ["ContentKept", "NameEntry", "NamePage", "NamePages", "NameQuery", "build_name_dtos", "build_name_page", "find_name", "is_music_scope", "list_names", "with_user_data"]
+__all__ = ["NameEntry", "NamePage", "NamePages", "NameQuery", "build_name_dtos", "build_name_page", "find_name", "is_music_scope", "list_names", "with_user_data"]

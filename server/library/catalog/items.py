@@ -28,7 +28,6 @@ from server.events.hub import EventHub
 from server.guid import normalize_guid
 from server.library.catalog import facets, ids, search_index
 from server.library.catalog.by_name import (
-    ContentKept,
     NameEntry,
     NamePages,
     NameQuery,
@@ -51,6 +50,7 @@ from server.library.catalog.dto import (
 )
 from server.library.catalog.fragment_store import FragmentStore, Stored, StoreUse
 from server.library.catalog.fragments import DEFAULT_BUDGET, FragmentCache, splice
+from server.library.catalog.generation_cache import GenerationCache
 from server.library.catalog.home import ancestor_ids, latest_groups
 from server.library.catalog.query import (
     PLAYLISTS_FOLDER_ID,
@@ -206,7 +206,7 @@ class ItemService:
         #: by-name list pages (counted entries, DTOs without UserData) per content generation
         self.name_pages = NamePages()
         #: Search/Hints replies (no user data in them) per content generation
-        self.searches = ContentKept(32)
+        self.searches: GenerationCache[tuple[Any, ...], w.SearchHintResult] = GenerationCache(32)
         #: UserViews per (user, includeHidden, fields): (generation, user record, DTOs), see views()
         self._views: dict[tuple[str | None, bool, tuple[str, ...]], tuple[int, UserRecord | None,
                                                                          list[w.BaseItemDto]]] = {}
@@ -771,12 +771,12 @@ class ItemService:
             key = (*key, self.config_generation())
 
         def read(s: Session) -> w.BaseItemDtoQueryResult:
-            page = self.name_pages.get(key, generations) if key is not None else None
+            page = self.name_pages.get(key, generations[0]) if key is not None else None
             if page is None:
                 entries, total = list_names(s, nq)
                 page = build_name_page(s, entries, opts, self.server_id, total)
                 if key is not None:
-                    self.name_pages.put(key, generations, page)
+                    self.name_pages.put(key, generations[0], page)
             return w.BaseItemDtoQueryResult(Items=with_user_data(s, page, opts), TotalRecordCount=page.total,
                                             StartIndex=nq.start_index)
 
@@ -843,12 +843,12 @@ class ItemService:
             # the generations before the first query: totals and a kind's distinct names that read no
             # user data stay kept across play-state writes (CountCache), as for /Items?searchTerm
             generations = self.db.generations
-            kept: w.SearchHintResult | None = self.searches.get_answer(key, generations) if key else None
+            kept = self.searches.get(key, generations[0]) if key else None
             if kept is None:
                 req.counts = (self.count_cache, generations)
                 kept = search_hints(s, req, opts, self.server_id)
                 if key is not None:
-                    self.searches.put_answer(key, generations, kept)
+                    self.searches.put(key, generations[0], kept)
             return w.SearchHintResult(SearchHints=list(kept.SearchHints or ()), TotalRecordCount=kept.TotalRecordCount)
 
         return await self.db.read(read)

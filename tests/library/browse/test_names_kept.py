@@ -75,7 +75,7 @@ def test_artist_pages_are_kept_across_play_state_writes_and_made_again_after_an_
         return page(c)
 
     def kept_pages() -> list:
-        return [entry[2] for entry in ctx.items.name_pages._lru._entries.values()]
+        return [entry[1] for entry in ctx.items.name_pages._entries.values()]
 
     with live.client(token, device="namespages") as c:
         ctx.items.name_pages = NamePages()  # (other tests' pages)

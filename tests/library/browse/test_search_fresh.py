@@ -98,13 +98,13 @@ def test_search_kept_across_play_state_writes_follows_policy_and_edits(browse_se
 def test_hints_are_kept_across_play_state_writes(browse_server):
     """Search/Hints' reply (no user data in it) is kept per content generation
     (ItemService.searches): a play-state write keeps it, and it equals one made afresh."""
-    from server.library.catalog.by_name import ContentKept
+    from server.library.catalog.generation_cache import GenerationCache
 
     live = browse_server
     ctx = live.ctx
     songs = ids_by_name(live, "Audio")
     with live.admin() as c:
-        ctx.items.searches = ContentKept(32)
+        ctx.items.searches = GenerationCache(32)
 
         def ask() -> bytes:
             r = c.get("/Search/Hints", params={"searchTerm": "band"})
@@ -115,12 +115,12 @@ def test_hints_are_kept_across_play_state_writes(browse_server):
         for _ in range(10):  # (a background task's write between the asks starts the round again)
             content = ctx.db.content_generation
             first = ask()
-            kept = [entry[2] for entry in ctx.items.searches._lru._entries.values()]
+            kept = [entry[1] for entry in ctx.items.searches._entries.values()]
             assert kept
             assert c.post(f"/UserFavoriteItems/{song}").status_code == 200
             try:
                 again = ask()
-                now = [entry[2] for entry in ctx.items.searches._lru._entries.values()]
+                now = [entry[1] for entry in ctx.items.searches._entries.values()]
             finally:
                 assert c.delete(f"/UserFavoriteItems/{song}").status_code == 200
             if ctx.db.content_generation == content:
@@ -129,5 +129,5 @@ def test_hints_are_kept_across_play_state_writes(browse_server):
             raise AssertionError("the library was written between the asks every time")
         assert again == first
         assert now[-1] is kept[-1]  # the same kept reply: made once for the content generation
-        ctx.items.searches = ContentKept(32)
+        ctx.items.searches = GenerationCache(32)
         assert ask() == first
