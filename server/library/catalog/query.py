@@ -1158,9 +1158,9 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
             if shape is not None:
                 at = [i for i, v in enumerate(cached[1]) if v == shape[1]]
                 if len(at) == 1:  # (the parent's one condition; anything else: no template)
-                    bound = list(cached[1])
-                    bound[at[0]] = _THE_PARENT
-                    counts.put_sql(shape[0], generation, (cached[0], tuple(bound)))
+                    marked = list(cached[1])
+                    marked[at[0]] = _THE_PARENT
+                    counts.put_sql(shape[0], generation, (cached[0], tuple(marked)))
         counts.put_sql(key, generation, cached)
     sql, bound = cached
     paging = (-1 if q.limit is None else q.limit, q.start_index)
