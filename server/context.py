@@ -237,7 +237,7 @@ class ServerContext:
             playstate=PlayStateService(self.db, self.events, self.items),
             tv=TvService(self.db, self.items),
             playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed,
-                                      fragments=self.items.fragments, store_use=self.items.store_use),
+                                      fragments=self.items.fragments),
             collections=CollectionService(self.db, on_change=art_changed),
             related=RelatedService(self.db, self.items),
             editing=EditingService(self.db, self.events, self.items, self.config,

@@ -43,7 +43,6 @@ from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
     from server.db.database import Database
-    from server.library.catalog.fragment_store import StoreUse
     from server.users.service import UserService
 
 # The folder every playlist row hangs under (Jellyfin's ManualPlaylistsFolder; view type
@@ -130,13 +129,10 @@ def _touch(s: Session, playlist_id: str) -> None:
 
 class PlaylistService:
     def __init__(self, db: Database, users: UserService, server_id: str,
-                 on_change: Callable[[], None] = lambda: None, fragments: FragmentCache | None = None,
-                 store_use: Callable[[DtoOptions, bool], StoreUse | None] | None = None) -> None:
+                 on_change: Callable[[], None] = lambda: None, fragments: FragmentCache | None = None) -> None:
         self.db = db
         #: the item DTO fragments (ItemService's) a playlist's page is assembled from (items_reply)
         self.fragments = fragments
-        #: ``ItemService.store_use``: a page's use of the fragment store, taken before its read
-        self._store_use = store_use
         self._users = users  # (``users`` is the method that lists a playlist's shares)
         self.server_id = server_id
         # called after a playlist's items change: covers are collages of them (the artwork service
@@ -300,20 +296,15 @@ class PlaylistService:
                           parental: ParentalRules | None = None, camel: bool = False) -> bytes:
         """``items``' reply already encoded (``camel``: camelCase names), assembled from the items'
         DTO fragments (catalog/fragments.py: a playlist's entries are the same few thousand items
-        page after page, so most are kept) with each entry's PlaylistItemId spliced in. With the
-        fragment store, as a GetItems page: an entry's stored fragment of the current epoch is used
-        as it is (its row is not read), the others' rows are read, built and stored."""
+        page after page, so most are kept) with each entry's PlaylistItemId spliced in."""
         read_page = self._page_reader(playlist_id, caller, allowed_library_ids, parental)
         key = b',"playlistItemId":"' if camel else b',"PlaylistItemId":"'
-        use = self._store_use(opts, camel) if self._store_use is not None else None  # (before the read)
-        # (stored fragments of the epoch answer: the in-memory cache only without them, as GetItems)
-        cache = self.fragments if use is None or not use.epoch else None
 
         def read(s: Session) -> bytes:
-            page, total = read_page(s, start_index, limit, use)
+            page, total = read_page(s, start_index, limit)
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index),
                                 camel)
-            made = build_fragments(s, [row for _, row in page], opts, self.server_id, cache, camel, store=use)
+            made = build_fragments(s, [row for _, row in page], opts, self.server_id, self.fragments, camel)
             # each fragment is a JSON object: the entry id goes in before its closing brace
             return splice(shell, [b"".join((frag[:-1], key, entry_id.encode(), b'"}'))
                                   for frag, (entry_id, _) in zip(made, page, strict=True)])
@@ -322,11 +313,10 @@ class PlaylistService:
 
     def _page_reader(self, playlist_id: str, caller: str | None, allowed_library_ids: frozenset[str] | None,
                      parental: ParentalRules | None
-                     ) -> Callable[..., tuple[list[tuple[str, Any]], int]]:
+                     ) -> Callable[[Session, int, int | None], tuple[list[tuple[str, ItemRow]], int]]:
         """What a read calls for a page: access checked (404 for no playlist, 403 when the caller
         may not see it), then the viewer's visible (entry id, row) pairs of the page and their
-        total, all in that one read. Given a ``StoreUse``, an entry's stored fragment of its epoch
-        stands for its row (``StoreUse.fetch``)."""
+        total, all in that one read."""
         key = (playlist_id, None if allowed_library_ids is None else tuple(sorted(allowed_library_ids)),
                repr(parental))
 
@@ -343,8 +333,7 @@ class PlaylistService:
                  .order_by(entries.c.sort_order, entries.c.id))
             return [(r[0], r[1]) for r in s.execute(q).all()]
 
-        def read_page(s: Session, start_index: int, limit: int | None,
-                      use: StoreUse | None = None) -> tuple[list[tuple[str, Any]], int]:
+        def read_page(s: Session, start_index: int, limit: int | None) -> tuple[list[tuple[str, ItemRow]], int]:
             # The viewer's ordered entries, kept per content generation (read before the first
             # query, so a list is never filed under a generation newer than its snapshot):
             # paging a long playlist reads it once, then each page is a slice and 100 rows by id.
@@ -367,8 +356,7 @@ class PlaylistService:
                 ordered = visible(s)
                 self._entries.put(key, generation, ordered)
             page_ids = ordered[start_index:None if limit is None else start_index + limit]
-            wanted = [item_id for _, item_id in page_ids]
-            rows = use.fetch(s, wanted) if use is not None else get_rows(s, wanted)
+            rows = get_rows(s, [item_id for _, item_id in page_ids])
             return [(entry_id, rows[item_id]) for entry_id, item_id in page_ids if item_id in rows], len(ordered)
 
         return read_page
