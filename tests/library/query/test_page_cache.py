@@ -15,7 +15,7 @@ from sqlalchemy import delete, event
 
 from server.db.tables import ActivityLogEntry, Item
 from server.library.catalog.query import _rating_level
-from tests.conftest import complete_wizard, sqlite_only, start_server, stop_server
+from tests.conftest import ON_POSTGRES, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.query.factory import Factory
 from tests.library_helpers import wait_for_artwork
 
@@ -346,4 +346,5 @@ def test_a_parents_statement_is_its_shapes_with_its_id_bound(world, monkeypatch)
                 assert got["TotalRecordCount"] == n + 2
                 past = c.get(f"/Shows/{s}/Episodes", params={**params, "startIndex": 10}).json()
                 assert past["Items"] == [] and past["TotalRecordCount"] == n + 2  # (counted: nothing read)
-            assert len([p for p in built if p is not None]) == 1, (kind, built)  # the first parent's only
+            if not ON_POSTGRES:  # (SQLite: PostgreSQL's named parameters build each page's select)
+                assert len([p for p in built if p is not None]) == 1, (kind, built)  # the first parent's only
