@@ -28,7 +28,7 @@ a first request, or one after a play-state write, costs).
 5,000-entry playlist). It is copied first (the server writes to it). Prints CPU ms per call
 (median and p99 of ``time.process_time``, all threads; background tasks are left to finish
 first) and, with ``--profile NAME``, the top of a cProfile of that case (the reader thread's
-work runs in the calling thread: ``Database.read`` is patched to run inline).
+work runs in the calling thread: ``Database.read`` and ``read_lean`` are patched to run inline).
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
 
     async def inline_read(fn, *args):  # type: ignore[no-untyped-def]
         return db.read_sync(fn, *args)
+
+    async def inline_read_lean(fn, *args):  # type: ignore[no-untyped-def]
+        return db._run_read_lean(fn, args)
 
     def q(sql: str) -> list:
         with db.engine.connect() as c:
@@ -223,14 +226,14 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
         print(f"    {name:<30} {statistics.median(cpu):9.2f} {cpu[min(len(cpu) - 1, int(len(cpu) * 0.99))]:9.2f}"
               + writer, flush=True)
         if profile and name.startswith(profile):
-            original = db.read
-            db.read = inline_read  # type: ignore[method-assign]
+            original, original_lean = db.read, db.read_lean
+            db.read, db.read_lean = inline_read, inline_read_lean  # type: ignore[method-assign]
             prof = cProfile.Profile()
             prof.enable()
             for _ in range(rounds):
                 await make()
             prof.disable()
-            db.read = original  # type: ignore[method-assign]
+            db.read, db.read_lean = original, original_lean  # type: ignore[method-assign]
             out = io.StringIO()
             pstats.Stats(prof, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(int(os.environ.get("PROFILE_LINES", "45")))
             print(out.getvalue())

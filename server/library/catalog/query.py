@@ -1111,7 +1111,7 @@ def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generati
     found = fetch(s, page_ids)
     rows = [found[i] for i in page_ids if i in found]
     if q.enable_total_record_count:
-        if q.limit is not None and len(rows) < q.limit and (rows or q.start_index == 0):
+        if (q.limit is None or len(rows) < q.limit) and (rows or q.start_index == 0):
             total = q.start_index + len(rows)
         elif counts is not None and cacheable:
             key = counts.key(q)
@@ -1146,9 +1146,21 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
     key = counts.ids_key(q)
     cached = counts.get_sql(key, generation)
     if cached is None:
-        cached = _driver_sql(conn.dialect, _unpaged_ids(s, q))
-        if cached is None:
-            return None
+        shape = _parent_shape(s, q, counts)
+        template = counts.get_sql(shape[0], generation) if shape is not None else None
+        if template is not None and shape is not None:  # (the shape's statement, this parent's id bound)
+            parent = shape[1]
+            cached = (template[0], tuple(parent if v is _THE_PARENT else v for v in template[1]))
+        else:
+            cached = _driver_sql(conn.dialect, _unpaged_ids(s, q))
+            if cached is None:
+                return None
+            if shape is not None:
+                at = [i for i, v in enumerate(cached[1]) if v == shape[1]]
+                if len(at) == 1:  # (the parent's one condition; anything else: no template)
+                    marked = list(cached[1])
+                    marked[at[0]] = _THE_PARENT
+                    counts.put_sql(shape[0], generation, (cached[0], tuple(marked)))
         counts.put_sql(key, generation, cached)
     sql, bound = cached
     paging = (-1 if q.limit is None else q.limit, q.start_index)
@@ -1158,6 +1170,34 @@ def _page_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generati
         return [r[0] for r in cursor.fetchall()]
     finally:
         cursor.close()
+
+
+#: where a shape's statement (``_parent_shape``) binds the parent's id
+_THE_PARENT = object()
+#: parent types whose recursive scope (``_parent_scope``) is one condition binding the parent's id
+_BOUND_PARENTS = frozenset(("Series", "Season", "MusicAlbum"))
+
+
+def _parent_shape(s: Session, q: ItemQuery, counts: CountCache) -> tuple[str, str] | None:
+    """(key of the query's shape, parent id) for a query whose statement is its shape's with only
+    the parent's id bound differently: the episodes of any series (any season, an album's tracks,
+    a folder's children) compile to one statement. ``_parent_scope`` builds the condition from
+    the parent's type alone for these: a series, season or album when recursive, any item but a
+    collection or playlist when not. None for any other query, or one whose other values name the
+    parent too. Building and compiling a page's select cost 3-4 ms; the parent's type, one probe."""
+    parent = q.parent_id
+    if parent is None or parent == ROOT_FOLDER_ID:
+        return None
+    found = driver_rows(s, "SELECT type FROM items WHERE id IN ", [parent])
+    kind = found[0][0] if found else None
+    if kind is None or (kind not in _BOUND_PARENTS if q.recursive else kind in ("BoxSet", "Playlist")):
+        return None
+    q.parent_id = f"<{kind}>"
+    try:
+        shape = "shape:" + counts.ids_key(q)
+    finally:
+        q.parent_id = parent
+    return None if parent in shape else (shape, parent)
 
 
 def _driver_sql(dialect: Any, statement: Any) -> tuple[str, tuple[Any, ...]] | None:

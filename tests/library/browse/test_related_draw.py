@@ -239,3 +239,36 @@ def test_the_playable_test_with_rules_on_the_cursor_equals_the_built_select(libr
     with Session(eng) as s:
         shown = both(s, ParentalRules(max_rating=10), None)
         assert groups["rated"][0] in shown and not shown & set(groups["rated"][1:])
+
+
+def test_similar_checks_its_candidates_a_few_at_a_time_with_the_same_answer(library, monkeypatch):
+    """Similar with a limit checks its candidates (type, extras, libraries, rules) a few more
+    than still missing at a time: the same draw (the module's random state replayed) gives the
+    same items in the same order as checking every candidate of the batch at once, with fewer
+    candidates checked when most qualify."""
+    eng, groups = library
+    checked: list[int] = []
+    qualifying = related._qualifying
+
+    def counting(s, candidates, *args):  # type: ignore[no-untyped-def]
+        checked.append(len(candidates))
+        return qualifying(s, candidates, *args)
+
+    monkeypatch.setattr(related, "_qualifying", counting)
+    with Session(eng) as s:
+        seed_id = groups["band rock"][0]
+        seed = _seed(("Rock",), ("band",), row=get_rows(s, [seed_id])[seed_id])
+        for limit, allowed in ((5, frozenset({"L1"})), (12, None), (40, frozenset({"L2"})), (200, frozenset({"L1"}))):
+            state = related._random.getstate()
+            checked.clear()
+            few = [r.id for r in similar_rows(s, seed, ("Audio",), limit, [], allowed, [])]
+            few_checked = sum(checked)
+            related._random.setstate(state)
+            checked.clear()
+            monkeypatch.setattr(related, "_CHECK_AHEAD", 10**6)  # (the whole batch at once)
+            whole = [r.id for r in similar_rows(s, seed, ("Audio",), limit, [], allowed, [])]
+            monkeypatch.setattr(related, "_CHECK_AHEAD", 3)
+            assert few == whole and len(few) == limit, (limit, allowed)
+            assert few_checked <= sum(checked), (limit, allowed)
+            if limit == 12:
+                assert few_checked < sum(checked) / 2, (few_checked, checked)

@@ -15,7 +15,7 @@ from sqlalchemy import delete, event
 
 from server.db.tables import ActivityLogEntry, Item
 from server.library.catalog.query import _rating_level
-from tests.conftest import complete_wizard, sqlite_only, start_server, stop_server
+from tests.conftest import ON_POSTGRES, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.query.factory import Factory
 from tests.library_helpers import wait_for_artwork
 
@@ -306,3 +306,45 @@ def test_what_a_page_costs(world) -> None:
         db._readers.submit = submit  # type: ignore[method-assign]
         event.remove(db.engine, "connect", trace)
         db.engine.dispose()
+
+
+# ---------------------------------------------------------------- statements by shape
+
+
+def test_a_parents_statement_is_its_shapes_with_its_id_bound(world, monkeypatch) -> None:
+    """The episodes of one series (a season's, a folder's children) compile to the statement of
+    any other of its type with only the parent's id bound differently (``query._parent_shape``):
+    the first series of a content generation builds the select, the others bind their id in it,
+    and each gets its own episodes and total, as when each built its own."""
+    from server.library.catalog import query
+
+    f, live = world["f"], world["live"]
+    shows = f.library("Shape shows", "tvshows")
+    series = [f.item(shows, "Series", f"Shape show {n}", parent_id=shows) for n in range(3)]
+    seasons = [f.item(shows, "Season", "Season 1", parent_id=s, series_id=s, index_number=1) for s in series]
+    episodes = {s: [f.item(shows, "Episode", f"Show {n} episode {e}", parent_id=seasons[n], series_id=s,
+                           season_id=seasons[n], index_number=e + 1, parent_index_number=1)
+                    for e in range(n + 2)] for n, s in enumerate(series)}
+    built: list[str | None] = []
+    unpaged = query._unpaged_ids
+
+    def counting(s, q):  # type: ignore[no-untyped-def]
+        built.append(q.parent_id)
+        return unpaged(s, q)
+
+    monkeypatch.setattr(query, "_unpaged_ids", counting)
+    live.ctx.replies.clear()
+    with admin(world) as c:
+        for kind in ("series", "season"):
+            built.clear()
+            for n, s in enumerate(series):
+                params = {"userId": live.admin_id} | ({"seasonId": seasons[n]} if kind == "season" else {})
+                r = c.get(f"/Shows/{s}/Episodes", params=params)
+                assert r.status_code == 200, r.text
+                got = r.json()
+                assert [i["Id"] for i in got["Items"]] == episodes[s], (kind, n)
+                assert got["TotalRecordCount"] == n + 2
+                past = c.get(f"/Shows/{s}/Episodes", params={**params, "startIndex": 10}).json()
+                assert past["Items"] == [] and past["TotalRecordCount"] == n + 2  # (counted: nothing read)
+            if not ON_POSTGRES:  # (SQLite: PostgreSQL's named parameters build each page's select)
+                assert len([p for p in built if p is not None]) == 1, (kind, built)  # the first parent's only
