@@ -182,22 +182,28 @@ def test_the_owner_takes_the_head_page_while_the_readers_queue_is_longer_than_it
     asyncio.run(run())
 
 
+async def five_pages(pool: ReaderPool, reader: FakeReader, owner: Owner, order: list[str]) -> int:
+    """Five pages at once, each answered by the reader or the owner as it comes; how many the
+    owner took at first."""
+    tasks = [page(pool, owner, str(n), order) for n in range(5)]
+    await settle()
+    taken = len(owner.pages)
+    for _ in range(5):
+        if reader.outstanding - reader.reserved:
+            reader.answer()
+        while owner.pages:
+            owner.finish()
+        await settle()
+    await asyncio.gather(*tasks)
+    return taken
+
+
 def test_the_owner_leaves_pages_to_the_reader_when_it_is_slower_or_the_share_is_off() -> None:
     async def run(share: bool, owner_seconds: float) -> int:
         clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
         pool = make_pool([reader], clock, share=share, share_max=1)
         pool._reader_page, pool._local_page = 0.010, owner_seconds
-        tasks = [page(pool, owner, str(n), order) for n in range(5)]
-        await settle()
-        taken = len(owner.pages)
-        for _ in range(5):
-            if reader.outstanding - reader.reserved:
-                reader.answer()
-            while owner.pages:
-                owner.finish()
-            await settle()
-        await asyncio.gather(*tasks)
-        return taken
+        return await five_pages(pool, reader, owner, order)
 
     assert asyncio.run(run(True, 0.020)) == 1  # 40 ms of line > 20 ms: the owner takes one
     assert asyncio.run(run(True, 0.100)) == 0  # the owner measured at 100 ms a page: it waits
@@ -228,16 +234,7 @@ def test_the_owner_leaves_the_share_to_the_reader_while_it_is_busier_and_a_core_
             own[0] += gap * owner_cores
             reader.cpu += gap * reader_cores
             idle[0] += gap * (idle_cores or 0.0)
-        tasks = [page(pool, owner, str(n), order) for n in range(5)]
-        await settle()
-        taken = len(owner.pages)
-        for _ in range(5):
-            if reader.outstanding - reader.reserved:
-                reader.answer()
-            while owner.pages:
-                owner.finish()
-            await settle()
-        await asyncio.gather(*tasks)
+        taken = await five_pages(pool, reader, owner, order)
         assert sorted(order) == [str(n) for n in range(5)]
         return taken, pool
 
