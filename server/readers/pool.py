@@ -336,7 +336,7 @@ class PoolStats:
         self.reader_seconds = 0.0  # handed over to answered, summed
         self.local_pages = 0
         self.local_seconds = 0.0
-        #: times the share was left to the readers because the owner used more CPU than a reader
+        #: times the share was left to the readers: the owner used more CPU than a reader, a core idled
         self.share_declined = 0
         #: the last balance readings (the owner's cores, a reader's, the idle cores), for the log at close
         self.balance: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=512)
