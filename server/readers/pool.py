@@ -69,6 +69,10 @@ GROW_WAIT = 0.05
 SMOOTHING = 0.1
 #: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
 OWNER_GUESS = 2.0
+#: Seconds over which the owner's CPU and a reader's are compared for the share (``_owner_has_room``).
+BALANCE_WINDOW = 0.5
+#: Idle cores (over that window) from which a reader counts as having time for the owner's page.
+BALANCE_IDLE = 0.1
 
 
 @dataclass(frozen=True)
@@ -332,6 +336,10 @@ class PoolStats:
         self.reader_seconds = 0.0  # handed over to answered, summed
         self.local_pages = 0
         self.local_seconds = 0.0
+        #: times the share was left to the readers: the owner used more CPU than a reader, a core idled
+        self.share_declined = 0
+        #: the last balance readings (the owner's cores, a reader's, the idle cores), for the log at close
+        self.balance: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=512)
 
     def summary(self) -> str:
         waits = sorted(self.waits)
@@ -342,11 +350,26 @@ class PoolStats:
         return (f"{self.reader_pages} pages through readers (mean {self._mean(self.reader_seconds, self.reader_pages)} ms "
                 f"handed over to answered), {self.local_pages} answered here under load (mean "
                 f"{self._mean(self.local_seconds, self.local_pages)} ms); {self.waited} of {len(self.waits)} "
-                f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms")
+                f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms; "
+                f"share left to the readers {self.share_declined} times (the owner busier than a reader with "
+                f"a core idle in {sum(1 for b in self.balance if _owner_busier(b))} of {len(self.balance)} "
+                f"readings; p50 the owner {self._median(0):.2f}, a reader {self._median(1):.2f}, idle "
+                f"{self._median(2):.2f} of a core)")
+
+    def _median(self, i: int) -> float:
+        values = sorted(b[i] for b in self.balance)
+        return values[len(values) // 2] if values else 0.0
 
     @staticmethod
     def _mean(total: float, n: int) -> str:
         return f"{total * 1000 / n:.1f}" if n else "-"
+
+
+def _owner_busier(balance: tuple[float, float, float]) -> bool:
+    """A balance reading (the owner's cores, a reader's, the idle cores) that leaves the share to
+    the readers: the owner used more CPU than a reader, and a core had idle time."""
+    owner, reader, idle = balance
+    return owner >= reader and idle >= BALANCE_IDLE
 
 
 class ReaderGone(Exception):
@@ -474,6 +497,14 @@ class ReaderPool:
         self._reader_page: float | None = None  # a reader's seconds per page, smoothed
         self._local_page: float | None = None  # the owner's seconds per page under load, smoothed
         self.clock: Callable[[], float] = time.monotonic
+        #: this process's CPU seconds so far (the owner's side of ``_owner_has_room``)
+        self.own: Callable[[], float] = time.process_time
+        #: the machine's idle CPU seconds so far (``idle_source``; found at the first use)
+        self.idle_source: Callable[[], float | None] | None = None
+        self._balance_at = self._balance_own = self._balance_readers = 0.0
+        self._balance_idle: float | None = None
+        #: the last window's (the owner's cores, a reader's, the idle cores): ``_owner_has_room``
+        self._balance: tuple[float, float, float] | None = None
         self.stats = PoolStats()
         self._starting = 0
         self._retry_after = 0.0
@@ -588,10 +619,44 @@ class ReaderPool:
             return reader
         if self._here < self.settings.local or (
                 self.settings.share and self._here < self.settings.local + self.settings.share_max
-                and self._owner_sooner()):
+                and self._owner_sooner() and self._owner_has_room()):
             self._here += 1
             return HERE
         return None
+
+    def _owner_has_room(self) -> bool:
+        """Whether the owner may take a page of the share. Not while, over the last
+        ``BALANCE_WINDOW``, it used more CPU than a reader (the readers' CPU as they report it with
+        their replies, per reader running) *and* the machine's cores were idle for at least
+        ``BALANCE_IDLE`` of a core (``idle_source``, as the gate reads it). The owner also answers
+        every other request (views, items, images, the pages' HTTP): while it is the busier side
+        and a core has time for the reader, a page it answers itself (several times a handed
+        page's cost to it) delays all of those, and the reader's core would have taken it. While a
+        reader is the busier side (a line of pages only), or no core is idle (other work starves
+        the reader of CPU, and the owner's page is answered sooner), the owner's help shortens the
+        line, as before. True until a window has been measured, after a long gap (which tells
+        nothing of now), and where the idle time cannot be read."""
+        now = self.clock()
+        span = now - self._balance_at
+        if span >= BALANCE_WINDOW:
+            if self.idle_source is None:
+                self.idle_source = idle_source()
+            own, idle = self.own(), self.idle_source()
+            alive = [r for r in self.readers if r.alive]
+            readers = sum(r.cpu for r in alive)
+            self._balance = None
+            if (self._balance_at and alive and idle is not None and self._balance_idle is not None
+                    and span <= FRESH_WINDOWS * BALANCE_WINDOW):
+                # (a reader that ended or started meanwhile makes the sum jump: not below 0)
+                self._balance = ((own - self._balance_own) / span,
+                                 max(0.0, readers - self._balance_readers) / span / len(alive),
+                                 max(0.0, idle - self._balance_idle) / span)
+                self.stats.balance.append(self._balance)
+            self._balance_at, self._balance_own, self._balance_readers, self._balance_idle = now, own, readers, idle
+        if self._balance is None or not _owner_busier(self._balance):
+            return True
+        self.stats.share_declined += 1
+        return False
 
     def expected_wait(self) -> float | None:
         """Seconds the last page in line would wait for the readers: the pages queued at them and

@@ -182,28 +182,76 @@ def test_the_owner_takes_the_head_page_while_the_readers_queue_is_longer_than_it
     asyncio.run(run())
 
 
+async def five_pages(pool: ReaderPool, reader: FakeReader, owner: Owner, order: list[str]) -> int:
+    """Five pages at once, each answered by the reader or the owner as it comes; how many the
+    owner took at first."""
+    tasks = [page(pool, owner, str(n), order) for n in range(5)]
+    await settle()
+    taken = len(owner.pages)
+    for _ in range(5):
+        if reader.outstanding - reader.reserved:
+            reader.answer()
+        while owner.pages:
+            owner.finish()
+        await settle()
+    await asyncio.gather(*tasks)
+    return taken
+
+
 def test_the_owner_leaves_pages_to_the_reader_when_it_is_slower_or_the_share_is_off() -> None:
     async def run(share: bool, owner_seconds: float) -> int:
         clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
         pool = make_pool([reader], clock, share=share, share_max=1)
         pool._reader_page, pool._local_page = 0.010, owner_seconds
-        tasks = [page(pool, owner, str(n), order) for n in range(5)]
-        await settle()
-        taken = len(owner.pages)
-        for _ in range(5):
-            if reader.outstanding - reader.reserved:
-                reader.answer()
-            while owner.pages:
-                owner.finish()
-            await settle()
-        await asyncio.gather(*tasks)
-        return taken
+        return await five_pages(pool, reader, owner, order)
 
     assert asyncio.run(run(True, 0.020)) == 1  # 40 ms of line > 20 ms: the owner takes one
     assert asyncio.run(run(True, 0.100)) == 0  # the owner measured at 100 ms a page: it waits
     assert asyncio.run(run(False, 0.001)) == 0  # share off
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1", "REELROOM_READERS_SHARE": "0"}).share is False
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1"}).share_max == 1
+
+
+def test_the_owner_leaves_the_share_to_the_reader_while_it_is_busier_and_a_core_idles() -> None:
+    """The share (a line of 40 ms of the reader's, the owner at 20 ms a page: it would take one) is
+    left to the reader while, over the last window, the owner used more CPU than a reader and a
+    core had idle time: an owner busy with every other request leaves the page to the reader's
+    core. A reader busier than the owner (a line of pages only), or no idle core (other work
+    starves the reader), gets the owner's help as before; so does a pool before its first window,
+    after a gap of more than three windows, or where the idle time cannot be read."""
+
+    async def run(owner_cores: float | None, reader_cores: float = 0.0, idle_cores: float | None = 0.5,
+                  gap: float = 0.5) -> tuple[int, ReaderPool]:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=True, share_max=1)
+        own, idle = [5.0], [100.0]
+        pool.own = lambda: own[0]
+        pool.idle_source = lambda: None if idle_cores is None else idle[0]
+        pool._reader_page, pool._local_page = 0.010, 0.020
+        assert pool._owner_has_room()  # (the first reading: nothing to compare yet)
+        if owner_cores is not None:
+            clock.now += gap
+            own[0] += gap * owner_cores
+            reader.cpu += gap * reader_cores
+            idle[0] += gap * (idle_cores or 0.0)
+        taken = await five_pages(pool, reader, owner, order)
+        assert sorted(order) == [str(n) for n in range(5)]
+        return taken, pool
+
+    taken, pool = asyncio.run(run(None))
+    assert taken == 1 and pool.stats.share_declined == 0  # no window measured: the share as before
+    taken, pool = asyncio.run(run(0.9, 0.4))
+    assert taken == 0 and pool.stats.share_declined > 0  # the owner the busier side, a core idle
+    assert list(pool.stats.balance) == [pytest.approx((0.9, 0.4, 0.5))]
+    assert "share left to the readers" in pool.stats.summary()
+    taken, pool = asyncio.run(run(0.4, 0.9))
+    assert taken == 1 and pool.stats.share_declined == 0  # the reader the busier side: the owner helps
+    taken, pool = asyncio.run(run(0.9, 0.4, idle_cores=0.0))
+    assert taken == 1 and pool.stats.share_declined == 0  # no core idle: the reader is starved
+    taken, pool = asyncio.run(run(0.9, 0.4, gap=2.0))
+    assert taken == 1 and not pool.stats.balance  # four windows unasked: no reading of now
+    taken, pool = asyncio.run(run(0.9, 0.4, idle_cores=None))
+    assert taken == 1 and not pool.stats.balance  # the idle time unreadable: as before
 
 
 def test_pages_spread_over_two_readers_and_a_reader_dying_fails_nothing() -> None:
