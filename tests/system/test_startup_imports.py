@@ -148,8 +148,9 @@ def test_xml_parsers_load_with_the_first_nfo_or_listings_not_at_start(tmp_path):
     assert result == {"programmes": 0, "guide": 0, "idle": [], "nfo": ["Alien", 1979], "xmltv": ["c1"]}
 
 
-IDLE = """
-import json, socket, sys, threading
+# A real server (the runner the entry point uses, on a thread) on the data folder argv[1], ready.
+SERVE = """
+import json, socket, sys, threading, time
 from pathlib import Path
 from server.context import ServerOptions
 from server.runner import ServerRunner
@@ -163,6 +164,9 @@ runner = ServerRunner(ServerOptions(data_dir=Path(sys.argv[1]), port=0, host="12
 thread = threading.Thread(target=runner.serve, daemon=True)
 thread.start()
 assert runner.ready.wait(120)
+"""
+
+IDLE = SERVE + """
 info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
 idle = sorted(m for m in ("websockets", "anyio._backends._asyncio") if m in sys.modules)
 refused = ask(runner.port, b"GET /socket HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
@@ -212,22 +216,8 @@ async def test_the_quiet_event_emitter_runs_listeners_like_litestars():
     assert seen == ["Alien"]
 
 
-SERVED = """
-import json, socket, sys, threading, time
-from pathlib import Path
-from server.context import ServerOptions
-from server.runner import ServerRunner
-
-def ask(port, path):
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(b"GET " + path + b" HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
-        return s.recv(65536).split(b"\\r\\n", 1)[0].decode()
-
-runner = ServerRunner(ServerOptions(data_dir=Path(sys.argv[1]), port=0, host="127.0.0.1", enable_lan=False))
-thread = threading.Thread(target=runner.serve, daemon=True)
-thread.start()
-assert runner.ready.wait(120)
-info = ask(runner.port, b"/System/Info/Public")
+SERVED = SERVE + """
+info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
 at_200 = sorted(sys.modules)
 tasks = runner.ctx.tasks
 deadline = time.monotonic() + 60  # the start-up tasks (scan, artwork, guide, ...) run to their end
@@ -244,12 +234,17 @@ print(json.dumps({"info": info, "at_200": at_200, "idle": idle, "stopped": not t
 RESOLVER = ["server.library.scan.resolve", "server.library.scan.naming.episodes", "server.library.scan.naming.movies",
             "server.library.scan.naming.music", "server.library.scan.naming.cleaning",
             "server.library.scan.naming.subtitles", "server.media.streams"]
+# The built-in remote providers (server/plugins/builtin.py): built, their modules imported, the
+# first time a service asks for their kind (a metadata or image search, subtitles, lyrics).
+PROVIDERS = ["server.metadata.providers.tmdb", "server.metadata.providers.musicbrainz",
+             "server.metadata.providers.tvmaze", "server.metadata.providers.fanart", "server.subtitles.opensubtitles",
+             "server.subtitles.lrclib"]
 
 
-def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_scan_resolver(tmp_path):
+def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_or_providers(tmp_path):
     """The real entry point's runner, up to its first 200 and until the start-up tasks have run
-    on an empty data folder: none of the heavy libraries, nor the scan's resolver, is imported
-    (tests/library/scan scans with them; the resolver loads in a scan's worker thread)."""
+    on an empty data folder: none of the heavy libraries, the scan's resolver or the remote
+    providers is imported (tests/library/scan and tests/providers use them)."""
     out = subprocess.run([sys.executable, "-c", SERVED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -259,7 +254,7 @@ def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_scan_resol
     for phase in ("at_200", "idle"):
         loaded = set(result[phase])
         assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == [], phase
-        assert sorted(loaded & set(RESOLVER)) == [], phase
+        assert sorted(loaded & set(RESOLVER + PROVIDERS)) == [], phase
 
 
 def test_the_naming_package_loads_each_name_with_its_own_module():

@@ -10,8 +10,9 @@ the rest (episodes, movies, music, cleaning, ...: the scan's resolver) loads wit
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from server.lazy_modules import lazy_exports
 
 if TYPE_CHECKING:
     from server.library.scan.naming.cleaning import extract_provider_ids
@@ -110,18 +111,7 @@ _SOURCES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _SOURCES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
+__getattr__, __dir__ = lazy_exports(__name__, _SOURCES)
 
 __all__ = [
     "EpisodeInfo",
