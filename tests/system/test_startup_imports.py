@@ -233,18 +233,21 @@ print(json.dumps({"info": info, "at_200": at_200, "idle": idle, "stopped": not t
 # stream languages): they load with the first scan of a library, never at the start of a server.
 RESOLVER = ["server.library.scan.resolve", "server.library.scan.naming.episodes", "server.library.scan.naming.movies",
             "server.library.scan.naming.music", "server.library.scan.naming.cleaning",
-            "server.library.scan.naming.subtitles", "server.media.streams"]
+            "server.library.scan.naming.subtitles", "server.media.streams", "server.library.scan.nfo"]
 # The built-in remote providers (server/plugins/builtin.py): built, their modules imported, the
 # first time a service asks for their kind (a metadata or image search, subtitles, lyrics).
 PROVIDERS = ["server.metadata.providers.tmdb", "server.metadata.providers.musicbrainz",
              "server.metadata.providers.tvmaze", "server.metadata.providers.fanart", "server.subtitles.opensubtitles",
              "server.subtitles.lrclib"]
+# HLS transcoding's job manager (server/playback/hls_service.py): with the first transcode.
+TRANSCODING = ["server.playback.transcode_jobs"]
 
 
 def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_or_providers(tmp_path):
     """The real entry point's runner, up to its first 200 and until the start-up tasks have run
-    on an empty data folder: none of the heavy libraries, the scan's resolver or the remote
-    providers is imported (tests/library/scan and tests/providers use them)."""
+    on an empty data folder: none of the heavy libraries, the scan's resolver (with the NFO reader),
+    the remote providers or the HLS job manager is imported (tests/library/scan, tests/providers and
+    tests/playback use them)."""
     out = subprocess.run([sys.executable, "-c", SERVED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -254,7 +257,7 @@ def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_o
     for phase in ("at_200", "idle"):
         loaded = set(result[phase])
         assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == [], phase
-        assert sorted(loaded & set(RESOLVER + PROVIDERS)) == [], phase
+        assert sorted(loaded & set(RESOLVER + PROVIDERS + TRANSCODING)) == [], phase
 
 
 def test_the_naming_package_loads_each_name_with_its_own_module():
