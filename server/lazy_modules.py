@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -79,3 +80,24 @@ def defer_library_imports() -> None:
 def loaded(module: ModuleType) -> bool:
     """False for a module deferred here whose code has not run yet."""
     return not getattr(module.__dict__.get("__getattr__"), "deferred", False)
+
+
+def lazy_exports(package: str, sources: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562) that give each exported name from its
+    own submodule (``sources``: name -> submodule), imported the first time the name is read
+    (``from package import name`` too). The package's ``__init__`` then imports nothing itself, so
+    importing one submodule (``package.x``) loads no other (``server/library/scan/naming``,
+    ``server/metadata/providers``)."""
+
+    def __getattr__(name: str) -> Any:
+        module = sources.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        setattr(sys.modules[package], name, value)  # found directly from now on
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(sources))
+
+    return __getattr__, __dir__

@@ -33,19 +33,11 @@ from server.playback.encoding import (
 )
 from server.playback.hls_playlists import HlsVariant, build_master_playlist, build_media_playlist
 from server.playback.settings import TRANSCODING_DEFAULTS, validate_transcoding_settings
-from server.playback.transcode_jobs import (
-    SegmentNotFoundError,
-    TranscodeFailedError,
-    TranscodeJob,
-    TranscodeJobClosedError,
-    TranscodeJobKey,
-    TranscodeJobManager,
-    TranscodeLimitError,
-)
 from server.playback.transcode_plan import hls_audio_codecs
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the job manager and its jobs load with the first transcode (``manager``), not at start
     from server.library.catalog.query import ItemRow
+    from server.playback.transcode_jobs import TranscodeJob, TranscodeJobKey, TranscodeJobManager
 
 log = logging.getLogger("reelroom.hls")
 
@@ -517,6 +509,8 @@ class TranscodeService:
 
     def manager(self) -> TranscodeJobManager:
         """The job manager (blocking on first use: finds ffmpeg, clears stale job folders)."""
+        from server.playback.transcode_jobs import TranscodeJobManager
+
         ffmpeg = self.ffmpeg()
         with self._lock:
             if self._manager is None:
@@ -529,6 +523,8 @@ class TranscodeService:
     # -- planning (a playlist request, or a segment request that found no job) -------------
 
     def _key(self, session: str, row: ItemRow, params: HlsParams) -> TranscodeJobKey:
+        from server.playback.transcode_jobs import TranscodeJobKey
+
         return TranscodeJobKey(play_session_id=session, item_id=row.id,
                                media_source_id=params.media_source_id or row.id, device_id=params.device_id)
 
@@ -545,6 +541,8 @@ class TranscodeService:
 
     def _start(self, row: ItemRow, params: HlsParams, plan: HlsPlan) -> TranscodeJob:
         """The play session's job (blocking), started if needed; errors as ProblemDetails."""
+        from server.playback.transcode_jobs import TranscodeFailedError, TranscodeLimitError
+
         key = self._key(self._session(params, row.id), row, params)
         try:
             return self.manager().start_job(key, plan.request)
@@ -677,6 +675,8 @@ class TranscodeService:
                        written_only: bool) -> bytes | None:
         """One step of waiting for a segment (blocking): its bytes, or None while it is on its
         way. Polling and reading share one thread hop."""
+        from server.playback.transcode_jobs import SegmentNotFoundError
+
         if written_only and (index < 0 or not job.segment_path(index).is_file()):
             raise SegmentNotFoundError("No such segment: the legacy route only serves segments already written.")
         path = manager.poll_init_segment(job) if index == -1 else manager.poll_segment(job, index)
@@ -694,6 +694,12 @@ class TranscodeService:
         Waits with asyncio.sleep between non-blocking polls: no thread is held meanwhile.
         ``written_only``: 404 unless the segment is on disk already.
         """
+        from server.playback.transcode_jobs import (
+            SegmentNotFoundError,
+            TranscodeFailedError,
+            TranscodeJobClosedError,
+        )
+
         manager = self._manager or await asyncio.to_thread(self.manager)
         deadline = time.monotonic() + timeout
         while True:

@@ -6,6 +6,7 @@ fetcher order. They cannot be uninstalled, only disabled."""
 from __future__ import annotations
 
 import html
+import importlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -73,10 +74,14 @@ def settings_page(plugin: BuiltinPlugin) -> str:
 
 
 class BuiltinPlugin(Plugin):
+    """A built-in provider as a plugin. ``lazy_provider_kinds`` are the kinds its providers offer: the
+    plugin manager builds them (and imports their module) the first time a service asks for one
+    of those kinds, not at start (tests/providers/test_plugins.py checks they match)."""
+
     builtin = True
     factory: Callable[[Callable[[], dict[str, Any]]], list[Any]]
 
-    def __init__(self, config, name: str, section: str, description: str,
+    def __init__(self, config, name: str, section: str, description: str, kinds: frozenset[str],
                  factory: Callable[[Callable[[], dict[str, Any]]], list[Any]]) -> None:
         self.config = config
         self.id = guid_from_text("reelroom-builtin-plugin", section)
@@ -84,6 +89,7 @@ class BuiltinPlugin(Plugin):
         self.version = reelroom_version()
         self.description = description
         self.config_section = section
+        self.lazy_provider_kinds = kinds
         self.factory = factory
 
     def default_config(self) -> dict[str, Any]:
@@ -102,27 +108,42 @@ class BuiltinPlugin(Plugin):
         return self.factory(lambda: provider_settings(self.config.get(section), section))
 
 
-def builtin_plugins(config, schedules_direct_client) -> list[Plugin]:
-    from server.livetv.schedules_direct import SchedulesDirectListings
-    from server.metadata.providers.fanart import FanartProvider
-    from server.metadata.providers.musicbrainz import MusicBrainzProvider
-    from server.metadata.providers.tmdb import TmdbProvider
-    from server.metadata.providers.tvmaze import TvMazeProvider
-    from server.subtitles.lrclib import LrcLibProvider
-    from server.subtitles.opensubtitles import OpenSubtitlesProvider
+def _provider(module: str, name: str) -> Callable[[Callable[[], dict[str, Any]]], list[Any]]:
+    """A built-in's factory: the provider class ``name`` of ``module``, imported when it is built."""
 
+    def build(settings: Callable[[], dict[str, Any]]) -> list[Any]:
+        return [getattr(importlib.import_module(module), name)(settings)]
+
+    return build
+
+
+def builtin_plugins(config, schedules_direct_client) -> list[Plugin]:
+    """The built-in plugins. Each provider's module is imported when the provider is built (see
+    ``BuiltinPlugin``): a server that never asks for remote metadata, subtitles or lyrics never
+    loads them."""
+
+    def listings(settings: Callable[[], dict[str, Any]]) -> list[Any]:
+        from server.livetv.schedules_direct import SchedulesDirectListings
+
+        return [SchedulesDirectListings(schedules_direct_client)]
+
+    both = frozenset({"metadata", "image"})
     return [
         BuiltinPlugin(config, "TheMovieDb", "tmdb", "Movies, series, people and collections from TMDb (needs an "
-                      "API key of your own).", lambda s: [TmdbProvider(s)]),
+                      "API key of your own).", both, _provider("server.metadata.providers.tmdb", "TmdbProvider")),
         BuiltinPlugin(config, "MusicBrainz", "musicbrainz", "Albums and artists from MusicBrainz, covers from the "
-                      "Cover Art Archive (no key).", lambda s: [MusicBrainzProvider(s)]),
+                      "Cover Art Archive (no key).", both,
+                      _provider("server.metadata.providers.musicbrainz", "MusicBrainzProvider")),
         BuiltinPlugin(config, "TVmaze", "tvmaze", "Series, seasons, episodes and their images from TVmaze (no key).",
-                      lambda s: [TvMazeProvider(s)]),
+                      both, _provider("server.metadata.providers.tvmaze", "TvMazeProvider")),
         BuiltinPlugin(config, "Fanart.tv", "fanart", "Logos, clear art, banners and backdrops from fanart.tv "
-                      "(needs an API key of your own).", lambda s: [FanartProvider(s)]),
+                      "(needs an API key of your own).", frozenset({"image"}),
+                      _provider("server.metadata.providers.fanart", "FanartProvider")),
         BuiltinPlugin(config, "Open Subtitles", "opensubtitles", "Subtitles from OpenSubtitles.com (needs an API "
-                      "key and an account).", lambda s: [OpenSubtitlesProvider(s)]),
-        BuiltinPlugin(config, "LrcLib", "lrclib", "Synced lyrics from LrcLib (no key).", lambda s: [LrcLibProvider(s)]),
+                      "key and an account).", frozenset({"subtitles"}),
+                      _provider("server.subtitles.opensubtitles", "OpenSubtitlesProvider")),
+        BuiltinPlugin(config, "LrcLib", "lrclib", "Synced lyrics from LrcLib (no key).", frozenset({"lyrics"}),
+                      _provider("server.subtitles.lrclib", "LrcLibProvider")),
         BuiltinPlugin(config, "Schedules Direct", "schedulesdirect", "TV listings from Schedules Direct (needs a "
-                      "subscription).", lambda s: [SchedulesDirectListings(schedules_direct_client)]),
+                      "subscription).", frozenset({"listings"}), listings),
     ]

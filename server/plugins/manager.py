@@ -50,6 +50,8 @@ class PluginRecord:
     folder: Path | None = None  # the package folder of an installed package
     error: str | None = None
     providers: list[Any] = field(default_factory=list)
+    #: a built-in plugin's providers, not built yet: (the kinds they offer, how to build them)
+    pending: tuple[frozenset[str], Callable[[], list[Any]]] | None = None
 
     @property
     def can_uninstall(self) -> bool:
@@ -79,6 +81,7 @@ class PluginManager:
         self.state_file = self.root / "state.json"
         self._builtins = builtins or (lambda: [])
         self._lock = threading.Lock()
+        self._build_lock = threading.RLock()  # a built-in's providers, built on first use
         self.records: dict[str, PluginRecord] = {}
         self._disabled: set[str] = set()
         self._listeners: list[Callable[[], None]] = []
@@ -164,17 +167,26 @@ class PluginManager:
         if folder is not None and (folder / UNINSTALL_MARKER).exists():
             record.status = "Deleted"
             return
+        host = PluginHost(settings=lambda: self.configuration(plugin_id), data_dir=self.root / "data" / plugin_id,
+                          server_version=reelroom_version())
+        kinds = getattr(plugin, "lazy_provider_kinds", None)
+        if kinds is not None:  # a built-in: its providers (and their modules) are built on first use
+            record.pending = (frozenset(kinds), lambda: list(plugin.providers(host) or []))
+        elif not self._build_providers(record, lambda: list(plugin.providers(host) or [])):
+            return
+        record.status = "Disabled" if plugin_id in self._disabled else "Active"
+
+    @staticmethod
+    def _build_providers(record: PluginRecord, build: Callable[[], list[Any]]) -> bool:
         try:
-            host = PluginHost(settings=lambda: self.configuration(plugin_id), data_dir=self.root / "data" / plugin_id,
-                              server_version=reelroom_version())
-            record.providers = list(plugin.providers(host) or [])
+            record.providers = build()
         except Exception as exc:
             log.exception("Plugin %s failed to start", record.name)
             record.status = "Malfunctioned"
             record.error = str(exc)
             record.providers = []
-            return
-        record.status = "Disabled" if plugin_id in self._disabled else "Active"
+            return False
+        return True
 
     def _add_pending(self, folder: Path, info: dict[str, Any]) -> None:
         plugin_id = normalize_guid(info.get("guid")) or guid_from_text("reelroom-plugin", folder.name)
@@ -236,9 +248,16 @@ class PluginManager:
         return record
 
     def providers(self, kind: str) -> list[Any]:
-        """The providers of active plugins that offer ``kind``, built-ins first."""
+        """The providers of active plugins that offer ``kind``, built-ins first. A built-in
+        plugin's providers are built the first time ``kind`` is one of theirs."""
         out = []
         for record in self.list():
+            if record.pending is not None and kind in record.pending[0]:
+                with self._build_lock:  # built once; a concurrent caller waits for the list
+                    pending = record.pending
+                    if pending is not None:
+                        self._build_providers(record, pending[1])
+                        record.pending = None
             if record.status != "Active":
                 continue
             out += [p for p in record.providers if kind in getattr(p, "provider_kinds", ())]

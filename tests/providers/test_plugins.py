@@ -336,3 +336,42 @@ def test_the_readme_plugin_example_works(tmp_path):
     [provider] = plugin.providers(host)
     found = asyncio.run(provider.search(LyricsQuery(title="Song")))
     assert found[0].Lyrics.Lyrics[0].Text == "hi Song" and "lyrics" in provider.provider_kinds
+
+
+def test_builtin_providers_are_built_on_first_use_with_the_kinds_they_declare(tmp_path):
+    """server/plugins/builtin.py: loading the plugins builds no built-in provider; asking for a
+    kind builds the providers of the built-ins that declare it, once (the same objects after),
+    and each built-in's declared kinds are exactly its providers' kinds."""
+    from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
+    from server.metadata.settings import SECTIONS as METADATA_SECTIONS
+    from server.paths import ServerPaths
+    from server.plugins.builtin import builtin_plugins
+    from server.plugins.manager import PluginManager
+    from server.system.configuration import ConfigurationStore
+
+    paths = ServerPaths(tmp_path)
+    paths.ensure()
+    config = ConfigurationStore(paths)
+    config.register(*METADATA_SECTIONS)
+    config.register(*LIVETV_SECTIONS)
+    manager = PluginManager(config, tmp_path, lambda: builtin_plugins(config, schedules_direct_client=None))
+    manager.load()
+    builtins = [r for r in manager.list() if r.builtin]
+    assert len(builtins) == 7
+    assert all(r.pending is not None and r.providers == [] and r.status == "Active" for r in builtins)
+
+    listings = manager.providers("listings")  # what a start asks (the Live TV listing sources)
+    assert [type(p).__name__ for p in listings] == ["SchedulesDirectListings"]
+    assert [r.name for r in builtins if r.pending is None] == ["Schedules Direct"]
+
+    metadata = manager.providers("metadata")
+    assert [p.name for p in metadata] == ["TheMovieDb", "MusicBrainz", "TVmaze"]
+    assert manager.providers("metadata") == metadata and all(
+        a is b for a, b in zip(manager.providers("metadata"), metadata, strict=True))
+    assert [p.name for p in manager.providers("image")] == ["TheMovieDb", "MusicBrainz", "TVmaze", "Fanart.tv"]
+    assert [p.name for p in manager.providers("subtitles")] == ["Open Subtitles"]
+    assert [p.name for p in manager.providers("lyrics")] == ["LrcLib"]
+    for record in builtins:
+        assert record.pending is None and record.status == "Active"
+        kinds = frozenset().union(*(p.provider_kinds for p in record.providers))
+        assert kinds == record.plugin.lazy_provider_kinds, record.name

@@ -148,8 +148,9 @@ def test_xml_parsers_load_with_the_first_nfo_or_listings_not_at_start(tmp_path):
     assert result == {"programmes": 0, "guide": 0, "idle": [], "nfo": ["Alien", 1979], "xmltv": ["c1"]}
 
 
-IDLE = """
-import json, socket, sys, threading
+# A real server (the runner the entry point uses, on a thread) on the data folder argv[1], ready.
+SERVE = """
+import json, socket, sys, threading, time
 from pathlib import Path
 from server.context import ServerOptions
 from server.runner import ServerRunner
@@ -163,6 +164,9 @@ runner = ServerRunner(ServerOptions(data_dir=Path(sys.argv[1]), port=0, host="12
 thread = threading.Thread(target=runner.serve, daemon=True)
 thread.start()
 assert runner.ready.wait(120)
+"""
+
+IDLE = SERVE + """
 info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
 idle = sorted(m for m in ("websockets", "anyio._backends._asyncio") if m in sys.modules)
 refused = ask(runner.port, b"GET /socket HTTP/1.1\\r\\nHost: x\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
@@ -210,3 +214,76 @@ async def test_the_quiet_event_emitter_runs_listeners_like_litestars():
                 break
             await asyncio.sleep(0.01)
     assert seen == ["Alien"]
+
+
+SERVED = SERVE + """
+info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+at_200 = sorted(sys.modules)
+tasks = runner.ctx.tasks
+deadline = time.monotonic() + 60  # the start-up tasks (scan, artwork, guide, ...) run to their end
+while any(t.State == "Running" for t in tasks.infos()) and time.monotonic() < deadline:
+    time.sleep(0.05)
+idle = sorted(sys.modules)
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"info": info, "at_200": at_200, "idle": idle, "stopped": not thread.is_alive()}))
+"""
+
+# Modules of the scan's resolver (Jellyfin's naming rules for episodes, movies and music, the
+# stream languages): they load with the first scan of a library, never at the start of a server.
+RESOLVER = ["server.library.scan.resolve", "server.library.scan.naming.episodes", "server.library.scan.naming.movies",
+            "server.library.scan.naming.music", "server.library.scan.naming.cleaning",
+            "server.library.scan.naming.subtitles", "server.media.streams", "server.library.scan.nfo"]
+# The built-in remote providers (server/plugins/builtin.py): built, their modules imported, the
+# first time a service asks for their kind (a metadata or image search, subtitles, lyrics).
+PROVIDERS = ["server.metadata.providers.tmdb", "server.metadata.providers.musicbrainz",
+             "server.metadata.providers.tvmaze", "server.metadata.providers.fanart", "server.subtitles.opensubtitles",
+             "server.subtitles.lrclib"]
+# HLS transcoding's job manager (server/playback/hls_service.py): with the first transcode.
+TRANSCODING = ["server.playback.transcode_jobs"]
+
+
+def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_or_providers(tmp_path):
+    """The real entry point's runner, up to its first 200 and until the start-up tasks have run
+    on an empty data folder: none of the heavy libraries, the scan's resolver (with the NFO reader),
+    the remote providers or the HLS job manager is imported (tests/library/scan, tests/providers and
+    tests/playback use them)."""
+    out = subprocess.run([sys.executable, "-c", SERVED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["info"] == "HTTP/1.1 200 OK"
+    assert result["stopped"] is True
+    for phase in ("at_200", "idle"):
+        loaded = set(result[phase])
+        assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == [], phase
+        assert sorted(loaded & set(RESOLVER + PROVIDERS + TRANSCODING)) == [], phase
+
+
+def test_the_naming_package_loads_each_name_with_its_own_module():
+    """server/library/scan/naming/__init__.py: importing the package (or one submodule) loads no
+    other submodule; every exported name is there on first use, the very object its module defines."""
+    script = """
+import importlib, json, sys
+import server.library.scan.naming as naming
+import server.library.scan.naming.images
+before = sorted(m for m in sys.modules if m.startswith("server.library.scan.naming."))
+same = all(getattr(naming, name) is getattr(importlib.import_module("server.library.scan.naming." + naming._SOURCES[name]),
+                                            name) for name in naming.__all__)
+from server.library.scan.naming import parse_episode
+try:
+    naming.no_such_name
+    missing = False
+except AttributeError:
+    missing = True
+print(json.dumps({"before": before, "same": same, "all": sorted(naming.__all__) == sorted(naming._SOURCES),
+                  "dir": set(naming.__all__) <= set(dir(naming)), "missing": missing,
+                  "episode": parse_episode("/tv/Show/Season 1/Show S01E02.mkv").episode}))
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["before"] == ["server.library.scan.naming.extensions", "server.library.scan.naming.images",
+                                "server.library.scan.naming.kinds"]
+    assert result["same"] is True and result["all"] is True and result["dir"] is True and result["missing"] is True
+    assert result["episode"] == 2

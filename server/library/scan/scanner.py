@@ -34,7 +34,6 @@ from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
 from server.library.scan import probing, store
-from server.library.scan.resolve import RESOLVER_VERSION, Resolver, ScannedItem
 from server.library.scan.virtual_folders import LibraryInfo
 from server.library.scan.walk import (
     FileStat,
@@ -55,6 +54,7 @@ from server.wire import models as w
 if TYPE_CHECKING:
     from server.db.database import Database
     from server.events.hub import EventHub
+    from server.library.scan.resolve import ScannedItem
     from server.library.scan.virtual_folders import LibraryService
     from server.paths import ServerPaths
     from server.tasks.scheduler import TaskScheduler
@@ -85,6 +85,8 @@ class ScanStats:
 
 
 def _signature(item: ScannedItem) -> str:
+    from server.library.scan.resolve import RESOLVER_VERSION  # with the resolver: the first scan
+
     h = hashlib.blake2b(digest_size=16)
     h.update(str(RESOLVER_VERSION).encode())
     h.update(json.dumps(item.fields, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass"))
@@ -305,6 +307,10 @@ class Scanner:
 
     def _scan(self, lib: LibraryInfo, progress: Callable[[float], None], units: list[str] | None,
               force: bool = False) -> ScanStats:
+        # The resolver (Jellyfin's naming rules, NFO files, stream languages) loads with the first
+        # scan, not at start: an empty server never needs it.
+        from server.library.scan.resolve import RESOLVER_VERSION, Resolver
+
         t0 = time.monotonic()
         stats = ScanStats(library_id=lib.id, units=units)
         db = self.db

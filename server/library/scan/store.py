@@ -14,7 +14,7 @@ import os
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import delete, insert, select, text, update
 from sqlmodel import Session, col
@@ -25,7 +25,9 @@ from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Perso
 from server.library.catalog import ids
 from server.library.catalog.sorting import sort_name
 from server.library.scan.merge import merge_scanned_fields, people_locked
-from server.library.scan.nfo import NfoPerson
+
+if TYPE_CHECKING:  # the NFO reader loads with the first scan (resolve.py), not at start
+    from server.library.scan.nfo import NfoPerson
 
 log = logging.getLogger("reelroom.scanner")
 

@@ -18,7 +18,6 @@ from pathlib import PurePath
 
 from server.library.scan.naming.extensions import AUDIO_EXTENSIONS, PHOTO_EXTENSIONS, file_kind
 from server.library.scan.naming.kinds import FileKind
-from server.library.scan.naming.movies import is_disc_structure_folder
 
 log = logging.getLogger("reelroom.scanner")
 
@@ -244,6 +243,8 @@ def unit_key(roots: list[str] | tuple[str, ...], path: str, known: set[str]) -> 
 
 def media_jobs(collection_type: str | None, tree: Tree) -> list[tuple[str, FileStat, bool]]:
     """Every file of the tree the scanner would probe: (path, stat, is_audio)."""
+    from server.library.scan.naming.movies import is_disc_structure_folder  # with the first scan
+
     out: list[tuple[str, FileStat, bool]] = []
     for path, st in tree.all_files():
         kind = file_kind(path, collection_type)
