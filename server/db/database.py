@@ -301,7 +301,9 @@ class LeanSession:
     """A read's session made only when something uses it (``Database.read_lean``). Until then it
     answers what the pooled user-data read asks of a session (``info``, ``in_transaction``,
     ``get_bind``) itself: making and closing a ``Session`` that runs no statement cost ~0.1 ms,
-    a warm GetItems page's read a few tenths. Anything else makes the session and is its."""
+    a warm GetItems page's read a few tenths. Anything else makes the session and is its. In a
+    ``Database.read_driver`` read, statements on the DB-API cursor run on a pooled connection of
+    its own until then (``driver_connection``)."""
 
     __slots__ = ("_db", "_driver", "_raw", "_real", "info")
 
@@ -321,10 +323,11 @@ class LeanSession:
 
     def driver_connection(self) -> tuple[Any, str] | None:
         """For ``query.driver_rows`` in ``Database.read_driver``: a DB-API connection and the
-        driver's parameter style while no session was made (one pooled connection for the read, taken on first use and given
-        back on close: making, beginning and closing a ``Session`` and asking it for its
-        connection cost more than the few statements of one item, ``ItemService.item_reply``);
-        None once the session exists (its connection is used then), or for ``read_lean``."""
+        driver's parameter style while no session was made (one pooled connection for the read,
+        taken on first use and given back on close: making, beginning and closing a ``Session``
+        and asking it for its connection cost more than the few statements of one item,
+        ``ItemService.item_reply``); None once the session exists (its connection is used
+        then), or in a ``read_lean``."""
         if self._real is not None or not self._driver:
             return None
         raw = self._raw
