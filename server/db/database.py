@@ -197,9 +197,9 @@ class Database:
         with self.session() as s:
             return fn(s, *args)
 
-    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+    def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...], driver: bool = False) -> T:
         self.activity += 1
-        lean = LeanSession(self)
+        lean = LeanSession(self, driver)
         try:
             return fn(lean, *args)
         finally:
@@ -235,6 +235,13 @@ class Database:
         fragments reads its user data on a pooled connection, or from memory): ``fn`` gets a
         ``LeanSession``, which makes the real one on first use."""
         result: T = await self._readers.submit(self._run_read_lean, fn, args)
+        return result
+
+    async def read_driver(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read_lean`` for a function whose statements are mostly on the DB-API cursor
+        (``query.driver_rows``): they run on one pooled connection, no ``Session`` is made
+        unless something else asks for it (``LeanSession.driver_connection``)."""
+        result: T = await self._readers.submit(self._run_read_lean, fn, args, True)
         return result
 
     def on_close(self, fn: Callable[[], None]) -> None:
@@ -294,20 +301,44 @@ class LeanSession:
     """A read's session made only when something uses it (``Database.read_lean``). Until then it
     answers what the pooled user-data read asks of a session (``info``, ``in_transaction``,
     ``get_bind``) itself: making and closing a ``Session`` that runs no statement cost ~0.1 ms,
-    a warm GetItems page's read a few tenths. Anything else makes the session and is its."""
+    a warm GetItems page's read a few tenths. Anything else makes the session and is its. In a
+    ``Database.read_driver`` read, statements on the DB-API cursor run on a pooled connection of
+    its own until then (``driver_connection``)."""
 
-    __slots__ = ("_db", "_real", "info")
+    __slots__ = ("_db", "_driver", "_raw", "_real", "info")
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, driver: bool = False) -> None:
         self._db = db
+        self._driver = driver  # (Database.read_driver)
         self._real: Session | None = None
+        self._raw: Any = None  # a pooled connection for statements on the DB-API cursor
         self.info: dict[str, Any] = {"database": db}
 
     def _session(self) -> Session:
         real = self._real
         if real is None:
+            self._release_raw()  # (one connection per read: the session takes its own)
             real = self._real = self._db.session()
         return real
+
+    def driver_connection(self) -> tuple[Any, str] | None:
+        """For ``query.driver_rows`` in ``Database.read_driver``: a DB-API connection and the
+        driver's parameter style while no session was made (one pooled connection for the read,
+        taken on first use and given back on close: making, beginning and closing a ``Session``
+        and asking it for its connection cost more than the few statements of one item,
+        ``ItemService.item_reply``); None once the session exists (its connection is used
+        then), or in a ``read_lean``."""
+        if self._real is not None or not self._driver:
+            return None
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = self._db.engine.raw_connection()
+        return raw.dbapi_connection, self._db.engine.dialect.paramstyle
+
+    def _release_raw(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            raw.close()  # (back to the pool, reset by a rollback as a session's would be)
 
     def in_transaction(self) -> bool:
         return self._real is not None and self._real.in_transaction()
@@ -321,6 +352,7 @@ class LeanSession:
         return getattr(self._session(), name)
 
     def close(self) -> None:
+        self._release_raw()
         if self._real is not None:
             self._real.close()
             self._real = None

@@ -68,6 +68,9 @@ class ReaderDatabase(Database):
     async def read_lean(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read_lean(fn, args)
 
+    async def read_driver(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._run_read_lean(fn, args, True)
+
     def read_inline(self, fn: Callable[..., T], *args: Any) -> T:
         """``read_lean`` without a coroutine (the reader's page needs no event loop)."""
         return self._run_read_lean(fn, args)

@@ -606,7 +606,7 @@ class ItemService:
                 row = get_row(s, key)
                 return None if row is None else user_data_part(s, row, opts, camel)
 
-            tail = await self.db.read(refresh)
+            tail = await self.db.read_driver(refresh)
             if tail is not None:
                 self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
                 return head + tail
@@ -620,7 +620,8 @@ class ItemService:
                 return True
             return item_parts(s, row, opts, self.server_id, camel)
 
-        built = await self.db.read(build)
+        # (its statements are on the DB-API cursor: one pooled connection, no Session, as a rule)
+        built = await self.db.read_driver(build)
         if built is False:  # no library row: the user root folder, a by-name item, or 404
             return encode_wire(await self.item(item_id, viewer), camel)
         if built is True:

@@ -46,6 +46,7 @@ from sqlalchemy import column as sql_column
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from server.db.database import LeanSession
 from server.db.dialect import binary, like_ci, starts_with
 from server.db.handles import item_people, item_values, items, people, user_data
 from server.db.tables import (
@@ -1364,18 +1365,29 @@ if ItemRow._fields != _ITEM_COLUMNS:
 _MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
 
 
+def _driver_connection(s: Session | LeanSession) -> tuple[Any, str] | None:
+    """``LeanSession.driver_connection`` (a read of ``Database.read_driver``), else None."""
+    return s.driver_connection() if type(s) is LeanSession else None
+
+
 def driver_rows(s: Session, head: str, values: Sequence[Any], tail: str = "",
                 before: Sequence[Any] = ()) -> Sequence[Sequence[Any]] | None:
     """``head (?, ?, ...) tail`` with one marker per value, run on the session's DB-API cursor:
     no statement building, caching or per-value result processing, which at 100 values cost more
     than SQLite answering. The rows as the driver gives them; None for a driver whose parameter
-    style is not positional (the caller then builds the statement with SQLAlchemy)."""
-    conn = s.connection()
-    marker = _MARKERS.get(conn.dialect.paramstyle)
+    style is not positional (the caller then builds the statement with SQLAlchemy). In
+    ``Database.read_driver``, on the read's pooled connection while it made no session."""
+    driver = _driver_connection(s)
+    if driver is None:
+        conn = s.connection()
+        dbapi, style = conn.connection.dbapi_connection, conn.dialect.paramstyle
+    else:
+        dbapi, style = driver
+    marker = _MARKERS.get(style)
     if marker is None:
         return None
     sql = head + "(" + ", ".join([marker] * len(values)) + ")" + tail
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    cursor = dbapi.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, (*before, *values))
         found: Sequence[Sequence[Any]] = cursor.fetchall()
@@ -1530,7 +1542,8 @@ def get_user_data(s: Session, user_id: str, item_ids: Sequence[str], pooled: boo
         if found_pooled is not None:
             return found_pooled
     out: dict[str, UserDataRow] = {}
-    marker = _MARKERS.get(s.connection().dialect.paramstyle)
+    driver = _driver_connection(s)
+    marker = _MARKERS.get(s.connection().dialect.paramstyle if driver is None else driver[1])
     ids_list = list(dict.fromkeys(item_ids))
     for start in range(0, len(ids_list), 500):
         chunk = ids_list[start:start + 500]
