@@ -11,9 +11,8 @@ none of them (``tests/system/test_lazy_services.py``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:  # each part's module is imported by its factory, on first use
     from server.library.browse.boxsets import CollectionService
@@ -23,48 +22,34 @@ if TYPE_CHECKING:  # each part's module is imported by its factory, on first use
     from server.library.browse.related import RelatedService
     from server.library.browse.tv import TvService
 
+T = TypeVar("T")
+
+
+class _Part(Generic[T]):
+    """A part of ``Browse``: made by its factory on first read, then kept in the instance's
+    ``__dict__`` (which later reads find first, as with ``functools.cached_property``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, browse: Browse, owner: type | None = None) -> T:
+        part: T = browse._factories[self.name]()
+        browse.__dict__[self.name] = part
+        return part
+
 
 class Browse:
-    """The browsing parts, each made once by its factory on first use (``functools.cached_property``
-    keeps it)."""
+    """The browsing parts, each built once, on first use, by the factory of its name."""
 
-    def __init__(
-        self,
-        *,
-        playstate: Callable[[], PlayStateService],
-        tv: Callable[[], TvService],
-        playlists: Callable[[], PlaylistService],
-        collections: Callable[[], CollectionService],
-        related: Callable[[], RelatedService],
-        editing: Callable[[], EditingService],
-    ) -> None:
-        self._make_playstate = playstate
-        self._make_tv = tv
-        self._make_playlists = playlists
-        self._make_collections = collections
-        self._make_related = related
-        self._make_editing = editing
+    playstate: _Part[PlayStateService] = _Part()
+    tv: _Part[TvService] = _Part()
+    playlists: _Part[PlaylistService] = _Part()
+    collections: _Part[CollectionService] = _Part()
+    related: _Part[RelatedService] = _Part()
+    editing: _Part[EditingService] = _Part()
 
-    @functools.cached_property
-    def playstate(self) -> PlayStateService:
-        return self._make_playstate()
-
-    @functools.cached_property
-    def tv(self) -> TvService:
-        return self._make_tv()
-
-    @functools.cached_property
-    def playlists(self) -> PlaylistService:
-        return self._make_playlists()
-
-    @functools.cached_property
-    def collections(self) -> CollectionService:
-        return self._make_collections()
-
-    @functools.cached_property
-    def related(self) -> RelatedService:
-        return self._make_related()
-
-    @functools.cached_property
-    def editing(self) -> EditingService:
-        return self._make_editing()
+    def __init__(self, **factories: Callable[[], Any]) -> None:
+        unknown = set(factories) ^ {name for name, value in vars(Browse).items() if isinstance(value, _Part)}
+        if unknown:
+            raise TypeError(f"Browse needs exactly one factory per part, not {sorted(unknown)}")
+        self._factories = factories
