@@ -31,13 +31,7 @@ from server.events.hub import EventHub
 from server.http.reply_cache import ReplyCache, reply_cache_budget
 from server.http.wire_middleware import StartupState
 from server.images.service import CleanImageCacheTask, ImageService
-from server.library.browse.boxsets import CollectionService
-from server.library.browse.editing import EditingService
-from server.library.browse.playlists import PlaylistService
-from server.library.browse.playstate import PlayStateService
-from server.library.browse.related import RelatedService
 from server.library.browse.service import Browse
-from server.library.browse.tv import TvService
 from server.library.catalog.fragment_store import FragmentStore, files_state, store_budget
 from server.library.catalog.items import ItemService, fragment_code_stamp
 from server.library.catalog.planner_stats import PlannerStats
@@ -82,6 +76,12 @@ from server.web.host import WebClientHost
 from server.web.settings import SECTIONS as WEB_SECTIONS
 
 if TYPE_CHECKING:  # built on first use (ServerContext's lazy services): imported then
+    from server.library.browse.boxsets import CollectionService
+    from server.library.browse.editing import EditingService
+    from server.library.browse.playlists import PlaylistService
+    from server.library.browse.playstate import PlayStateService
+    from server.library.browse.related import RelatedService
+    from server.library.browse.tv import TvService
     from server.metadata.service import RemoteMetadataService
     from server.playback.versions import VersionService
     from server.plugins.packages import PackageService
@@ -233,16 +233,9 @@ class ServerContext:
                                       self.images.folder_images)
         self.trickplay = TrickplayService(self.db, self.paths, self.ffmpeg_path,
                                           lambda: server_config().TrickplayOptions)
-        self.browse = Browse(  # TV, playlists, collections, similar, mixes, editing, play state
-            playstate=PlayStateService(self.db, self.events, self.items),
-            tv=TvService(self.db, self.items),
-            playlists=PlaylistService(self.db, self.users, self.system_id, on_change=art_changed,
-                                      fragments=self.items.fragments),
-            collections=CollectionService(self.db, on_change=art_changed),
-            related=RelatedService(self.db, self.items),
-            editing=EditingService(self.db, self.events, self.items, self.config,
-                                  lambda item_id: self.metadata.external_id_infos(item_id)),
-        )
+        # TV, playlists, collections, similar, mixes, editing, play state: each built on first use
+        self.browse = Browse(playstate=self._playstate, tv=self._tv, playlists=self._playlists,
+                             collections=self._collections, related=self._related, editing=self._editing)
         self.scanner = Scanner(self.db, self.events, self.library, self.paths, self.tasks)
 
         # -- playback, subtitles, lyrics
@@ -357,6 +350,39 @@ class ServerContext:
         return RemoteTextService(self.plugins.providers, self.library.options_of, self.items,
                                  self.subtitles, self.lyrics, self.paths.data_dir)
 
+    # the browsing parts (ctx.browse), made by Browse on first use with these dependencies
+    def _playstate(self) -> PlayStateService:
+        from server.library.browse.playstate import PlayStateService
+
+        return PlayStateService(self.db, self.events, self.items)
+
+    def _tv(self) -> TvService:
+        from server.library.browse.tv import TvService
+
+        return TvService(self.db, self.items)
+
+    def _playlists(self) -> PlaylistService:
+        from server.library.browse.playlists import PlaylistService
+
+        return PlaylistService(self.db, self.users, self.system_id, on_change=lambda: self.artwork.request(),
+                               fragments=self.items.fragments)
+
+    def _collections(self) -> CollectionService:
+        from server.library.browse.boxsets import CollectionService
+
+        return CollectionService(self.db, on_change=lambda: self.artwork.request())
+
+    def _related(self) -> RelatedService:
+        from server.library.browse.related import RelatedService
+
+        return RelatedService(self.db, self.items)
+
+    def _editing(self) -> EditingService:
+        from server.library.browse.editing import EditingService
+
+        return EditingService(self.db, self.events, self.items, self.config,
+                              lambda item_id: self.metadata.external_id_infos(item_id))
+
     # -- facts ---------------------------------------------------------------------------
 
     def server_name(self) -> str:
@@ -400,7 +426,6 @@ class ServerContext:
             await self.scanner.start()
             await self.activity.add(f"{self.server_name()} started", "ServerStarted")
             await self.lan.start()
-            self.recordings.start()
             await self.livetv.channels()  # the Live TV view and channel items follow the tuners
         except Exception as exc:
             log.exception("Server start-up failed")
@@ -408,7 +433,10 @@ class ServerContext:
             return
         self.startup.ready = True
         log.info("Reelroom is ready on port %s", self.port)
-        # Start-up tasks (and the scheduler) begin once requests are served, not in their way.
+        # Start-up tasks (and the scheduler) begin once requests are served, not in their way; so
+        # does the recorder's first look at its timers (the start's statements use no ORM class, so
+        # SQLAlchemy's mapper configuration comes after the first 200 too)
+        self.recordings.start()
         self.tasks.start_background()
         from server.users.passwords import warm_up_soon
 

@@ -9,7 +9,6 @@ from server.api.params import DtoOptions, Paging, guid_or_none
 from server.api.replies import keep, kept_reply
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.library.browse.tv import NextUpQuery
 from server.wire import models as w
 from server.wire.casing import camel_case_requested
 
@@ -52,6 +51,8 @@ async def get_next_up(
     enableResumable: bool | None = None, enableRewatching: bool | None = None,
 ) -> bytes:
     """A BaseItemDtoQueryResult, encoded by TvService.next_up_reply in the request's casing."""
+    from server.library.browse.tv import NextUpQuery  # with ctx.browse.tv: loaded on first use
+
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
     opts = dto.options(ctx.items, viewer)

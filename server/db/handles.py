@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Table
 
 from server.db.tables import (
+    ActivityLogEntry,
     CollectionEntry,
     Item,
     ItemFieldCount,
@@ -16,10 +17,12 @@ from server.db.tables import (
     ItemValue,
     ItemValueCount,
     Library,
+    LibraryPath,
     Person,
     Playlist,
     PlaylistEntry,
     PlaylistShare,
+    TaskResult,
     UserData,
 )
 
@@ -37,9 +40,15 @@ item_values = _table(ItemValue)
 item_people = _table(ItemPerson)
 people = _table(Person)
 libraries = _table(Library)
+library_paths = _table(LibraryPath)
 playlists = _table(Playlist)
 playlist_entries = _table(PlaylistEntry)
 playlist_shares = _table(PlaylistShare)
 collection_entries = _table(CollectionEntry)
 item_value_counts = _table(ItemValueCount)  # kept by triggers (server/library/catalog/facets.py)
 item_field_counts = _table(ItemFieldCount)
+# read and written by the start before its first 200 (ServerContext.initialize): on the tables, so
+# SQLAlchemy configures its ORM mappers (~25 ms, every table at once) later, with the first request
+# or start-up task that uses the ORM
+task_results = _table(TaskResult)
+activity_log = _table(ActivityLogEntry)

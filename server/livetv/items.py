@@ -51,13 +51,13 @@ def _channel_sort(number: str | None, name: str) -> str:
 
 def sync_channels(s: Session, channels: list) -> list[str]:
     """Make the view and channel rows match ``channels``; returns the ids whose logo is missing."""
-    rows = {r.id: r for r in s.execute(select(Item).where(Item.library_id == LIVETV_FOLDER_ID)).scalars()}
-    view = rows.pop(LIVETV_FOLDER_ID, None)
-    wanted = {c.id: c for c in channels}
-    if not wanted:
-        if rows or view is not None:  # (no statement when there is nothing: it would count as a content write)
+    if not channels:  # no tuner (every start runs this before its first 200): on the table, no ORM
+        if s.execute(select(items.c.id).where(items.c.library_id == LIVETV_FOLDER_ID).limit(1)).first():
+            # (no statement when there is nothing: it would count as a content write)
             s.execute(delete(items).where(items.c.library_id == LIVETV_FOLDER_ID))
         return []
+    rows = {r.id: r for r in s.execute(select(Item).where(Item.library_id == LIVETV_FOLDER_ID)).scalars()}
+    view = rows.pop(LIVETV_FOLDER_ID, None)
     if view is None:
         s.add(Item(id=LIVETV_FOLDER_ID, type="UserView", is_folder=True, name="Live TV", sort_name="live tv",
                    library_id=LIVETV_FOLDER_ID, media_type="Unknown"))

@@ -9,10 +9,12 @@ from collections.abc import AsyncIterable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import insert
 from sqlmodel import Session, col, func, select
 
 from server.db.database import Database
-from server.db.tables import ActivityLogEntry
+from server.db.handles import activity_log
+from server.db.tables import ActivityLogEntry, utcnow
 from server.errors import ForbiddenError, PayloadTooLargeError
 from server.events.hub import EventHub
 
@@ -33,9 +35,12 @@ class ActivityLog:
     async def add(self, name: str, type_: str, *, user_id: str | None = None, overview: str | None = None,
                   short_overview: str | None = None, item_id: str | None = None,
                   severity: str = "Information") -> None:
-        entry = ActivityLogEntry(name=name, type=type_, user_id=user_id, overview=overview,
-                                 short_overview=short_overview, item_id=item_id, severity=severity)
-        await self.db.write(lambda s: s.add(entry))
+        # on the table, not an ORM object (server/db/handles.py): the start adds one; the date is the
+        # model's default, made here
+        entry = insert(activity_log).values(
+            name=name, type=type_, user_id=user_id, overview=overview, short_overview=short_overview,
+            item_id=item_id, severity=severity, date=utcnow())
+        await self.db.write(lambda s: s.execute(entry))
         self.events.publish("ActivityLogEntry", None, admins_only=True)
 
     async def query(self, start_index: int, limit: int | None, min_date: datetime | None,

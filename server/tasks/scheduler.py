@@ -21,6 +21,7 @@ import msgspec
 from sqlmodel import Session, select
 
 from server.db.database import Database
+from server.db.handles import task_results
 from server.db.tables import TaskResult
 from server.errors import BadRequestError, NotFoundError
 from server.events.hub import EventHub
@@ -123,7 +124,9 @@ class TaskScheduler:
         self._listeners.append(fn)
 
     async def load(self) -> None:
-        rows = await self.db.read(lambda s: {r.task_key: r for r in s.exec(select(TaskResult))})
+        t = task_results.c  # on the table, not the ORM class (server/db/handles.py)
+        rows = await self.db.read(lambda s: {r.task_key: r for r in s.execute(
+            select(t.task_key, t.last_result_json, t.triggers_json))})
         for state in self._tasks.values():
             row = rows.get(state.task.key)
             if row is None:

@@ -26,6 +26,15 @@ LAZY = {
     "versions": "server.playback.versions",
     "remote_text": "server.subtitles.remote",
 }
+#: ctx.browse part -> its module (server/library/browse/service.py: each part is built on first use)
+BROWSE = {
+    "playstate": "server.library.browse.playstate",
+    "tv": "server.library.browse.tv",
+    "playlists": "server.library.browse.playlists",
+    "collections": "server.library.browse.boxsets",
+    "related": "server.library.browse.related",
+    "editing": "server.library.browse.editing",
+}
 
 START = """
 import asyncio, json, sys
@@ -35,6 +44,7 @@ from server.app import create_app
 import server.runner, app.server_main  # the headless entry point's own imports
 
 LAZY = json.loads(sys.argv[2])
+BROWSE = json.loads(sys.argv[3])
 
 async def main():
     ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
@@ -43,14 +53,20 @@ async def main():
     assert ctx.startup.ready, ctx.startup.failed
     await asyncio.sleep(0.5)  # start-up tasks run in the background
     idle = {name: [module in sys.modules, name in vars(ctx)] for name, module in LAZY.items()}
+    idle_browse = {name: [module in sys.modules, name in vars(ctx.browse)] for name, module in BROWSE.items()}
     ctx._leave_syncplay("some-device")  # a session ending with no SyncPlay manager leaves it unbuilt
     unbuilt_after_leave = "syncplay" not in vars(ctx)
     used = {}
     for name, module in LAZY.items():
         service = getattr(ctx, name)
         used[name] = [module in sys.modules, type(service).__module__ == module, getattr(ctx, name) is service]
+    used_browse = {}
+    for name, module in BROWSE.items():
+        part = getattr(ctx.browse, name)
+        used_browse[name] = [module in sys.modules, type(part).__module__ == module, getattr(ctx.browse, name) is part]
     await ctx.close()
-    print(json.dumps({"idle": idle, "unbuilt_after_leave": unbuilt_after_leave, "used": used}))
+    print(json.dumps({"idle": idle, "unbuilt_after_leave": unbuilt_after_leave, "used": used,
+                      "idle_browse": idle_browse, "used_browse": used_browse}))
 
 asyncio.run(main())
 """
@@ -58,7 +74,8 @@ asyncio.run(main())
 
 def test_a_plain_start_builds_and_imports_no_lazy_service(tmp_path):
     for _ in range(2):  # the first start migrates a new database; the second is a plain restart
-        out = subprocess.run([sys.executable, "-c", START, str(tmp_path), json.dumps(LAZY)], cwd=ROOT,
+        out = subprocess.run([sys.executable, "-c", START, str(tmp_path), json.dumps(LAZY),
+                              json.dumps(BROWSE)], cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-3000:]
         result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -66,6 +83,8 @@ def test_a_plain_start_builds_and_imports_no_lazy_service(tmp_path):
         assert result["unbuilt_after_leave"] is True
         # built once, from its module, on first use, and the same object afterwards
         assert result["used"] == {name: [True, True, True] for name in LAZY}
+        assert result["idle_browse"] == {name: [False, False] for name in BROWSE}
+        assert result["used_browse"] == {name: [True, True, True] for name in BROWSE}
 
 
 def test_lazy_services_work_on_first_use_over_http(server):
@@ -92,3 +111,9 @@ def test_lazy_services_work_on_first_use_over_http(server):
         movie = next(t for t in r.json()["TypeOptions"] if t["Type"] == "Movie")
         assert movie["MetadataFetchers"]  # the providers the metadata service lists (TMDb, ...)
         assert "metadata" in vars(ctx)
+
+        assert "tv" not in vars(ctx.browse)
+        r = client.get("/Shows/NextUp", params={"userId": server.admin_id})
+        assert r.status_code == 200, r.text
+        assert r.json()["Items"] == [] and r.json()["TotalRecordCount"] == 0
+        assert "tv" in vars(ctx.browse)

@@ -241,12 +241,16 @@ PROVIDERS = ["server.metadata.providers.tmdb", "server.metadata.providers.musicb
              "server.subtitles.lrclib"]
 # HLS transcoding's job manager (server/playback/hls_service.py): with the first transcode.
 TRANSCODING = ["server.playback.transcode_jobs"]
+# The browsing parts (ctx.browse: play state, TV, playlists, collections, related lists, editing):
+# each with the first request that asks for it (server/library/browse/service.py).
+BROWSING = ["server.library.browse.playstate", "server.library.browse.tv", "server.library.browse.playlists",
+            "server.library.browse.boxsets", "server.library.browse.related", "server.library.browse.editing"]
 
 
 def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_or_providers(tmp_path):
     """The real entry point's runner, up to its first 200 and until the start-up tasks have run
     on an empty data folder: none of the heavy libraries, the scan's resolver (with the NFO reader),
-    the remote providers or the HLS job manager is imported (tests/library/scan, tests/providers and
+    the remote providers, the HLS job manager or the browsing parts is imported (tests/library/scan, tests/providers and
     tests/playback use them)."""
     out = subprocess.run([sys.executable, "-c", SERVED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
@@ -257,7 +261,7 @@ def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_o
     for phase in ("at_200", "idle"):
         loaded = set(result[phase])
         assert sorted({m.split(".")[0] for m in loaded} & set(HEAVY)) == [], phase
-        assert sorted(loaded & set(RESOLVER + PROVIDERS + TRANSCODING)) == [], phase
+        assert sorted(loaded & set(RESOLVER + PROVIDERS + TRANSCODING + BROWSING)) == [], phase
 
 
 def test_the_naming_package_loads_each_name_with_its_own_module():

@@ -19,6 +19,7 @@ from sqlalchemy import delete, select
 from sqlmodel import Session
 
 from server.db.database import Database
+from server.db.handles import libraries, library_paths
 from server.db.tables import Item, ItemPerson, ItemValue, Library, LibraryPath, MediaProbeCache
 from server.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from server.guid import guid_from_text
@@ -95,9 +96,10 @@ class LibraryService:
 
     @staticmethod
     def _infos(s: Session) -> list[LibraryInfo]:
-        libs = s.execute(select(Library).order_by(Library.name)).scalars().all()
+        lt, pt = libraries.c, library_paths.c  # on the tables (server/db/handles.py): the start reads them
+        libs = s.execute(select(lt.id, lt.name, lt.collection_type, lt.options_json).order_by(lt.name)).all()
         paths: dict[str, list[str]] = {}
-        for row in s.execute(select(LibraryPath)).scalars().all():
+        for row in s.execute(select(pt.library_id, pt.path)).all():
             paths.setdefault(row.library_id, []).append(row.path)
         return [LibraryInfo(id=lib.id, name=lib.name, collection_type=lib.collection_type,
                             paths=tuple(sorted(paths.get(lib.id, []))), options=_decode_options(lib.options_json))
