@@ -11,6 +11,7 @@ none of them (``tests/system/test_lazy_services.py``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -27,14 +28,17 @@ T = TypeVar("T")
 
 class _Part(Generic[T]):
     """A part of ``Browse``: made by its factory on first read, then kept in the instance's
-    ``__dict__`` (which later reads find first, as with ``functools.cached_property``)."""
+    ``__dict__`` (which later reads find first, as with ``functools.cached_property``). Made
+    under a lock, so two first reads at once (a handler run in a thread) make it once."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     def __get__(self, browse: Browse, owner: type | None = None) -> T:
-        part: T = browse._factories[self.name]()
-        browse.__dict__[self.name] = part
+        with browse._lock:
+            part: T | None = browse.__dict__.get(self.name)
+            if part is None:
+                part = browse.__dict__[self.name] = browse._factories[self.name]()
         return part
 
 
@@ -53,3 +57,4 @@ class Browse:
         if unknown:
             raise TypeError(f"Browse needs exactly one factory per part, not {sorted(unknown)}")
         self._factories = factories
+        self._lock = threading.Lock()
