@@ -169,6 +169,11 @@ class CpuGate:
         self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
         self.unreadable = False  # the source answered None: no gate here
+        #: the idle cores and the readers' cores (all of them) over the last window, a fresh one
+        #: (None after a look that found none: unreadable, the first, or after a long gap)
+        self.idle: float | None = None
+        self.readers: float | None = None
+        self.looks = 0  # windows looked at so far
         #: the last readings (free cores, the owner's cores or None; ~4 min of busy windows), for the log at close
         self.readings: collections.deque[tuple[float, float | None]] = collections.deque(maxlen=512)
 
@@ -180,12 +185,17 @@ class CpuGate:
                 self.source = idle_source()
             idle, own = self.source(), self.own()
             self.unreadable = idle is None
+            self.looks += 1
+            self.idle = self.readers = None
             if idle is not None and self._at and now > self._at:
                 span = now - self._at
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
                 # (a reading over a long quiet gap says nothing about the owner now)
                 self.owner = (own - self._own) / span if span <= FRESH_WINDOWS * self.window else None
+                if self.owner is not None:  # (a reader that ended or started makes the sum jump: not below 0)
+                    self.idle = max(0.0, idle - self._idle) / span
+                    self.readers = max(0.0, readers_cpu - self._readers) / span
                 self.readings.append((self.free, self.owner))
             self._at, self._idle, self._readers, self._own = now, idle or 0.0, readers_cpu, own
         return self.free is None or self.free >= need
@@ -501,8 +511,10 @@ class ReaderPool:
         self.own: Callable[[], float] = time.process_time
         #: the machine's idle CPU seconds so far (``idle_source``; found at the first use)
         self.idle_source: Callable[[], float | None] | None = None
-        self._balance_at = self._balance_own = self._balance_readers = 0.0
-        self._balance_idle: float | None = None
+        #: the owner's, the readers' and the idle cores over ``BALANCE_WINDOW`` (``_owner_has_room``),
+        #: measured by a gate of its own with this pool's clock and readings
+        self.balance = CpuGate(BALANCE_WINDOW, source=self._idle_seconds, clock=lambda: self.clock(),
+                               own=lambda: self.own())
         #: the last window's (the owner's cores, a reader's, the idle cores): ``_owner_has_room``
         self._balance: tuple[float, float, float] | None = None
         self.stats = PoolStats()
@@ -636,27 +648,23 @@ class ReaderPool:
         the reader of CPU, and the owner's page is answered sooner), the owner's help shortens the
         line, as before. True until a window has been measured, after a long gap (which tells
         nothing of now), and where the idle time cannot be read."""
-        now = self.clock()
-        span = now - self._balance_at
-        if span >= BALANCE_WINDOW:
-            if self.idle_source is None:
-                self.idle_source = idle_source()
-            own, idle = self.own(), self.idle_source()
-            alive = [r for r in self.readers if r.alive]
-            readers = sum(r.cpu for r in alive)
+        gate, looks = self.balance, self.balance.looks
+        alive = [r for r in self.readers if r.alive]
+        gate.check(sum(r.cpu for r in alive), 0.0)
+        if gate.looks != looks:  # a new window
             self._balance = None
-            if (self._balance_at and alive and idle is not None and self._balance_idle is not None
-                    and span <= FRESH_WINDOWS * BALANCE_WINDOW):
-                # (a reader that ended or started meanwhile makes the sum jump: not below 0)
-                self._balance = ((own - self._balance_own) / span,
-                                 max(0.0, readers - self._balance_readers) / span / len(alive),
-                                 max(0.0, idle - self._balance_idle) / span)
+            if alive and gate.owner is not None and gate.idle is not None and gate.readers is not None:
+                self._balance = (gate.owner, gate.readers / len(alive), gate.idle)
                 self.stats.balance.append(self._balance)
-            self._balance_at, self._balance_own, self._balance_readers, self._balance_idle = now, own, readers, idle
         if self._balance is None or not _owner_busier(self._balance):
             return True
         self.stats.share_declined += 1
         return False
+
+    def _idle_seconds(self) -> float | None:
+        if self.idle_source is None:
+            self.idle_source = idle_source()
+        return self.idle_source()
 
     def expected_wait(self) -> float | None:
         """Seconds the last page in line would wait for the readers: the pages queued at them and
