@@ -24,7 +24,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
@@ -1193,11 +1193,7 @@ def _parent_shape(s: Session, q: ItemQuery, counts: CountCache) -> tuple[str, st
     kind = found[0][0] if found else None
     if kind is None or (kind not in _BOUND_PARENTS if q.recursive else kind in ("BoxSet", "Playlist")):
         return None
-    q.parent_id = f"<{kind}>"
-    try:
-        shape = "shape:" + counts.ids_key(q)
-    finally:
-        q.parent_id = parent
+    shape = "shape:" + counts.ids_key(replace(q, parent_id=f"<{kind}>"))
     return None if parent in shape else (shape, parent)
 
 
