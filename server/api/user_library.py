@@ -19,9 +19,10 @@ _LATEST_TYPES = {"movies": ("Movie",), "tvshows": ("Episode",), "music": ("Audio
 
 @operation("GetItem")
 async def get_item(ctx: ServerContext, auth: AuthInfo | None, itemId: str, userId: str | None = None) -> bytes:
-    """A BaseItemDto, encoded by ItemService.item_reply in the request's casing."""
+    """A BaseItemDto, encoded by ItemService.item_reply in the request's casing (a miss read by a
+    reader process, server/readers/, while one runs with room, else here)."""
     viewer = await ctx.items.viewer(auth, userId)
-    return await ctx.items.item_reply(itemId, viewer, camel_case_requested.get())
+    return await ctx.items.item_reply(itemId, viewer, camel_case_requested.get(), ctx.readers.item)
 
 
 @operation("GetRootFolder")

@@ -11,7 +11,9 @@ requests are in flight (another only when the line's wait grows past ``GROW_WAIT
 reader that handled nothing for
 ``idle_seconds`` is stopped, so an idle server has none. A reader that dies (or fails on a
 request) costs no request: what it held is answered by the owner, and the next busy moment
-starts a replacement.
+starts a replacement. A single item that the owner does not keep (``item``: GET /Items/{id}'s
+miss) goes to a reader that runs with room, or while the owner is the busier side; it never waits
+in the line, takes no page's slot and starts no reader.
 
 Readers are started through ``server/media/spawn.py`` (they die with the server on every OS) and
 connect back over a Unix socket (loopback TCP on Windows), proving they know a per-process secret. Each request carries the
@@ -43,7 +45,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from server.db.database import Database
 from server.http import handoff
@@ -53,6 +55,9 @@ from server.library.catalog.query import ItemQuery
 from server.media import spawn
 from server.readers import protocol
 from server.wire.casing import camel_case_requested
+
+if TYPE_CHECKING:
+    from server.library.catalog.items import Viewer
 
 log = logging.getLogger("reelroom.readers")
 R = TypeVar("R")
@@ -73,6 +78,8 @@ OWNER_GUESS = 2.0
 BALANCE_WINDOW = 0.5
 #: Idle cores (over that window) from which a reader counts as having time for the owner's page.
 BALANCE_IDLE = 0.1
+#: Single items (``ReaderPool.item``) queued at a reader at most; beyond that the owner reads them.
+ITEM_DEPTH = 2
 
 
 @dataclass(frozen=True)
@@ -348,6 +355,11 @@ class PoolStats:
         self.local_seconds = 0.0
         #: times the share was left to the readers: the owner used more CPU than a reader, a core idled
         self.share_declined = 0
+        #: single items (GET /Items/{id} misses) a reader read, and left to the owner (a kind it does
+        #: not build); handed over to answered, summed
+        self.items = 0
+        self.items_left = 0
+        self.item_seconds = 0.0
         #: the last balance readings (the owner's cores, a reader's, the idle cores), for the log at close
         self.balance: collections.deque[tuple[float, float, float]] = collections.deque(maxlen=512)
 
@@ -364,7 +376,8 @@ class PoolStats:
                 f"share left to the readers {self.share_declined} times (the owner busier than a reader with "
                 f"a core idle in {sum(1 for b in self.balance if _owner_busier(b))} of {len(self.balance)} "
                 f"readings; p50 the owner {self._median(0):.2f}, a reader {self._median(1):.2f}, idle "
-                f"{self._median(2):.2f} of a core)")
+                f"{self._median(2):.2f} of a core); {self.items} items through readers (mean "
+                f"{self._mean(self.item_seconds, self.items + self.items_left)} ms), {self.items_left} left to the owner")
 
     def _median(self, i: int) -> float:
         values = sorted(b[i] for b in self.balance)
@@ -411,9 +424,14 @@ class Reader:
         if protocol.FD_PASSING and sock is not None and sock.family == socket.AF_UNIX:
             self.raw = socket.socket(fileno=os.dup(sock.fileno()))  # (its blocking mode is left as it is)
 
+    #: single items (``ReaderPool.item``) sent and not answered yet: not among the ``outstanding``
+    #: pages (an item takes no page's slot)
+    items_out = 0
+
     @property
     def outstanding(self) -> int:
-        return len(self._pending) + self.reserved
+        """Pages sent and not answered yet, and slots reserved for pages."""
+        return len(self._pending) - self.items_out + self.reserved
 
     async def call(self, kind: str, generation: tuple[int, int], args: tuple[Any, ...],
                    hand: tuple[handoff.Offer, int, tuple[bytes, bytes]] | None = None) -> tuple[str, Any, Any]:
@@ -586,6 +604,55 @@ class ReaderPool:
         finally:
             self._inflight -= 1
 
+    async def item(self, key: str, viewer: Viewer, opts: DtoOptions,
+                   camel: bool) -> tuple[bytes, bytes] | bool | None:
+        """GET /Items/{id}'s miss (``ItemService.item_reply``'s ``elsewhere``), read and encoded by
+        a reader: ``ItemService.item_parts_read``'s answer (the DTO's two parts; False: no library
+        row; True: the viewer may not see it), or None when the owner reads it itself.
+
+        A reader takes it while one runs (the ``auto`` gate open) with fewer than ``ITEM_DEPTH``
+        items queued, and either has room at once (fewer than ``depth`` pages queued, no page
+        waiting in line) or the owner is the busier side with a core idle (the share rule's
+        reading, ``_owner_has_room``: under the mixed load pages always wait, and the owner, which
+        answers everything else, is the bottleneck). Items never wait in the pages' line, never
+        take a page's slot and never start a reader (a miss costs the owner about a millisecond).
+        The owner reads it when the reader ended first, failed on it, or left it to the owner (a
+        kind it does not build, ``protocol.ITEM_TYPES``)."""
+        if not self.enabled or not self._alive() or not self._cpu_free():
+            return None
+        reader = self._least_loaded()
+        if reader is None or reader.items_out >= ITEM_DEPTH:
+            return None
+        if reader.outstanding >= self.settings.depth or self._waiters:
+            balance = self._balance_now()
+            if balance is None or not _owner_busier(balance):
+                return None
+        sent = self.clock()
+        reader.items_out += 1
+        try:
+            status, payload, extra = await reader.call(protocol.ITEM, self.db.generations, (key, viewer, opts, camel))
+        except ReaderGone:
+            log.warning("Reader process %s ended; its item is answered here", reader.pid)
+            return None
+        finally:
+            reader.items_out -= 1
+        reader.last_done = self.clock()
+        self.stats.item_seconds += reader.last_done - sent
+        if status == protocol.OK:
+            if not payload:
+                if extra is None:
+                    self.stats.items_left += 1
+                    return None
+                self.stats.items += 1
+                return bool(extra)
+            self.stats.items += 1
+            body = cast(bytes, payload)
+            return body[:extra], body[extra:]
+        if status == protocol.ERROR:
+            raise payload
+        log.error("A reader failed on an item; answered here instead:\n%s", payload)
+        return None
+
     async def _queue(self) -> Reader | object | None:
         """Wait in line for a slot: a reader (its slot reserved), ``HERE`` (one of the owner's
         slots, taken), or None (no reader is left or the gate closed: the caller looks again)."""
@@ -648,6 +715,16 @@ class ReaderPool:
         the reader of CPU, and the owner's page is answered sooner), the owner's help shortens the
         line, as before. True until a window has been measured, after a long gap (which tells
         nothing of now), and where the idle time cannot be read."""
+        balance = self._balance_now()
+        if balance is None or not _owner_busier(balance):
+            return True
+        self.stats.share_declined += 1
+        return False
+
+    def _balance_now(self) -> tuple[float, float, float] | None:
+        """The last window's (the owner's cores, a reader's, the idle cores), measured anew when
+        the window is over (``balance``); None before the first window, after a long gap, or
+        where the idle time cannot be read."""
         gate, looks = self.balance, self.balance.looks
         alive = [r for r in self.readers if r.alive]
         gate.check(sum(r.cpu for r in alive), 0.0)
@@ -656,10 +733,7 @@ class ReaderPool:
             if alive and gate.owner is not None and gate.idle is not None and gate.readers is not None:
                 self._balance = (gate.owner, gate.readers / len(alive), gate.idle)
                 self.stats.balance.append(self._balance)
-        if self._balance is None or not _owner_busier(self._balance):
-            return True
-        self.stats.share_declined += 1
-        return False
+        return self._balance
 
     def _idle_seconds(self) -> float | None:
         if self.idle_source is None:
@@ -799,10 +873,7 @@ class ReaderPool:
         started (up to ``max_readers``) while the ones running are all busy and the line would
         wait more than ``GROW_WAIT`` for them (measured: ``expected_wait``), not at the first
         page queued behind another: each reader is ~75 MiB more."""
-        best: Reader | None = None
-        for reader in self.readers:
-            if reader.alive and (best is None or reader.outstanding < best.outstanding):
-                best = reader
+        best = self._least_loaded()
         if best is None:
             self._grow()
         elif best.outstanding > 0:
@@ -810,6 +881,13 @@ class ReaderPool:
             if wait is not None and wait > GROW_WAIT:
                 self._grow()
         return best if best is not None and best.outstanding < self.settings.depth else None
+
+    def _least_loaded(self) -> Reader | None:
+        best: Reader | None = None
+        for reader in self.readers:
+            if reader.alive and (best is None or reader.outstanding < best.outstanding):
+                best = reader
+        return best
 
     def _wake_all(self) -> None:
         """Every waiting page looks again (the pool is closing)."""
@@ -957,7 +1035,7 @@ class ReaderPool:
             await asyncio.sleep(min(idle / 2, 5.0))
             now = time.monotonic()
             for reader in list(self.readers):
-                if reader.outstanding == 0 and now - reader.last_used >= idle:
+                if reader.outstanding == 0 and not reader.items_out and now - reader.last_used >= idle:
                     log.info("Reader process %s idle for %.0f s; stopping it", reader.pid, idle)
                     self.readers.remove(reader)
                     await self._end(reader)

@@ -5,7 +5,12 @@ secret, in a plain-text hello, before any pickled frame is read), so pickle is s
 - hello (reader -> owner, once): ``<secret>:<pid>`` in ASCII, never unpickled
 - request (owner -> reader): ``(request_id, kind, generations, args, head)``; an Items page's args
   are ``(query, dto options, camelCase?, the owner's fragment store epoch or 0)``; ``head`` is None,
-  or (a hand-off, below) the HTTP reply head's two parts around its Content-Length value
+  or (a hand-off, below) the HTTP reply head's two parts around its Content-Length value. A single
+  item's (``ITEM``: GET /Items/{id} that the owner does not keep) are ``(item id, viewer, dto
+  options, camelCase?)``: its ``OK`` body is the DTO's two parts joined (``ItemService.item_parts_read``)
+  and its extra part the first part's length; an empty body with an extra of False (no library row),
+  True (the viewer may not see it) or nothing (a kind readers leave to the owner: not in
+  ``ITEM_TYPES``). Never a hand-off: the owner keeps the parts, and its HTTP writes the reply
 - hand-off (Linux, macOS): the request's first byte carries the client connection's socket
   (SCM_RIGHTS, ``send_request``); the reader writes the reply (head and body) to it itself
   (``write_reply``) and answers ``HANDED`` instead of ``OK``: the body is ``HANDED_HEAD``
@@ -66,8 +71,12 @@ ENV_HANDOFF = "REELROOM_READERS_HANDOFF"
 #: pages/s of ``bench/items_query.py``).
 WRITE_WAIT_SECONDS = 0.005
 
-#: The kinds of request a reader answers.
+#: The kinds of request a reader answers: a GET /Items page, one item's DTO (GET /Items/{id}).
 ITEMS = "items"
+ITEM = "item"
+#: The item types a reader builds for ``ITEM`` (media items, not folders: their counts and children
+#: cost more and are asked less; anything else comes back unread and the owner reads it).
+ITEM_TYPES = frozenset({"Movie", "Episode", "Audio", "MusicVideo", "Video"})
 
 #: Environment of a reader process. The address is ``unix:<path>`` (a Unix socket) or ``host:port``.
 ENV_ADDRESS = "REELROOM_READER_ADDRESS"

@@ -9,7 +9,9 @@ Each request carries the owner's database generations (any write, content writes
 its caches (by-name index, counts and whatever else ``ItemService`` keeps per generation) are
 those of the owner's last committed write and never serve older data. An Items page also carries
 the owner's fragment store epoch: the page reads the owner's store at that epoch (store.py), and
-what it builds goes back to the owner with the reply. It exits when the owner closes the
+what it builds goes back to the owner with the reply. A single item (GET /Items/{id} that the owner
+does not keep) is read and built by the same ``ItemService.item_parts_read`` the owner runs, for
+the media kinds ``protocol.ITEM_TYPES``. It exits when the owner closes the
 connection (idle, shutdown) or goes away.
 """
 
@@ -31,7 +33,7 @@ from sqlalchemy import event
 from server.db.database import Database
 from server.errors import ReelroomError
 from server.library.catalog.dto import DtoOptions
-from server.library.catalog.items import ItemService
+from server.library.catalog.items import ItemService, Viewer
 from server.library.catalog.query import ItemQuery
 from server.memory import trim
 from server.readers import protocol
@@ -75,6 +77,10 @@ class ReaderDatabase(Database):
         """``read_lean`` without a coroutine (the reader's page needs no event loop)."""
         return self._run_read_lean(fn, args)
 
+    def read_driver_inline(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read_driver`` without a coroutine (a single item's read)."""
+        return self._run_read_lean(fn, args, True)
+
     def user_data_stamp(self, user_id: str) -> tuple[int, ...]:
         """Only the owner's ``generation`` comes here (not its per-user counters): any write."""
         return (self.generation,)
@@ -114,15 +120,27 @@ class Reader:
             self.store.adopt(epoch)
         return self.db.read_inline(self.items.query_reply_read(q, opts, camel))
 
+    def item(self, key: str, viewer: Viewer, opts: DtoOptions, camel: bool) -> tuple[bytes, bytes] | bool | None:
+        """GET /Items/{id}'s miss: what the owner's ``ItemService.item_reply`` reads (the same
+        checks of the viewer's libraries, parental rules and private playlists), for the kinds
+        readers build (``protocol.ITEM_TYPES``; None for any other: the owner reads it)."""
+        return self.db.read_driver_inline(self.items.item_parts_read, key, viewer, opts, camel, protocol.ITEM_TYPES)
+
     def handle(self, message: tuple[Any, ...]) -> tuple[int, str, Any, Any]:
         """``(request_id, status, payload, extra)``: extra is what goes back to the owner's fragment
-        store (``ReaderStore.take``), or None."""
+        store (``ReaderStore.take``), or None; for an item, its first part's length or its verdict
+        (``protocol``'s notes)."""
         request_id, kind, generations, args = message[:4]
         self.db.content_generation, self.db.generation = generations
         try:
             if kind == protocol.ITEMS:
                 page = self.items_page(*args)
                 return request_id, protocol.OK, page, self.store.take() if self.store is not None else None
+            if kind == protocol.ITEM:
+                built = self.item(*args)
+                if isinstance(built, tuple):
+                    return request_id, protocol.OK, built[0] + built[1], len(built[0])
+                return request_id, protocol.OK, b"", built
             return request_id, protocol.FAILED, f"unknown request kind {kind!r}", None
         except ReelroomError as exc:  # a 4xx the owner would have raised: raised there as it is
             return request_id, protocol.ERROR, exc, None

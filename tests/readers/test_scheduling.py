@@ -637,3 +637,72 @@ def test_admission_holds_back_browsing_never_playback() -> None:
     assert limit_from_env({"REELROOM_ADMIT": "off"}) == 0
     assert limit_from_env({"REELROOM_ADMIT": "40"}) == 40
     assert limit_from_env({"REELROOM_ADMIT": "junk"}) == DEFAULT_LIMIT
+
+
+def test_an_item_miss_goes_to_a_reader_with_room_or_while_the_owner_is_busier() -> None:
+    """``ReaderPool.item``: a reader with room reads the item; while pages wait in line it does so
+    only while the owner is the busier side with a core idle (the share rule's reading); never
+    more than ``ITEM_DEPTH`` items at a reader; an item takes no page's slot; a reader that dies
+    with an item, or leaves it to the owner, or no reader at all: the owner reads it (None)."""
+
+    async def ask(pool: ReaderPool) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(pool.item("id", None, object(), False))  # type: ignore[arg-type]
+        await settle()
+        return task
+
+    async def reply(reader: FakeReader, body: bytes, extra: Any) -> None:
+        reader._pending[min(reader._pending)].set_result((protocol.OK, body, extra))
+        await settle()
+
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=False, depth=1)
+        assert await (await ask(make_pool([], clock))) is None  # no reader: the owner reads it
+        # a reader with room: it reads the item, its two parts come back
+        item = await ask(pool)
+        assert reader.items_out == 1 and reader.outstanding == 0  # (not a page's slot)
+        await reply(reader, b"{head}tail", 6)
+        assert await item == (b"{head}", b"tail") and pool.stats.items == 1
+        item = await ask(pool)
+        await reply(reader, b"", True)  # the viewer may not see it
+        assert await item is True
+        item = await ask(pool)
+        await reply(reader, b"", None)  # a kind the reader leaves to the owner
+        assert await item is None and pool.stats.items_left == 1
+        # a page at the reader, two in line: the owner reads items while it is not the busier side
+        pages = [page(pool, owner, str(n), order) for n in range(3)]
+        await settle()
+        assert reader.outstanding == 1 and len(pool._waiters) == 2
+        own, idle = [5.0], [100.0]
+        pool.own = lambda: own[0]
+        pool.idle_source = lambda: idle[0]
+        assert await (await ask(pool)) is None  # (the first reading: nothing to compare)
+        clock.now += 0.5
+        own[0] += 0.5 * 0.4  # the owner 0.4 of a core, the reader 0.9, a core idle
+        reader.cpu += 0.5 * 0.9
+        idle[0] += 0.5 * 0.5
+        assert await (await ask(pool)) is None and not reader.items_out
+        clock.now += 0.5
+        own[0] += 0.5 * 0.9  # now the owner is the busier side, a core idle: the reader reads
+        reader.cpu += 0.5 * 0.4
+        idle[0] += 0.5 * 0.5
+        first, second = await ask(pool), await ask(pool)
+        assert reader.items_out == pool_module.ITEM_DEPTH == 2
+        assert await (await ask(pool)) is None  # two items queued there already
+        reader.answer()  # the page first (in order), then the items
+        await settle()
+        assert reader.outstanding == 1 and len(pool._waiters) == 1  # the page's slot went to a page
+        await reply(reader, b"{a}b", 3)
+        await reply(reader, b"{c}d", 3)
+        assert await first == (b"{a}", b"b") and await second == (b"{c}", b"d")
+        dying = await ask(pool)
+        reader.die()
+        assert await dying is None  # the reader ended: the owner reads it
+        await settle()
+        while owner.pages:  # (the pages at the dead reader and in line are answered by the owner)
+            owner.finish()
+            await settle()
+        await asyncio.gather(*pages)
+        assert sorted(order) == ["0", "1", "2"]
+
+    asyncio.run(run())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,11 @@ class Viewer:
     def can_download(self) -> bool:
         return self.user is None or self.user.policy.EnableContentDownloading is not False
 
+
+#: Reads a single item's miss elsewhere (``ItemService.item_reply``'s ``elsewhere``: a reader process,
+#: ``ReaderPool.item``): ``(key, viewer, opts, camel)`` in, ``item_parts_read``'s answer out, or
+#: None when it cannot (the owner reads it then).
+ItemElsewhere = Callable[[str, Viewer, DtoOptions, bool], Awaitable[tuple[bytes, bytes] | bool | None]]
 
 VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
 VERDICTS_KEPT = 8192  # (item, viewer) pairs whose may-see verdict and user data part are kept
@@ -572,7 +577,8 @@ class ItemService:
             return await self.db.read(read)
         return (await self.dtos([target], opts))[0]
 
-    async def item_reply(self, item_id: str, viewer: Viewer, camel: bool) -> bytes:
+    async def item_reply(self, item_id: str, viewer: Viewer, camel: bool,
+                         elsewhere: ItemElsewhere | None = None) -> bytes:
         """``item``'s DTO encoded (``camel``: camelCase names), for GET /Items/{id}.
 
         A library row's DTO is kept in two parts. The DTO without UserData is a fragment in the
@@ -583,7 +589,10 @@ class ItemService:
         verdict while the content, the user's record and their rules are the same, the UserData
         while the user's data was not written (``Database.user_generation``). So a repeated request reads
         nothing; after a play-state write, only the user's data of the item; after a policy
-        change (a new user record), a library change or an edit, everything again."""
+        change (a new user record), a library change or an edit, everything again.
+
+        ``elsewhere``: the read of a miss (``item_parts_read``) in a reader process
+        (``ReaderPool.item``), which answers its result, or None when the owner reads it here."""
         key = normalize_guid(item_id)
         if key is None or key == ROOT_FOLDER_ID:
             return encode_wire(await self.item(item_id, viewer), camel)
@@ -611,26 +620,33 @@ class ItemService:
                 self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
                 return head + tail
 
-        def build(s: Session) -> tuple[bytes, bytes] | bool:
-            # found, checked (scope, parental rules, private playlists) and built in one read, as item()
-            row = get_row(s, key)
-            if row is None:
-                return False
-            if not self._row_visible(s, row, viewer):
-                return True
-            return item_parts(s, row, opts, self.server_id, camel)
-
-        # (its statements are on the DB-API cursor: one pooled connection, no Session, as a rule)
-        built = await self.db.read_driver(build)
-        if built is False:  # no library row: the user root folder, a by-name item, or 404
-            return encode_wire(await self.item(item_id, viewer), camel)
+        built = None if elsewhere is None else await elsewhere(key, viewer, opts, camel)
+        if built is None:  # (its statements are on the DB-API cursor: one pooled connection, no Session, as a rule)
+            built = await self.db.read_driver(self.item_parts_read, key, viewer, opts, camel)
         if built is True:
             self._keep_seen(key, user, parental, content, camel, False)
             raise NotFoundError(f"Item {item_id} not found.")
+        if not isinstance(built, tuple):  # no library row: the user root folder, a by-name item, or 404
+            return encode_wire(await self.item(item_id, viewer), camel)
         head, tail = built
         self.fragments.put(key, shape, deps, head)
         self._keep_seen(key, user, parental, content, camel, True, stamp, tail)
         return head + tail
+
+    def item_parts_read(self, s: Session, key: str, viewer: Viewer, opts: DtoOptions, camel: bool,
+                        types: frozenset[str] | None = None) -> tuple[bytes, bytes] | bool | None:
+        """A library row's DTO for ``item_reply``, found, checked (scope, parental rules, private
+        playlists) and built in one read, as ``item``: its two parts (``item_parts``); False when
+        there is no such row, True when the viewer may not see it; None when its type is not
+        one of ``types`` (a reader's kinds: the caller reads it itself)."""
+        row = get_row(s, key)
+        if row is None:
+            return False
+        if types is not None and row.type not in types:
+            return None
+        if not self._row_visible(s, row, viewer):
+            return True
+        return item_parts(s, row, opts, self.server_id, camel)
 
     def root_folder(self, viewer: Viewer) -> w.BaseItemDto:
         return w.BaseItemDto(Name="Media Folders", ServerId=self.server_id, Id=ROOT_FOLDER_ID,
