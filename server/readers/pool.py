@@ -10,8 +10,9 @@ requests are in flight (another only when the line's wait grows past ``GROW_WAIT
 ``max_readers``; ``auto`` starts them only on a core that stays free (``CpuGate``, every OS). A
 reader that handled nothing for
 ``idle_seconds`` is stopped, so an idle server has none. A reader that dies (or fails on a
-request) costs no request: what it held is answered by the owner, and the next busy moment
-starts a replacement. A single item that the owner does not keep (``item``: GET /Items/{id}'s
+request) costs no request it had not started to write: what it held is answered by the owner
+(a page whose client socket it held, the hand-off, may be partly written: that connection is
+closed, ``handoff.Lost``), and the next busy moment starts a replacement. A single item that the owner does not keep (``item``: GET /Items/{id}'s
 miss) goes to a reader that runs with room, or while the owner is the busier side; it never waits
 in the line, takes no page's slot and starts no reader.
 
