@@ -17,8 +17,8 @@ into a temporary folder and run with the same Python) it prints:
 Ratios are this tree / baseline. Python bytecode is compiled first for both trees (``compileall``),
 as an installed copy has it; ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
 
-Each figure is printed with its median, its runs and their fastest (``min``), and each ratio for
-both. On this machine (a KVM guest) the same start runs at two speeds: the runs fall into two groups
+Each figure is printed with its median and its runs, each time with the fastest run (``min``),
+and each ratio for the medians and for the fastest runs. On this machine (a KVM guest) the same start runs at two speeds: the runs fall into two groups
 about 1.4x apart (e.g. 0.9 and 1.3 s), in wall time and server CPU alike, with the same work (the
 same page faults; every phase of the start, even its first few imports, slower by the same
 factor); a fixed pure-Python loop pinned to one CPU, with no other process switched in, shows the
@@ -348,7 +348,7 @@ def measure_round(tree: Tree, args: argparse.Namespace, library: Path | None, in
 
 def summarize(out: dict[str, list[float]]) -> dict:
     return ({key: med(values) for key, values in out.items()} | {f"{key} runs": values for key, values in out.items()}
-            | {f"{key} min": min(values) for key, values in out.items() if values})
+            | {f"{key} min": min(values) for key, values in out.items() if values and key.endswith("[s]")})
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -465,8 +465,9 @@ def report(results: list[tuple[Tree, dict]], args: argparse.Namespace) -> None:
         for (tree, r), low in zip(results, fastest, strict=True):
             runs = r.get(f"{key} runs")
             if runs and len(runs) > 1:
-                print(f"    {tree.label[:22]:22s} runs: {', '.join(f'{x:.2f}' for x in runs)}   min {low:.2f}")
-        if len(fastest) > 1 and fastest[-1] and len(results[0][1].get(f"{key} runs") or ()) > 1:
+                print(f"    {tree.label[:22]:22s} runs: {', '.join(f'{x:.2f}' for x in runs)}"
+                      + (f"   min {low:.2f}" if low == low else ""))  # (NaN: a figure whose fastest run means nothing)
+        if len(fastest) > 1 and fastest[-1] and fastest[0] == fastest[0] and len(results[0][1].get(f"{key} runs") or ()) > 1:
             print(f"    {'ratio of the fastest runs':44s}{fastest[0] / fastest[-1]:.2f}")
 
 
