@@ -17,6 +17,15 @@ into a temporary folder and run with the same Python) it prints:
 Ratios are this tree / baseline. Python bytecode is compiled first for both trees (``compileall``),
 as an installed copy has it; ``PYTHONDONTWRITEBYTECODE`` would otherwise make every run compile.
 
+Each figure is printed with its median and its runs, each time with the fastest run (``min``),
+and each ratio for the medians and for the fastest runs. On this machine (a KVM guest) the same start runs at two speeds: the runs fall into two groups
+about 1.4x apart (e.g. 0.9 and 1.3 s), in wall time and server CPU alike, with the same work (the
+same page faults; every phase of the start, even its first few imports, slower by the same
+factor); a fixed pure-Python loop pinned to one CPU, with no other process switched in, shows the
+same two speeds, from one process to the next and within one. A median of 5 then says which group
+3 runs fell in. The fastest run is the least moved by it; the instruction counts of
+``bench/startup_callgrind.py`` not at all.
+
     python bench/startup.py --baseline 7ee0b87 [--runs 3] [--sizes 0,100000] [--no-tray] [--no-browse]
     python bench/startup.py --baseline main --library /work/tmp/s13/lib/100000   # a kept library, copied
     python bench/startup.py --binary dist/reelroom/reelroom-server [--compare]   # a PyInstaller build
@@ -338,7 +347,8 @@ def measure_round(tree: Tree, args: argparse.Namespace, library: Path | None, in
 
 
 def summarize(out: dict[str, list[float]]) -> dict:
-    return {key: med(values) for key, values in out.items()} | {f"{key} runs": values for key, values in out.items()}
+    return ({key: med(values) for key, values in out.items()} | {f"{key} runs": values for key, values in out.items()}
+            | {f"{key} min": min(values) for key, values in out.items() if values and key.endswith("[s]")})
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -442,7 +452,7 @@ def main() -> None:
 def report(results: list[tuple[Tree, dict]], args: argparse.Namespace) -> None:
     print(f"cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}, python {sys.version.split()[0]}, "
           f"{args.runs} runs each (medians), idle {args.idle:.0f} s before RSS")
-    keys = [k for k in results[0][1] if not k.endswith(" runs")]
+    keys = [k for k in results[0][1] if not k.endswith((" runs", " min"))]
     labels = [tree.label for tree, _ in results]
     print(f"{'':58s}" + "".join(f"{label[:22]:>24s}" for label in labels) + ("   ratio" if len(results) > 1 else ""))
     for key in keys:
@@ -451,10 +461,14 @@ def report(results: list[tuple[Tree, dict]], args: argparse.Namespace) -> None:
         if len(values) > 1 and values[-1]:
             line += f"   {values[0] / values[-1]:.2f}"
         print(line)
-        for (tree, r) in results:
+        fastest = [r.get(f"{key} min", float("nan")) for _, r in results]
+        for (tree, r), low in zip(results, fastest, strict=True):
             runs = r.get(f"{key} runs")
             if runs and len(runs) > 1:
-                print(f"    {tree.label[:22]:22s} runs: {', '.join(f'{x:.2f}' for x in runs)}")
+                print(f"    {tree.label[:22]:22s} runs: {', '.join(f'{x:.2f}' for x in runs)}"
+                      + (f"   min {low:.2f}" if low == low else ""))  # (NaN: a figure whose fastest run means nothing)
+        if len(fastest) > 1 and fastest[-1] and fastest[0] == fastest[0] and len(results[0][1].get(f"{key} runs") or ()) > 1:
+            print(f"    {'ratio of the fastest runs':44s}{fastest[0] / fastest[-1]:.2f}")
 
 
 if __name__ == "__main__":
