@@ -26,6 +26,7 @@ from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
+from server.library.browse.mix_fill import MixFill
 from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
@@ -665,6 +666,12 @@ class RelatedService:
         self.db = db
         self.items = items
         self._mix_store = _MixStore()
+        #: the store filled ahead of time for the shapes mixes are asked with (mix_fill.py)
+        self.mix_fill = MixFill(db, items)
+
+    def close(self) -> None:
+        """Stop the mix fill (before the fragment store closes)."""
+        self.mix_fill.close()
 
     def _result(self, s: Session, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         """The rows' DTOs, built in the read that found them (one thread hop, one session)."""
@@ -702,8 +709,9 @@ class RelatedService:
         store, the picked ids' stored fragments of the current epoch are used as they are and only
         the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does) and
         stored by the store's writer thread; while mixes rarely find their tracks stored, most
-        mixes do not ask the store (``_MixStore``). Without the store the fragments are built (the
-        same bytes)."""
+        mixes do not ask the store (``_MixStore``), unless the mix fill (mix_fill.py) covered the
+        mix's shape in the current epoch: then every mix asks, reading its candidates' ids only.
+        Without the store the fragments are built (the same bytes)."""
         key = normalize_guid(item_id) if item_id is not None else None
         if key is not None:  # the seed found in the mix's own read (one thread hop and session, not two)
             seed_pick = self._mix_pick(None, INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000), viewer)
@@ -730,12 +738,16 @@ class RelatedService:
     async def _instant_mix_read(self, viewer: Viewer, opts: DtoOptions, camel: bool,
                                 pick: Callable[[Session], _Pick]) -> bytes:
         use = self.items.store_use(opts, camel)  # before the read
+        # (the store filled for this shape and epoch: every pick asks it; see mix_fill.py)
+        filled = use is not None and self.mix_fill.filled(use)
+        if use is not None:
+            self.mix_fill.want(use, opts, camel)
 
         def read(s: Session) -> bytes:
             mix = self._mix_store
-            ask = use is not None and mix.ask()
+            ask = use is not None and (filled or mix.ask())
             # the playable test reads the candidates' rows too, unless most picks are likely stored
-            rows: dict[str, ItemRow] | None = None if ask and mix.share >= 0.5 else {}
+            rows: dict[str, ItemRow] | None = None if ask and (filled or mix.share >= 0.5) else {}
             # (a mix that does not ask stores nothing: its rows need only the columns the build
             # reads, ~25 of the 57 not read; one that asks digests whole rows)
             ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts))
@@ -744,7 +756,10 @@ class RelatedService:
             entries: dict[str, Any] = use.fetch(s, ids, rows) if ask else rows  # type: ignore[union-attr,assignment]
             ordered = [entries[i] for i in ids if i in entries]
             if ask:
-                mix.seen(len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow), len(ordered))
+                stored = len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow)
+                mix.seen(stored, len(ordered))
+                if filled:
+                    self.mix_fill.seen(use, stored, len(ordered))  # type: ignore[arg-type]
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=len(ordered), StartIndex=0),
                                 camel)
             # (no in-memory fragment cache: a mix's random picks would push the pages' fragments out)
