@@ -29,6 +29,9 @@ viewer's user data (in-process at 100k: ~5-6 ms of CPU against ~15-20 built, loa
   ``max_bytes`` (estimated from its first batch) is not filled; the store's own cap and pruning
   hold as for any fragment.
 
+Each pass also keeps the tracks of its content generation in memory (``TrackMap``: ~17 bytes a
+track), where a filled mix of a viewer without parental rules runs its playable test.
+
 ``filled(use)``: the last pass of ``use``'s shape covered every track in ``use``'s epoch. A mix
 then reads its candidates' ids only and asks the store for all of them (a track the pass did not
 find, added or pruned since, is read and built as before). It is a hint, never a promise: each
@@ -38,11 +41,15 @@ bytes are right whatever it says.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import os
+import struct
 import threading
 import time
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +57,7 @@ from sqlalchemy import func, select
 
 from server.db.handles import items
 from server.library.catalog.dto import DtoOptions
-from server.library.catalog.fragment_store import Stored, StoreUse
+from server.library.catalog.fragment_store import Stored, StoreUse, item_keys
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -94,6 +101,8 @@ class MixFill:
         self.passes = 0  # complete passes (tests, logs)
         self.built = 0  # tracks read and built or checked by the passes
         self.cpu = 0.0  # the fill thread's CPU seconds in its batches
+        #: the tracks of the content generation of the last pass (``tracks``)
+        self._tracks: TrackMap | None = None
 
     # -- the mix's side ------------------------------------------------------------------------
 
@@ -124,6 +133,12 @@ class MixFill:
         """The last pass of ``use``'s shape covered every track in ``use``'s epoch."""
         found = self._shapes.get(use.shape)
         return found is not None and use.epoch != 0 and found.epoch == use.epoch
+
+    def tracks(self, generation: int) -> TrackMap | None:
+        """The track map of ``generation`` (the content generation taken before the mix's read),
+        once a pass made it; None otherwise."""
+        found = self._tracks
+        return found if found is not None and found.generation == generation else None
 
     def seen(self, use: StoreUse, stored: int, total: int) -> None:
         """A filled mix found ``stored`` of its ``total`` tracks current in the store. Well under
@@ -193,7 +208,13 @@ class MixFill:
         if store is None or use is None or use.shape != key:
             return
         epoch = use.epoch
-        total = self.db.read_sync(_track_count)
+        if self._tracks is None or self._tracks.generation != self.db.content_generation:
+            self._tracks = None
+            generation = self.db.content_generation  # (before the read)
+            tracks = self.db.read_sync(_track_map, generation)
+            if self.db.content_generation == generation:
+                self._tracks = tracks
+        total = len(self._tracks.keys) if self._tracks is not None else self.db.read_sync(_track_count)
         dropped = store.dropped
         quiet = _Quiet(store)
         sized = False
@@ -263,6 +284,94 @@ def _next_tracks(s: Any, after: Any) -> list[tuple[Any, str]]:
                        f"AND coalesce(owner_id, '') = '' ORDER BY {key} LIMIT {BATCH}",
                        ((0 if sqlite else "") if after is None else after,))
         return [(r[0], r[1]) for r in cursor.fetchall()]
+    finally:
+        cursor.close()
+
+
+class TrackMap:
+    """Every track a mix may pick (audio, not an extra) with its library, for one content
+    generation: the playable test of a filled mix for a viewer without parental rules, in memory
+    instead of ~220 random row lookups in SQLite (~12% of a filled mix's CPU). Two sorted arrays
+    and one of library numbers, ~17 bytes a track (1.6 MB at 95k): a track's store key
+    (``item_key``) and its id's low 64 bits, which together are the whole 128-bit id (the key is
+    the high half mixed with the low half), so a match is exact, never a shared key's."""
+
+    __slots__ = ("generation", "keys", "libraries", "libs", "lows")
+
+    def __init__(self, generation: int, chunks: Iterable[Sequence[tuple[str, str]]]) -> None:
+        """``chunks``: (id, library or '') of every track, a few thousand at a time (no list of
+        them all: ~100k rows as tuples left several MB of small objects in the heap)."""
+        self.generation = generation
+        self.libraries: list[str] = []
+        number: dict[str, int] = {}
+        keys, lows, libs = array("q"), array("q"), array("H")
+        for rows in chunks:
+            try:
+                ids = [r[0] for r in rows]
+                low = _lows(ids)
+            except ValueError:  # (an id that is no 32-hex id: left out; a mix asking about it asks the database)
+                rows = [r for r in rows if _hex(r[0])]
+                ids = [r[0] for r in rows]
+                low = _lows(ids)
+            keys.extend(item_keys(ids))
+            lows.extend(low)
+            for _, lib in rows:
+                n = number.get(lib)
+                if n is None:
+                    n = number[lib] = len(self.libraries)
+                    self.libraries.append(lib)
+                libs.append(n)
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        self.keys = array("q", [keys[i] for i in order])
+        self.lows = array("q", [lows[i] for i in order])
+        self.libs = array("H", [libs[i] for i in order])
+
+    def playable(self, ids: list[str], allowed: frozenset[str] | None) -> set[str] | None:
+        """The ids that are tracks of the ``allowed`` libraries (None: every library); None when
+        an id is no 32-hex id (the map cannot tell: the caller asks the database)."""
+        if not all(len(i) == 32 for i in ids):
+            return None
+        try:
+            lows = _lows(ids)
+        except ValueError:
+            return None
+        numbers = None if allowed is None else {n for n, lib in enumerate(self.libraries) if lib in allowed}
+        keys, own_lows, libs, at, end = self.keys, self.lows, self.libs, bisect.bisect_left, len(self.keys)
+        out: set[str] = set()
+        for item_id, k, lo in zip(ids, item_keys(ids), lows, strict=True):
+            i = at(keys, k)
+            while i < end and keys[i] == k:
+                if own_lows[i] == lo:
+                    if numbers is None or libs[i] in numbers:
+                        out.add(item_id)
+                    break
+                i += 1
+        return out
+
+
+def _hex(item_id: str) -> bool:
+    try:
+        return len(bytes.fromhex(item_id)) == 16 and len(item_id) == 32
+    except ValueError:
+        return False
+
+
+def _lows(ids: list[str]) -> list[int]:
+    """The low 64 bits of 32-hex ids, as ``item_keys`` reads them (ValueError: not hex)."""
+    raw = bytes.fromhex("".join(ids))
+    if len(raw) != 16 * len(ids):
+        raise ValueError("not 32-hex ids")
+    return list(struct.unpack(f">{2 * len(ids)}q", raw)[1::2])
+
+
+def _track_map(s: Any, generation: int) -> TrackMap:
+    """The ``TrackMap`` of every track (``_TRACK``), read on the DB-API cursor 5,000 at a time."""
+    conn = s.connection()
+    cursor = conn.connection.dbapi_connection.cursor()
+    try:
+        cursor.execute("SELECT id, coalesce(library_id, '') FROM items WHERE coalesce(type, '') = 'Audio' "
+                       "AND coalesce(owner_id, '') = ''")
+        return TrackMap(generation, iter(lambda: cursor.fetchmany(5000), []))
     finally:
         cursor.close()
 

@@ -26,7 +26,7 @@ from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
-from server.library.browse.mix_fill import MixFill
+from server.library.browse.mix_fill import MixFill, TrackMap
 from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
@@ -432,7 +432,7 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
 
 def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None,
-            columns: tuple[str, ...] | None = None) -> list[str]:
+            columns: tuple[str, ...] | None = None, tracks: TrackMap | None = None) -> list[str]:
     """Ids of audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates are drawn from ``item_values`` by ``_draw`` (a bounded number of index range reads,
     whatever the size of the genres, shuffled); the first of them are checked with the playable
@@ -441,7 +441,9 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
     the playable candidates' whole rows into it (the mix's rows then need no second read of the
     same rows by id: ~2 ms of 200 wide rows at 100k items), else only their ids (the picked ids'
     stored fragments, or rows, are read after). ``columns`` (``dto.row_columns``): only those of
-    the rows are read, the others are None (rows for a reply that stores no fragment of them)."""
+    the rows are read, the others are None (rows for a reply that stores no fragment of them).
+    ``tracks`` (the mix fill's ``TrackMap``, with no ``rows`` and no parental rules): the playable
+    test in memory, the same answer (``test_mix_fill.py``)."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
     pairs = [("Genre", g) for g in genres] + [(k, a) for a in artists for k in ("Artist", "AlbumArtist")]
@@ -463,7 +465,9 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             chunk = fresh[start:start + size]
             start += size
             checked.update(chunk)
-            playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
+            playable = tracks.playable(chunk, allowed) if tracks is not None else None
+            if playable is None:
+                playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
             found.update((i, None) for i in chunk if i in playable)
             share = max(0.05, len(found) / len(checked))
         if len(found) >= wanted:
@@ -737,9 +741,13 @@ class RelatedService:
 
     async def _instant_mix_read(self, viewer: Viewer, opts: DtoOptions, camel: bool,
                                 pick: Callable[[Session], _Pick]) -> bytes:
+        generation = self.db.content_generation
         use = self.items.store_use(opts, camel)  # before the read
         # (the store filled for this shape and epoch: every pick asks it; see mix_fill.py)
         filled = use is not None and self.mix_fill.filled(use)
+        # (and, for a viewer without parental rules, the playable test in memory)
+        rules = viewer.parental
+        tracks = self.mix_fill.tracks(generation) if filled and not (rules is not None and rules.active) else None
         if use is not None:
             self.mix_fill.want(use, opts, camel)
 
@@ -750,7 +758,7 @@ class RelatedService:
             rows: dict[str, ItemRow] | None = None if ask and (filled or mix.share >= 0.5) else {}
             # (a mix that does not ask stores nothing: its rows need only the columns the build
             # reads, ~25 of the 57 not read; one that asks digests whole rows)
-            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts))
+            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts), tracks if rows is None else None)
             # (a mix that did not ask stores nothing either: storing every built track cost the
             # store's writer ~5 ms of CPU a mix of random tracks, more than a later hit saves)
             entries: dict[str, Any] = use.fetch(s, ids, rows) if ask else rows  # type: ignore[union-attr,assignment]

@@ -203,3 +203,23 @@ def test_the_fill_waits_while_the_rest_of_the_process_is_busy() -> None:
     assert quiet.wait(stop)
     stop.set()
     assert not quiet.wait(stop)  # stopping
+
+
+def test_the_track_map_answers_the_playable_test_as_the_database_does(live: LiveServer) -> None:
+    from server.library.browse.related import _playable_ids
+
+    libraries = live.extra["libraries"]
+    alpha = _track(live, "Alpha")
+    with live.admin() as c:
+        _filled(live, c, f"/Songs/{alpha}/InstantMix", {**PARAMS, "userId": live.admin_id})
+    db = live.ctx.db
+    tracks = live.ctx.browse.related.mix_fill.tracks(db.content_generation)
+    assert tracks is not None and len(tracks.keys) == 6
+    every = [i.id for i in items(live)]  # tracks, albums, artists, folders, libraries
+    for allowed in (None, frozenset([libraries["a"]]), frozenset([libraries["b"]]), frozenset(libraries.values()),
+                    frozenset()):
+        expected = db.read_sync(lambda s, allowed=allowed: _playable_ids(s, every, allowed, None))
+        assert tracks.playable(every, allowed) == expected, allowed
+        assert bool(expected) == (allowed != frozenset()), allowed
+    assert tracks.playable(["not-an-id", alpha], None) is None  # (not 32-hex: the database answers)
+    assert live.ctx.browse.related.mix_fill.tracks(db.content_generation + 1) is None  # another generation's
