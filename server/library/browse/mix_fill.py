@@ -101,6 +101,7 @@ class MixFill:
         self.passes = 0  # complete passes (tests, logs)
         self.built = 0  # tracks read and built or checked by the passes
         self.cpu = 0.0  # the fill thread's CPU seconds in its batches
+        self.share_of_store = SHARE_OF_STORE
         #: the tracks of the content generation of the last pass (``tracks``)
         self._tracks: TrackMap | None = None
 
@@ -235,10 +236,10 @@ class MixFill:
             if not sized and made[1]:  # the first fragments seen tell the shape's size
                 sized = True
                 estimate = made[2] / made[1] * total * _OVERHEAD
-                if estimate > store.max_bytes * SHARE_OF_STORE:
+                if estimate > store.max_bytes * self.share_of_store:
                     shape.too_big = True
                     log.info("InstantMix fill: ~%.0f MiB for %d tracks is over %d%% of the fragment store; "
-                             "not filled", estimate / 2 ** 20, total, SHARE_OF_STORE * 100)
+                             "not filled", estimate / 2 ** 20, total, self.share_of_store * 100)
                     return
         if store.dropped != dropped:  # the writer fell behind and dropped some: another pass
             return
