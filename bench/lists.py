@@ -19,6 +19,11 @@ asked of one and then of the other, so a busy machine's load falls on both alike
 checkout) into DIR and both servers run on copies of it (the checkouts must share the schema up
 to migrations the baseline's server applies on start).
 
+``--settle``: after each list's three warm-up asks, wait until every server is idle (under 3% of
+a core in each of 10 seconds in a row) and print how long that took and the CPU used meanwhile: background work
+the first asks started (InstantMix's fill of the fragment store, mix_fill.py) is done before the
+timed requests, and its cost is printed apart.
+
 ``--parental RATING`` measures as a user with parental rules: the signed-in user's policy gets
 MaxParentalRating RATING (12: every movie, rated PG-13, is hidden, music and shows stay), so the
 by-name lists, filters and search hints take the viewer's parental conditions (the kept counts
@@ -323,6 +328,7 @@ ONLY: list[str] = []  # --only: name prefixes of the lists to measure (all when 
 COLD = False  # --cold: a play-state write (untimed) before every request
 PARENTAL: int | None = None  # --parental: the user's MaxParentalRating
 PARTLY_HIDDEN = False  # --partly-hidden: a third of the movies and tracks rated R
+SETTLE = False  # --settle: after each list's warm-up, wait until every server is idle
 
 
 def set_parental(url: str, token: str, user_id: str, rating: int) -> None:
@@ -420,12 +426,30 @@ def measure_interleaved(servers: list[tuple[str, str, str, int]], n: int) -> lis
                     if i >= 3:  # warm-up
                         times[j].append(dt)
                         cpu[j] += c1 - c0
+                if i == 2 and SETTLE:  # --settle: what the server does after the warm-up, let finish
+                    for j in range(len(servers)):
+                        waited, used = settle(servers[j][3])
+                        print(f"  ({name}: server {j} settled after {waited:.1f} s, {used:.2f} s of CPU meanwhile)",
+                              flush=True)
             for j in range(len(servers)):
                 outs[j][name] = (times[j], cpu[j] / 1e6 / n, first[j])
         return outs
     finally:
         for c in clients:
             c.close()
+
+
+def settle(pid: int, quiet: int = 10, limit: float = 900.0) -> tuple[float, float]:
+    """Wait until the server used under 3% of a core in each of ``quiet`` seconds in a row
+    (background work the first asks started, e.g. InstantMix's fill of the fragment store, which
+    begins once the library was left alone 5 s); (seconds waited, CPU seconds meanwhile)."""
+    t0, c0 = time.monotonic(), cpu_ns(pid)
+    calm = 0
+    while time.monotonic() - t0 < limit and calm < quiet:
+        c1 = cpu_ns(pid)
+        time.sleep(1.0)
+        calm = calm + 1 if cpu_ns(pid) - c1 < 0.03e9 else 0
+    return time.monotonic() - t0, (cpu_ns(pid) - c0) / 1e9
 
 
 def prepare(root: Path, size: int, data: Path) -> None:
@@ -545,6 +569,8 @@ def main() -> None:
                         "each server's copy (with --parental 13: libraries partly hidden from the user)")
     parser.add_argument("--interleave", action="store_true", help="with --baseline: both servers run at once and "
                         "each request goes to one, then the other (the machine's load the same for both)")
+    parser.add_argument("--settle", action="store_true", help="after each list's warm-up asks, wait until every "
+                        "server is idle (background work they started, e.g. InstantMix's fill: its time and CPU printed)")
     parser.add_argument("--build-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_only:
@@ -556,6 +582,8 @@ def main() -> None:
     PARENTAL = args.parental
     global PARTLY_HIDDEN
     PARTLY_HIDDEN = args.partly_hidden
+    global SETTLE
+    SETTLE = args.settle
     if args.only:
         ONLY.extend(o.strip() for o in args.only.split(",") if o.strip())
     print(f"cpus: {os.cpu_count()}; one client, keep-alive; {args.requests} requests per list; target p50 <= 10 ms, "

@@ -7,6 +7,10 @@ code is seen apart from HTTP.
     python bench/lists_profile.py DATA [--rounds 60] [--only NAME,...] [--profile NAME] [--cold] [--store-all]
                                   [--parental RATING]
 
+``--fill``: one mix is asked and the mix fill's pass (server/library/browse/mix_fill.py) waited
+for, with its time, its thread's CPU and the store writer's; ``--fill-again`` then writes to the
+library (a track's name) and waits for the pass that checks every fragment again.
+
 ``--store-all``: every track's fragment of InstantMix's shape is stored first (with its time), so
 the mixes come from the fragment store (``RelatedService.instant_mix_reply``); without it a mix
 over 95k tracks finds few of its tracks stored.
@@ -52,7 +56,8 @@ sys.path.insert(0, str(ROOT))
 
 
 async def run(data: Path, rounds: int, only: list[str], profile: str | None, cold: bool = False,
-              store_all: bool = False, parental: int | None = None) -> None:
+              store_all: bool = False, parental: int | None = None, fill: bool = False,
+              fill_again: bool = False) -> None:
     from sqlalchemy import text
 
     from server.context import ServerContext, ServerOptions
@@ -139,6 +144,28 @@ async def run(data: Path, rounds: int, only: list[str], profile: str | None, col
             ctx.items.store.flush()
         print(f"    (stored {len(every)} tracks' fragments in {time.monotonic() - t0:.1f} s, "
               f"{time.process_time() - c0:.1f} s CPU)", flush=True)
+
+    if fill and ctx.items.store is not None:  # --fill: the mix fill's passes (mix_fill.py), timed
+        filler = related.mix_fill
+
+        async def settle(label: str) -> None:
+            passes, built, t0 = filler.passes, filler.built, time.monotonic()
+            c0, w0 = filler.cpu, ctx.items.store.write_seconds
+            while filler.passes == passes and time.monotonic() - t0 < 900:
+                await asyncio.sleep(0.2)
+            ctx.items.store.flush()
+            print(f"    (mix fill {label}: {time.monotonic() - t0:.1f} s, fill thread {filler.cpu - c0:.1f} s "
+                  f"CPU, store writer {ctx.items.store.write_seconds - w0:.1f} s, {filler.built - built} tracks "
+                  f"read; store {ctx.items.store.used_bytes() / 2 ** 20:.0f} MiB)", flush=True)
+
+        await related.instant_mix_reply(viewer, opts("PrimaryImageAspectRatio"), 200, False, item_id=tracks[0])
+        await settle("first pass")
+        if fill_again:  # a library write (a track's name): every fragment is checked again
+            row = marks[0]
+            await db.write(lambda s: s.execute(text("UPDATE items SET name = name || ' ' WHERE id = :i"),
+                                               {"i": row.id}))
+            await related.instant_mix_reply(viewer, opts("PrimaryImageAspectRatio"), 200, False, item_id=tracks[0])
+            await settle("after a library write")
 
     def latest(parent: str):  # type: ignore[no-untyped-def]
         # as GetLatestMedia asks it: the library kind's types, played items hidden
@@ -261,6 +288,10 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="a play-state write (untimed) before every call")
     parser.add_argument("--store-all", action="store_true",
                         help="store every track's fragment (InstantMix's shape) first: mixes from the store")
+    parser.add_argument("--fill", action="store_true",
+                        help="ask one mix and wait for the mix fill's pass (mix_fill.py), with its time and CPU")
+    parser.add_argument("--fill-again", action="store_true",
+                        help="--fill, then a library write and the pass that checks every fragment again")
     parser.add_argument("--parental", type=int, metavar="RATING", help="the viewer's MaxParentalRating")
     parser.add_argument("--partly-hidden", action="store_true",
                         help="in the copy: rate every third movie and every third track R (a library that "
@@ -272,7 +303,7 @@ def main() -> None:
         if args.partly_hidden:
             rate_a_third(data)
         asyncio.run(run(data, args.rounds, [o for o in args.only.split(",") if o], args.profile, args.cold,
-                        args.store_all, args.parental))
+                        args.store_all, args.parental, args.fill or args.fill_again, args.fill_again))
 
 
 if __name__ == "__main__":

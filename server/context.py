@@ -379,7 +379,10 @@ class ServerContext:
     def _related(self) -> RelatedService:
         from server.library.browse.related import RelatedService
 
-        return RelatedService(self.db, self.items)
+        related = RelatedService(self.db, self.items)
+        # (closers run last made first: the mix fill stops before the fragment store closes)
+        self.on_close(lambda: asyncio.to_thread(related.close))
+        return related
 
     def _editing(self) -> EditingService:
         from server.library.browse.editing import EditingService

@@ -26,6 +26,7 @@ from server.db.handles import playlist_entries as entries
 from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
+from server.library.browse.mix_fill import MixFill, TrackMap
 from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
@@ -431,7 +432,7 @@ def mix_rows(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
 
 def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             parental: ParentalRules | None = None, rows: dict[str, ItemRow] | None = None,
-            columns: tuple[str, ...] | None = None) -> list[str]:
+            columns: tuple[str, ...] | None = None, tracks: TrackMap | None = None) -> list[str]:
     """Ids of audio sharing a genre or an artist with the seed, in random order, the seed song first.
     Candidates are drawn from ``item_values`` by ``_draw`` (a bounded number of index range reads,
     whatever the size of the genres, shuffled); the first of them are checked with the playable
@@ -440,7 +441,9 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
     the playable candidates' whole rows into it (the mix's rows then need no second read of the
     same rows by id: ~2 ms of 200 wide rows at 100k items), else only their ids (the picked ids'
     stored fragments, or rows, are read after). ``columns`` (``dto.row_columns``): only those of
-    the rows are read, the others are None (rows for a reply that stores no fragment of them)."""
+    the rows are read, the others are None (rows for a reply that stores no fragment of them).
+    ``tracks`` (the mix fill's ``TrackMap``, with no ``rows`` and no parental rules): the playable
+    test in memory, the same answer (``test_mix_fill.py``)."""
     genres = sorted(seed.values.get("Genre", ()))
     artists = sorted(seed.values.get("Artist", set()) | seed.values.get("AlbumArtist", set()))
     pairs = [("Genre", g) for g in genres] + [(k, a) for a in artists for k in ("Artist", "AlbumArtist")]
@@ -462,7 +465,9 @@ def mix_ids(s: Session, seed: Seed, limit: int, allowed: frozenset[str] | None,
             chunk = fresh[start:start + size]
             start += size
             checked.update(chunk)
-            playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
+            playable = tracks.playable(chunk, allowed) if tracks is not None else None
+            if playable is None:
+                playable = _playable_ids(s, chunk, allowed, parental, rows, columns)
             found.update((i, None) for i in chunk if i in playable)
             share = max(0.05, len(found) / len(checked))
         if len(found) >= wanted:
@@ -665,6 +670,12 @@ class RelatedService:
         self.db = db
         self.items = items
         self._mix_store = _MixStore()
+        #: the store filled ahead of time for the shapes mixes are asked with (mix_fill.py)
+        self.mix_fill = MixFill(db, items)
+
+    def close(self) -> None:
+        """Stop the mix fill (before the fragment store closes)."""
+        self.mix_fill.close()
 
     def _result(self, s: Session, rows: list[ItemRow], opts: DtoOptions) -> w.BaseItemDtoQueryResult:
         """The rows' DTOs, built in the read that found them (one thread hop, one session)."""
@@ -702,8 +713,9 @@ class RelatedService:
         store, the picked ids' stored fragments of the current epoch are used as they are and only
         the other ids' rows are read and built (``StoreUse.fetch``, as a GetItems page does) and
         stored by the store's writer thread; while mixes rarely find their tracks stored, most
-        mixes do not ask the store (``_MixStore``). Without the store the fragments are built (the
-        same bytes)."""
+        mixes do not ask the store (``_MixStore``), unless the mix fill (mix_fill.py) covered the
+        mix's shape in the current epoch: then every mix asks, reading its candidates' ids only.
+        Without the store the fragments are built (the same bytes)."""
         key = normalize_guid(item_id) if item_id is not None else None
         if key is not None:  # the seed found in the mix's own read (one thread hop and session, not two)
             seed_pick = self._mix_pick(None, INSTANT_MIX_LIMIT if limit is None else min(limit, 10_000), viewer)
@@ -729,22 +741,33 @@ class RelatedService:
 
     async def _instant_mix_read(self, viewer: Viewer, opts: DtoOptions, camel: bool,
                                 pick: Callable[[Session], _Pick]) -> bytes:
+        generation = self.db.content_generation
         use = self.items.store_use(opts, camel)  # before the read
+        # (the store filled for this shape and epoch: every pick asks it; see mix_fill.py)
+        filled = use is not None and self.mix_fill.filled(use)
+        # (and, for a viewer without parental rules, the playable test in memory)
+        rules = viewer.parental
+        tracks = self.mix_fill.tracks(generation) if filled and not (rules is not None and rules.active) else None
+        if use is not None:
+            self.mix_fill.want(use, opts, camel)
 
         def read(s: Session) -> bytes:
             mix = self._mix_store
-            ask = use is not None and mix.ask()
+            ask = use is not None and (filled or mix.ask())
             # the playable test reads the candidates' rows too, unless most picks are likely stored
-            rows: dict[str, ItemRow] | None = None if ask and mix.share >= 0.5 else {}
+            rows: dict[str, ItemRow] | None = None if ask and (filled or mix.share >= 0.5) else {}
             # (a mix that does not ask stores nothing: its rows need only the columns the build
             # reads, ~25 of the 57 not read; one that asks digests whole rows)
-            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts))
+            ids = mix_ids(s, *pick(s), rows, None if ask else row_columns(opts), tracks if rows is None else None)
             # (a mix that did not ask stores nothing either: storing every built track cost the
             # store's writer ~5 ms of CPU a mix of random tracks, more than a later hit saves)
             entries: dict[str, Any] = use.fetch(s, ids, rows) if ask else rows  # type: ignore[union-attr,assignment]
             ordered = [entries[i] for i in ids if i in entries]
             if ask:
-                mix.seen(len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow), len(ordered))
+                stored = len(ordered) - sum(1 for e in ordered if e.__class__ is ItemRow)
+                mix.seen(stored, len(ordered))
+                if filled:
+                    self.mix_fill.seen(use, stored, len(ordered))  # type: ignore[arg-type]
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=len(ordered), StartIndex=0),
                                 camel)
             # (no in-memory fragment cache: a mix's random picks would push the pages' fragments out)
