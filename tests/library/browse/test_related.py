@@ -87,6 +87,27 @@ def test_instant_mixes(browse_server):
         assert c.get(f"/Songs/{songs['Tune 2']}/InstantMix", params={"limit": -5}).status_code == 400
 
 
+def test_a_user_with_no_library_gets_empty_mixes_and_similar_lists(browse_server):
+    """A user whose policy allows no library at all: a mix by genre name is empty and items of the
+    libraries are 404, as /Items is -- never a 500 (its allowed set is never empty: the playlists
+    folder and Live TV stay in it, so no SQL ``IN ()`` reaches PostgreSQL; this checks it on both)."""
+    live = browse_server
+    songs = ids_by_name(live, "Audio")
+    movies = ids_by_name(live, "Movie")
+    _, token = new_user(live, "nolibraries", EnableAllFolders=False, EnabledFolders=[])
+    with live.client(token, device="nolibraries") as c:
+        assert c.get("/Items", params={"recursive": "true"}).json()["Items"] == []
+        for genre in ("Rock", "Pop"):
+            r = c.get(f"/MusicGenres/{genre}/InstantMix")
+            assert r.status_code == 200, r.text
+            assert r.json()["Items"] == [] and r.json()["TotalRecordCount"] == 0
+        for path in (f"/Songs/{songs['Tune 2']}/InstantMix", f"/Items/{songs['Tune 2']}/InstantMix",
+                     f"/Items/{movies['Inception']}/Similar"):
+            r = c.get(path)
+            assert r.status_code == 404, (path, r.text)
+            assert r.headers["content-type"].startswith("application/problem+json")
+
+
 def test_theme_media(browse_server):
     live = browse_server
     inception = one(live, type="Movie", name="Inception").id
