@@ -98,8 +98,13 @@ def source_format(path: str) -> str | None:
 
 
 class ImageCache:
-    def __init__(self, root: Path, workers: int | None = None) -> None:
+    def __init__(self, root: Path, workers: int | None = None, local_root: Path | None = None) -> None:
         self.root = root
+        # sources under this folder (the server's data folder: its database, log and metadata
+        # images live there, and the event loop already writes its log there) are stat'ed on the
+        # event loop when their rendering is in memory: no thread hop for a hit or a 304 of them.
+        # Any other source (a library folder, maybe a network share) is stat'ed on a thread only.
+        self._local_prefix = os.path.join(os.path.abspath(local_root), "") if local_root else None
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="image-render")
         # the look-ups (a stat, maybe a cache file read): the most recently idle thread first, the
@@ -118,14 +123,46 @@ class ImageCache:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._lookups.shutdown(wait=False)
 
-    # -- lookup (blocking: run in a thread) ----------------------------------------------
+    # -- lookup --------------------------------------------------------------------------
 
     async def lookup(self, source: str, options: RenderOptions, if_none_match: str | None = None,
                      if_modified_since: str | None = None) -> Prepared:
-        """``prepare`` on one of the look-up threads."""
+        """``prepare`` on one of the look-up threads; a 304 or an in-memory rendering of a source
+        in the data folder is answered here, on the loop, with the same stat and the same answer."""
+        prefix = self._local_prefix
+        if prefix is not None and os.path.normpath(source).startswith(prefix):
+            known = self._known.get((source, options))
+            if known is not None:
+                try:
+                    stat = os.stat(source)
+                except OSError:
+                    stat = None  # (the thread's look-up reports it)
+                if stat is not None and known.mtime_ns == stat.st_mtime_ns and known.size == stat.st_size:
+                    answered = self._answer(source, options, known, stat, if_none_match, if_modified_since)
+                    if answered is not None:
+                        return answered
         prepared: Prepared = await self._lookups.submit(self.prepare, source, options, if_none_match,
                                                         if_modified_since)
         return prepared
+
+    def _answer(self, source: str, options: RenderOptions, known: _Known, stat: os.stat_result,
+                if_none_match: str | None, if_modified_since: str | None) -> Prepared | None:
+        """A 304, or the rendering's bytes when they are in memory; None when a file must be read
+        (the untouched source, or the rendering from the disk cache)."""
+        etag, modified = known.etag, known.last_modified
+        if if_none_match is not None:
+            unchanged = etag_matches(if_none_match, etag, weak=True)
+        else:
+            since = parse_http_date(if_modified_since)
+            unchanged = since is not None and int(stat.st_mtime) <= since
+        if unchanged:
+            return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
+        if options.is_identity() and source_format(source) == options.fmt:
+            return None
+        body = self._hot.get(known.key)
+        if body is None:
+            return None
+        return Prepared(known.key, etag, known.media_type, known.cache_path, body, modified)
 
     def prepare(self, source: str, options: RenderOptions, if_none_match: str | None = None,
                 if_modified_since: str | None = None) -> Prepared:
@@ -138,28 +175,22 @@ class ImageCache:
         known = self._known.get((source, options))
         if known is None or known.mtime_ns != stat.st_mtime_ns or known.size != stat.st_size:
             known = self._resolve(source, options, stat)
+        answered = self._answer(source, options, known, stat, if_none_match, if_modified_since)
+        if answered is not None:
+            return answered
         etag, modified = known.etag, known.last_modified
-        if if_none_match is not None:
-            unchanged = etag_matches(if_none_match, etag, weak=True)
-        else:
-            since = parse_http_date(if_modified_since)
-            unchanged = since is not None and int(stat.st_mtime) <= since
-        if unchanged:
-            return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified, not_modified=True)
         if options.is_identity() and source_format(source) == options.fmt:
             return Prepared(known.key, etag, known.media_type, known.cache_path, _read(source), modified)
-        body = self._hot.get(known.key)
-        if body is None:
-            try:
-                body = known.cache_path.read_bytes()
-            except OSError:
-                return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified)
-            try:
-                if time.time() - known.cache_path.stat().st_mtime > TOUCH_AFTER:
-                    os.utime(known.cache_path)
-            except OSError:
-                pass
-            self._hot.put(known.key, body)
+        try:
+            body = known.cache_path.read_bytes()
+        except OSError:
+            return Prepared(known.key, etag, known.media_type, known.cache_path, None, modified)
+        try:
+            if time.time() - known.cache_path.stat().st_mtime > TOUCH_AFTER:
+                os.utime(known.cache_path)
+        except OSError:
+            pass
+        self._hot.put(known.key, body)
         return Prepared(known.key, etag, known.media_type, known.cache_path, body, modified)
 
     def _resolve(self, source: str, options: RenderOptions, stat: os.stat_result) -> _Known:

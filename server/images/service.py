@@ -126,7 +126,7 @@ class ImageService:
         self.users = users
         self.metadata_dir = paths.metadata_dir
         self.users_dir = paths.data_dir / "users"
-        self.cache = ImageCache(paths.image_cache_dir)
+        self.cache = ImageCache(paths.image_cache_dir, local_root=paths.data_dir)
         self.by_name_index = byname.ByNameIndex(self.metadata_dir)
         # item id -> (database generation it was read at, Target): a library item's image list
         # (items.images_json) without a database round trip while nothing was written since

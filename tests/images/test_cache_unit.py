@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -133,5 +134,55 @@ def test_kept_keys_and_bytes_follow_the_source(tmp_path):
         assert "k19" in cache._hot and "k0" not in cache._hot
         cache._hot.put("huge", bytes(cache_module.HOT_MAX_BODY + 1))
         assert "huge" not in cache._hot
+    finally:
+        cache.close()
+
+
+def test_hits_of_data_folder_sources_are_answered_on_the_loop_with_the_same_answers(tmp_path):
+    """A source in the data folder whose rendering is in memory is stat'ed and answered on the
+    event loop (no look-up thread is started), with what the thread gives: the bytes, a 304 for
+    its ETag or an unchanged If-Modified-Since, and a new key once the file is replaced. A source
+    elsewhere (a library folder, maybe a network share), a missing one, or a rendering only on
+    disk still goes through a look-up thread."""
+    data = tmp_path / "data"
+    cache = ImageCache(data / "cache" / "images", workers=1, local_root=data)
+    try:
+        options = RenderOptions(max_width=100)
+        inside = str(make_picture(data / "metadata" / "a.jpg", (300, 300)))
+        outside = str(make_picture(tmp_path / "library" / "b.jpg", (300, 300)))
+
+        async def scenario() -> None:
+            first = await cache.lookup(inside, options)  # (a miss: on a thread)
+            body = await cache.render(inside, options, first)
+            threads = len(cache._lookups._workers)
+            assert threads == 1
+            thread_hit = cache.prepare(inside, options)
+            hit = await cache.lookup(inside, options)
+            assert hit == thread_hit and hit.body == body
+            not_modified = await cache.lookup(inside, options, if_none_match=first.etag)
+            assert not_modified == cache.prepare(inside, options, if_none_match=first.etag)
+            assert not_modified.not_modified and not_modified.body is None
+            since = await cache.lookup(inside, options, if_modified_since=first.last_modified)
+            assert since.not_modified
+            assert not (await cache.lookup(inside, options, if_none_match='"other"')).not_modified
+            assert len(cache._lookups._workers) == threads  # all of these on the loop
+            # replaced: a new key and no bytes (rendered again), as the thread answers
+            make_picture(Path(inside), (600, 300))
+            os.utime(inside, (time.time() + 10, time.time() + 10))
+            changed = await cache.lookup(inside, options)
+            assert changed.etag != first.etag and changed.body is None
+            assert decode(await cache.render(inside, options, changed)).size == (100, 50)
+            # elsewhere: always a thread's look-up, even with its rendering in memory
+            other = await cache.lookup(outside, options)
+            await cache.render(outside, options, other)
+            cache._lookups.shutdown()  # no thread may answer from here on
+            assert (await cache.lookup(inside, options)).body is not None
+            with pytest.raises(RuntimeError):
+                await cache.lookup(outside, options)
+            os.unlink(inside)
+            with pytest.raises(RuntimeError):  # missing: left to the thread, which reports it
+                await cache.lookup(inside, options)
+
+        asyncio.run(scenario())
     finally:
         cache.close()
