@@ -12,10 +12,14 @@ dialect layer (``server/db/dialect.py``).
 
 Two counters tell readers' caches what changed: ``generation`` is bumped after every committed
 write, ``content_generation`` only after those that wrote more than user data (play state,
-favourites: the writes a playing client makes every few seconds), a device's last activity
-(``devices``, written once a minute per signed-in client) or the logs (``activity_log``: sign-ins,
-users created...; ``task_results``: every scheduled task's run) or the planner's statistics (``ANALYZE``),
-which no catalog answer reads. A cached answer that never read
+favourites: the writes a playing client makes every few seconds), what only sign-ins and sessions
+read (``devices``: tokens and a device's last activity, written once a minute per signed-in client;
+``device_options``, ``api_keys``, ``display_preferences``; a user's last sign-in and activity dates
+written alone: ``_SESSION_WRITE``), the logs (``activity_log``: sign-ins, users created...;
+``task_results``: every scheduled task's run) or the planner's statistics (``ANALYZE``), which no
+catalog answer reads. (A sign-in used to start a new content generation: every kept count and
+reply, and the fragment store's epoch, began again.) A user's policy, name or configuration is
+content: views and access follow it. A cached answer that never read
 ``user_data`` stays valid while ``content_generation`` is unchanged
 (``server/library/catalog/query.py`` CountCache).
 
@@ -51,9 +55,13 @@ def sqlite_url(path: Path) -> str:
 
 #: A statement that writes user data only (as SQLAlchemy spells INSERT, UPDATE and DELETE).
 _USER_DATA_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?user_data"?[\s(]', re.IGNORECASE)
-#: A device's last activity (TokenService.touch): never part of any catalog answer.
-_ACTIVITY_WRITE = re.compile(r'\s*UPDATE\s+"?devices"?\s+SET\s+"?date_last_activity"?\s*=\s*\S+\s+WHERE\b',
-                             re.IGNORECASE)
+#: What only sign-ins and sessions read, never part of any catalog answer: devices (tokens, last
+#: activity), their options, API keys, display preferences; a user's sign-in and activity dates
+#: when nothing else of the user is written (UserService.sign_in_by_name, touch).
+_SESSION_WRITE = re.compile(
+    r'\s*(?:(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:devices|device_options|api_keys|display_preferences)"?[\s(]'
+    r'|UPDATE\s+"?users"?\s+SET\s+(?:"?last_login_date"?\s*=\s*[^,\s]+\s*,\s*)?"?last_activity_date"?\s*=\s*\S+'
+    r'\s+WHERE\b)', re.IGNORECASE)
 #: Logs no catalog answer reads: the activity log and scheduled tasks' last results.
 _LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activity_log|task_results)"?[\s(]',
                         re.IGNORECASE)
@@ -141,7 +149,7 @@ class Database:
             return
         if _USER_DATA_WRITE.match(statement):
             self._wrote_user_data = True
-        elif not self._wrote_content and not _ACTIVITY_WRITE.match(statement) and not _LOG_WRITE.match(statement) \
+        elif not self._wrote_content and not _SESSION_WRITE.match(statement) and not _LOG_WRITE.match(statement) \
                 and not _STATS_WRITE.match(statement):
             self._wrote_content = True
 

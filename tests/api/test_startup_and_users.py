@@ -200,6 +200,31 @@ def test_display_preferences_round_trip(server):
                       params={"client": "emby"}).json()["CustomPrefs"] == {"homesection0": "resume"}
 
 
+def test_sign_ins_and_display_preferences_leave_the_library_content_as_it_was(server):
+    """What only sign-ins and sessions read (devices and tokens, a user's sign-in dates, display
+    preferences) is no content write: the kept counts, replies and the fragment store's epoch,
+    which follow ``Database.content_generation``, stay valid. A policy change is content."""
+    db = server.ctx.db
+    with server.admin() as c:
+        uid = c.post("/Users/New", json={"Name": "dora", "Password": "pw"}).json()["Id"]
+        prefs = c.get("/DisplayPreferences/usersettings", params={"client": "emby"}).json()
+    content = db.content_generation
+    for device in ("tv", "phone", "tv"):
+        with server.client(device=device) as c:
+            r = c.post("/Users/AuthenticateByName", json={"Username": "dora", "Pw": "pw"})
+            assert r.status_code == 200
+        with server.client(r.json()["AccessToken"], device) as c:
+            prefs["CustomPrefs"] = {"homesection0": device}
+            assert c.post("/DisplayPreferences/usersettings", params={"client": "emby", "userId": uid},
+                          json=prefs).status_code == 204
+            assert c.get("/Users/Me").json()["LastLoginDate"]
+    assert db.content_generation == content
+    with server.admin() as c:
+        policy = c.get(f"/Users/{uid}").json()["Policy"]
+        assert c.post(f"/Users/{uid}/Policy", json={**policy, "EnableAllFolders": False}).status_code == 204
+    assert db.content_generation > content
+
+
 def test_policy_null_clears_a_nullable_field(server):
     """A policy POST with null for a nullable field clears it (Jellyfin: a null
     MaxParentalRating is no limit); a field left out keeps its stored value."""

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from server.db.database import Database, sqlite_url
-from server.db.tables import Device, User
+from server.db.tables import Device, DisplayPreferences, User, utcnow
 from server.http.reply_cache import ReplyCache, Slot, pending, reply_cache_budget
 from tests.conftest import LiveServer, auth_header, complete_wizard, start_server, stop_server
 from tests.library.conftest import items
@@ -305,8 +305,35 @@ def test_device_activity_is_no_content_write_and_user_data_is_per_user(tmp_path:
 
         db.write_sync(touch)
         assert db.content_generation == content  # a last-activity update is no content write
+        # nor is anything only sign-ins and sessions read: devices, display preferences, a user's
+        # sign-in and activity dates written alone (UserService.sign_in_by_name, touch)
         db.write_sync(lambda s: setattr(s.get(Device, 1), "device_name", "renamed"))
+        db.write_sync(lambda s: s.add(Device(id=2, user_id="u1", access_token="t2", device_id="y",
+                                             device_name="y", app_name="a", app_version="1")))
+        db.write_sync(lambda s: s.delete(s.get(Device, 2)))
+        db.write_sync(lambda s: s.add(DisplayPreferences(user_id="u1", preferences_id="usersettings",
+                                                         client="emby", data_json="{}")))
+
+        def signed_in(s) -> None:
+            user = s.get(User, "u1")
+            user.last_login_date = utcnow()
+            user.last_activity_date = user.last_login_date
+
+        db.write_sync(signed_in)
+        db.write_sync(lambda s: setattr(s.get(User, "u1"), "last_activity_date", utcnow()))
+        assert db.content_generation == content
+        # a user's name, policy or anything else written with those dates is content (views and
+        # access follow it)
+        def failed_then_signed_in(s) -> None:
+            user = s.get(User, "u1")
+            user.invalid_login_attempts = 3
+            user.last_activity_date = utcnow()
+
+        db.write_sync(failed_then_signed_in)
         assert db.content_generation == content + 1
+        db.write_sync(lambda s: setattr(s.get(User, "u1"), "name", "renamed"))
+        assert db.content_generation == content + 2
+        content += 1  # (what follows compares with content + 1)
         import asyncio
 
         from sqlalchemy import text
