@@ -461,6 +461,17 @@ class ServerContext:
         from server.users.passwords import warm_up_soon
 
         warm_up_soon()  # the dummy hash unknown names are checked against (a sign-in before it queues it first)
+        # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
+        # time); the mixes' service is imported and made off the loop
+        asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
+
+    def _resume_mix_fill(self) -> None:
+        from server.library.browse.mix_fill import record_path
+
+        store = self.items.store
+        record = record_path(store)
+        if record is not None and store is not None and store.enabled and not self.closing and record.exists():
+            self.browse.related.mix_fill.resume()
 
     def _migrate(self) -> None:
         """Bring the database to the newest schema (a worker thread); a no-op check when it is."""

@@ -32,6 +32,14 @@ viewer's user data (in-process at 100k: ~5-6 ms of CPU against ~15-20 built, loa
 Each pass also keeps the tracks of its content generation in memory (``TrackMap``: ~17 bytes a
 track), where a filled mix of a viewer without parental rules runs its playable test.
 
+**Across a restart**: the wanted shapes, with when each was last asked, are kept in a small
+file beside the fragment store's (``RECORD``), written when a new shape is wanted and at close.
+A restarted server's ``resume`` (a moment after ready) reads it on the fill's thread and goes on
+filling those shapes, at the same low priority, without waiting for a mix. It is a cache: a
+missing or unreadable record is no record, and a shape it names is filled only while it is still
+wanted (``WANTED_SECONDS``). After a clean close the store took over its last epoch, so the pass
+finds the fragments current and only reads them.
+
 ``filled(use)``: the last pass of ``use``'s shape covered every track in ``use``'s epoch. A mix
 then reads its candidates' ids only and asks the store for all of them (a track the pass did not
 find, added or pruned since, is read and built as before). It is a hint, never a promise: each
@@ -43,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import json
 import logging
 import os
 import struct
@@ -51,6 +60,7 @@ import time
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
@@ -73,6 +83,12 @@ BUSY_SHARE = 0.15  # of a core used by the rest of the process since the last ba
 IDLE_CHECK = 0.5  # seconds between looks while the server is busy
 SHARE_OF_STORE = 0.3  # of the store's max_bytes one shape's fragments may take
 _OVERHEAD = 1.3  # file bytes per fragment byte (SQLite pages, the index), roughly
+RECORD = "mix-fill.json"  # the wanted shapes across a restart, beside the fragment store's file
+
+
+def record_path(store: Any) -> Path | None:
+    """Where the wanted shapes are kept for the store ``store`` (None: no store, no record)."""
+    return None if store is None else Path(store.path).with_name(RECORD)
 
 
 class _Shape:
@@ -104,6 +120,8 @@ class MixFill:
         self.share_of_store = SHARE_OF_STORE
         #: the tracks of the content generation of the last pass (``tracks``)
         self._tracks: TrackMap | None = None
+        self._dirty = False  # a shape was added since the record was written
+        self._restore = False  # ``resume`` asked the thread to read the record
 
     # -- the mix's side ------------------------------------------------------------------------
 
@@ -121,14 +139,29 @@ class MixFill:
             found = _Shape(replace(opts, user_id=None, enable_user_data=False), camel)
             with self._lock:
                 self._shapes[use.shape] = found
-                while len(self._shapes) > SHAPES:  # the least recently asked goes
-                    del self._shapes[min(self._shapes, key=lambda k: self._shapes[k].asked)]
+                self._trim()
+                self._dirty = True
+        self._start()
+
+    def resume(self) -> None:
+        """Go on filling the shapes the last run wanted (its record), on the fill's thread."""
+        if self._stop.is_set():
+            return
+        self._restore = True
+        self._start()
+
+    def _start(self) -> None:
         if self._thread is None:
             with self._lock:
                 if self._thread is None and not self._stop.is_set():
                     self._thread = threading.Thread(target=self._run, name="mix-fill", daemon=True)
                     self._thread.start()
         self._wake.set()
+
+    def _trim(self) -> None:
+        """The least recently asked shapes go, past ``SHAPES`` (under the lock)."""
+        while len(self._shapes) > SHAPES:
+            del self._shapes[min(self._shapes, key=lambda k: self._shapes[k].asked)]
 
     def filled(self, use: StoreUse) -> bool:
         """The last pass of ``use``'s shape covered every track in ``use``'s epoch."""
@@ -158,6 +191,52 @@ class MixFill:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=10)
+        if self._shapes and not self._restore:  # (the last asked times; a record not yet read is left as it is)
+            self._save()
+
+    # -- the record of the wanted shapes (across a restart) ------------------------------------
+
+    def _save(self) -> None:
+        """Write the wanted shapes with when each was last asked (wall clock) to ``RECORD``."""
+        path = record_path(self.items.store)
+        if path is None:
+            return
+        self._dirty = False
+        wall, now = time.time(), time.monotonic()
+        with self._lock:
+            shapes = [s for s in self._shapes.values() if not s.too_big]
+        records = [{"fields": sorted(s.opts.fields), "images": s.opts.enable_images,
+                    "limit": s.opts.image_type_limit,
+                    "types": None if s.opts.enable_image_types is None else sorted(s.opts.enable_image_types),
+                    "delete": s.opts.can_delete, "download": s.opts.can_download, "camel": s.camel,
+                    "asked": wall - (now - s.asked)} for s in shapes]
+        part = path.with_name(path.name + ".part")
+        try:
+            part.write_text(json.dumps({"shapes": records}), encoding="utf-8")
+            os.replace(part, path)
+        except OSError as exc:  # (a cache: no record next time)
+            log.debug("The InstantMix fill's record was not written: %s", exc)
+
+    def _load(self) -> None:
+        """Add the shapes of the record that are still wanted (those a mix asked since are kept)."""
+        path = record_path(self.items.store)
+        if path is None:
+            return
+        try:
+            found = [_decoded(r) for r in json.loads(path.read_bytes())["shapes"]]
+        except (OSError, ValueError, TypeError, KeyError):  # (no record, or a damaged one: none)
+            return
+        wall, now = time.time(), time.monotonic()
+        for opts, camel, asked in found:
+            age = max(0.0, wall - asked)
+            use = self.items.store_use(opts, camel)
+            if age > WANTED_SECONDS or use is None:
+                continue
+            with self._lock:
+                if use.shape not in self._shapes:
+                    shape = self._shapes[use.shape] = _Shape(opts, camel)
+                    shape.asked = now - age
+                    self._trim()
 
     # -- the fill thread -----------------------------------------------------------------------
 
@@ -166,6 +245,11 @@ class MixFill:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         try:
             while not self._stop.is_set():
+                if self._restore:
+                    self._load()
+                    self._restore = False
+                if self._dirty:
+                    self._save()
                 work = self._next()
                 if work is None:
                     self._wake.wait(60.0)
@@ -264,6 +348,24 @@ class MixFill:
 
 #: a track a mix may pick (audio, not an extra), whatever the viewer (the mix's playable test)
 _TRACK = (func.coalesce(items.c.type, "") == "Audio", func.coalesce(items.c.owner_id, "") == "")
+
+
+def _decoded(record: Any) -> tuple[DtoOptions, bool, float]:
+    """A shape of the record as (its options, camel, when last asked); ValueError when it is not
+    one as ``_save`` writes them."""
+    fields, types, limit = record["fields"], record["types"], record["limit"]
+    flags = (record["images"], record["delete"], record["download"], record["camel"])
+    asked = record["asked"]
+    if (not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
+            or not (types is None or (isinstance(types, list) and all(isinstance(t, str) for t in types)))
+            or not (limit is None or (isinstance(limit, int) and not isinstance(limit, bool)))
+            or not all(isinstance(f, bool) for f in flags)
+            or not isinstance(asked, (int, float)) or isinstance(asked, bool)):
+        raise ValueError("not a shape of the mix fill's record")
+    opts = DtoOptions(fields=frozenset(fields), enable_images=flags[0], image_type_limit=limit,
+                      enable_image_types=None if types is None else frozenset(types), enable_user_data=False,
+                      user_id=None, can_delete=flags[1], can_download=flags[2])
+    return opts, flags[3], float(asked)
 
 
 def _track_count(s: Any) -> int:

@@ -14,12 +14,14 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
 from server.library.browse import mix_fill
 from server.library.catalog.dto import options_from
+from server.library.catalog.fragment_store import FragmentStore
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.library.browse.conftest import new_user
 from tests.library.browse.test_mix_store import _ask, _built, _count
@@ -44,18 +46,22 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     try:
         complete_wizard(server)
         for key, made in tracks.items():
-            folder = root / "media" / key
-            for n, (artist, album, genre, title) in enumerate(made, 1):
-                make_audio(folder / artist / album / f"0{n} - {title}.mp3", tags={
-                    "title": title, "artist": artist, "album_artist": artist, "album": album, "track": str(n),
-                    "genre": genre})
-            libraries[key] = add_library_and_scan(server, f"Music {key}", "music", [folder])
+            libraries[key] = _library(server, root / "media" / key, f"Music {key}", made)
         wait_for_artwork(server)
         server.extra["libraries"] = libraries
         yield server
     finally:
         stop_server(server)
         mix_fill.SETTLE_SECONDS = settle
+
+
+def _library(server: LiveServer, folder: Path, name: str, made: list[tuple[str, str, str, str]]) -> str:
+    """A music library of ``made`` ((artist, album, genre, title) each), scanned; its id."""
+    for n, (artist, album, genre, title) in enumerate(made, 1):
+        make_audio(folder / artist / album / f"0{n} - {title}.mp3", tags={
+            "title": title, "artist": artist, "album_artist": artist, "album": album, "track": str(n),
+            "genre": genre})
+    return add_library_and_scan(server, name, "music", [folder])
 
 
 def _track(live: LiveServer, name: str) -> str:
@@ -227,3 +233,75 @@ def test_the_track_map_answers_the_playable_test_as_the_database_does(live: Live
     assert tracks.playable(every, frozenset()) == set()  # no library allowed: no track
     assert tracks.playable(["not-an-id", alpha], None) is None  # (not 32-hex: the database answers)
     assert live.ctx.browse.related.mix_fill.tracks(db.content_generation + 1) is None  # another generation's
+
+
+def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wanted shapes outlive a restart (mix_fill.RECORD): the restarted server's fill runs a
+    pass of its own, no mix asked, and the first mix after it is wholly from the store, the bytes
+    of the last run's mix and of the built path. A damaged record is no record."""
+    monkeypatch.setattr(mix_fill, "SETTLE_SECONDS", 0.2)
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        complete_wizard(live)
+        _library(live, tmp_path / "media", "Music", [("Band", "Record", "Rock", "Alpha"),
+                                                      ("Band", "Record", "Rock;Jazz", "Beta"),
+                                                      ("Other", "Second", "Jazz", "Gamma")])
+        wait_for_artwork(live)
+        path = f"/Songs/{_track(live, 'Alpha')}/InstantMix"
+        params = {**PARAMS, "userId": live.admin_id}
+        with live.admin() as c:
+            _filled(live, c, path, params)
+            before = _whole_from_store(live, c, path, params)
+        record = mix_fill.record_path(live.ctx.items.store)
+    finally:
+        stop_server(live)
+    assert record is not None and record.exists()
+    admin = live.admin_token, live.admin_id
+
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        live.admin_token, live.admin_id = admin
+
+        def filled_unasked() -> FragmentStore:
+            """Wait (never asking for a mix: the browse part is read only once made) until a
+            pass of the restarted server's fill covers the current epoch."""
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                related = live.ctx.browse.__dict__.get("related")
+                if related is not None and related.mix_fill.passes and related.mix_fill.filled(_use(live, live.admin_id)):
+                    store = open_store(live)
+                    store.flush()
+                    return store
+                time.sleep(0.1)
+            raise AssertionError("the restarted server's fill never covered the epoch")
+
+        store = filled_unasked()
+        fill = live.ctx.browse.related.mix_fill
+        if store.adopted and all(s.epoch == store.adopted for s in fill._shapes.values()):
+            assert fill.built == 0  # (the clean close's epoch taken over: the pass only read the fragments)
+        with live.admin() as c:
+            for _ in range(3):  # (a background write after the start: the fill covers the new epoch too)
+                hits = store.hits
+                after = _ask(c, path, params, False, 7)
+                if _count(after, False) and store.hits - hits == _count(after, False):
+                    break
+                store = filled_unasked()
+            else:
+                raise AssertionError("the mix never came wholly from the store after the restart")
+            assert after == before == _built(live, c, path, params, False, 7)
+    finally:
+        stop_server(live)
+
+    record.write_text('{"shapes": [{"fields": 7}]')  # damaged: the server starts, nothing is filled
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and live.ctx.browse.__dict__.get("related") is None:
+            time.sleep(0.1)
+        related = live.ctx.browse.__dict__.get("related")
+        assert related is not None  # (resumed: the record is there)
+        time.sleep(1)
+        assert related.mix_fill.passes == 0 and not related.mix_fill._shapes
+    finally:
+        stop_server(live)
