@@ -466,12 +466,17 @@ class ServerContext:
         asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
 
     def _resume_mix_fill(self) -> None:
-        from server.library.browse.mix_fill import record_path
+        """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)"""
+        try:
+            from server.library.browse.mix_fill import record_path
 
-        store = self.items.store
-        record = record_path(store)
-        if record is not None and store is not None and store.enabled and not self.closing and record.exists():
-            self.browse.related.mix_fill.resume()
+            store = self.items.store
+            record = record_path(store)
+            if record is not None and store is not None and store.enabled and not self.closing and record.exists():
+                self.browse.related.mix_fill.resume()
+        except Exception:
+            if not self.closing:
+                log.exception("The InstantMix fill could not resume the last run's shapes")
 
     def _migrate(self) -> None:
         """Bring the database to the newest schema (a worker thread); a no-op check when it is."""
