@@ -91,9 +91,6 @@ if TYPE_CHECKING:  # built on first use (ServerContext's lazy services): importe
     from server.users.quick_connect import QuickConnect
 
 log = logging.getLogger("reelroom.server")
-# After ready, when the start-up tasks' work, the recorder and the dummy password hash begin: the
-# requests that waited for ready come first (ServerContext.initialize).
-BACKGROUND_AFTER_SECONDS = 0.5
 
 
 @dataclass
@@ -148,7 +145,6 @@ class ServerContext:
         self.port = port or options.port  # the bound port (differs when options.port is 0)
         self.init_task: asyncio.Task | None = None
         self.memory: MemoryTrimmer | None = None  # frees memory after bursts, once started
-        self._background: asyncio.TimerHandle | None = None  # the recorder's and the dummy hash's start
         self.paths = ServerPaths(options.data_dir)
         self.paths.ensure()
         self.started_at = time.time()
@@ -440,30 +436,21 @@ class ServerContext:
             return
         self.startup.ready = True
         log.info("Reelroom is ready on port %s", self.port)
-        # The start-up tasks' work, the recorder's first look at its timers and the dummy password
-        # hash begin a moment after ready (BACKGROUND_AFTER_SECONDS): the requests that waited for
-        # it (clients retrying after their 503, the tray's browser) are answered first, not behind
-        # the tasks' first steps on the loop, SQLAlchemy's mapper configuration (the start's
-        # statements use no ORM class; the recorder's first read does) and argon2's four lanes on
-        # the cores. The start-up runs are under way at once (running, as a start of one gets it).
-        self.tasks.start_background(delay=BACKGROUND_AFTER_SECONDS)
-        self._background = asyncio.get_running_loop().call_later(BACKGROUND_AFTER_SECONDS, self._start_background)
+        # Start-up tasks (and the scheduler) begin once requests are served, not in their way; so
+        # does the recorder's first look at its timers (the start's statements use no ORM class, so
+        # SQLAlchemy's mapper configuration comes after the first 200 too)
+        self.recordings.start()
+        self.tasks.start_background()
+        from server.users.passwords import warm_up_soon
+
+        warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
+        # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
+        # time); the mixes' service is imported and made off the loop
+        asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
         # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
         # once the database has been left alone for a look (10 s)
         self.memory = MemoryTrimmer(quiet=(lambda: self.db.activity, self.db.release_memory))
         self.memory.start()
-
-    def _start_background(self) -> None:
-        self._background = None
-        if self.closing:
-            return
-        self.recordings.start()
-        from server.users.passwords import warm_up_soon
-
-        warm_up_soon()  # the dummy hash unknown names are checked against (a sign-in before it queues it first)
-        # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
-        # time); the mixes' service is imported and made off the loop
-        asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
 
     def _resume_mix_fill(self) -> None:
         """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)"""
@@ -494,9 +481,6 @@ class ServerContext:
         self.closing = True
         if self.init_task is not None and not self.init_task.done():
             self.init_task.cancel()
-        if self._background is not None:
-            self._background.cancel()
-            self._background = None
         await asyncio.to_thread(self.lan.stop)
         if self.memory is not None:
             await self.memory.stop()

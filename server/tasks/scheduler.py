@@ -136,15 +136,12 @@ class TaskScheduler:
             if row.triggers_json:
                 state.triggers = msgspec.json.decode(row.triggers_json, type=list[w.TaskTriggerInfo])
 
-    def start_background(self, delay: float = 0.0) -> None:
-        """Plan the triggers, start the start-up runs and the scheduler. A start-up run is under way
-        at once (it shows as running, and a ``start`` meanwhile gets it) but does its work ``delay``
-        seconds later: the requests that waited for the server's ready come first."""
+    def start_background(self) -> None:
         now = datetime.now(UTC)
         for state in self._tasks.values():
             self._plan(state, now)
             if any(t.Type == "StartupTrigger" for t in state.triggers):
-                self.start(state.id, trigger="StartupTrigger", delay=delay)
+                self.start(state.id, trigger="StartupTrigger")
         self._loop_task = asyncio.create_task(self._loop(), name="task-scheduler")
 
     async def stop(self) -> None:
@@ -206,11 +203,10 @@ class TaskScheduler:
 
     # -- control -------------------------------------------------------------------------
 
-    def start(self, task_id: str, trigger: str | None = None, delay: float = 0.0) -> asyncio.Task | None:
-        """Run a task now (the one already running, if it is; ``delay``: its work begins that many
-        seconds later). None once the scheduler stopped: a close cancels the runs under way, and
-        nothing it does (a last scan's listeners, a debounced artwork run) may start another that
-        nobody would wait for."""
+    def start(self, task_id: str, trigger: str | None = None) -> asyncio.Task | None:
+        """Run a task now (the one already running, if it is). None once the scheduler stopped:
+        a close cancels the runs under way, and nothing it does (a last scan's listeners, a
+        debounced artwork run) may start another that nobody would wait for."""
         state = self.find(task_id)
         if state.running is not None and not state.running.done():
             return state.running
@@ -224,7 +220,7 @@ class TaskScheduler:
 
         state.progress = Progress(report, trigger)
         state.progress_value = 0.0
-        state.running = asyncio.create_task(self._execute(state, state.progress, delay), name=f"task-{state.task.key}")
+        state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
         self._notify(state, "Running", 0.0)
         return state.running
 
@@ -243,15 +239,12 @@ class TaskScheduler:
         self._plan(state, datetime.now(UTC))
         await self._save(state)
 
-    async def _execute(self, state: _TaskState, progress: Progress, delay: float = 0.0) -> None:
+    async def _execute(self, state: _TaskState, progress: Progress) -> None:
         start = datetime.now(UTC)
         t0 = time.monotonic()
         status, error = "Completed", None
+        log.info("Task %s started", state.task.name)
         try:
-            if delay:
-                await asyncio.sleep(delay)
-                start, t0 = datetime.now(UTC), time.monotonic()
-            log.info("Task %s started", state.task.name)
             await state.task.run(progress)
             if progress.cancelled:
                 status = "Cancelled"

@@ -31,7 +31,6 @@ _pool = ThreadPoolExecutor(max_workers=PASSWORD_WORKERS, thread_name_prefix="ree
 _pending = 0
 _pending_lock = threading.Lock()
 _dummy_hash: str | None = None
-_warm_up_queued = False  # warm_up_soon has queued the dummy hash
 
 
 def hash_password(password: str) -> str:
@@ -63,7 +62,6 @@ def _dummy_verify(password: str) -> None:
 
 async def _run(fn, *args):
     global _pending
-    warm_up_soon()  # the dummy hash first, if the server has not queued it yet
     with _pending_lock:
         if _pending >= MAX_PENDING:
             raise TooManyRequestsError("The server is busy checking other sign-ins; try again shortly.",
@@ -98,13 +96,7 @@ async def warm_up() -> None:
 
 
 def warm_up_soon() -> None:
-    """Queue the dummy hash on the password pool (once) and return at once: start-up does not wait
-    the few hundred milliseconds of argon2 for it. The server calls it a moment after ready; the
-    first password check queues it first if it came sooner (``_run``), so a sign-in queues behind
-    it on the same pool either way and the first unknown name still costs what a known one does."""
-    global _warm_up_queued
-    with _pending_lock:
-        if _warm_up_queued:
-            return
-        _warm_up_queued = True
+    """Queue the dummy hash on the password pool and return at once: start-up does not wait the
+    few hundred milliseconds of argon2 for it. A sign-in that comes sooner queues behind it on the
+    same pool, so the first unknown name still costs what a known one does."""
     _pool.submit(_dummy)

@@ -51,9 +51,7 @@ async def main():
     create_app(ctx)
     await ctx.initialize()
     assert ctx.startup.ready, ctx.startup.failed
-    from server.context import BACKGROUND_AFTER_SECONDS
-
-    await asyncio.sleep(BACKGROUND_AFTER_SECONDS + 0.5)  # start-up tasks run in the background, a moment after ready
+    await asyncio.sleep(0.5)  # start-up tasks run in the background
     idle = {name: [module in sys.modules, name in vars(ctx)] for name, module in LAZY.items()}
     idle_browse = {name: [module in sys.modules, name in vars(ctx.browse)] for name, module in BROWSE.items()}
     ctx._leave_syncplay("some-device")  # a session ending with no SyncPlay manager leaves it unbuilt
