@@ -60,8 +60,8 @@ _USER_DATA_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?us
 #: when nothing else of the user is written (UserService.sign_in_by_name, touch).
 _SESSION_WRITE = re.compile(
     r'\s*(?:(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:devices|device_options|api_keys|display_preferences)"?[\s(]'
-    r'|UPDATE\s+"?users"?\s+SET\s+(?:"?last_login_date"?\s*=\s*[^,\s]+\s*,\s*)?"?last_activity_date"?\s*=\s*\S+'
-    r'\s+WHERE\b)', re.IGNORECASE)
+    r'|UPDATE\s+"?users"?\s+SET\s+(?:"?last_login_date"?\s*=[^,]+,\s*)?"?last_activity_date"?\s*=[^,]+?'
+    r'\s+WHERE\b)', re.IGNORECASE)  # (a value: a marker, on PostgreSQL with its ::TYPE cast)
 #: Logs no catalog answer reads: the activity log and scheduled tasks' last results.
 _LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activity_log|task_results)"?[\s(]',
                         re.IGNORECASE)

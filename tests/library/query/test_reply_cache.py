@@ -468,3 +468,26 @@ def test_a_granted_library_shows_at_once(own: LiveServer, rated: bool) -> None:
             policy.update(EnableAllFolders=True, EnabledFolders=[])
             assert c.post(f"/Users/{uid}/Policy", json=policy).status_code == 204
             assert _film_name(live) in _by_name(_served_fresh(live, gc, PAGE))
+
+
+def test_session_writes_are_told_apart_in_both_dialects_spellings() -> None:
+    """``_SESSION_WRITE`` as SQLAlchemy spells the statements for SQLite and for PostgreSQL (its
+    markers carry a ``::TYPE`` cast there): a user's sign-in dates alone are no content write; the
+    same dates written with anything else of the user are."""
+    from server.db.database import _SESSION_WRITE
+
+    pg = "%(last_login_date)s::TIMESTAMP WITHOUT TIME ZONE"
+    session = ["UPDATE users SET last_login_date=?, last_activity_date=? WHERE users.id = ?",
+               "UPDATE users SET last_activity_date=? WHERE users.id = ?",
+               f"UPDATE users SET last_login_date={pg}, last_activity_date={pg} WHERE users.id = %(id_1)s::VARCHAR",
+               f"UPDATE users SET last_activity_date={pg} WHERE users.id = %(id_1)s::VARCHAR",
+               "INSERT INTO devices (access_token, user_id) VALUES (%(a)s, %(b)s) RETURNING devices.id",
+               "DELETE FROM devices WHERE devices.id = ?", "INSERT INTO display_preferences (user_id) VALUES (?)"]
+    content = ["UPDATE users SET invalid_login_attempts=?, last_activity_date=? WHERE users.id = ?",
+               "UPDATE users SET last_activity_date=?, invalid_login_attempts=? WHERE users.id = ?",
+               "UPDATE users SET last_login_date=?, last_activity_date=?, name=? WHERE users.id = ?",
+               f"UPDATE users SET last_activity_date={pg}, policy_json=%(p)s WHERE users.id = %(i)s",
+               "UPDATE users SET name=? WHERE users.id = ?", "INSERT INTO users (id) VALUES (?)",
+               "UPDATE items SET name=? WHERE items.id = ?"]
+    assert [s for s in session if not _SESSION_WRITE.match(s)] == []
+    assert [s for s in content if _SESSION_WRITE.match(s)] == []
