@@ -35,6 +35,9 @@ def media(tmp_path_factory) -> dict[str, Path]:
         "mp4": make_video(movies / "Direct Movie (2001)" / "Direct Movie (2001).mp4", seconds=4),
         "mkv": make_video(movies / "Remux Movie (2002)" / "Remux Movie (2002).mkv", seconds=4),
         "mpeg4": make_video(movies / "Old Movie (1990)" / "Old Movie (1990).mkv", seconds=4, vcodec="mpeg4"),
+        # long enough that its transcode outlasts the first bytes (test_no_ffmpeg_left_behind)
+        "long": make_video(movies / "Long Movie (1995)" / "Long Movie (1995).mkv", seconds=60,
+                           width=640, height=360, vcodec="mpeg4", acodec=None),
         "mp3": make_audio(music / "Artist" / "Album" / "01 - Song.mp3", seconds=3,
                           tags={"title": "Song", "artist": "Artist", "album": "Album", "track": "1"}),
         "flac": make_audio(music / "Artist" / "Album" / "02 - Lossless.flac", seconds=3,
@@ -297,23 +300,38 @@ def test_merge_and_split_versions(live):
 
 def test_no_ffmpeg_left_behind(live):
     """Progressive streams end their ffmpeg when the client goes away."""
-    item = _item(live, "Old Movie")["Id"]
+    item = _item(live, "Long Movie")["Id"]
     with live.client() as anonymous, anonymous.stream("GET", f"/Videos/{item}/stream.ts",
                                                       params={"videoCodec": "h264"}) as r:
         assert r.status_code == 200
-        next(r.iter_bytes())
+        chunks = r.iter_bytes()  # kept: a dropped iterator closes the response at once
+        next(chunks)
+        assert _stream_ffmpegs(), "the stream's ffmpeg is not seen while it streams"
     for _ in range(50):
-        if not _ffmpeg_children():
+        if not _stream_ffmpegs():
             break
         time.sleep(0.1)
-    assert _ffmpeg_children() == []
+    assert _stream_ffmpegs() == []
 
 
-def _ffmpeg_children() -> list[int]:
+def _stream_ffmpegs() -> list[int]:
+    """This process's ffmpeg children that write a stream to their stdout (``pipe:1``).
+
+    The server's other ffmpeg runs (a scan's video frames for artwork, trickplay, subtitles)
+    write to files and may still be going on a slow machine; they are not a stream's.
+    """
     out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "ffmpeg"], capture_output=True, text=True)
     pids = [int(p) for p in out.stdout.split()]
     # start_new_session puts ffmpeg in its own session; still our child.
-    return [p for p in pids if _alive(p)]
+    return [p for p in pids if _alive(p) and _writes_to_stdout(p)]
+
+
+def _writes_to_stdout(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().rstrip(b"\0").split(b"\0")[-1] == b"pipe:1"
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
