@@ -59,16 +59,19 @@ def _stored(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> byt
     the current epoch (a background write between the asks, e.g. the artwork run, starts a new
     epoch: then it is asked again)."""
     store = open_store(live)
-    for _ in range(5):
+    tries = []
+    for _ in range(8):
         _page(c, params, camel)  # builds (or re-stamps) and stores
         store.flush()
-        hits = store.hits
+        hits, generation = store.hits, live.ctx.db.content_generation
         body = _page(c, params, camel)
         n = len(_items(body, camel))
         if n and store.hits - hits == n:
             return body
+        tries.append(f"{store.hits - hits} of {n} stored, content generation {generation} -> "
+                     f"{live.ctx.db.content_generation}")
         wait_for_artwork(live)
-    raise AssertionError("the page never came from the store")
+    raise AssertionError(f"the page never came from the store: {tries}")
 
 
 def _built(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> bytes:
