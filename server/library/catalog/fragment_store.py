@@ -43,7 +43,8 @@ where the rows of a shape it reads are (``_Located``: its keys and rowids in two
 bytes a fragment, loaded from the (shape, key) index at the shape's first read and brought up to
 date before each read by the rows written since, ``rowid > high``: rowids only grow,
 AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (and a page whose rows
-are neighbours in the file is one range of rowids) (the index of 50k
+are neighbours in the file is one range of rowids, found from its first and last ids alone when
+they are close) (the index of 50k
 fragments is larger than a reading connection's page cache). What the map says is only a place
 to look: a row is used when its shape is the asked one and its ``id`` one of the asked ids, so a
 row moved, pruned or taken by another id sharing the key is a miss, never another's answer. Writes are queued and made by one writer thread in
@@ -220,6 +221,11 @@ def _rowid_sql(n: int) -> str:
 _RANGE_SQL = f"SELECT {_COLUMNS} FROM fragments WHERE n BETWEEN ? AND ? AND +shape = ?"
 #: a range is read when it holds at most this many rows per id asked
 _RANGE_SLACK = 1.25
+#: more ids than this are first read as the range between the first and the last id's places
+#: (found in the map: 2 lookups, not one per id), when that range is short enough: a page of a
+#: listing stored in its order is then one statement and ~2% of the keys and lookups; the ids it
+#: did not hold are then looked up and read as before
+_ENDS_FIRST = 8
 
 
 class _Located:
@@ -479,7 +485,23 @@ class FragmentStore:
                 # checked: of this shape (SQLite), and one of the asked ids (the place may since
                 # hold another; a range also holds rows not asked)
                 wanted = set(chunk)
+                skip = None
+                if len(chunk) > _ENDS_FIRST:
+                    # (a listing stored in its order: the first and last ids' places tell the range,
+                    # and only the ids it did not hold are looked up, not all of them)
+                    first, last = located.find(item_keys((chunk[0], chunk[-1])))
+                    low, high = (first, last) if first < last else (last, first)
+                    if low and high - low < _RANGE_SLACK * len(chunk):
+                        for row in conn.execute(_RANGE_SQL, (low, high, shape)):
+                            if row[0] in wanted:
+                                out[row[0]] = new(Stored, row)
+                        chunk = [i for i in chunk if i not in out]
+                        if not chunk:
+                            continue
+                        skip = (low, high)
                 rowids = located.find(item_keys(chunk))
+                if skip is not None:  # (a place in the range read already holds another row now)
+                    rowids = [0 if skip[0] <= r <= skip[1] else r for r in rowids]
                 known = [r for r in rowids if r]
                 if not known:
                     continue  # (none in the file when last looked)

@@ -830,6 +830,24 @@ def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path)
     store.close()
 
 
+def _listing_stored(path: Path, n: int, every: int) -> tuple[FragmentStore, int, int, list[str]]:
+    """A store holding ``n`` fragments of shape "s" written in one batch in their order (a listing
+    stored as a client paged through it), one of shape "t" after every ``every``-th of them:
+    the store, the shape "s", the epoch and the ids in order."""
+    store = FragmentStore(path)
+    assert store.open()
+    shape, other_shape, epoch = store.shape("s"), store.shape("t"), store.epoch("e")
+    ids = [f"{k:032x}" for k in range(1, n + 1)]
+    rows = []
+    for k, i in enumerate(ids):
+        rows.append((shape, i, epoch, b"d", "Movie", 0, None, b'{"Id":"' + i.encode() + b'"'))
+        if k % every == 0:
+            rows.append((other_shape, i, epoch, b"d", "Movie", 0, None, b'{"Other"'))
+    store.put(rows)  # (one batch: written in this order)
+    store.flush()
+    return store, shape, epoch, ids
+
+
 def test_neighbours_are_read_as_one_range_with_the_same_answers(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A page whose rows are neighbours in the file is read as one range of rowids: the rows
@@ -837,18 +855,7 @@ def test_neighbours_are_read_as_one_range_with_the_same_answers(tmp_path: Path,
     out, exactly as the lookup of each rowid leaves them (``_RANGE_SLACK`` 0 forces that)."""
     from server.library.catalog import fragment_store
 
-    path = tmp_path / "fragments.sqlite3"
-    store = FragmentStore(path)
-    assert store.open()
-    shape, other_shape, epoch = store.shape("s"), store.shape("t"), store.epoch("e")
-    ids = [f"{n:032x}" for n in range(1, 121)]
-    rows = []
-    for k, i in enumerate(ids):  # (every fifth row of the shape is followed by one of another)
-        rows.append((shape, i, epoch, b"d", "Movie", 0, None, b'{"Id":"' + i.encode() + b'"'))
-        if k % 5 == 0:
-            rows.append((other_shape, i, epoch, b"d", "Movie", 0, None, b'{"Other"'))
-    store.put(rows)  # (one batch: written in this order)
-    store.flush()
+    store, shape, epoch, ids = _listing_stored(tmp_path / "fragments.sqlite3", 120, 5)
     twin = ids[7][:15] + format(int(ids[7][15], 16) ^ 1, "x") + ids[7][16:31] + format(int(ids[7][31], 16) ^ 1, "x")
     store.put([(shape, twin, epoch, b"d", "Movie", 0, None, b'{"Twin"')])  # (ids[7]'s row, now twin's)
     store.flush()
@@ -876,6 +883,65 @@ def test_neighbours_are_read_as_one_range_with_the_same_answers(tmp_path: Path,
     assert ids[7] not in as_range[1] and len(as_range[1]) == 99
     assert as_range[2][twin] == b'{"Twin"' and ids[7] not in as_range[2]
     assert list(as_range[4]) == [ids[50], ids[52]] and as_range[5] == {}
+    store.close()
+
+
+def test_a_listing_stored_in_its_order_is_read_from_its_ends_with_the_same_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of more than ``_ENDS_FIRST`` ids whose first and last are close in the file is read
+    as the range between their places (2 lookups in the map, not one per id), then only the ids
+    that range did not hold are looked up: the same answers as the lookup of each id, with ids
+    pruned and stored again elsewhere since, one pruned, a place in the range taken by an id
+    sharing a key, ids never stored, another shape's rows in between, a page in descending order
+    and ends that are not stored. A stored listing's page is one statement, its range."""
+    from server.library.catalog import fragment_store
+
+    path = tmp_path / "fragments.sqlite3"
+    store, shape, epoch, ids = _listing_stored(path, 200, 9)
+    assert store.fetch(shape, ids[:1])  # (the map is read)
+    # since: two ids of the listing pruned and stored again past its end, one pruned, one place
+    # in it taken by an id sharing its key, and an id stored only now
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM fragments WHERE id IN (?, ?, ?)", (ids[30], ids[60], ids[45]))
+    db.close()
+    twin = ids[40][:15] + format(int(ids[40][15], 16) ^ 1, "x") + ids[40][16:31] + format(int(ids[40][31], 16) ^ 1, "x")
+    late = "a" * 32
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b'{"Moved"') for i in (ids[30], ids[60])]
+              + [(shape, twin, epoch, b"d", "Movie", 0, None, b'{"Twin"'),
+                 (shape, late, epoch, b"d", "Movie", 0, None, b'{"Late"')])
+    store.flush()
+
+    def fetched(asked: list[str]) -> dict[str, bytes]:
+        got = store.fetch(shape, asked)
+        assert all(f.id == i for i, f in got.items())
+        return {i: f.body for i, f in got.items()}
+
+    def reads(asked: list[str]) -> list[str]:  # (the page's statements, not the map's catch-up)
+        seen: list[str] = []
+        conn = store._conn()
+        conn.set_trace_callback(seen.append)
+        fetched(asked)
+        conn.set_trace_callback(None)
+        return [q for q in seen if "FROM fragments WHERE n" in q and "n >" not in q]
+
+    pages = [ids[100:200], ids[20:120], ids[35:45] + [twin], ids[20:70][::-1], ids[50:60] + [late] + ids[61:70],
+             ["f" * 32] + ids[10:20] + ["e" * 32], ids[::3], ids[:5]]
+    from_ends = [fetched(p) for p in pages]
+    assert len(reads(pages[0])) == 1 and "BETWEEN" in reads(pages[0])[0]
+    assert len(reads(pages[1])) == 2  # (the range, then the two ids stored elsewhere since)
+    monkeypatch.setattr(fragment_store, "_ENDS_FIRST", 10**9)  # each id looked up, as before
+    assert [fetched(p) for p in pages] == from_ends
+    monkeypatch.setattr(fragment_store, "_RANGE_SLACK", 0)  # and each read by its rowid
+    assert [fetched(p) for p in pages] == from_ends
+    body = {i: b'{"Id":"' + i.encode() + b'"' for i in ids} | {ids[30]: b'{"Moved"', ids[60]: b'{"Moved"'}
+    assert from_ends[0] == {i: body[i] for i in ids[100:200]}
+    assert from_ends[1] == {i: body[i] for i in ids[20:120] if i not in (ids[40], ids[45])}
+    assert from_ends[2] == {**{i: body[i] for i in ids[35:40] + ids[41:45]}, twin: b'{"Twin"'}
+    assert from_ends[3] == {i: body[i] for i in ids[20:70] if i not in (ids[40], ids[45])}
+    assert from_ends[4] == {**{i: body[i] for i in ids[50:60] + ids[61:70]}, late: b'{"Late"'}
+    assert from_ends[5] == {i: body[i] for i in ids[10:20]}
+    assert from_ends[6] == {i: body[i] for i in ids[::3] if i not in (ids[45],)}
+    assert from_ends[7] == {i: body[i] for i in ids[:5]}
     store.close()
 
 
