@@ -275,6 +275,8 @@ class FragmentStore:
         self._stamp_source = stamp
         self.stamp = stamp if isinstance(stamp, str) else ""
         self.enabled = False
+        #: set once ``open`` is over (the store on or off) or the store closes: ``wait_open``
+        self._settled = threading.Event()
         self.boot = 0
         self.adopted = 0  # the last run's epoch taken over by ``open`` (0: none)
         self._local = threading.local()
@@ -367,6 +369,7 @@ class FragmentStore:
                         self._epochs[adopt[1]] = self._newest = self.adopted = int(closed[1])
                         self._valid = (self.adopted, valid)
                 self.enabled = True
+                self._settled.set()
                 return True
             except (sqlite3.Error, OSError) as exc:
                 if attempt == 0:
@@ -375,7 +378,18 @@ class FragmentStore:
                 else:
                     log.warning("Fragment store %s is off: %s", self.path, exc)
         self.enabled = False
+        self._settled.set()
         return False
+
+    def wait_open(self, timeout: float, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Wait up to ``timeout`` seconds for ``open`` (run on a thread of its own beside the
+        server's start) to be over; whether the store is on. A close, or ``stop()`` turning true
+        (looked at every quarter of a second), ends the wait."""
+        deadline = time.monotonic() + timeout
+        while not self._settled.wait(max(0.0, min(0.25, deadline - time.monotonic()))):
+            if stop() or time.monotonic() >= deadline:
+                break
+        return self.enabled and not self._closing
 
     def _closed_state(self, state: str) -> str:
         return f"{FORMAT}\n{self.stamp}\n{state}"
@@ -697,6 +711,7 @@ class FragmentStore:
         with self._wake:
             self._closing = True
             self._wake.notify_all()
+        self._settled.set()  # (a resume waiting for the open gives up)
         writer = self._writer
         if writer is not None:
             writer.join(timeout=10)

@@ -684,6 +684,37 @@ def test_ids_sharing_an_integer_key_never_answer_for_each_other(tmp_path: Path) 
     store.close()
 
 
+def test_wait_open_waits_for_an_open_on_another_thread_and_a_close_ends_it(tmp_path: Path) -> None:
+    """``wait_open``: what the mix fill's resume waits on (the store opens on a thread of its own
+    beside the start): True once that open is done, False when the time is up first, when the
+    store could not be opened, or at once when the store closes or ``stop`` says so."""
+    import threading
+
+    store = FragmentStore(tmp_path / "fragments.sqlite3")
+    started = time.monotonic()
+    assert not store.wait_open(0.3) and 0.25 <= time.monotonic() - started < 5  # (never opened: the bound)
+    opener = threading.Timer(0.5, store.open)
+    opener.start()
+    assert store.wait_open(30) and store.enabled  # (opened 0.5 s later, while waited for)
+    opener.join()
+    store.close()
+    assert not store.wait_open(30)  # (closed: no wait)
+
+    waiting = FragmentStore(tmp_path / "other.sqlite3")
+    started = time.monotonic()
+    threading.Timer(0.3, waiting.close).start()
+    assert not waiting.wait_open(30) and time.monotonic() - started < 5  # (a close ends the wait)
+    flag = FragmentStore(tmp_path / "third.sqlite3")
+    started = time.monotonic()
+    stop_at = started + 0.3
+    assert not flag.wait_open(30, lambda: time.monotonic() > stop_at) and time.monotonic() - started < 5
+
+    (tmp_path / "blocked").mkdir()
+    broken = FragmentStore(tmp_path / "blocked" / "x" / "fragments.sqlite3")
+    (tmp_path / "blocked" / "x").write_text("a file where the folder would be")
+    assert not broken.open() and not broken.wait_open(30)  # (could not be opened: off, no wait)
+
+
 def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     path = tmp_path / "fragments.sqlite3"
     path.write_bytes(b"this is no database" * 100)
