@@ -148,6 +148,43 @@ def test_a_library_write_shows_at_once_and_is_filled_again(live: LiveServer) -> 
             assert c.post(f"/Items/{beta}", json=item).status_code == 204
 
 
+def test_a_filled_mix_takes_the_kept_user_data_and_a_mark_shows_in_the_next_mix(live: LiveServer) -> None:
+    """A filled mix is made of stored fragments only: its user data comes from the user's kept
+    rows (query.KeptUserData, as a stored GetItems page's) once they are kept, and is never stale:
+    a played mark and a favourite show in the very next mix, the bytes the server builds."""
+    from server.library.catalog.query import kept_user_data
+
+    alpha, beta = _track(live, "Alpha"), _track(live, "Beta")
+    path = f"/Songs/{alpha}/InstantMix"
+    params = {**PARAMS, "userId": live.admin_id}
+    kept = kept_user_data(live.ctx.db.engine)
+
+    def beta_data(body: bytes) -> dict:
+        return next(i for i in httpx.Response(200, content=body).json()["Items"] if i["Id"] == beta)["UserData"]
+
+    with live.admin() as c:
+        _filled(live, c, path, params)
+        loads = kept.loads
+        for _ in range(10):  # (kept once asked a few times at one user-data stamp)
+            body = _whole_from_store(live, c, path, params)
+            if kept.loads > loads:
+                break
+        else:
+            raise AssertionError("the filled mixes never took the kept user data")
+        body = _whole_from_store(live, c, path, params)
+        assert body == _built(live, c, path, params, False, 7) and beta_data(body)["Played"] is False
+        try:
+            assert c.post(f"/UserPlayedItems/{beta}", params={"userId": live.admin_id}).status_code == 200
+            body = _whole_from_store(live, c, path, params)
+            assert beta_data(body)["Played"] is True and body == _built(live, c, path, params, False, 7)
+            assert c.post(f"/UserFavoriteItems/{beta}", params={"userId": live.admin_id}).status_code == 200
+            body = _whole_from_store(live, c, path, params)
+            assert beta_data(body)["IsFavorite"] is True and body == _built(live, c, path, params, False, 7)
+        finally:
+            c.delete(f"/UserPlayedItems/{beta}", params={"userId": live.admin_id})
+            c.delete(f"/UserFavoriteItems/{beta}", params={"userId": live.admin_id})
+
+
 def test_a_filled_mix_keeps_to_the_viewers_libraries(live: LiveServer) -> None:
     libraries = live.extra["libraries"]
     alpha = _track(live, "Alpha")

@@ -637,17 +637,26 @@ def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
     assert list(use.fetch(None, ["a" * 32]).values())[0].body == b'{"Name":"A"'  # of its epoch: as it is
     new = store.epoch("new")
     stored = store.fetch(shape, ["a" * 32])["a" * 32]
-    assert not store.is_current(stored, shape, new)  # another epoch: not as it is
+
+    def used(epoch: int) -> bool:
+        """Whether a page of ``epoch`` takes the fragment as it is (StoreUse.fetch, which tests
+        what is_current tests inline), and is_current says the same."""
+        page = StoreUse(store, shape, epoch)
+        taken = page.fetch(None, ["a" * 32], {"a" * 32: "the row"})["a" * 32] != "the row"
+        assert taken == store.is_current(stored, shape, epoch) and taken == ("a" * 32 not in page.stale)
+        return taken
+
+    assert not used(new)  # another epoch: not as it is
     store.mark_valid(new, shape, [b"other"])  # what a read found for the item differs: still not
-    assert not store.is_current(stored, shape, new)
+    assert not used(new)
     store.mark_valid(new, store.shape(("other",)), [b"d1"])  # the same digest under another shape: not
-    assert not store.is_current(stored, shape, new)
+    assert not used(new)
     store.mark_valid(new, shape, [b"d1"])
-    assert store.is_current(stored, shape, new)
+    assert used(new)
     newest = store.epoch("newest")
-    assert not store.is_current(stored, shape, newest)  # marks hold for their epoch only
+    assert not used(newest)  # marks hold for their epoch only
     store.mark_valid(new, shape, [b"d1"])  # (an epoch that is over is not marked: nothing asks for it)
-    assert not store.is_current(stored, shape, newest)
+    assert not used(newest)
     # an older epoch's fragment never replaces a newer one
     _write(store, shape, "a" * 32, newest, b"d2", b'{"Name":"B"')
     _write(store, shape, "a" * 32, old, b"d0", b'{"Name":"Old"')
