@@ -594,6 +594,11 @@ class FragmentStore:
             key = self.valid_key
             kept.update(key(shape, d) for d in digests)
 
+    def marked(self, epoch: int) -> set[bytes] | None:
+        """The (shape, digest) keys (``valid_key``) marked valid in ``epoch``; None when none are."""
+        kept_epoch, kept = self._valid
+        return kept if kept_epoch == epoch and kept else None
+
     def is_current(self, stored: Stored, shape: int, epoch: int) -> bool:
         """Whether a stored fragment may be used as it is in ``epoch``."""
         if stored.epoch == epoch:
@@ -762,9 +767,8 @@ class StoreUse:
         # (``is_current`` inline: a fragment stored in this epoch, or one whose (shape, digest) was
         # marked valid in it -- after a library write or a restart, every fragment of a filled mix:
         # the call and the key made per fragment were ~1.5 us each, ~0.3 ms a mix of 200)
-        kept_epoch, kept = self.store._valid
-        marked = kept if kept_epoch == epoch and kept else None
-        prefix = self.shape.to_bytes(8, "big", signed=True)
+        marked = self.store.marked(epoch)
+        prefix = self.store.valid_key(self.shape, b"")
         for item_id in page_ids:
             stored = found.get(item_id)
             if stored is not None and (stored.epoch == epoch or (marked is not None and stored.digest is not None
