@@ -91,6 +91,8 @@ if TYPE_CHECKING:  # built on first use (ServerContext's lazy services): importe
     from server.users.quick_connect import QuickConnect
 
 log = logging.getLogger("reelroom.server")
+#: seconds the mix fill's resume (after ready, in the executor) waits for the fragment store to open
+RESUME_WAIT = 30.0
 
 
 @dataclass
@@ -453,13 +455,18 @@ class ServerContext:
         self.memory.start()
 
     def _resume_mix_fill(self) -> None:
-        """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)"""
+        """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)
+        The fragment store opens on a thread of its own beside the start: a record is resumed once
+        it is open, waited for up to ``RESUME_WAIT`` seconds here (off the loop; a close ends the
+        wait at once), not skipped."""
         try:
             from server.library.browse.mix_fill import record_path
 
             store = self.items.store
             record = record_path(store)
-            if record is not None and store is not None and store.enabled and not self.closing and record.exists():
+            if record is None or store is None or self.closing or not record.exists():
+                return
+            if store.wait_open(RESUME_WAIT, lambda: self.closing) and not self.closing:
                 self.browse.related.mix_fill.resume()
         except Exception:
             if not self.closing:

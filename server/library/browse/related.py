@@ -27,7 +27,7 @@ from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
 from server.library.browse.mix_fill import MixFill, TrackMap
-from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns
+from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments, row_columns, stored_reply
 from server.library.catalog.fragments import splice
 from server.library.catalog.items import Viewer
 from server.library.catalog.query import (
@@ -770,6 +770,8 @@ class RelatedService:
                     self.mix_fill.seen(use, stored, len(ordered))  # type: ignore[arg-type]
             shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=len(ordered), StartIndex=0),
                                 camel)
+            if ask and stored == len(ordered):  # every track stored (a filled mix): the reply in one join
+                return stored_reply(s, ordered, opts, camel, shell)
             # (no in-memory fragment cache: a mix's random picks would push the pages' fragments out)
             return splice(shell, build_fragments(s, ordered, opts, self.items.server_id, None, camel,
                                                  store=use if ask else None))

@@ -1523,20 +1523,24 @@ def _pooled_rows_of(bind: Engine, user_id: str, limit: int) -> dict[str, UserDat
 def get_user_data(s: Session, user_id: str, item_ids: Sequence[str], pooled: bool = False) -> dict[str, UserDataRow]:
     """The user's data rows of these items, by item id, in one query (per 500 ids).
 
-    ``pooled`` (a read whose session has used no connection yet, e.g. a GetItems page made of
-    stored fragments: this is its only statement): read on a connection taken from the pool
-    for the statement, not through the session, whose transaction (begun for this one
-    statement, then rolled back and closed) cost more than SQLite answering."""
-    if pooled and not s.in_transaction():
+    ``pooled`` (a reply made of stored fragments, e.g. a GetItems page or a filled InstantMix):
+    the user's kept rows (``KeptUserData``) when they are kept; else, when the session has used
+    no connection yet (the page's only statement), read on a connection taken from the pool for
+    the statement, not through the session, whose transaction (begun for this one statement,
+    then rolled back and closed) cost more than SQLite answering. (A session that did begin a
+    transaction, a mix's: its snapshot may be older than the kept rows, as it may be older than
+    a pooled read's; user data is read as it is now either way.)"""
+    if pooled:
         database = s.info.get("database")
         bind = s.get_bind()
         if database is not None and isinstance(bind, Engine):  # (generation before the read)
             kept = kept_user_data(bind).rows(bind, user_id, item_ids, database.user_data_stamp(user_id))
             if kept is not None:
                 return kept
-        found_pooled = _pooled_user_data(s, user_id, item_ids)
-        if found_pooled is not None:
-            return found_pooled
+        if not s.in_transaction():
+            found_pooled = _pooled_user_data(s, user_id, item_ids)
+            if found_pooled is not None:
+                return found_pooled
     out: dict[str, UserDataRow] = {}
     driver = _driver_connection(s)
     marker = _MARKERS.get(s.connection().dialect.paramstyle if driver is None else driver[1])

@@ -148,6 +148,43 @@ def test_a_library_write_shows_at_once_and_is_filled_again(live: LiveServer) -> 
             assert c.post(f"/Items/{beta}", json=item).status_code == 204
 
 
+def test_a_filled_mix_takes_the_kept_user_data_and_a_mark_shows_in_the_next_mix(live: LiveServer) -> None:
+    """A filled mix is made of stored fragments only: its user data comes from the user's kept
+    rows (query.KeptUserData, as a stored GetItems page's) once they are kept, and is never stale:
+    a played mark and a favourite show in the very next mix, the bytes the server builds."""
+    from server.library.catalog.query import kept_user_data
+
+    alpha, beta = _track(live, "Alpha"), _track(live, "Beta")
+    path = f"/Songs/{alpha}/InstantMix"
+    params = {**PARAMS, "userId": live.admin_id}
+    kept = kept_user_data(live.ctx.db.engine)
+
+    def beta_data(body: bytes) -> dict:
+        return next(i for i in httpx.Response(200, content=body).json()["Items"] if i["Id"] == beta)["UserData"]
+
+    with live.admin() as c:
+        _filled(live, c, path, params)
+        loads = kept.loads
+        for _ in range(10):  # (kept once asked a few times at one user-data stamp)
+            body = _whole_from_store(live, c, path, params)
+            if kept.loads > loads:
+                break
+        else:
+            raise AssertionError("the filled mixes never took the kept user data")
+        body = _whole_from_store(live, c, path, params)
+        assert body == _built(live, c, path, params, False, 7) and beta_data(body)["Played"] is False
+        try:
+            assert c.post(f"/UserPlayedItems/{beta}", params={"userId": live.admin_id}).status_code == 200
+            body = _whole_from_store(live, c, path, params)
+            assert beta_data(body)["Played"] is True and body == _built(live, c, path, params, False, 7)
+            assert c.post(f"/UserFavoriteItems/{beta}", params={"userId": live.admin_id}).status_code == 200
+            body = _whole_from_store(live, c, path, params)
+            assert beta_data(body)["IsFavorite"] is True and body == _built(live, c, path, params, False, 7)
+        finally:
+            c.delete(f"/UserPlayedItems/{beta}", params={"userId": live.admin_id})
+            c.delete(f"/UserFavoriteItems/{beta}", params={"userId": live.admin_id})
+
+
 def test_a_filled_mix_keeps_to_the_viewers_libraries(live: LiveServer) -> None:
     libraries = live.extra["libraries"]
     alpha = _track(live, "Alpha")
@@ -235,12 +272,10 @@ def test_the_track_map_answers_the_playable_test_as_the_database_does(live: Live
     assert live.ctx.browse.related.mix_fill.tracks(db.content_generation + 1) is None  # another generation's
 
 
-def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The wanted shapes outlive a restart (mix_fill.RECORD): the restarted server's fill runs a
-    pass of its own, no mix asked, and the first mix after it is wholly from the store, the bytes
-    of the last run's mix and of the built path. A damaged record is no record."""
-    monkeypatch.setattr(mix_fill, "SETTLE_SECONDS", 0.2)
+def _first_run(tmp_path: Path) -> tuple[Path, tuple[str | None, str | None], str, dict, bytes]:
+    """A server with a small music library whose mix was filled and then asked wholly from the
+    store, stopped cleanly (the record is written at close): (the record, the admin's token and
+    id, the mix's path and params, its bytes)."""
     live = start_server(tmp_path / "data", reply_cache_mib=0)
     try:
         complete_wizard(live)
@@ -257,26 +292,35 @@ def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
     finally:
         stop_server(live)
     assert record is not None and record.exists()
-    admin = live.admin_token, live.admin_id
+    return record, (live.admin_token, live.admin_id), path, params, before
+
+
+def _filled_unasked(live: LiveServer, timeout: float = 60) -> FragmentStore:
+    """Wait (never asking for a mix: the browse part is read only once made) until a pass of the
+    restarted server's fill covers the current epoch."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        related = live.ctx.browse.__dict__.get("related")
+        if related is not None and related.mix_fill.passes and related.mix_fill.filled(_use(live, live.admin_id)):
+            store = open_store(live)
+            store.flush()
+            return store
+        time.sleep(0.1)
+    raise AssertionError("the restarted server's fill never covered the epoch")
+
+
+def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wanted shapes outlive a restart (mix_fill.RECORD): the restarted server's fill runs a
+    pass of its own, no mix asked, and the first mix after it is wholly from the store, the bytes
+    of the last run's mix and of the built path. A damaged record is no record."""
+    monkeypatch.setattr(mix_fill, "SETTLE_SECONDS", 0.2)
+    record, admin, path, params, before = _first_run(tmp_path)
 
     live = start_server(tmp_path / "data", reply_cache_mib=0)
     try:
         live.admin_token, live.admin_id = admin
-
-        def filled_unasked() -> FragmentStore:
-            """Wait (never asking for a mix: the browse part is read only once made) until a
-            pass of the restarted server's fill covers the current epoch."""
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                related = live.ctx.browse.__dict__.get("related")
-                if related is not None and related.mix_fill.passes and related.mix_fill.filled(_use(live, live.admin_id)):
-                    store = open_store(live)
-                    store.flush()
-                    return store
-                time.sleep(0.1)
-            raise AssertionError("the restarted server's fill never covered the epoch")
-
-        store = filled_unasked()
+        store = _filled_unasked(live)
         fill = live.ctx.browse.related.mix_fill
         if store.adopted and all(s.epoch == store.adopted for s in fill._shapes.values()):
             assert fill.built == 0  # (the clean close's epoch taken over: the pass only read the fragments)
@@ -286,7 +330,7 @@ def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
                 after = _ask(c, path, params, False, 7)
                 if _count(after, False) and store.hits - hits == _count(after, False):
                     break
-                store = filled_unasked()
+                store = _filled_unasked(live)
             else:
                 raise AssertionError("the mix never came wholly from the store after the restart")
             assert after == before == _built(live, c, path, params, False, 7)
@@ -305,3 +349,45 @@ def test_a_restarted_server_fills_the_shapes_the_last_run_wanted_without_a_mix(
         assert related.mix_fill.passes == 0 and not related.mix_fill._shapes
     finally:
         stop_server(live)
+
+
+def test_a_store_that_opens_after_ready_is_waited_for_and_a_close_ends_the_wait(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fragment store opens on a thread of its own beside the start. When it is still not open
+    at ready (here: held until the test lets it go, a second after ready), the fill's resume waits
+    for it (context.RESUME_WAIT, off the loop) and the pass runs, no mix asked; it used to be
+    skipped until the first mix. A server stopped while its store never opened stops at once (the
+    close ends the wait)."""
+    monkeypatch.setattr(mix_fill, "SETTLE_SECONDS", 0.2)
+    record, admin, _, _, _ = _first_run(tmp_path)
+    gate = threading.Event()
+    opened = FragmentStore.open
+
+    def late(self: FragmentStore, *args: object, **kwargs: object) -> bool:
+        gate.wait(60)
+        return opened(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FragmentStore, "open", late)
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        live.admin_token, live.admin_id = admin
+        time.sleep(1.0)  # (the resume, in the executor since ready, found the store still closed)
+        assert live.ctx.startup.ready and not live.ctx.items.store.enabled
+        gate.set()
+        _filled_unasked(live, 30)
+    finally:
+        gate.set()
+        stop_server(live)
+    assert record.exists()
+
+    gate.clear()  # a store that never opens: the resume waits, and the stop ends the wait
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    try:
+        time.sleep(0.5)
+        assert not live.ctx.items.store.enabled
+        started = time.monotonic()
+    finally:
+        stop_server(live)
+    assert time.monotonic() - started < 10
+    assert live.ctx.browse.__dict__.get("related") is None  # (never resumed: the store never opened)
+    gate.set()

@@ -640,17 +640,26 @@ def test_a_fragment_is_current_when_its_digest_holds(tmp_path: Path) -> None:
     assert list(use.fetch(None, ["a" * 32]).values())[0].body == b'{"Name":"A"'  # of its epoch: as it is
     new = store.epoch("new")
     stored = store.fetch(shape, ["a" * 32])["a" * 32]
-    assert not store.is_current(stored, shape, new)  # another epoch: not as it is
+
+    def used(epoch: int) -> bool:
+        """Whether a page of ``epoch`` takes the fragment as it is (StoreUse.fetch, which tests
+        what is_current tests inline), and is_current says the same."""
+        page = StoreUse(store, shape, epoch)
+        taken = page.fetch(None, ["a" * 32], {"a" * 32: "the row"})["a" * 32] != "the row"
+        assert taken == store.is_current(stored, shape, epoch) and taken == ("a" * 32 not in page.stale)
+        return taken
+
+    assert not used(new)  # another epoch: not as it is
     store.mark_valid(new, shape, [b"other"])  # what a read found for the item differs: still not
-    assert not store.is_current(stored, shape, new)
+    assert not used(new)
     store.mark_valid(new, store.shape(("other",)), [b"d1"])  # the same digest under another shape: not
-    assert not store.is_current(stored, shape, new)
+    assert not used(new)
     store.mark_valid(new, shape, [b"d1"])
-    assert store.is_current(stored, shape, new)
+    assert used(new)
     newest = store.epoch("newest")
-    assert not store.is_current(stored, shape, newest)  # marks hold for their epoch only
+    assert not used(newest)  # marks hold for their epoch only
     store.mark_valid(new, shape, [b"d1"])  # (an epoch that is over is not marked: nothing asks for it)
-    assert not store.is_current(stored, shape, newest)
+    assert not used(newest)
     # an older epoch's fragment never replaces a newer one
     _write(store, shape, "a" * 32, newest, b"d2", b'{"Name":"B"')
     _write(store, shape, "a" * 32, old, b"d0", b'{"Name":"Old"')
@@ -685,6 +694,37 @@ def test_ids_sharing_an_integer_key_never_answer_for_each_other(tmp_path: Path) 
         _write(store, shape, odd, epoch, b"d", b'{"Name":"' + odd.encode() + b'"')
         assert store.fetch(shape, [odd])[odd].body == b'{"Name":"' + odd.encode() + b'"'
     store.close()
+
+
+def test_wait_open_waits_for_an_open_on_another_thread_and_a_close_ends_it(tmp_path: Path) -> None:
+    """``wait_open``: what the mix fill's resume waits on (the store opens on a thread of its own
+    beside the start): True once that open is done, False when the time is up first, when the
+    store could not be opened, or at once when the store closes or ``stop`` says so."""
+    import threading
+
+    store = FragmentStore(tmp_path / "fragments.sqlite3")
+    started = time.monotonic()
+    assert not store.wait_open(0.3) and 0.25 <= time.monotonic() - started < 5  # (never opened: the bound)
+    opener = threading.Timer(0.5, store.open)
+    opener.start()
+    assert store.wait_open(30) and store.enabled  # (opened 0.5 s later, while waited for)
+    opener.join()
+    store.close()
+    assert not store.wait_open(30)  # (closed: no wait)
+
+    waiting = FragmentStore(tmp_path / "other.sqlite3")
+    started = time.monotonic()
+    threading.Timer(0.3, waiting.close).start()
+    assert not waiting.wait_open(30) and time.monotonic() - started < 5  # (a close ends the wait)
+    flag = FragmentStore(tmp_path / "third.sqlite3")
+    started = time.monotonic()
+    stop_at = started + 0.3
+    assert not flag.wait_open(30, lambda: time.monotonic() > stop_at) and time.monotonic() - started < 5
+
+    (tmp_path / "blocked").mkdir()
+    broken = FragmentStore(tmp_path / "blocked" / "x" / "fragments.sqlite3")
+    (tmp_path / "blocked" / "x").write_text("a file where the folder would be")
+    assert not broken.open() and not broken.wait_open(30)  # (could not be opened: off, no wait)
 
 
 def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
