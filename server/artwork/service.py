@@ -59,13 +59,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import Table, delete, event, func, select
 from sqlalchemy import text as sql_text
-from sqlmodel import Session, col
+from sqlmodel import Session
 
 from server import memory
 from server.artwork import collage
 from server.artwork.frames import grab_frame
 from server.db.database import file_stamp
-from server.db.tables import ByNameArtwork, CollectionEntry, Item, ItemValue, Library, Playlist, PlaylistEntry
+from server.db.handles import collection_entries, libraries, playlist_entries, playlists
+from server.db.tables import ByNameArtwork, Item, ItemValue
 from server.library.catalog import ids
 from server.library.scan.merge import file_source
 from server.media.images import ImageError, blurhash_of, image_info, image_tag
@@ -158,12 +159,13 @@ def _inputs(s: Session) -> str:
     parts: list[Any] = [
         tuple(s.execute(select(func.count(), func.max(t.date_created)).select_from(_ITEMS)).one()),
         s.execute(select(func.count()).select_from(_VALUES)).scalar(),
-        s.execute(select(func.count()).select_from(PlaylistEntry)).scalar(),
-        s.execute(select(func.count()).select_from(CollectionEntry)).scalar(),
-        s.execute(select(func.count()).select_from(ByNameArtwork)).scalar(),
-        sorted(tuple(r) for r in s.execute(select(col(Playlist.id), col(Playlist.is_public)))),
-        sorted(tuple(r) for r in s.execute(select(col(Library.id), col(Library.collection_type),
-                                                  col(Library.options_json)))),
+        # on the tables, not the ORM classes: the start-up run configures no ORM mappers
+        s.execute(select(func.count()).select_from(playlist_entries)).scalar(),
+        s.execute(select(func.count()).select_from(collection_entries)).scalar(),
+        s.execute(select(func.count()).select_from(ByNameArtwork.__table__)).scalar(),
+        sorted(tuple(r) for r in s.execute(select(playlists.c.id, playlists.c.is_public))),
+        sorted(tuple(r) for r in s.execute(select(libraries.c.id, libraries.c.collection_type,
+                                                  libraries.c.options_json))),
     ]
     return _key(*(repr(p) for p in parts))
 
@@ -463,7 +465,7 @@ class ArtworkService:
     def _frame_libraries(self, s: Session) -> dict[str, frozenset[str]]:
         """Library id -> the video types whose TypeOptions leave the Screen Grabber out."""
         out: dict[str, frozenset[str]] = {}
-        for lib_id, text in s.execute(select(Library.id, Library.options_json)):
+        for lib_id, text in s.execute(select(libraries.c.id, libraries.c.options_json)):  # (no ORM at start)
             try:
                 options = msgspec.json.decode(text or "{}", type=w.LibraryOptions, strict=False)
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -650,7 +652,8 @@ class ArtworkService:
     def _collage_plans(self, s: Session, types: tuple[str, ...]) -> list[_Plan]:
         t = Item.__table__.c
         rows = s.execute(select(t.id, t.type, t.name, t.images_json, t.library_id).where(t.type.in_(types))).all()
-        ctypes = dict(s.execute(select(Library.id, Library.collection_type)).all())
+        lib = libraries.c  # on the table: the start-up run configures no ORM mappers
+        ctypes = dict(s.execute(select(lib.id, lib.collection_type)).all())
         plans: list[_Plan] = []
         for r in rows:
             images = _images(r.images_json)
@@ -664,17 +667,17 @@ class ArtworkService:
                     sources = _typed_sources(s, t.library_id == r.id, ("BoxSet",))
                 plans.append(_Plan(r.id, collage.THUMB, sources, current, r.name))
             elif r.type == "ManualPlaylistsFolder":
-                public = select(Playlist.id).where(Playlist.is_public.is_(True))
+                public = select(playlists.c.id).where(playlists.c.is_public.is_(True))
                 sources = _typed_sources(s, t.id.in_(public), ("Playlist",))
                 plans.append(_Plan(r.id, collage.THUMB, sources, current, r.name))
             elif r.type == "Playlist":
-                entries = select(PlaylistEntry.item_id).where(PlaylistEntry.playlist_id == r.id) \
-                    .order_by(PlaylistEntry.sort_order)
+                pe = playlist_entries.c
+                entries = select(pe.item_id).where(pe.playlist_id == r.id).order_by(pe.sort_order)
                 members = [i for (i,) in s.execute(entries.limit(200))]
                 plans.append(_Plan(r.id, collage.SQUARE, _member_sources(s, members), current))
             else:
-                entries = select(CollectionEntry.item_id).where(CollectionEntry.collection_id == r.id) \
-                    .order_by(CollectionEntry.sort_order)
+                ce = collection_entries.c
+                entries = select(ce.item_id).where(ce.collection_id == r.id).order_by(ce.sort_order)
                 members = [i for (i,) in s.execute(entries.limit(200))]
                 plans.append(_Plan(r.id, collage.POSTER, _member_sources(s, members), current))
         return plans
@@ -693,7 +696,8 @@ class ArtworkService:
             stats.removed += len(stale)
 
     def _by_name_plans(self, s: Session) -> tuple[list[_Plan], list[str]]:
-        existing = {r.id: r for r in s.execute(select(ByNameArtwork)).scalars()}
+        b = ByNameArtwork.__table__.c  # on the table: the start-up run configures no ORM mappers
+        existing = {r.id: r for r in s.execute(select(b.id, b.images_json, b.key))}
         plans: list[_Plan] = []
         v = ItemValue.__table__.c
         t = Item.__table__.c

@@ -18,6 +18,8 @@ from server.db.tables import (
     ItemValueCount,
     Library,
     LibraryPath,
+    LiveTvSeriesTimer,
+    LiveTvTimer,
     Person,
     Playlist,
     PlaylistEntry,
@@ -52,3 +54,7 @@ item_field_counts = _table(ItemFieldCount)
 # or start-up task that uses the ORM
 task_results = _table(TaskResult)
 activity_log = _table(ActivityLogEntry)
+# read by the recorder and the guide task at start and on every tick of the recorder: on the
+# tables first, so a server without Live TV timers never configures the ORM mappers while idle
+livetv_timers = _table(LiveTvTimer)
+livetv_series_timers = _table(LiveTvSeriesTimer)

@@ -24,10 +24,13 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlmodel import Session, select
 
 from server.db.database import Database
+from server.db.handles import livetv_series_timers, livetv_timers
 from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
@@ -44,6 +47,14 @@ TICKS_PER_SECOND = 10_000_000
 FOLLOW_CHUNK = 1024 * 1024  # a recording in progress is read this much at a time
 FOLLOW_POLL_SECONDS = 0.5
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def _any(s: Session, query: Any) -> bool:
+    """Whether ``query`` (on a Core table) finds a row. The recorder and the guide task read timers
+    at start and on every tick; asking the table first means a server with no timers (no Live TV)
+    never reaches the ORM while it idles, so SQLAlchemy does not configure its mappers (~1.3 MiB,
+    ~17 ms, every table at once) until a request or task that uses the ORM."""
+    return s.exec(query.limit(1)).first() is not None
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -164,16 +175,19 @@ class RecordingService:
     async def timers(self, channel_id: str | None = None, series_timer_id: str | None = None,
                      is_active: bool | None = None, is_scheduled: bool | None = None) -> list[LiveTvTimer]:
         def read(s: Session) -> list[LiveTvTimer]:
-            query = select(LiveTvTimer).where(LiveTvTimer.status.in_(ACTIVE))
+            t = livetv_timers.c
+            where: list[ColumnElement[bool]] = [t.status.in_(ACTIVE)]
             if channel_id:
-                query = query.where(LiveTvTimer.channel_id == channel_id)
+                where.append(t.channel_id == channel_id)
             if series_timer_id:
-                query = query.where(LiveTvTimer.series_timer_id == series_timer_id)
+                where.append(t.series_timer_id == series_timer_id)
             if is_active is not None:
-                query = query.where((LiveTvTimer.status == "InProgress") == is_active)
+                where.append((t.status == "InProgress") == is_active)
             if is_scheduled is not None:
-                query = query.where((LiveTvTimer.status == "New") == is_scheduled)
-            return list(s.exec(query.order_by(LiveTvTimer.start_date)))
+                where.append((t.status == "New") == is_scheduled)
+            if not _any(s, select(t.id).where(*where)):
+                return []
+            return list(s.exec(select(LiveTvTimer).where(*where).order_by(t.start_date)))
 
         return await self.db.read(read)
 
@@ -255,7 +269,12 @@ class RecordingService:
         return series
 
     async def series_timers(self) -> list[LiveTvSeriesTimer]:
-        return await self.db.read(lambda s: list(s.exec(select(LiveTvSeriesTimer).order_by(LiveTvSeriesTimer.name))))
+        def read(s: Session) -> list[LiveTvSeriesTimer]:
+            if not _any(s, select(livetv_series_timers.c.id)):
+                return []
+            return list(s.exec(select(LiveTvSeriesTimer).order_by(LiveTvSeriesTimer.name)))
+
+        return await self.db.read(read)
 
     def matches(self, series: LiveTvSeriesTimer, program: Program) -> bool:
         if program.name.casefold() != series.name.casefold():

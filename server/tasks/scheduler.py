@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import msgspec
+from sqlalchemy import insert, update
 from sqlmodel import Session, select
 
 from server.db.database import Database
 from server.db.handles import task_results
-from server.db.tables import TaskResult
 from server.errors import BadRequestError, NotFoundError
 from server.events.hub import EventHub
 from server.wire import models as w
@@ -267,10 +267,14 @@ class TaskScheduler:
         triggers_json = msgspec.json.encode(state.triggers).decode()
 
         def write(s: Session) -> None:
-            row = s.get(TaskResult, state.task.key) or TaskResult(task_key=state.task.key)
-            row.last_result_json = result_json
-            row.triggers_json = triggers_json
-            s.add(row)
+            # on the table, not the ORM class (server/db/handles.py): the start-up tasks' ends
+            # leave SQLAlchemy's mappers unconfigured
+            t, key = task_results.c, state.task.key
+            values = {"last_result_json": result_json, "triggers_json": triggers_json}
+            if s.execute(select(t.task_key).where(t.task_key == key)).first() is None:
+                s.execute(insert(task_results).values(task_key=key, **values))
+            else:
+                s.execute(update(task_results).where(t.task_key == key).values(values))
 
         try:
             await self.db.write(write)

@@ -178,14 +178,19 @@ print(json.dumps({"info": info, "idle": idle, "refused": refused, "after": after
 """
 
 
+def _run_served(script: str, data_dir: Path) -> dict:
+    """Run ``script`` (a served start, see SERVE) in a fresh interpreter; its last line of JSON."""
+    out = subprocess.run([sys.executable, "-c", script, str(data_dir)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def test_a_served_idle_server_has_no_websocket_protocol_or_anyio_backend(tmp_path):
     """server/runner.py imports uvicorn's WebSocket protocol (and the websockets package) at the first
     upgrade, and server/app.py's event emitter starts no anyio task group without listeners: a real
     server that answered a request has neither; the first socket handshake works as before."""
-    out = subprocess.run([sys.executable, "-c", IDLE, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _run_served(IDLE, tmp_path)
     assert result["info"] == "HTTP/1.1 200 OK"
     assert result["idle"] == []
     assert result["refused"] == "HTTP/1.1 403 Forbidden"  # no token: refused by the socket's handler
@@ -252,10 +257,7 @@ def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_o
     on an empty data folder: none of the heavy libraries, the scan's resolver (with the NFO reader),
     the remote providers, the HLS job manager or the browsing parts is imported (tests/library/scan, tests/providers and
     tests/playback use them)."""
-    out = subprocess.run([sys.executable, "-c", SERVED, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _run_served(SERVED, tmp_path)
     assert result["info"] == "HTTP/1.1 200 OK"
     assert result["stopped"] is True
     for phase in ("at_200", "idle"):
@@ -291,3 +293,37 @@ print(json.dumps({"before": before, "same": same, "all": sorted(naming.__all__) 
                                 "server.library.scan.naming.kinds"]
     assert result["same"] is True and result["all"] is True and result["dir"] is True and result["missing"] is True
     assert result["episode"] == 2
+
+
+MAPPERS = SERVE + """
+info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+tasks = runner.ctx.tasks
+deadline = time.monotonic() + 60  # the start-up tasks (scan, artwork, guide, ...) run to their end
+while any(t.State == "Running" for t in tasks.infos()) and time.monotonic() < deadline:
+    time.sleep(0.05)
+time.sleep(1)  # the recorder's first look at its timers (just after ready) is done by now
+from sqlmodel import Session, SQLModel, select
+from server.db.tables import TaskResult
+registry = SQLModel._sa_registry
+idle = sorted(m.class_.__name__ for m in registry.mappers if m.configured)
+with Session(runner.ctx.db.engine) as s:  # the first use of the ORM configures the mappers, as before
+    results = {r.task_key: r.last_result_json is not None for r in s.exec(select(TaskResult))}
+after = all(m.configured for m in registry.mappers)
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"info": info, "idle": idle, "results": results, "after": after, "stopped": not thread.is_alive()}))
+"""
+
+
+def test_a_served_start_and_its_tasks_leave_the_orm_mappers_unconfigured(tmp_path):
+    """The start, its tasks (scan, artwork, guide, the task results they write) and the recorder's
+    look at its timers read and write on the Core tables, so SQLAlchemy configures no ORM mapper
+    (~1.3 MiB, ~17 ms) in a server nobody has used yet; the first use of the ORM configures them
+    and reads what the tasks wrote."""
+    result = _run_served(MAPPERS, tmp_path)
+    assert result["info"] == "HTTP/1.1 200 OK"
+    assert result["idle"] == []
+    assert result["after"] is True
+    # each task that ran at start saved its result (an insert; a later run updates the row)
+    assert result["results"] and all(result["results"].values()), result["results"]
+    assert result["stopped"] is True

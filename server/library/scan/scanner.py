@@ -324,13 +324,14 @@ class Scanner:
         if units is not None:
             sigs = {u: sig for u, sig in sigs.items() if u in units}
         def stored_signatures(s: Any) -> dict[str, str]:
-            q = select(ScanUnit.path, ScanUnit.signature).where(ScanUnit.library_id == lib.id)
+            u = ScanUnit.__table__.c  # on the table: an unchanged rescan at start configures no ORM mappers
+            q = select(u.path, u.signature).where(u.library_id == lib.id)
             if units is None or any(u in lib.paths for u in units):
                 # A root's own files are in play: every unit folder must be known to tell a
                 # root-level file from a top-level folder (see walk.unit_key).
                 return {r[0]: r[1] for r in s.execute(q)}
             return {r[0]: r[1] for batch in store.chunks(list(units), 900)
-                    for r in s.execute(q.where(ScanUnit.path.in_(batch)))}
+                    for r in s.execute(q.where(u.path.in_(batch)))}
 
         stored = db.read_sync(stored_signatures)
         candidates = set(stored) if units is None else set(units)
