@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request
+from litestar.params import JSONBody
 
 from server.api.base import operation, reelroom_route
 from server.auth.service import AuthInfo
@@ -22,7 +23,7 @@ async def get_configuration(ctx: ServerContext) -> w.ServerConfiguration:
 
 
 @operation("UpdateConfiguration")
-async def update_configuration(ctx: ServerContext, data: w.ServerConfiguration) -> None:
+async def update_configuration(ctx: ServerContext, data: JSONBody[w.ServerConfiguration]) -> None:
     await asyncio.to_thread(ctx.config.save, "system", data)  # a file write, then the listeners
 
 

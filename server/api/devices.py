@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.db.tables import Device
@@ -48,7 +50,7 @@ async def get_device_options(ctx: ServerContext, id: str | None = None) -> w.Dev
 
 
 @operation("UpdateDeviceOptions")
-async def update_device_options(ctx: ServerContext, data: w.DeviceOptionsDto, id: str | None = None) -> None:
+async def update_device_options(ctx: ServerContext, data: JSONBody[w.DeviceOptionsDto], id: str | None = None) -> None:
     await ctx.tokens.set_device_name(_require_id(id), data.CustomName)
 
 

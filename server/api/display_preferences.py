@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation, require_user
 from server.api.users import _target_user_id
 from server.auth.service import AuthInfo
@@ -19,7 +21,7 @@ async def get_display_preferences(ctx: ServerContext, auth: AuthInfo | None, dis
 
 @operation("UpdateDisplayPreferences")
 async def update_display_preferences(ctx: ServerContext, auth: AuthInfo | None, displayPreferencesId: str,
-                                     data: w.DisplayPreferencesDto, userId: str | None = None,
+                                     data: JSONBody[w.DisplayPreferencesDto], userId: str | None = None,
                                      client: str | None = None) -> None:
     target = await _target_user_id(ctx, require_user(auth), userId)
     await prefs.save_preferences(ctx.db, target, displayPreferencesId, client or "emby", data)

@@ -6,6 +6,7 @@ import asyncio
 
 import msgspec
 from litestar import Response
+from litestar.params import JSONBody
 
 from server.api.base import operation
 from server.context import ServerContext
@@ -44,5 +45,5 @@ async def get_parent_path(ctx: ServerContext, path: str | None = None) -> Respon
 
 
 @operation("ValidatePath")
-async def validate_path(ctx: ServerContext, data: w.ValidatePathDto) -> None:
+async def validate_path(ctx: ServerContext, data: JSONBody[w.ValidatePathDto]) -> None:
     await asyncio.to_thread(ctx.filesystem.validate, data.Path, data.IsFile, bool(data.ValidateWritable))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.params import JSONBody
 
 from server.api.base import operation
 from server.context import ServerContext
@@ -12,7 +13,7 @@ from server.wire import models as w
 
 
 @operation("UpdateItem")
-async def update_item(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str, data: w.BaseItemDto) -> None:
+async def update_item(ctx: ServerContext, request: Request[Any, Any, Any], itemId: str, data: JSONBody[w.BaseItemDto]) -> None:
     from server.library.browse.editing import null_fields
 
     # a field sent as null is not the same as one left out (the decoded body cannot tell them apart)

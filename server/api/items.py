@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import cast
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.api.params import DtoOptions, NameFilters, Paging, guid_or_none, guids, split_names
 from server.api.replies import keep, kept_reply
@@ -105,7 +107,7 @@ async def get_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: 
 
 @operation("UpdateItemUserData")
 async def update_item_user_data(ctx: ServerContext, auth: AuthInfo | None, itemId: str,
-                                data: w.UpdateUserItemDataDto, userId: str | None = None) -> w.UserItemDataDto:
+                                data: JSONBody[w.UpdateUserItemDataDto], userId: str | None = None) -> w.UserItemDataDto:
     viewer = await ctx.items.viewer_user(auth, userId)
     row = await ctx.items.target(itemId, viewer)
     if data.PlaybackPositionTicks is not None and data.PlaybackPositionTicks < 0:

@@ -3,6 +3,8 @@ options a library may take."""
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.artwork.service import FRAME_TYPES, SCREEN_GRABBER
 from server.context import ServerContext
@@ -47,7 +49,7 @@ async def post_updated_series(ctx: ServerContext, tvdbId: str | None = None) -> 
 
 
 @operation("PostUpdatedMedia")
-async def post_updated_media(ctx: ServerContext, data: w.MediaUpdateInfoDto) -> None:
+async def post_updated_media(ctx: ServerContext, data: JSONBody[w.MediaUpdateInfoDto]) -> None:
     paths = [u.Path for u in data.Updates or [] if u.Path]
     ctx.scanner.schedule_paths(await ctx.library.libraries(), paths)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.wire import models as w
@@ -22,7 +24,7 @@ async def get_virtual_folders(ctx: ServerContext) -> list[w.VirtualFolderInfo]:
 @operation("AddVirtualFolder")
 async def add_virtual_folder(ctx: ServerContext, name: str | None = None, collectionType: str | None = None,
                              paths: list[str] | None = None, refreshLibrary: bool | None = None,
-                             data: w.AddVirtualFolderDto | None = None) -> None:
+                             data: JSONBody[w.AddVirtualFolderDto | None] = None) -> None:
     info = await ctx.library.add(name, collectionType, paths, data.LibraryOptions if data else None)
     # Scanned even without refreshLibrary (the setup wizard sends false): the watcher only sees
     # changes, so a new library would otherwise stay empty until the next scheduled scan.
@@ -46,7 +48,7 @@ async def rename_virtual_folder(ctx: ServerContext, name: str | None = None, new
 
 
 @operation("AddMediaPath")
-async def add_media_path(ctx: ServerContext, data: w.MediaPathDto, refreshLibrary: bool | None = None) -> None:
+async def add_media_path(ctx: ServerContext, data: JSONBody[w.MediaPathDto], refreshLibrary: bool | None = None) -> None:
     path = data.Path or (data.PathInfo.Path if data.PathInfo else None)
     info, _ = await ctx.library.add_path(data.Name, path)
     _refresh(ctx, info.id, True)  # as for a new library
@@ -55,7 +57,7 @@ async def add_media_path(ctx: ServerContext, data: w.MediaPathDto, refreshLibrar
 
 
 @operation("UpdateMediaPath")
-async def update_media_path(ctx: ServerContext, data: w.UpdateMediaPathRequestDto) -> None:
+async def update_media_path(ctx: ServerContext, data: JSONBody[w.UpdateMediaPathRequestDto]) -> None:
     await ctx.library.update_path(data.Name, data.PathInfo)
 
 
@@ -69,7 +71,7 @@ async def remove_media_path(ctx: ServerContext, name: str | None = None, path: s
 
 
 @operation("UpdateLibraryOptions")
-async def update_library_options(ctx: ServerContext, data: w.UpdateLibraryOptionsDto) -> None:
+async def update_library_options(ctx: ServerContext, data: JSONBody[w.UpdateLibraryOptionsDto]) -> None:
     await ctx.library.update_options(data.Id, data.LibraryOptions)
     if ctx.scanner.watcher is not None:
         await ctx.scanner.watcher.refresh()

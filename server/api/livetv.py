@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 from litestar import Response
+from litestar.params import JSONBody
 from litestar.response import Stream
 
 from server.api.base import operation
@@ -50,7 +51,7 @@ async def get_live_tv_info(ctx: ServerContext) -> w.LiveTvInfo:
 
 
 @operation("AddTunerHost")
-async def add_tuner_host(ctx: ServerContext, data: w.TunerHostInfo) -> w.TunerHostInfo:
+async def add_tuner_host(ctx: ServerContext, data: JSONBody[w.TunerHostInfo]) -> w.TunerHostInfo:
     tuner = await ctx.livetv.add_tuner(data)
     await ctx.livetv.channels()  # its channels (and the Live TV view) become items now
     return tuner
@@ -84,7 +85,7 @@ async def reset_tuner(ctx: ServerContext, tunerId: str) -> None:
 
 
 @operation("AddListingProvider")
-async def add_listing_provider(ctx: ServerContext, data: w.ListingsProviderInfo, pw: str | None = None,
+async def add_listing_provider(ctx: ServerContext, data: JSONBody[w.ListingsProviderInfo], pw: str | None = None,
                                validateListings: bool = False, validateLogin: bool = False
                                ) -> w.ListingsProviderInfo:
     source = ctx.livetv.listing_sources.get((data.Type or "").lower())
@@ -229,7 +230,7 @@ async def get_live_tv_programs(ctx: ServerContext, channelIds: list[str] | None 
 
 
 @operation("GetPrograms")
-async def get_programs(ctx: ServerContext, data: w.GetProgramsDto) -> w.BaseItemDtoQueryResult:
+async def get_programs(ctx: ServerContext, data: JSONBody[w.GetProgramsDto]) -> w.BaseItemDtoQueryResult:
     program_ids = None
     if data.SeriesTimerId:
         program_ids = {t.program_id for t in await ctx.recordings.timers(series_timer_id=data.SeriesTimerId)}
@@ -287,7 +288,7 @@ async def get_channel_mapping_options(ctx: ServerContext, providerId: str | None
 
 
 @operation("SetChannelMapping")
-async def set_channel_mapping(ctx: ServerContext, data: w.SetChannelMappingDto) -> w.TunerChannelMapping:
+async def set_channel_mapping(ctx: ServerContext, data: JSONBody[w.SetChannelMappingDto]) -> w.TunerChannelMapping:
     if not data.TunerChannelId or not data.ProviderChannelId:
         raise BadRequestError("TunerChannelId and ProviderChannelId are required.")
     await ctx.livetv.set_channel_mapping(data.ProviderId, data.TunerChannelId, data.ProviderChannelId)
@@ -344,12 +345,12 @@ async def get_default_timer(ctx: ServerContext, programId: str | None = None) ->
 
 
 @operation("CreateTimer")
-async def create_timer(ctx: ServerContext, data: w.TimerInfoDto) -> None:
+async def create_timer(ctx: ServerContext, data: JSONBody[w.TimerInfoDto]) -> None:
     await ctx.recordings.create_timer(data)
 
 
 @operation("UpdateTimer")
-async def update_timer(ctx: ServerContext, timerId: str, data: w.TimerInfoDto) -> None:
+async def update_timer(ctx: ServerContext, timerId: str, data: JSONBody[w.TimerInfoDto]) -> None:
     await ctx.recordings.update_timer(timerId, data)
 
 
@@ -376,12 +377,12 @@ async def get_series_timer(ctx: ServerContext, timerId: str) -> w.SeriesTimerInf
 
 
 @operation("CreateSeriesTimer")
-async def create_series_timer(ctx: ServerContext, data: w.SeriesTimerInfoDto) -> None:
+async def create_series_timer(ctx: ServerContext, data: JSONBody[w.SeriesTimerInfoDto]) -> None:
     await ctx.recordings.create_series_timer(data)
 
 
 @operation("UpdateSeriesTimer")
-async def update_series_timer(ctx: ServerContext, timerId: str, data: w.SeriesTimerInfoDto) -> None:
+async def update_series_timer(ctx: ServerContext, timerId: str, data: JSONBody[w.SeriesTimerInfoDto]) -> None:
     await ctx.recordings.update_series_timer(timerId, data)
 
 

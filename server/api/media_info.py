@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request
+from litestar.params import JSONBody
 
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
@@ -35,7 +36,7 @@ async def get_posted_playback_info(
     liveStreamId: str | None = None, autoOpenLiveStream: bool | None = None, enableDirectPlay: bool | None = None,
     enableDirectStream: bool | None = None, enableTranscoding: bool | None = None,
     allowVideoStreamCopy: bool | None = None, allowAudioStreamCopy: bool | None = None,
-    data: w.PlaybackInfoDto | None = None,
+    data: JSONBody[w.PlaybackInfoDto | None] = None,
 ) -> w.PlaybackInfoResponse:
     dto = data or w.PlaybackInfoDto()
     # Query values fill what the body leaves out (clients send either).
@@ -53,7 +54,7 @@ async def get_posted_playback_info(
 @operation("OpenLiveStream")
 async def open_live_stream(ctx: ServerContext, auth: AuthInfo | None, request: Request[Any, Any, Any], openToken: str | None = None,
                            userId: str | None = None, playSessionId: str | None = None, itemId: str | None = None,
-                           data: w.OpenLiveStreamDto | None = None) -> w.LiveStreamResponse:
+                           data: JSONBody[w.OpenLiveStreamDto | None] = None) -> w.LiveStreamResponse:
     """A Live TV channel (its OpenToken, in the body or the query, as jellyfin-web sends it) opens
     on its tuner: the answer carries the LiveStreamId, the probed MediaStreams and the live HLS
     TranscodingUrl (server/livetv/playback.py). Library items need no opening: the answer is

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.api.params import DtoOptions, Paging, guids
 from server.auth.service import AuthInfo
@@ -25,7 +27,7 @@ def _shares(users: list[w.PlaylistUserPermissions] | None) -> list[tuple[str, bo
 @operation("CreatePlaylist")
 async def create_playlist(ctx: ServerContext, auth: AuthInfo | None, name: str | None = None,
                           ids: list[str] | None = None, userId: str | None = None, mediaType: str | None = None,
-                          data: w.CreatePlaylistDto | None = None) -> w.PlaylistCreationResult:
+                          data: JSONBody[w.CreatePlaylistDto | None] = None) -> w.PlaylistCreationResult:
     body = data or w.CreatePlaylistDto()
     owner = body.UserId or userId
     owner_id = parse_guid(owner, "userId") if owner else _caller(auth)
@@ -42,7 +44,7 @@ async def create_playlist(ctx: ServerContext, auth: AuthInfo | None, name: str |
 
 @operation("UpdatePlaylist")
 async def update_playlist(ctx: ServerContext, auth: AuthInfo | None, playlistId: str,
-                          data: w.UpdatePlaylistDto) -> None:
+                          data: JSONBody[w.UpdatePlaylistDto]) -> None:
     item_ids = guids(data.Ids, "Ids") if data.Ids is not None else None
     await ctx.browse.playlists.update(parse_guid(playlistId, "playlistId"), _caller(auth), data.Name, item_ids,
                                       _shares(data.Users), data.IsPublic)
@@ -101,7 +103,7 @@ async def get_playlist_user(ctx: ServerContext, auth: AuthInfo | None, playlistI
 
 @operation("UpdatePlaylistUser")
 async def update_playlist_user(ctx: ServerContext, auth: AuthInfo | None, playlistId: str, userId: str,
-                               data: w.UpdatePlaylistUserDto) -> None:
+                               data: JSONBody[w.UpdatePlaylistUserDto]) -> None:
     await ctx.browse.playlists.set_user(parse_guid(playlistId, "playlistId"), _caller(auth),
                                         parse_guid(userId, "userId"), bool(data.CanEdit))
 

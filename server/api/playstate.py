@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
@@ -11,17 +13,17 @@ from server.wire import models as w
 
 
 @operation("ReportPlaybackStart")
-async def report_playback_start(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackStartInfo) -> None:
+async def report_playback_start(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PlaybackStartInfo]) -> None:
     await ctx.playback_reports.start(require_user(auth), data)
 
 
 @operation("ReportPlaybackProgress")
-async def report_playback_progress(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackProgressInfo) -> None:
+async def report_playback_progress(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PlaybackProgressInfo]) -> None:
     await ctx.playback_reports.progress(require_user(auth), data)
 
 
 @operation("ReportPlaybackStopped")
-async def report_playback_stopped(ctx: ServerContext, auth: AuthInfo | None, data: w.PlaybackStopInfo) -> None:
+async def report_playback_stopped(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PlaybackStopInfo]) -> None:
     await ctx.playback_reports.stop(require_user(auth), data)
 
 

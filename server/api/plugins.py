@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response
+from litestar.params import JSONBody
 
 from server.api.base import operation
 from server.api.params import Paging
@@ -126,7 +127,7 @@ async def get_repositories(ctx: ServerContext) -> list[w.RepositoryInfo]:
 
 
 @operation("SetRepositories")
-async def set_repositories(ctx: ServerContext, data: list[w.RepositoryInfo]) -> None:
+async def set_repositories(ctx: ServerContext, data: JSONBody[list[w.RepositoryInfo]]) -> None:
     for repo in data:
         if not repo.Url:
             raise BadRequestError("Every repository needs a Url.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
@@ -41,7 +43,7 @@ async def post_capabilities(ctx: ServerContext, auth: AuthInfo | None, id: str |
 
 
 @operation("PostFullCapabilities")
-async def post_full_capabilities(ctx: ServerContext, auth: AuthInfo | None, data: w.ClientCapabilitiesDto,
+async def post_full_capabilities(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.ClientCapabilitiesDto],
                                  id: str | None = None) -> None:
     auth = require_user(auth)
     session = (ctx.sessions.by_id(id) if id else None) or ctx.sessions.by_device(auth.device_id)
@@ -89,7 +91,7 @@ def _deliver(ctx: ServerContext, session, message_type: str, data) -> None:
 
 @operation("SendFullGeneralCommand")
 async def send_full_general_command(ctx: ServerContext, auth: AuthInfo | None, sessionId: str,
-                                    data: w.GeneralCommand) -> None:
+                                    data: JSONBody[w.GeneralCommand]) -> None:
     session = _controllable(ctx, auth, sessionId)
     if not data.Name:
         raise BadRequestError("A command Name is required.")
@@ -108,7 +110,7 @@ async def send_general_command(ctx: ServerContext, auth: AuthInfo | None, sessio
 
 @operation("SendMessageCommand")
 async def send_message_command(ctx: ServerContext, auth: AuthInfo | None, sessionId: str,
-                               data: w.MessageCommand) -> None:
+                               data: JSONBody[w.MessageCommand]) -> None:
     session = _controllable(ctx, auth, sessionId)
     if not data.Text:
         raise BadRequestError("A message Text is required.")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.system import startup
@@ -15,7 +17,7 @@ async def get_startup_configuration(ctx: ServerContext) -> w.StartupConfiguratio
 
 
 @operation("UpdateInitialConfiguration")
-async def update_initial_configuration(ctx: ServerContext, data: w.StartupConfigurationDto) -> None:
+async def update_initial_configuration(ctx: ServerContext, data: JSONBody[w.StartupConfigurationDto]) -> None:
     startup.update_startup_configuration(ctx.config, data)
 
 
@@ -30,12 +32,12 @@ async def get_first_user_2(ctx: ServerContext) -> w.StartupUserDto:
 
 
 @operation("UpdateStartupUser")
-async def update_startup_user(ctx: ServerContext, data: w.StartupUserDto) -> None:
+async def update_startup_user(ctx: ServerContext, data: JSONBody[w.StartupUserDto]) -> None:
     await startup.update_startup_user(ctx.users, data)
 
 
 @operation("SetRemoteAccess")
-async def set_remote_access(ctx: ServerContext, data: w.StartupRemoteAccessDto) -> None:
+async def set_remote_access(ctx: ServerContext, data: JSONBody[w.StartupRemoteAccessDto]) -> None:
     startup.set_remote_access(ctx.config, data)
 
 

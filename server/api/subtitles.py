@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from litestar import Response
+from litestar.params import JSONBody
 
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
@@ -52,7 +53,7 @@ async def get_subtitle_playlist(ctx: ServerContext, auth: AuthInfo | None, itemI
 
 
 @operation("UploadSubtitle")
-async def upload_subtitle(ctx: ServerContext, itemId: str, data: w.UploadSubtitleDto) -> None:
+async def upload_subtitle(ctx: ServerContext, itemId: str, data: JSONBody[w.UploadSubtitleDto]) -> None:
     row = await ctx.items.row(itemId)
     await ctx.subtitles.upload(row, data, ctx.paths.data_dir)
 

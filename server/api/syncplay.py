@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from litestar.params import JSONBody
+
 from server.api.base import operation, require_user
 from server.auth.service import AuthInfo
 from server.context import ServerContext
@@ -58,12 +60,12 @@ async def get_groups(ctx: ServerContext, auth: AuthInfo | None) -> list[w.GroupI
 
 
 @operation("SyncPlayCreateGroup")
-async def create_group(ctx: ServerContext, auth: AuthInfo | None, data: w.NewGroupRequestDto) -> None:
+async def create_group(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.NewGroupRequestDto]) -> None:
     ctx.syncplay.create(_me(ctx, auth), data.GroupName)
 
 
 @operation("SyncPlayJoinGroup")
-async def join_group(ctx: ServerContext, auth: AuthInfo | None, data: w.JoinGroupRequestDto) -> None:
+async def join_group(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.JoinGroupRequestDto]) -> None:
     me = _me(ctx, auth)
     group_id = parse_guid(data.GroupId, "GroupId")
     group = ctx.syncplay.groups.get(group_id)
@@ -92,7 +94,7 @@ async def leave_group(ctx: ServerContext, auth: AuthInfo | None) -> None:
 
 
 @operation("SyncPlaySetNewQueue")
-async def set_new_queue(ctx: ServerContext, auth: AuthInfo | None, data: w.PlayRequestDto) -> None:
+async def set_new_queue(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PlayRequestDto]) -> None:
     ids = [parse_guid(i, "PlayingQueue") for i in data.PlayingQueue or []]
     if not await _queue_allowed(ctx, _device(auth), ids):
         return
@@ -100,26 +102,26 @@ async def set_new_queue(ctx: ServerContext, auth: AuthInfo | None, data: w.PlayR
 
 
 @operation("SyncPlaySetPlaylistItem")
-async def set_playlist_item(ctx: ServerContext, auth: AuthInfo | None, data: w.SetPlaylistItemRequestDto) -> None:
+async def set_playlist_item(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.SetPlaylistItemRequestDto]) -> None:
     ctx.syncplay.set_playlist_item(_device(auth), _playlist_item(data.PlaylistItemId, required=True))
 
 
 @operation("SyncPlayRemoveFromPlaylist")
 async def remove_from_playlist(ctx: ServerContext, auth: AuthInfo | None,
-                               data: w.RemoveFromPlaylistRequestDto) -> None:
+                               data: JSONBody[w.RemoveFromPlaylistRequestDto]) -> None:
     ids = [_playlist_item(i, required=True) for i in data.PlaylistItemIds or []]
     ctx.syncplay.remove_items(_device(auth), ids, bool(data.ClearPlaylist), bool(data.ClearPlayingItem))
 
 
 @operation("SyncPlayMovePlaylistItem")
-async def move_playlist_item(ctx: ServerContext, auth: AuthInfo | None, data: w.MovePlaylistItemRequestDto) -> None:
+async def move_playlist_item(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.MovePlaylistItemRequestDto]) -> None:
     if data.NewIndex is None or data.NewIndex < 0:
         raise BadRequestError("NewIndex must be zero or more.")
     ctx.syncplay.move_item(_device(auth), _playlist_item(data.PlaylistItemId, required=True), data.NewIndex)
 
 
 @operation("SyncPlayQueue")
-async def queue(ctx: ServerContext, auth: AuthInfo | None, data: w.QueueRequestDto) -> None:
+async def queue(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.QueueRequestDto]) -> None:
     ids = [parse_guid(i, "ItemIds") for i in data.ItemIds or []]
     if data.Mode is not None and data.Mode not in ENUMS["GroupQueueMode"]:
         raise BadRequestError("Mode must be Queue or QueueNext.")
@@ -129,24 +131,24 @@ async def queue(ctx: ServerContext, auth: AuthInfo | None, data: w.QueueRequestD
 
 
 @operation("SyncPlayNextItem")
-async def next_item(ctx: ServerContext, auth: AuthInfo | None, data: w.NextItemRequestDto) -> None:
+async def next_item(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.NextItemRequestDto]) -> None:
     ctx.syncplay.next_item(_device(auth), _playlist_item(data.PlaylistItemId))
 
 
 @operation("SyncPlayPreviousItem")
-async def previous_item(ctx: ServerContext, auth: AuthInfo | None, data: w.PreviousItemRequestDto) -> None:
+async def previous_item(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PreviousItemRequestDto]) -> None:
     ctx.syncplay.previous_item(_device(auth), _playlist_item(data.PlaylistItemId))
 
 
 @operation("SyncPlaySetRepeatMode")
-async def set_repeat_mode(ctx: ServerContext, auth: AuthInfo | None, data: w.SetRepeatModeRequestDto) -> None:
+async def set_repeat_mode(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.SetRepeatModeRequestDto]) -> None:
     if data.Mode not in ENUMS["GroupRepeatMode"]:
         raise BadRequestError("Mode must be RepeatOne, RepeatAll or RepeatNone.")
     ctx.syncplay.set_repeat_mode(_device(auth), data.Mode)
 
 
 @operation("SyncPlaySetShuffleMode")
-async def set_shuffle_mode(ctx: ServerContext, auth: AuthInfo | None, data: w.SetShuffleModeRequestDto) -> None:
+async def set_shuffle_mode(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.SetShuffleModeRequestDto]) -> None:
     if data.Mode not in ENUMS["GroupShuffleMode"]:
         raise BadRequestError("Mode must be Sorted or Shuffle.")
     ctx.syncplay.set_shuffle_mode(_device(auth), data.Mode)
@@ -168,31 +170,31 @@ async def stop(ctx: ServerContext, auth: AuthInfo | None) -> None:
 
 
 @operation("SyncPlaySeek")
-async def seek(ctx: ServerContext, auth: AuthInfo | None, data: w.SeekRequestDto) -> None:
+async def seek(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.SeekRequestDto]) -> None:
     if data.PositionTicks is None:
         raise BadRequestError("PositionTicks is required.")
     ctx.syncplay.seek(_device(auth), data.PositionTicks)
 
 
 @operation("SyncPlayBuffering")
-async def buffering(ctx: ServerContext, auth: AuthInfo | None, data: w.BufferRequestDto) -> None:
+async def buffering(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.BufferRequestDto]) -> None:
     ctx.syncplay.buffering(_device(auth), _playlist_item(data.PlaylistItemId), data.PositionTicks,
                            bool(data.IsPlaying), data.When)
 
 
 @operation("SyncPlayReady")
-async def ready(ctx: ServerContext, auth: AuthInfo | None, data: w.ReadyRequestDto) -> None:
+async def ready(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.ReadyRequestDto]) -> None:
     ctx.syncplay.ready(_device(auth), _playlist_item(data.PlaylistItemId), data.PositionTicks, bool(data.IsPlaying),
                        data.When)
 
 
 @operation("SyncPlayPing")
-async def ping(ctx: ServerContext, auth: AuthInfo | None, data: w.PingRequestDto) -> None:
+async def ping(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.PingRequestDto]) -> None:
     ctx.syncplay.ping(_device(auth), int(data.Ping or 0))
 
 
 @operation("SyncPlaySetIgnoreWait")
-async def set_ignore_wait(ctx: ServerContext, auth: AuthInfo | None, data: w.IgnoreWaitRequestDto) -> None:
+async def set_ignore_wait(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.IgnoreWaitRequestDto]) -> None:
     ctx.syncplay.set_ignore_wait(_device(auth), bool(data.IgnoreWait))
 
 

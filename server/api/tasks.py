@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from litestar.params import JSONBody
+
 from server.api.base import operation
 from server.context import ServerContext
 from server.wire import models as w
@@ -28,5 +30,5 @@ async def stop_task(ctx: ServerContext, taskId: str) -> None:
 
 
 @operation("UpdateTask")
-async def update_task(ctx: ServerContext, taskId: str, data: list[w.TaskTriggerInfo]) -> None:
+async def update_task(ctx: ServerContext, taskId: str, data: JSONBody[list[w.TaskTriggerInfo]]) -> None:
     await ctx.tasks.update_triggers(ctx.tasks.find(taskId).id, data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request
+from litestar.params import JSONBody
 
 from server.api.base import operation, require_user
 from server.auth.header import identify
@@ -90,20 +91,20 @@ async def delete_user(ctx: ServerContext, auth: AuthInfo | None, userId: str) ->
 
 @operation("AuthenticateUserByName")
 async def authenticate_user_by_name(ctx: ServerContext, request: Request[Any, Any, Any],
-                                    data: w.AuthenticateUserByName) -> w.AuthenticationResult:
+                                    data: JSONBody[w.AuthenticateUserByName]) -> w.AuthenticationResult:
     return await ctx.signin.sign_in_by_name(data.Username, data.Pw, _identity(request), _remote(request))
 
 
 @operation("AuthenticateWithQuickConnect")
 async def authenticate_with_quick_connect(ctx: ServerContext, request: Request[Any, Any, Any],
-                                          data: w.QuickConnectDto) -> w.AuthenticationResult:
+                                          data: JSONBody[w.QuickConnectDto]) -> w.AuthenticationResult:
     user_id = ctx.quick_connect.redeem(data.Secret or "")
     user = await ctx.users.get(user_id)
     return await ctx.signin.authentication_result(user, _identity(request), _remote(request))
 
 
 @operation("UpdateUser")
-async def update_user(ctx: ServerContext, auth: AuthInfo | None, data: w.UserDto, userId: str | None = None) -> None:
+async def update_user(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.UserDto], userId: str | None = None) -> None:
     auth = require_user(auth)
     target = await _target_user_id(ctx, auth, userId)
     if data.Name is not None:
@@ -113,7 +114,7 @@ async def update_user(ctx: ServerContext, auth: AuthInfo | None, data: w.UserDto
 
 
 @operation("UpdateUserConfiguration")
-async def update_user_configuration(ctx: ServerContext, auth: AuthInfo | None, data: w.UserConfiguration,
+async def update_user_configuration(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.UserConfiguration],
                                     userId: str | None = None) -> None:
     auth = require_user(auth)
     target = await _target_user_id(ctx, auth, userId)
@@ -121,7 +122,7 @@ async def update_user_configuration(ctx: ServerContext, auth: AuthInfo | None, d
 
 
 @operation("UpdateUserPolicy")
-async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: w.UserPolicy,
+async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: str, data: JSONBody[w.UserPolicy],
                              request: Request[Any, Any, Any]) -> None:
     target = parse_guid(userId, "userId")
     if auth and auth.user_id == target and data.IsAdministrator is False:
@@ -134,7 +135,7 @@ async def update_user_policy(ctx: ServerContext, auth: AuthInfo | None, userId: 
 
 
 @operation("UpdateUserPassword")
-async def update_user_password(ctx: ServerContext, auth: AuthInfo | None, data: w.UpdateUserPassword,
+async def update_user_password(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.UpdateUserPassword],
                                userId: str | None = None) -> None:
     auth = require_user(auth)
     target = await _target_user_id(ctx, auth, userId)
@@ -155,7 +156,7 @@ async def update_user_password(ctx: ServerContext, auth: AuthInfo | None, data: 
 
 
 @operation("CreateUserByName")
-async def create_user_by_name(ctx: ServerContext, auth: AuthInfo | None, data: w.CreateUserByName) -> w.UserDto:
+async def create_user_by_name(ctx: ServerContext, auth: AuthInfo | None, data: JSONBody[w.CreateUserByName]) -> w.UserDto:
     user = await ctx.users.create(data.Name, data.Password or None)
     await ctx.activity.add(f"User {user.name} has been created", "UserCreated",
                            user_id=auth.user_id if auth else None)
@@ -163,12 +164,12 @@ async def create_user_by_name(ctx: ServerContext, auth: AuthInfo | None, data: w
 
 
 @operation("ForgotPassword")
-async def forgot_password(ctx: ServerContext, request: Request[Any, Any, Any], data: w.ForgotPasswordDto) -> w.ForgotPasswordResult:
+async def forgot_password(ctx: ServerContext, request: Request[Any, Any, Any], data: JSONBody[w.ForgotPasswordDto]) -> w.ForgotPasswordResult:
     # A home server has no mail: tell the person to ask the administrator, like Jellyfin does
     # for requests from outside the local network.
     return w.ForgotPasswordResult(Action="ContactAdmin")
 
 
 @operation("ForgotPasswordPin")
-async def forgot_password_pin(data: w.ForgotPasswordPinDto) -> w.PinRedeemResult:
+async def forgot_password_pin(data: JSONBody[w.ForgotPasswordPinDto]) -> w.PinRedeemResult:
     return w.PinRedeemResult(Success=False, UsersReset=[])

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request
+from litestar.params import JSONBody
 
 from server.api.base import reelroom_route
 from server.context import ServerContext
@@ -38,7 +39,7 @@ async def web_client_status(ctx: ServerContext) -> dict[str, Any]:
 
 @reelroom_route("POST", "/Reelroom/WebClient/Install", auth="admin", media_type="application/json",
                 status_code=200)
-async def install_web_client(ctx: ServerContext, request: Request[Any, Any, Any], data: WebInstallRequest) -> dict[str, Any]:
+async def install_web_client(ctx: ServerContext, request: Request[Any, Any, Any], data: JSONBody[WebInstallRequest]) -> dict[str, Any]:
     if bool(data.Path) == bool(data.Url):
         raise BadRequestError("Give either Path (a tarball or folder on the server) or Url.")
     if data.Url and not data.Url.lower().startswith(("http://", "https://")):

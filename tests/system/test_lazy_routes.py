@@ -5,6 +5,7 @@ start-up time nor memory, and a route asked answers exactly as an eagerly compil
 from __future__ import annotations
 
 import typing
+import warnings
 
 import pydantic
 from litestar import Litestar
@@ -56,6 +57,24 @@ def test_building_the_app_compiles_no_route_and_compile_all_compiles_every_one(t
                 signature = handler.parsed_fn_signature
                 for field in [signature.return_type, *signature.parameters.values()]:
                     assert not _mentions_pydantic(field.annotation), (handler, field)
+    finally:
+        ctx.db.close()
+
+
+def test_compiling_every_route_raises_no_litestar_deprecation_warning(tmp_path):
+    """Handlers declare their request bodies with a marker (``data: JSONBody[...]``): a reserved
+    ``data`` kwarg without one is deprecated and stops working in Litestar 3, and a warning per
+    handler on every compile hid any new one."""
+    ctx = ServerContext(ServerOptions(data_dir=tmp_path, enable_lan=False))
+    try:
+        app = create_app(ctx)
+        while not isinstance(app, Litestar):
+            app = app.app
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            app.compile_all()
+        deprecated = [str(w.message) for w in seen if "Deprecation" in w.category.__name__]
+        assert not deprecated, f"{len(deprecated)} deprecation warnings, the first: {deprecated[:2]}"
     finally:
         ctx.db.close()
 
