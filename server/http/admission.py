@@ -24,7 +24,7 @@ never waits: the line forms only while ``limit`` requests are in flight.
 
 A request whose client went away while it waited is not run (the cycle says it is disconnected).
 ``REELROOM_ADMIT`` sets the limit (``0`` or ``off``: no admission); the default is
-``DEFAULT_LIMIT``. docs/architecture.md: "A request's path" (what), "Reader processes" (figures).
+``DEFAULT_LIMIT``. docs/architecture.md, "A request's path" (what); docs/performance.md (figures).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 #: Requests in flight (admitted, response not started) beyond which the next waits in line.
-DEFAULT_LIMIT = 32  # (16 starved a reader in the quiet run: docs/architecture.md)
+DEFAULT_LIMIT = 32  # (16 starved a reader in the quiet run: docs/performance.md)
 
 #: Seconds a request holds its slot at most: one still without a response then runs on without it.
 HOLD_SECONDS = 2.0
