@@ -10,6 +10,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +19,7 @@ from typing import Any, cast
 # Config and Server from their own modules: uvicorn's __init__ imports its command line (click,
 # watchfiles, ...), and server/__init__.py defers it (server/lazy_modules.py).
 from uvicorn.config import Config
-from uvicorn.server import Server
+from uvicorn.server import Server as UvicornServer
 
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
@@ -144,6 +145,47 @@ def bind_socket(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+class Server(UvicornServer):
+    """uvicorn's server, with its main loop woken once a second instead of ten times.
+
+    uvicorn's ``main_loop`` sleeps 0.1 s between ticks, only to turn the Date header over once a
+    second and to notice ``should_exit``: an idle server's loop woke ten times a second, for
+    nothing (a tray app on a laptop keeps the CPU from its deeper sleep states). Here a tick comes
+    at each turn of the wall clock's second, so the Date header turns with the clock rather than
+    up to a second behind it, and setting ``should_exit`` (uvicorn's signal handler, or
+    ``ServerRunner`` from another thread through ``call_soon_threadsafe``) wakes the loop at once."""
+
+    def __init__(self, config: Config) -> None:
+        self._exit_wakeup: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(config)
+
+    @property
+    def should_exit(self) -> bool:
+        return self._should_exit
+
+    @should_exit.setter
+    def should_exit(self, value: bool) -> None:
+        self._should_exit = value
+        loop, wakeup = self._loop, self._exit_wakeup
+        if value and loop is not None and wakeup is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(wakeup.set)  # writes to the loop's self-pipe: wakes it now
+
+    async def main_loop(self) -> None:
+        self._exit_wakeup = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            try:
+                async with asyncio.timeout(1.0 - time.time() % 1.0):  # to the next whole second
+                    await self._exit_wakeup.wait()
+            except TimeoutError:
+                pass
+            counter = (counter + 10) % 864000  # uvicorn's on_tick turns the headers when counter % 10 == 0
+            should_exit = await self.on_tick(counter)
 
 
 class ServerRunner:
