@@ -5,6 +5,7 @@ network configuration with AutoDiscovery switched starts or stops them without a
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,24 @@ if TYPE_CHECKING:
     from server.wire.models import NetworkConfiguration
 
 log = logging.getLogger("reelroom.lan")
+
+
+def advert_interfaces(host: str) -> list[str] | None:
+    """Where the zeroconf advert may announce a server listening on ``host``: None for every LAN
+    interface (a wildcard or a host name), ``[host]`` for one IPv4 address, ``[]`` for none. A
+    server bound to loopback (or to one IPv6 address; the advert is IPv4 only) is not reachable at
+    the LAN addresses an advert would give, so it is not advertised at all."""
+    if host in ("", "0.0.0.0", "::"):
+        return None
+    if host.lower() == "localhost":
+        return []
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+    if address.is_loopback or address.version == 6:
+        return []
+    return [str(address)]
 
 
 class LanServices:
@@ -65,11 +84,14 @@ class LanServices:
         host = self.host if self.host not in ("", "::") else "0.0.0.0"
         self.responder = DiscoveryResponder(self._facts, host=host, port=self.discovery_port)
         await self.responder.start()
-        if self.zeroconf:
+        interfaces = advert_interfaces(self.host)
+        if self.zeroconf and interfaces == []:
+            log.info("Not advertised with zeroconf: the server listens on %s only", self.host)
+        elif self.zeroconf:
             from server.net.zeroconf_advert import ZeroconfAdvert  # zeroconf loads only when it advertises
 
             self.advert = ZeroconfAdvert(self.system_id, self.server_name(), self.port,
-                                         base_path=(self.network().BaseUrl or "/"),
+                                         base_path=(self.network().BaseUrl or "/"), interfaces=interfaces,
                                          version=JELLYFIN_VERSION)
             self.advert.start()  # registers on its own thread (it blocks for about 1.6 s)
         log.info("LAN discovery is on")

@@ -79,3 +79,40 @@ def test_discovery_switches_off_and_on_with_the_settings(tmp_path: Path) -> None
         assert live.ctx is ctx_before, "the server was not restarted"
     finally:
         stop_server(live)
+
+
+def test_advert_interfaces_follow_the_address_the_server_listens_on() -> None:
+    from server.net.lan import advert_interfaces
+
+    assert advert_interfaces("0.0.0.0") is None and advert_interfaces("") is None and advert_interfaces("::") is None
+    assert advert_interfaces("192.168.1.20") == ["192.168.1.20"]
+    assert advert_interfaces("media-box") is None  # a name: every interface, as before
+    for loopback in ("127.0.0.1", "127.0.1.1", "::1", "[::1]", "localhost", "LOCALHOST"):
+        assert advert_interfaces(loopback) == [], loopback
+    assert advert_interfaces("fe80::1") == []  # the advert is IPv4 only
+
+
+def test_a_server_listening_on_loopback_is_not_advertised_with_zeroconf(tmp_path: Path, monkeypatch) -> None:
+    """It answers UDP discovery on loopback, but announces nothing on the LAN, where the address an
+    advert gives would not reach it. (Should that break, the advert's start is a recorder here,
+    so the test never announces onto a real network.)"""
+    from server.context import ServerOptions
+    from server.net import zeroconf_advert
+    from server.runner import ServerRunner
+
+    started: list[object] = []
+    monkeypatch.setattr(zeroconf_advert.ZeroconfAdvert, "start", lambda self: started.append(self))
+    options = ServerOptions(data_dir=tmp_path / "data", port=0, host="127.0.0.1", enable_lan=True,
+                            enable_zeroconf=True, discovery_port=0)
+    runner = ServerRunner(options)
+    thread = threading.Thread(target=runner.serve, daemon=True)
+    thread.start()
+    assert runner.ready.wait(60)
+    live = LiveServer(url=f"http://127.0.0.1:{runner.port}", data_dir=tmp_path / "data", runner=runner, thread=thread)
+    try:
+        port = _discovery_port(live)
+        assert port and _ask(port)["Id"] == live.ctx.system_id
+        assert live.ctx.lan.running and live.ctx.lan.advert is None
+        assert started == []
+    finally:
+        stop_server(live)
