@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote_plus, unquote
@@ -88,6 +88,49 @@ def _route_info(op: Operation | None) -> RouteInfo:
     info.body_struct = limits.body_struct(op.body_schema)
     info.json_body = any("json" in t for t in op.body_types)
     return info
+
+
+class _RouteTable(Mapping[tuple[str, str], RouteInfo]):
+    """(template, method) -> RouteInfo, each made on the route's first request: a server gets
+    requests on a few dozen of its ~725 (template, method) pairs (382 operations and the OPTIONS
+    of each path), and their infos (two dicts and a tuple per parameter) were ~0.44 MiB made at
+    start and kept for good. Holds each route's operation until then; reads as the mapping of
+    every route's info did."""
+
+    __slots__ = ("_infos", "_operations")
+
+    def __init__(self) -> None:
+        self._operations: dict[tuple[str, str], Operation | None] = {}
+        self._infos: dict[tuple[str, str], RouteInfo] = {}
+
+    def add(self, key: tuple[str, str], op: Operation | None) -> None:
+        self._operations[key] = op
+        self._infos.pop(key, None)  # a route added again: its info made anew from this operation
+
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:
+        info = self._infos.get(key)
+        if info is None:
+            if key not in self._operations:
+                return default
+            # setdefault: two threads that make it at once keep the same one (the kept queries
+            # are keyed by the info's id)
+            info = self._infos.setdefault(key, _route_info(self._operations[key]))
+        return info
+
+    def __getitem__(self, key: tuple[str, str]) -> RouteInfo:
+        info: RouteInfo | None = self.get(key)
+        if info is None:
+            raise KeyError(key)
+        return info
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._operations
+
+    def __len__(self) -> int:
+        return len(self._operations)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._operations)
 
 
 _ENUM_LOOKUP: dict[str, dict[str, str]] = {
@@ -213,7 +256,7 @@ class WireMiddleware:
         self.app = app
         self.startup = startup
         self.index = RouteIndex()
-        self.routes: dict[tuple[str, str], RouteInfo] = {}
+        self.routes = _RouteTable()  # RouteInfo of each (template, method), made on its first request
         self.websocket_path = "/socket"
         self._internal: dict[str, str] = {}  # template -> its Litestar path (routing.internal_path)
         self._matches: dict[str, RouteMatch | None] = {}
@@ -223,7 +266,7 @@ class WireMiddleware:
 
     def add_route(self, template: str, method: str, op: Operation | None) -> None:
         self.index.add(template)
-        self.routes[(template, method.upper())] = _route_info(op)
+        self.routes.add((template, method.upper()), op)
         self._internal[template] = internal_path(template)
         self._matches.clear()
         self._queries.clear()

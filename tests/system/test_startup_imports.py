@@ -327,3 +327,37 @@ def test_a_served_start_and_its_tasks_leave_the_orm_mappers_unconfigured(tmp_pat
     # each task that ran at start saved its result (an insert; a later run updates the row)
     assert result["results"] and all(result["results"].values()), result["results"]
     assert result["stopped"] is True
+
+
+ROUTE_INFOS = SERVE + """
+wire = runner._server.config.app.app  # the web host's app: the wire middleware
+made_infos = lambda: getattr(wire.routes, "_infos", wire.routes)  # a plain dict: every route's info
+at_ready = len(made_infos())
+info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+items = ask(runner.port, b"GET /items?StartIndex=abc HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+time.sleep(2)  # the start-up tasks run meanwhile: they make no request
+made = sorted(made_infos())
+routes = len(wire.routes)
+from server.http.wire_middleware import _route_info
+operations = getattr(wire.routes, "_operations", {})
+same = all(wire.routes[key] == _route_info(op) for key, op in operations.items())
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"at_ready": at_ready, "info": info, "items": items, "made": made, "routes": routes, "same": same,
+                  "stopped": not thread.is_alive()}))
+"""
+
+
+def test_a_served_start_makes_the_wire_route_infos_of_the_routes_asked_only(tmp_path):
+    """server/http/wire_middleware.py ``_RouteTable``: a route's RouteInfo (its query names, path
+    kinds and body struct: ~0.44 MiB for all ~725 path and method pairs) is made on the route's first request, not
+    at start; the routes asked answer as before, and every info made later is the one the route's
+    operation gives."""
+    result = _run_served(ROUTE_INFOS, tmp_path)
+    assert result["at_ready"] == 0
+    assert result["info"] == "HTTP/1.1 200 OK"
+    assert result["items"] == "HTTP/1.1 401 Unauthorized"  # matched case-insensitively; no token
+    assert result["made"] == [["/Items", "GET"], ["/System/Info/Public", "GET"]]
+    assert result["routes"] > 700  # 382 operations, and the OPTIONS of each path
+    assert result["same"] is True
+    assert result["stopped"] is True
