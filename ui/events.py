@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 import time
 import weakref
@@ -52,9 +53,12 @@ class ServerEvents(QObject):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.connected = False
-        stop = self._stop
+        # The open connection's socket, so that a stop ends the reader's wait for a message at once
+        # (the reader waits for messages without a timeout tick; ``_interrupt``).
+        self._socket: list[socket.socket | None] = [None]
+        stop, held = self._stop, self._socket
         # When Qt deletes this object (its parent went away), the reader must stop emitting.
-        self.destroyed.connect(lambda *_: stop.set())
+        self.destroyed.connect(lambda *_: ServerEvents._interrupt(stop, held))
         ServerEvents.instances.add(self)
 
     def start(self) -> None:
@@ -64,8 +68,18 @@ class ServerEvents(QObject):
         self._thread.start()
 
     def stop(self) -> None:
-        """Ask the reader to finish (it notices within half a second); never waits for it."""
-        self._stop.set()
+        """Ask the reader to finish (at once: its connection is shut down); never waits for it."""
+        ServerEvents._interrupt(self._stop, self._socket)
+
+    @staticmethod
+    def _interrupt(stop: threading.Event, held: list[socket.socket | None]) -> None:
+        stop.set()
+        sock = held[0]
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # the reader's recv ends with ConnectionClosed
+            except OSError:  # closed already
+                pass
 
     def wait(self, timeout: float = 3.0) -> bool:
         thread = self._thread
@@ -99,18 +113,26 @@ class ServerEvents(QObject):
     def _session(self) -> None:
         with connect(self.url, additional_headers=self._headers, open_timeout=5, close_timeout=1,
                      max_size=8 * 1024 * 1024) as ws:
-            ws.send(json.dumps({"MessageType": "ScheduledTasksInfoStart", "Data": f"0,{TASKS_PERIOD_MS}"}))
-            self._set_connected(True)
-            last_sent = time.monotonic()
-            while not self._stop.is_set():
-                if time.monotonic() - last_sent >= KEEPALIVE_SECONDS:
-                    ws.send(json.dumps({"MessageType": "KeepAlive"}))
-                    last_sent = time.monotonic()
-                try:
-                    raw = ws.recv(timeout=0.5)
-                except TimeoutError:
-                    continue
-                self._dispatch(raw)
+            self._socket[0] = ws.socket
+            try:
+                if self._stop.is_set():  # stopped while connecting: the shutdown found no socket
+                    return
+                ws.send(json.dumps({"MessageType": "ScheduledTasksInfoStart", "Data": f"0,{TASKS_PERIOD_MS}"}))
+                self._set_connected(True)
+                last_sent = time.monotonic()
+                while not self._stop.is_set():
+                    wait = last_sent + KEEPALIVE_SECONDS - time.monotonic()
+                    if wait <= 0:
+                        ws.send(json.dumps({"MessageType": "KeepAlive"}))
+                        last_sent = time.monotonic()
+                        continue
+                    try:
+                        raw = ws.recv(timeout=wait)  # sleeps until a message, the keep-alive or a stop
+                    except TimeoutError:
+                        continue
+                    self._dispatch(raw)
+            finally:
+                self._socket[0] = None
 
     def _dispatch(self, raw: str | bytes) -> None:
         try:
