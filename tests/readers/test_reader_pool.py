@@ -510,6 +510,37 @@ def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> No
                 proc.wait()
 
 
+def test_a_query_travels_as_its_values_and_comes_back_the_same() -> None:
+    """A page's ItemQuery is pickled for the reader as its fields' values alone (no field names:
+    ``ItemQuery.__reduce__``) and unpickles to an equal query, every field of the same type and
+    value (a 0 where the default is False stays 0), with fresh lists; one with an attribute that
+    is no field pickles as any object does (and one that cannot pickle still fails to)."""
+    import pickle
+    from datetime import UTC, datetime
+
+    from server.library.catalog.query import ItemQuery, ParentalRules
+
+    q = ItemQuery(user_id="u" * 32, allowed_library_ids=frozenset({"a" * 32}), recursive=1,  # type: ignore[arg-type]
+                  parental=ParentalRules(max_rating=12, blocked_tags=("gore",)), exclude_library_ids={"b" * 32},
+                  include_types=["Movie"], sort_by=["SortName"], start_index=300, limit=100,
+                  min_premiere_date=datetime(2001, 2, 3, tzinfo=UTC), min_community_rating=0.0)
+    data = pickle.dumps(q, protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"include_types" not in data and b"sort_by" not in data
+    back = pickle.loads(data)
+    assert back == q and list(vars(back)) == list(vars(q))
+    for f in dataclasses.fields(ItemQuery):
+        mine, theirs = getattr(q, f.name), getattr(back, f.name)
+        assert type(mine) is type(theirs) and mine == theirs, f.name
+    assert back.recursive == 1 and type(back.recursive) is int
+    fresh = pickle.loads(pickle.dumps(ItemQuery()))
+    assert fresh == ItemQuery() and fresh.ids is not pickle.loads(pickle.dumps(ItemQuery())).ids
+    q.note = "kept"  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(q)).note == "kept"
+    q.note = lambda: None  # type: ignore[attr-defined]
+    with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+        pickle.dumps(q)
+
+
 def test_replies_travel_as_raw_bytes_of_any_size() -> None:
     """An answered page crosses the connection as the very bytes the reader encoded (no pickle),
     in one sendmsg of head and body, whatever its size; errors and failures are pickled."""

@@ -631,9 +631,10 @@ def _user_data_bytes(row: Any, ud: Any, counts: FolderCounts | None, camel: bool
     series or season with counts: the encoding of such an item's UserData with its id put in (it
     depends on nothing else), not a struct built and encoded."""
     item_id: str = row.id
-    if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS) and len(item_id) == 32 \
-            and item_id.isalnum():
-        return item_id.encode().join(_no_data_parts(camel))
+    if ud is None and (counts is None or row.type not in _PLAYED_FOLDERS):
+        encoded_id = item_id.encode()
+        if len(encoded_id) == 32 and encoded_id.isalnum():
+            return encoded_id.join(_no_data_parts(camel))
     encoded: bytes = encode_wire(_user_data_dto(row, ud, counts), camel)
     return encoded
 
@@ -862,12 +863,14 @@ def stored_reply(s: Session, rows: Sequence[Stored], opts: DtoOptions, camel: bo
         get = uds.get
         for r in rows:
             item_id = r.id
-            if simple and (not hit_counts or item_id not in hit_counts) and get(item_id) is None \
-                    and len(item_id) == 32 and item_id.isalnum():
+            if simple and (not hit_counts or item_id not in hit_counts) and get(item_id) is None:
+                # (the id's bytes checked, not the str: bytes.isalnum is a table lookup a byte,
+                # str.isalnum a Unicode database lookup a character, ~5% of a reader's page)
                 encoded = item_id.encode()
-                extend((r.body, head, encoded, middle, encoded, tail))
-            else:
-                extend((r.body, user_key, _user_data_bytes(r, get(item_id), hit_counts.get(item_id), camel), b"},"))
+                if len(encoded) == 32 and encoded.isalnum():
+                    extend((r.body, head, encoded, middle, encoded, tail))
+                    continue
+            extend((r.body, user_key, _user_data_bytes(r, get(item_id), hit_counts.get(item_id), camel), b"},"))
     parts[-1] = parts[-1][:-1]  # (the last fragment's comma)
     parts.append(shell[at:])
     return b"".join(parts)

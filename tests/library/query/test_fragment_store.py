@@ -222,6 +222,35 @@ def test_played_marks_and_policy_changes_show_on_the_next_page(own: LiveServer) 
         assert _one(live, c, song, "CanDelete", user_id=user["Id"])["CanDelete"] is True
 
 
+@pytest.mark.parametrize("camel", [False, True])
+def test_no_user_data_is_the_encoded_dto_for_any_id(camel: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The UserData of an item the viewer has no data on (the template with the id put in, for
+    an id of 32 ASCII letters and digits; ``stored_reply`` checks the id's bytes) is byte for byte
+    the encoded DTO; any other id (non-ASCII letters, another length, a quote) is encoded whole,
+    and a page joined from stored fragments carries the same bytes as the DTO for each."""
+    from server.library.catalog.dto import _user_data_bytes, _user_data_dto, stored_reply
+    from server.library.catalog.fragment_store import Stored
+    from server.wire.casing import encode_wire
+
+    ids = ["0123456789abcdef0123456789abcdef", "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345", "\u00e9" * 32,
+           "\u00e9" * 16 + "a" * 16, "a" * 31, 'a"' * 16, "a-" * 16]
+    rows = [Stored(i, 1, None, "Movie", 0, 60_000_000, b'{"Id":"x"') for i in ids]
+    expected = [encode_wire(_user_data_dto(r, None, None), camel) for r in rows]
+    assert [_user_data_bytes(r, None, None, camel) for r in rows] == expected
+    key = b',"userData":' if camel else b',"UserData":'
+
+    class _NoUserData:
+        pass
+
+    from server.library.catalog import dto as dto_module
+
+    monkeypatch.setattr(dto_module, "user_data_rows", lambda *args, **kwargs: {})  # (no database: no data)
+    opts = dto_module.DtoOptions(user_id="u" * 32)
+    joined = stored_reply(_NoUserData(), rows, opts, camel, b'{"Items":[],"TotalRecordCount":7}')  # type: ignore[arg-type]
+    parts = [b'{"Id":"x"' + key + e + b"}" for e in expected]
+    assert joined == b'{"Items":[' + b",".join(parts) + b'],"TotalRecordCount":7}'
+
+
 def test_a_warm_page_with_user_data_is_the_built_page_in_one_join(own: LiveServer,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A page whose every item is a stored fragment of the epoch is joined once (dto.stored_reply)
