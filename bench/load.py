@@ -19,6 +19,11 @@ HTTP/1.1 keep-alive client on asyncio (httpx would spend more CPU than the serve
 
     python bench/load.py [--size 100000] [--seconds 30] [--clients 200] [--streams 20]
                          [--baseline DIR]   # another checkout, measured first on the same library
+                         [--after 70]       # then the idle server's RSS, and when its readers stopped
+
+Per run it also prints the p99 of each 5 s of the load (a sudden load's first seconds apart), when
+readers were started and why (from the server's log), and with --after S the owner's and readers'
+RSS 2 s and S s after the load.
 """
 
 from __future__ import annotations
@@ -319,6 +324,28 @@ def run_load(url: str, proc_pid: int, cfg: dict, args: argparse.Namespace) -> di
     return merged
 
 
+def watch_idle(pid: int, seconds: float) -> dict:
+    """The server left idle after the load, for ``seconds``: its RSS (the owner's, and its readers'
+    summed) 2 s after the load and at the end, its peak meanwhile, and when its last reader ended."""
+    t0 = time.monotonic()
+    first = None
+    readers_gone: float | None = None
+    owner = readers = 0.0
+    while True:
+        kids = children(pid)
+        owner, readers = rss_mib(pid), sum(rss_mib(p) for p in kids)
+        at = time.monotonic() - t0
+        if first is None and at >= 2.0:
+            first = (owner, readers, len(kids))
+        if not kids and readers_gone is None:
+            readers_gone = at
+        if at >= seconds:
+            break
+        time.sleep(1.0)
+    return {"first": first or (owner, readers, len(kids)), "last": (owner, readers, len(kids)),
+            "seconds": seconds, "readers_gone": readers_gone}
+
+
 def log_time(line: str) -> float | None:
     """The wall-clock time (epoch seconds) of a line of the server's log, else None."""
     try:
@@ -372,6 +399,13 @@ def report(label: str, r: dict) -> None:
     if r.get("reader_starts"):
         print("            readers started (from the server's log): " + ", ".join(
             f"at {t:+.1f} s of the load ({why})" for t, why in r["reader_starts"]))
+    if r.get("after"):
+        a = r["after"]
+        (o1, r1, n1), (o2, r2, n2) = a["first"], a["last"]
+        gone = a["readers_gone"]
+        print(f"            idle after the load: +2 s owner {o1:.0f} MiB + {n1} reader(s) {r1:.0f} MiB; "
+              f"+{a['seconds']:.0f} s owner {o2:.0f} MiB + {n2} reader(s) {r2:.0f} MiB; "
+              + (f"no reader left from +{gone:.0f} s" if gone is not None else "a reader still running"))
     if r.get("client_lag"):
         lag = r["client_lag"]
         print(f"            the clients' own event loops woke late by p50 {statistics.median(lag):.1f} ms, "
@@ -492,6 +526,9 @@ def main() -> None:
                         "REELROOM_READERS_HANDOFF=0 (the relay), e.g. 1l0s0, autoa0, 1l0h0); "
                         "default: the environment's")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each setting, taking turns")
+    parser.add_argument("--after", type=float, default=0.0, metavar="S",
+                        help="after the load, watch the idle server for S s: its RSS (the owner's and its "
+                        "readers') and when its readers stopped (REELROOM_READERS_IDLE, 60 s by default)")
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}; {args.clients} browsing clients + {args.streams} streams at "
           f"{args.bitrate / 1e6:.0f} Mbit/s for {args.seconds} s, {args.size} items; targets: {TARGETS}")
@@ -511,7 +548,7 @@ def main() -> None:
             add_user_data(data, user_id, info["movie_ids"])
             info["size"] = args.size
             saved.write_text(json.dumps(info))
-        shutil.rmtree(data / "data" / "cache", ignore_errors=True)  # every run renders its images afresh
+        shutil.rmtree(data / "cache" / "images", ignore_errors=True)  # every run renders its images afresh
         print(f"  library of {info['items']} items built in {time.perf_counter() - t0:.0f} s; "
               f"load average {os.getloadavg()[0]:.1f}")
         variants = [v for v in (args.readers or "").split(",") if v]
@@ -547,6 +584,8 @@ def main() -> None:
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 if not args.skip_load:
                     results[label] = run_load(url, proc.pid, cfg, args)
+                    if args.after > 0:
+                        results[label]["after"] = watch_idle(proc.pid, args.after)
                 if spy is not None:
                     spy.wait(60)
             finally:
