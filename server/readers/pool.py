@@ -114,7 +114,7 @@ class ReaderSettings:
         """From the server options, else the environment (``REELROOM_READERS``: the most reader
         processes, 0 or ``off`` for none, ``auto`` for one per core beyond the first, at most two;
         ``REELROOM_READERS_BUSY``; ``REELROOM_READERS_IDLE`` seconds), else ``auto`` (see
-        docs/architecture.md, "Reader processes", for the figures behind that default)."""
+        docs/architecture.md, "Reader processes", for why, and docs/performance.md for the figures)."""
         env = os.environ if environ is None else environ
         gate = False
         if readers is None:
