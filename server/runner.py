@@ -60,10 +60,34 @@ def websocket_protocol() -> type[asyncio.Protocol]:
             from uvicorn.config import WS_PROTOCOLS
             from uvicorn.importer import import_from_string
 
-            loaded.append(import_from_string(WS_PROTOCOLS[mode]))
+            loaded.append(_closing_safe(import_from_string(WS_PROTOCOLS[mode])))
         return loaded[0](**kwargs)
 
     return cast("type[asyncio.Protocol]", protocol)  # a stand-in for the class: uvicorn only calls it
+
+
+def _closing_safe(protocol: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
+    """uvicorn's websockets-sansio protocol, whose ``shutdown`` (the server stopping) does not fail on
+    a connection whose peer began the close: uvicorn sends its own close frame (1012) there without
+    looking at the state, websockets raises ``InvalidState`` for a connection already CLOSING, and
+    the exception ended ``Server.serve``, so a tray whose socket reader hung up as the server
+    stopped saw the server fail. Here that connection is just closed. (wsproto's is unchanged.)"""
+    try:
+        from websockets.exceptions import InvalidState
+    except ImportError:  # wsproto: no websockets package
+        return protocol
+    if not hasattr(protocol, "shutdown"):
+        return protocol
+
+    class ClosingSafe(protocol):  # type: ignore[valid-type,misc]
+        def shutdown(self) -> None:
+            try:
+                super().shutdown()
+            except InvalidState:  # the peer's close is under way: nothing more to say, close it
+                self.transport.close()
+
+    ClosingSafe.__name__ = ClosingSafe.__qualname__ = f"ClosingSafe{protocol.__name__}"
+    return ClosingSafe
 
 
 def http_protocol() -> type | str:
