@@ -76,8 +76,6 @@ def _closing_safe(protocol: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
         from websockets.exceptions import InvalidState
     except ImportError:  # wsproto: no websockets package
         return protocol
-    if not hasattr(protocol, "shutdown"):
-        return protocol
 
     class ClosingSafe(protocol):  # type: ignore[valid-type,misc]
         def shutdown(self) -> None:
