@@ -1,8 +1,9 @@
 """The WebSocket (`/socket`; the wire middleware routes every socket path here).
 
-On connect the server sends ForceKeepAlive (Data 60) and answers each KeepAlive. A client may
-subscribe to periodic updates: SessionsStart / ScheduledTasksInfoStart / ActivityLogEntryStart
-with Data "dueMs,periodMs", and stop them with the matching *Stop message.
+On connect the server sends ForceKeepAlive (Data 60) and answers each KeepAlive. An administrator
+may subscribe to a list: SessionsStart / ScheduledTasksInfoStart / ActivityLogEntryStart with Data
+"dueMs,periodMs", stopped by the matching *Stop message. The list comes once when due, then each
+time it changes (progress at most once a period; ``server/events/hub.py`` ``Subscription``).
 """
 
 from __future__ import annotations
@@ -18,41 +19,49 @@ from litestar.exceptions import WebSocketDisconnect
 
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.events.hub import SocketClient, envelope
+from server.events.hub import SocketClient, Subscription, envelope
 
 log = logging.getLogger("reelroom.socket")
 KEEPALIVE_SECONDS = 60
 
 
-def _periodic_payload(ctx: ServerContext, kind: str, auth: AuthInfo):
+_LISTS = ("Sessions", "ScheduledTasksInfo", "ActivityLogEntry")
+
+
+async def _send_list(ctx: ServerContext, client: SocketClient, kind: str) -> None:
+    """Put the subscribed list of ``kind`` on the socket's queue (``Subscription`` calls this)."""
+    data: Any
     if kind == "Sessions":
-        sessions = ctx.sessions.list(user_id=None if auth.is_admin else auth.user_id)
-        return ctx.sessions.dtos(sessions)
-    if kind == "ScheduledTasksInfo":
-        return ctx.tasks.infos()
-    return None
-
-
-async def _periodic(ctx: ServerContext, client: SocketClient, kind: str, auth: AuthInfo, due_ms: int,
-                    period_ms: int) -> None:
-    await asyncio.sleep(max(due_ms, 0) / 1000)
-    while True:
-        if kind == "ActivityLogEntry":
-            rows, _ = await ctx.activity.query(0, 10, None, None)
-            data = [{"Id": r.id, "Name": r.name, "Type": r.type, "Date": r.date, "Severity": r.severity,
-                     "UserId": r.user_id or "0" * 32} for r in rows]
-        else:
-            data = _periodic_payload(ctx, kind, auth)
-        client.send(envelope(kind, data))
-        await asyncio.sleep(max(period_ms, 500) / 1000)
+        data = ctx.sessions.dtos(ctx.sessions.list())
+    elif kind == "ScheduledTasksInfo":
+        data = ctx.tasks.infos(is_hidden=False)
+    else:
+        rows, _ = await ctx.activity.query(0, 10, None, None)
+        data = [{"Id": r.id, "Name": r.name, "Type": r.type, "Date": r.date, "Severity": r.severity,
+                 "UserId": r.user_id or "0" * 32} for r in rows]
+    client.send(envelope(kind, data))
 
 
 def _parse_timing(data) -> tuple[int, int]:
+    """"dueMs,periodMs" (Jellyfin's *Start), each bounded to a day; anything else is "0,1500"."""
     try:
-        due, period = str(data or "0,1500").split(",", 1)
-        return int(due), int(period)
+        due, period = str(data or "0,1500")[:40].split(",", 1)
+        return min(max(int(due), 0), 86_400_000), min(max(int(period), 500), 86_400_000)
     except ValueError:
         return 0, 1500
+
+
+def _subscribe(ctx: ServerContext, client: SocketClient, auth: AuthInfo, kind: str, data: Any) -> None:
+    """A *Start message. As in Jellyfin, only an administrator (or an API key) may see the sessions,
+    the activity log or the tasks; another user's request is logged and ignored."""
+    if not auth.is_admin:
+        log.info("Socket %s: %sStart refused (not an administrator)", client.device_id, kind)
+        return
+    old = client.subscriptions.pop(kind, None)
+    if old:
+        old.cancel()
+    due, period = _parse_timing(data)
+    client.subscriptions[kind] = Subscription(lambda: _send_list(ctx, client, kind), due / 1000, period / 1000)
 
 
 @websocket("/socket", opt={"auth": "user"}, include_in_schema=False)
@@ -89,17 +98,12 @@ async def socket_handler(socket: WebSocket[Any, Any, Any]) -> None:
             if kind == "KeepAlive":
                 client.send(envelope("KeepAlive"))
                 ctx.sessions.touch(auth, socket.client.host if socket.client else "")
-            elif kind.endswith("Start") and kind[:-5] in ("Sessions", "ScheduledTasksInfo", "ActivityLogEntry"):
-                name = kind[:-5]
-                old = client.subscriptions.pop(name, None)
-                if old:
-                    old.cancel()
-                due, period = _parse_timing(data)
-                client.subscriptions[name] = asyncio.create_task(_periodic(ctx, client, name, auth, due, period))
+            elif kind.endswith("Start") and kind[:-5] in _LISTS:
+                _subscribe(ctx, client, auth, kind[:-5], data)
             elif kind.endswith("Stop"):
-                task = client.subscriptions.pop(kind[:-4], None)
-                if task:
-                    task.cancel()
+                subscription = client.subscriptions.pop(kind[:-4], None)
+                if subscription:
+                    subscription.cancel()
     except WebSocketDisconnect:
         pass
     finally:

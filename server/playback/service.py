@@ -312,7 +312,7 @@ class PlaybackReports:
             session.play_state = _player_state(info)
             session.last_playback_check_in = datetime.now(UTC)
             session.extra["play_session_id"] = info.PlaySessionId
-        self.events.publish("SessionsChanged", None, admins_only=True)
+        self.events.changed("Sessions")
 
     async def progress(self, auth, info: w.PlaybackProgressInfo) -> None:
         row = await self._row(info.ItemId)
@@ -322,6 +322,7 @@ class PlaybackReports:
                 session.now_playing = await self._now_playing(row, auth.user_id)
             session.play_state = _player_state(info)
             session.last_playback_check_in = datetime.now(UTC)
+            self.events.changed("Sessions", force=False)  # progress: at most once a period
         self._keep_alive(info.PlaySessionId)
         if auth.user is not None and info.PositionTicks is not None and row.media_type == "Video":
             # Save the position as it goes (a crash or a dropped client keeps its place), at most
@@ -354,7 +355,7 @@ class PlaybackReports:
             session.now_playing = None
             session.play_state = None
             session.extra.pop("play_session_id", None)
-        self.events.publish("SessionsChanged", None, admins_only=True)
+        self.events.changed("Sessions")
         if info.PlaySessionId:
             self.transcodes.on_playback_stopped(info.PlaySessionId)  # its HLS job ends with it
         if info.LiveStreamId:

@@ -79,21 +79,23 @@ class SessionManager:
                 version=auth.version, user_id=user_id, user_name=auth.user.name if auth.user else None,
                 remote_address=remote_address)
             self._by_device[auth.device_id] = session
-            self.events.publish("SessionsChanged", None, admins_only=True)
+            self.events.changed("Sessions")
         else:
             session.last_activity = _now()
             session.remote_address = remote_address or session.remote_address
+            self.events.changed("Sessions", force=False)  # activity: at most once a period
         return session
 
     def end(self, device_id: str) -> None:
         if self._by_device.pop(device_id, None) is not None:
             self._ended(device_id)
-            self.events.publish("SessionsChanged", None, admins_only=True)
+            self.events.changed("Sessions")
 
     def end_user(self, user_id: str) -> None:
         for dev in [d for d, s in self._by_device.items() if s.user_id == user_id]:
             self._by_device.pop(dev, None)
             self._ended(dev)
+            self.events.changed("Sessions")
 
     def by_device(self, device_id: str) -> LiveSession | None:
         return self._by_device.get(device_id)

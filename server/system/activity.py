@@ -41,7 +41,7 @@ class ActivityLog:
             name=name, type=type_, user_id=user_id, overview=overview, short_overview=short_overview,
             item_id=item_id, severity=severity, date=utcnow())
         await self.db.write(lambda s: s.execute(entry))
-        self.events.publish("ActivityLogEntry", None, admins_only=True)
+        self.events.changed("ActivityLogEntry")
 
     async def query(self, start_index: int, limit: int | None, min_date: datetime | None,
                     has_user_id: bool | None) -> tuple[list[ActivityLogEntry], int]:

@@ -221,6 +221,8 @@ class TaskScheduler:
         state.progress = Progress(report, trigger)
         state.progress_value = 0.0
         state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
+        # the end, once the run is done (its list shows the task idle, with its result)
+        state.running.add_done_callback(lambda _: self.events.changed("ScheduledTasksInfo"))
         self._notify(state, "Running", 0.0)
         return state.running
 
@@ -287,5 +289,7 @@ class TaskScheduler:
                 fn(state.task.key, status, value)
             except Exception:
                 log.exception("Task listener failed")
+        if status == "Running":  # the sockets subscribed to the tasks: the start at once, progress once a period
+            self.events.changed("ScheduledTasksInfo", force=value == 0.0)
         if status != "Running":
             self.events.publish("ScheduledTaskEnded", state.last_result, admins_only=True)
