@@ -4,6 +4,11 @@ A task is an object with ``key``, ``name``, ``description``, ``category``, ``def
 and ``async run(progress)`` where ``progress(percent)`` reports 0–100 and the task checks
 ``progress.cancelled`` to stop early. Triggers follow the spec's TaskTriggerInfo: Daily
 (TimeOfDayTicks), Weekly (DayOfWeek + TimeOfDayTicks), Interval (IntervalTicks) and Startup.
+
+A task's next times are planned when the scheduler starts, when its triggers change and when a run
+ends (an interval counts from the last run's end, as in Jellyfin); a running task has none. The
+loop sleeps until the nearest one, at most ``MAX_SLEEP_SECONDS``, instead of looking every few
+seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ from server.wire import models as w
 
 log = logging.getLogger("reelroom.tasks")
 TICKS_PER_SECOND = 10_000_000
+# the wall clock, which daily and weekly triggers follow, moves without the loop's clock when the
+# machine sleeps or its time is set: the loop looks at it at least this often
+MAX_SLEEP_SECONDS = 60.0
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 
@@ -112,6 +120,7 @@ class TaskScheduler:
         self.events = events
         self._tasks: dict[str, _TaskState] = {}
         self._loop_task: asyncio.Task | None = None
+        self._replanned: asyncio.Event | None = None  # wakes the loop (made on the loop, at start)
         self._listeners: list[Callable[[str, str, float | None], None]] = []
         self.stopped = False  # the server is closing: no task starts any more
 
@@ -138,6 +147,7 @@ class TaskScheduler:
 
     def start_background(self) -> None:
         now = datetime.now(UTC)
+        self._replanned = asyncio.Event()
         for state in self._tasks.values():
             self._plan(state, now)
             if any(t.Type == "StartupTrigger" for t in state.triggers):
@@ -161,15 +171,24 @@ class TaskScheduler:
             due = next_fire(trig, now, last_end)
             if due is not None:
                 state.next_due[i] = due
+        if self._replanned is not None:
+            self._replanned.set()
 
     async def _loop(self) -> None:
+        replanned = self._replanned
+        assert replanned is not None
         while True:
-            await asyncio.sleep(5)
             now = datetime.now(UTC)
             for state in self._tasks.values():
                 if any(due <= now for due in state.next_due.values()):
-                    self.start(state.id)
-                    self._plan(state, now + timedelta(seconds=1))
+                    self.start(state.id)  # planned again when the run ends
+            nearest = min((due for s in self._tasks.values() for due in s.next_due.values()), default=None)
+            wait = MAX_SLEEP_SECONDS if nearest is None else (nearest - now).total_seconds()
+            replanned.clear()
+            try:
+                await asyncio.wait_for(replanned.wait(), min(max(wait, 0.01), MAX_SLEEP_SECONDS))
+            except TimeoutError:
+                pass
 
     # -- queries -------------------------------------------------------------------------
 
@@ -220,6 +239,7 @@ class TaskScheduler:
 
         state.progress = Progress(report, trigger)
         state.progress_value = 0.0
+        state.next_due = {}  # no trigger fires while it runs; planned again at its end (_execute)
         state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
         # the end, once the run is done (its list shows the task idle, with its result)
         state.running.add_done_callback(lambda _: self.events.changed("ScheduledTasksInfo"))
@@ -260,6 +280,7 @@ class TaskScheduler:
             StartTimeUtc=start, EndTimeUtc=end, Status=status, Name=state.task.name, Key=state.task.key,
             Id=state.id, ErrorMessage=error, LongErrorMessage=error)
         state.progress_value = None
+        self._plan(state, end)
         log.info("Task %s %s in %.1f s", state.task.name, status.lower(), time.monotonic() - t0)
         self._notify(state, status, None)
         await self._save(state)

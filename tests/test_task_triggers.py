@@ -1,0 +1,91 @@
+"""The scheduler's loop (``server/tasks/scheduler.py``) on a real database: an interval counts from
+the last run's end, a task is not started again while nothing is due, and the loop sleeps until the
+next due time instead of polling."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from server.db.database import Database
+from server.db.migration_child import create_at_head
+from server.events.hub import EventHub
+from server.tasks.scheduler import TICKS_PER_SECOND, TaskScheduler
+from server.wire import models as w
+
+
+def _every(seconds: float) -> w.TaskTriggerInfo:
+    return w.TaskTriggerInfo(Type="IntervalTrigger", IntervalTicks=int(seconds * TICKS_PER_SECOND))
+
+
+@dataclass
+class _Counted:
+    triggers: list[w.TaskTriggerInfo]
+    key: str = "Counted"
+    name: str = "Counted"
+    description: str = ""
+    category: str = "Test"
+    is_hidden: bool = False
+    runs: list[float] = field(default_factory=list)
+
+    @property
+    def default_triggers(self) -> list[w.TaskTriggerInfo]:
+        return self.triggers
+
+    async def run(self, progress) -> None:
+        self.runs.append(asyncio.get_running_loop().time())
+        await asyncio.sleep(0.05)
+
+
+def _run(tmp_path, body):
+    create_at_head(tmp_path / "db.sqlite")
+
+    async def main():
+        db = Database(f"sqlite:///{tmp_path / 'db.sqlite'}")
+        scheduler = TaskScheduler(db, EventHub())
+        try:
+            return await body(scheduler)
+        finally:
+            await scheduler.stop()
+            await asyncio.to_thread(db.close)
+
+    return asyncio.run(main())
+
+
+def test_an_interval_counts_from_the_last_runs_end_and_a_due_task_runs_once(tmp_path):
+    async def body(scheduler: TaskScheduler):
+        task = _Counted([_every(0.4)])
+        scheduler.register(task)
+        # last run ended long ago: due at once, then every 0.4 s after each run's end (the old loop
+        # kept the past due time, so it started the task again at every look once it was due)
+        state = scheduler.find("Counted")
+        past = datetime.now(UTC) - timedelta(hours=2)
+        state.last_result = w.TaskResult(StartTimeUtc=past, EndTimeUtc=past, Status="Completed",
+                                         Name="Counted", Key="Counted", Id=state.id)
+        scheduler.start_background()
+        await asyncio.sleep(1.5)
+        return task.runs
+
+    runs = _run(tmp_path, body)
+    assert 2 <= len(runs) <= 4, runs
+    gaps = [b - a for a, b in zip(runs, runs[1:], strict=False)]
+    assert all(gap >= 0.44 for gap in gaps), gaps  # 0.05 s run + 0.4 s from its end
+
+
+def test_the_loop_sleeps_until_the_next_due_time_and_wakes_when_triggers_change(tmp_path):
+    async def body(scheduler: TaskScheduler):
+        task = _Counted([_every(3600)])
+        scheduler.register(task)
+        scheduler.start_background()
+        loop_task = scheduler._loop_task
+        assert loop_task is not None
+        await asyncio.sleep(0.3)
+        waiting = loop_task.get_stack()  # asleep on the event, no run
+        assert task.runs == [] and waiting
+        await scheduler.update_triggers(scheduler.find("Counted").id, [_every(0.2)])
+        await asyncio.sleep(0.5)
+        return task.runs
+
+    runs = _run(tmp_path, body)
+    assert len(runs) >= 1  # woken by the change: not after the old 5 s look, nor the 60 s cap
