@@ -23,6 +23,7 @@ from uvicorn.server import Server as UvicornServer
 
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
+from server.http.limits import MAX_SOCKET_MESSAGE_BYTES
 from server.logs import configure_logging
 from server.memory import collector_paused, limit_arenas, resume_collector, settle_collector
 
@@ -271,6 +272,7 @@ class ServerRunner:
         app = create_app(ctx)
         config = Config(app, lifespan="on", log_config=None, access_log=False,
                         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS, ws=websocket_protocol(),
+                        ws_max_size=MAX_SOCKET_MESSAGE_BYTES,
                         timeout_keep_alive=KEEP_ALIVE_SECONDS,
                         http=http_protocol(), h11_max_incomplete_event_size=MAX_HEAD_BYTES,
                         server_header=False, date_header=True)

@@ -20,6 +20,7 @@ from litestar.exceptions import WebSocketDisconnect
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.events.hub import SocketClient, Subscription, envelope
+from server.http.limits import json_too_deep
 
 log = logging.getLogger("reelroom.socket")
 KEEPALIVE_SECONDS = 60
@@ -87,8 +88,11 @@ async def socket_handler(socket: WebSocket[Any, Any, Any]) -> None:
             except TimeoutError:
                 log.info("Socket %s went silent; closing it", device_id)
                 break
+            encoded = raw.encode("utf-8", "surrogatepass")
+            if json_too_deep(encoded):
+                continue  # (msgspec would raise RecursionError deep enough)
             try:
-                message = msgspec.json.decode(raw)
+                message = msgspec.json.decode(encoded)
             except msgspec.DecodeError:
                 continue
             if not isinstance(message, dict):

@@ -37,6 +37,9 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 
 MAX_JSON_DEPTH = 64
+# a client's WebSocket message (KeepAlive, *Start/*Stop: tens of bytes); a larger one closes the
+# socket with 1009 (uvicorn's ws_max_size, server/runner.py)
+MAX_SOCKET_MESSAGE_BYTES = 64 * 1024
 MAX_LIST_ITEMS = 1000
 MAX_LIST_ITEM_CHARS = 1024
 MAX_SEARCH_TERM_CHARS = 512

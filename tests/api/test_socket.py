@@ -183,3 +183,21 @@ async def test_remote_control_reaches_the_target_socket(server):
             assert (await c.post(f"/Sessions/{target['Id']}/Playing/Dance")).status_code == 400
             assert (await c.post("/Sessions/0123456789abcdef0123456789abcdef/Message",
                                  json={"Text": "x"})).status_code == 404
+
+
+async def test_bad_messages_are_ignored_and_a_huge_one_closes_the_socket(server, caplog):
+    url = ws_url(server, api_key=server.admin_token, deviceId="fuzzer")
+    async with websockets.connect(url, max_size=None) as ws:
+        assert (await _recv(ws))["MessageType"] == "ForceKeepAlive"
+        deep = "[" * 30_000 + "]" * 30_000  # 60 KB: msgspec alone raised RecursionError (a traceback)
+        for bad in ("not json", "[1, 2]", '{"MessageType": 5}', deep, '{"MessageType": "SessionsStart", "Data": "x,y"}',
+                    '{"MessageType": "ActivityLogEntryStart", "Data": "99999999999999999999999,-5"}'):
+            await ws.send(bad)
+        await ws.send(json.dumps({"MessageType": "KeepAlive"}))
+        kinds = await _kinds_within(ws, 1.0)
+        assert "KeepAlive" in kinds and set(kinds) <= {"KeepAlive", "Sessions", "ActivityLogEntry"}
+        await ws.send("x" * (64 * 1024 + 1))  # over the bound: the server closes with 1009
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            await asyncio.wait_for(ws.recv(), 10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
