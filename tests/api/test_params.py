@@ -54,7 +54,8 @@ def test_a_group_arrives_as_one_struct_parsed_from_its_fields():
         seen.update(item=itemId, image=image, page=page, dto=dto, tag=tag)
         return "ok"
 
-    route = get("/Items/{itemId:str}/Images/{imageIndex:int}", sync_to_thread=False)(expand_groups(handler, _SPEC))
+    path = "/Items/{itemId:str}/Images/{imageIndex:int}"
+    route = get(path)(expand_groups(handler, _SPEC, path))
     with TestClient(_app(route)) as client:
         r = client.get("/Items/abc/Images/2", params=[("maxWidth", "300"), ("percentPlayed", "12.5"),
                                                       ("limit", "5"), ("fields", "Path"), ("fields", "Genres")])
@@ -75,9 +76,9 @@ def test_a_field_two_groups_share_is_one_parameter_that_fills_both():
         seen.update(image=image, stream=stream)
         return "ok"
 
-    wrapped = expand_groups(handler, _SPEC)
+    wrapped = expand_groups(handler, _SPEC, "/both/{imageIndex:int}")
     assert sorted(inspect.signature(wrapped).parameters) == ["imageIndex", "maxWidth", "percentPlayed", "quality"]
-    route = get("/both/{imageIndex:int}", sync_to_thread=False)(wrapped)
+    route = get("/both/{imageIndex:int}")(wrapped)
     with TestClient(_app(route)) as client:
         assert client.get("/both/0", params={"maxWidth": "640", "quality": "80"}).status_code == 200
     assert seen["image"] == ImageOptions(maxWidth=640, quality=80, imageIndex=0)
@@ -88,7 +89,7 @@ def test_a_bad_field_value_is_a_400_like_any_parameter():
     async def handler(image: ImageOptions) -> str:
         return "ok"
 
-    route = get("/img/{imageIndex:int}", sync_to_thread=False)(expand_groups(handler, _SPEC))
+    route = get("/img/{imageIndex:int}")(expand_groups(handler, _SPEC, "/img/{imageIndex:int}"))
     with TestClient(_app(route)) as client:
         assert client.get("/img/1", params={"maxWidth": "wide"}).status_code == 400
         assert client.get("/img/1", params={"maxWidth": "20"}).status_code == 200
@@ -215,14 +216,14 @@ def test_ctx_and_auth_come_from_the_request_without_dependencies():
         seen.update(ctx=ctx, auth=auth, item=itemId, page=page, limit=limit)
         return "ok"
 
-    wrapped = expand_groups(handler, _SPEC)
+    wrapped = expand_groups(handler, _SPEC, "/Items/{itemId:str}")
     assert sorted(inspect.signature(wrapped).parameters) == ["itemId", "limit", "request", "startIndex"]
     assert wrapped.__annotations__["request"] is Request
 
     async def guard(connection, _handler) -> None:
         connection.state["auth"] = "the caller"
 
-    route = get("/Items/{itemId:str}", sync_to_thread=False, guards=[guard])(wrapped)
+    route = get("/Items/{itemId:str}", guards=[guard])(wrapped)
     app = Litestar(route_handlers=[route], logging_config=None, state=State({"ctx": "the context"}))
     with TestClient(app) as client:
         r = client.get("/Items/abc", params={"limit": "3", "startIndex": "2"})
@@ -240,7 +241,7 @@ def test_a_handler_that_takes_request_itself_gets_it_along_with_ctx():
         seen.update(ctx=ctx, path=request.url.path)
         return "ok"
 
-    route = get("/here", sync_to_thread=False)(expand_groups(handler, None))
+    route = get("/here")(expand_groups(handler, None, "/here"))
     with TestClient(Litestar(route_handlers=[route], logging_config=None, state=State({"ctx": 7}))) as client:
         assert client.get("/here").status_code == 200
     assert seen == {"ctx": 7, "path": "/here"}
