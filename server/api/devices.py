@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from litestar.params import JSONBody
 
 from server.api.base import operation
 from server.context import ServerContext
-from server.db.tables import Device
 from server.errors import BadRequestError
 from server.guid import parse_guid
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.tables import Device
 
 
 async def _dto(ctx: ServerContext, d: Device) -> w.DeviceInfoDto:

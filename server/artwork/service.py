@@ -59,14 +59,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import Table, delete, event, func, select
 from sqlalchemy import text as sql_text
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from server import memory
 from server.artwork import collage
 from server.artwork.frames import grab_frame
 from server.db.database import file_stamp
-from server.db.handles import collection_entries, libraries, playlist_entries, playlists
-from server.db.tables import ByNameArtwork, Item, ItemValue
+from server.db.handles import collection_entries, item_values, items, libraries, playlist_entries, playlists
+from server.db.schema import byname_artwork
 from server.library.catalog import ids
 from server.library.scan.merge import file_source
 from server.media.images import ImageError, blurhash_of, image_info, image_tag
@@ -155,6 +155,7 @@ def _inputs(s: Session) -> str:
     public playlists, the by-name rows, and the libraries with their options. Changes inside
     rows (an image upload or delete, a playlist reorder, a rescan) ask for a run themselves
     (``request``), which drops the remembered run; this catches what happened otherwise."""
+
     t = _ITEMS.c
     parts: list[Any] = [
         tuple(s.execute(select(func.count(), func.max(t.date_created)).select_from(_ITEMS)).one()),
@@ -162,7 +163,7 @@ def _inputs(s: Session) -> str:
         # on the tables, not the ORM classes: the start-up run configures no ORM mappers
         s.execute(select(func.count()).select_from(playlist_entries)).scalar(),
         s.execute(select(func.count()).select_from(collection_entries)).scalar(),
-        s.execute(select(func.count()).select_from(ByNameArtwork.__table__)).scalar(),
+        s.execute(select(func.count()).select_from(byname_artwork)).scalar(),
         sorted(tuple(r) for r in s.execute(select(playlists.c.id, playlists.c.is_public))),
         sorted(tuple(r) for r in s.execute(select(libraries.c.id, libraries.c.collection_type,
                                                   libraries.c.options_json))),
@@ -182,6 +183,8 @@ def store_generated(s: Session, item_id: str, entry: dict[str, Any], source: str
     """Put a generated Primary on an item unless something else covers Primary (then None: the
     caller drops its file). With ``source`` the row's file must still be that one. Returns the
     paths of the generated files it replaced."""
+    from server.db.tables import Item
+
     row = s.get(Item, item_id)
     if row is None or (source is not None and file_source(row) != source):
         return None
@@ -197,6 +200,8 @@ def store_generated(s: Session, item_id: str, entry: dict[str, Any], source: str
 
 def drop_generated(s: Session, item_id: str) -> list[str]:
     """Remove an item's generated Primary (nothing to make it from any more); returns its paths."""
+    from server.db.tables import Item
+
     row = s.get(Item, item_id)
     if row is None:
         return []
@@ -534,7 +539,8 @@ class ArtworkService:
     def _frame_candidates(s: Session, disabled: dict[str, frozenset[str]]) -> list[_Video]:
         """Videos with no Primary, or a generated one of another file version. Pages by id and
         reads streams only for rows without a Primary of their own."""
-        t = Item.__table__.c
+
+        t = items.c
         found: list[_Video] = []
         last = ""
         while True:
@@ -596,7 +602,8 @@ class ArtworkService:
     def _artists_without_art(s: Session) -> list[tuple[str, str, _Source]]:
         """MusicArtist rows without a Primary of their own whose cover (``_album_covers``, a few
         statements for all of them) is not already the one they carry."""
-        t = Item.__table__.c
+
+        t = items.c
         artists = [a for a in s.execute(select(t.id, t.name, t.images_json).where(
             t.type == "MusicArtist", ~t.images_json.like('%"Primary"%') | t.images_json.like('%"Generated"%')))
             if _primary(_images(a.images_json), generated=False) is None]
@@ -650,7 +657,8 @@ class ArtworkService:
         return False
 
     def _collage_plans(self, s: Session, types: tuple[str, ...]) -> list[_Plan]:
-        t = Item.__table__.c
+
+        t = items.c
         rows = s.execute(select(t.id, t.type, t.name, t.images_json, t.library_id).where(t.type.in_(types))).all()
         lib = libraries.c  # on the table: the start-up run configures no ORM mappers
         ctypes = dict(s.execute(select(lib.id, lib.collection_type)).all())
@@ -696,14 +704,15 @@ class ArtworkService:
             stats.removed += len(stale)
 
     def _by_name_plans(self, s: Session) -> tuple[list[_Plan], list[str]]:
-        b = ByNameArtwork.__table__.c  # on the table: the start-up run configures no ORM mappers
+
+        b = byname_artwork.c  # on the table: the start-up run configures no ORM mappers
         existing = {r.id: r for r in s.execute(select(b.id, b.images_json, b.key))}
         plans: list[_Plan] = []
-        v = ItemValue.__table__.c
-        t = Item.__table__.c
+        v = item_values.c
+        t = items.c
         genres: dict[tuple[str, str], str] = {}
         for clean, name, item_type in s.execute(
-                select(v.clean_value, func.min(v.value), t.type).select_from(ItemValue.__table__.join(Item.__table__, t.id == v.item_id))
+                select(v.clean_value, func.min(v.value), t.type).select_from(item_values.join(items, t.id == v.item_id))
                 .where(v.kind == "Genre", t.type.in_(_GENRE_TYPES + _MUSIC_GENRE_TYPES + ("Audio",)))
                 .group_by(v.clean_value, t.type)):
             kind = "Genre" if item_type in _GENRE_TYPES else "MusicGenre"
@@ -821,6 +830,8 @@ def _measured(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _store_by_name(s: Session, plan: _Plan, images: list[dict[str, Any]], key: str) -> list[str]:
+    from server.db.tables import ByNameArtwork
+
     row = s.get(ByNameArtwork, plan.item_id)
     old = [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")] if row is not None else []
     if not images:
@@ -836,6 +847,8 @@ def _store_by_name(s: Session, plan: _Plan, images: list[dict[str, Any]], key: s
 
 
 def _delete_by_name(s: Session, stale: list[str]) -> list[str]:
+    from server.db.tables import ByNameArtwork
+
     paths: list[str] = []
     for row in s.execute(select(ByNameArtwork).where(ByNameArtwork.id.in_(stale))).scalars():
         paths += [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")]
@@ -861,14 +874,16 @@ def _sources_of(rows: Iterable[Any], limit: int = collage.MAX_SOURCES) -> list[_
 
 
 def _typed_sources(s: Session, scope: Any, types: tuple[str, ...]) -> list[_Source]:
-    t = Item.__table__.c
+
+    t = items.c
     rows = s.execute(select(t.images_json).where(scope, t.type.in_(types), t.images_json.like('%"Primary"%'))
                      .order_by(t.date_created.desc(), t.id).limit(_CANDIDATES)).all()
     return _sources_of(rows)
 
 
 def _library_sources(s: Session, library_id: str, collection_type: str | None) -> list[_Source]:
-    t = Item.__table__.c
+
+    t = items.c
     scope = t.library_id == library_id
     found = _typed_sources(s, scope, _LIBRARY_TYPES.get(collection_type or "", _ANY_TYPES))
     if not found:  # e.g. shows without series art: their episodes' frames
@@ -878,9 +893,10 @@ def _library_sources(s: Session, library_id: str, collection_type: str | None) -
 
 def _member_sources(s: Session, members: list[str]) -> list[_Source]:
     """Playlist or collection members in order: each one's Primary, else its album's or series'."""
+
     if not members:
         return []
-    t = Item.__table__.c
+    t = items.c
     rows = {r.id: r for r in s.execute(select(t.id, t.images_json, t.album_id, t.series_id)
                                        .where(t.id.in_(members)))}
     parents_wanted = {p for r in rows.values() for p in (r.album_id, r.series_id) if p}
@@ -908,8 +924,8 @@ def _hand_back(s: Session) -> None:
         s.execute(sql_text("PRAGMA shrink_memory"))
 
 
-_ITEMS: Table = Item.__table__  # type: ignore[attr-defined]  # (SQLModel's classes do not declare it)
-_VALUES: Table = ItemValue.__table__  # type: ignore[attr-defined]
+_ITEMS: Table = items
+_VALUES: Table = item_values
 
 
 def _by_item(kind: Any) -> Any:

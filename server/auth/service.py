@@ -6,14 +6,18 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sqlmodel import Session, col, select
+from sqlalchemy.orm import Session
 
 from server.auth.header import ClientIdentity
 from server.db.database import Database
-from server.db.tables import ApiKey, Device, DeviceOptions, utcnow
+from server.db.schema import utcnow
 from server.errors import NotFoundError
 from server.users.service import UserRecord, UserService
+
+if TYPE_CHECKING:
+    from server.db.tables import ApiKey, Device, DeviceOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +67,15 @@ class TokenService:
         self._loaded = False
 
     async def _load(self) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import ApiKey, Device
+
         def read(s: Session) -> list[TokenInfo]:
             out = [TokenInfo(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name, d.app_version, False)
-                   for d in s.exec(select(Device))]
+                   for d in s.scalars(select(Device))]
             out += [TokenInfo(k.access_token, None, self.system_id, "", k.name, "", True)
-                    for k in s.exec(select(ApiKey))]
+                    for k in s.scalars(select(ApiKey))]
             return out
 
         self._cache = {t.token: t for t in await self.db.read(read)}
@@ -105,11 +113,15 @@ class TokenService:
 
     async def issue(self, user: UserRecord, identity: ClientIdentity) -> str:
         """A fresh token for (user, device); the device's earlier tokens are revoked."""
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
         token = new_token()
         device_id = identity.device_id or "unknown"
 
         def write(s: Session) -> list[str]:
-            old = list(s.exec(select(Device).where(Device.device_id == device_id)))
+            old = list(s.scalars(select(Device).where(Device.device_id == device_id)))
             for dev in old:
                 s.delete(dev)
             s.add(Device(access_token=token, user_id=user.id, device_id=device_id,
@@ -124,17 +136,25 @@ class TokenService:
         return token
 
     async def revoke(self, token: str) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
         def write(s: Session) -> None:
-            for dev in s.exec(select(Device).where(Device.access_token == token)):
+            for dev in s.scalars(select(Device).where(Device.access_token == token)):
                 s.delete(dev)
 
         await self.db.write(write)
         self._cache.pop(token, None)
 
     async def revoke_user(self, user_id: str, except_token: str | None = None) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
         def write(s: Session) -> list[str]:
             gone = []
-            for dev in s.exec(select(Device).where(Device.user_id == user_id)):
+            for dev in s.scalars(select(Device).where(Device.user_id == user_id)):
                 if dev.access_token != except_token:
                     gone.append(dev.access_token)
                     s.delete(dev)
@@ -144,8 +164,12 @@ class TokenService:
             self._cache.pop(t, None)
 
     async def touch(self, token: str) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
         def write(s: Session) -> None:
-            dev = s.exec(select(Device).where(Device.access_token == token)).first()
+            dev = s.scalars(select(Device).where(Device.access_token == token)).first()
             if dev is not None:
                 dev.date_last_activity = utcnow()
                 s.add(dev)
@@ -155,26 +179,38 @@ class TokenService:
     # -- devices -------------------------------------------------------------------------
 
     async def devices(self, user_id: str | None = None) -> list[Device]:
+        from sqlmodel import col, select
+
+        from server.db.tables import Device
+
         def read(s: Session) -> list[Device]:
             q = select(Device).order_by(col(Device.date_last_activity).desc())
             if user_id:
                 q = q.where(Device.user_id == user_id)
-            return list(s.exec(q))
+            return list(s.scalars(q))
 
         return await self.db.read(read)
 
     async def device(self, device_id: str) -> Device:
-        row = await self.db.read(lambda s: s.exec(select(Device).where(Device.device_id == device_id)).first())
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
+        row = await self.db.read(lambda s: s.scalars(select(Device).where(Device.device_id == device_id)).first())
         if row is None:
             raise NotFoundError(f"Device {device_id} not found.")
         return row
 
     async def delete_device(self, device_id: str) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import Device
+
         await self.device(device_id)
 
         def write(s: Session) -> list[str]:
             gone = []
-            for dev in s.exec(select(Device).where(Device.device_id == device_id)):
+            for dev in s.scalars(select(Device).where(Device.device_id == device_id)):
                 gone.append(dev.access_token)
                 s.delete(dev)
             return gone
@@ -183,10 +219,14 @@ class TokenService:
             self._cache.pop(t, None)
 
     async def device_options(self, device_id: str) -> DeviceOptions:
+        from server.db.tables import DeviceOptions
+
         row = await self.db.read(lambda s: s.get(DeviceOptions, device_id))
         return row or DeviceOptions(device_id=device_id)
 
     async def set_device_name(self, device_id: str, custom_name: str | None) -> None:
+        from server.db.tables import DeviceOptions
+
         await self.device(device_id)
 
         def write(s: Session) -> None:
@@ -199,24 +239,38 @@ class TokenService:
     # -- API keys ------------------------------------------------------------------------
 
     async def create_key(self, app_name: str) -> str:
+        from server.db.tables import ApiKey
+
         token = new_token()
         await self.db.write(lambda s: s.add(ApiKey(access_token=token, name=app_name)))
         self._cache[token] = TokenInfo(token, None, self.system_id, "", app_name, "", True)
         return token
 
     async def keys(self) -> list[ApiKey]:
-        return await self.db.read(lambda s: list(s.exec(select(ApiKey).order_by(col(ApiKey.date_created)))))
+        from sqlmodel import col, select
+
+        from server.db.tables import ApiKey
+
+        return await self.db.read(lambda s: list(s.scalars(select(ApiKey).order_by(col(ApiKey.date_created)))))
 
     async def revoke_key(self, token: str) -> None:
+        from sqlmodel import select
+
+        from server.db.tables import ApiKey
+
         def write(s: Session) -> None:
-            for key in s.exec(select(ApiKey).where(ApiKey.access_token == token)):
+            for key in s.scalars(select(ApiKey).where(ApiKey.access_token == token)):
                 s.delete(key)
 
         await self.db.write(write)
         self._cache.pop(token, None)
 
     async def key_named(self, name: str) -> str | None:
-        row = await self.db.read(lambda s: s.exec(select(ApiKey).where(ApiKey.name == name)).first())
+        from sqlmodel import select
+
+        from server.db.tables import ApiKey
+
+        row = await self.db.read(lambda s: s.scalars(select(ApiKey).where(ApiKey.name == name)).first())
         return row.access_token if row else None
 
 

@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
 from server.db.threads import LoopThreads

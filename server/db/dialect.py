@@ -20,14 +20,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import and_, event
+from sqlalchemy import and_, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import Boolean, String
-from sqlmodel import create_engine
 
 CONNECT_TIMEOUT_SECONDS = 10
 

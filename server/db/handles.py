@@ -1,60 +1,41 @@
 """SQLAlchemy Core handles of the tables the query paths use, defined once.
 
 Services write ``select(items.c.id)`` rather than going through the ORM classes on hot paths;
-every module takes its handles from here, so a table is renamed in one place.
+every module takes its handles from here (or from ``server/db/schema.py``, where the tables are
+defined), so a table is renamed in one place. Neither imports SQLModel, pydantic or the ORM
+classes of ``server/db/tables.py`` (which map these same ``Table`` objects).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Table
-
-from server.db.tables import (
-    ActivityLogEntry,
-    CollectionEntry,
-    Item,
-    ItemFieldCount,
-    ItemPerson,
-    ItemValue,
-    ItemValueCount,
-    Library,
-    LibraryPath,
-    LiveTvSeriesTimer,
-    LiveTvTimer,
-    Person,
-    Playlist,
-    PlaylistEntry,
-    PlaylistShare,
-    TaskResult,
-    UserData,
+from server.db.schema import (
+    activity_log,
+    collection_items,
+    item_field_counts,
+    item_people,
+    item_value_counts,
+    item_values,
+    items,
+    libraries,
+    library_paths,
+    livetv_series_timers,
+    livetv_timers,
+    people,
+    playlist_entries,
+    playlist_users,
+    playlists,
+    task_results,
+    user_data,
 )
 
+playlist_shares = playlist_users
+collection_entries = collection_items
+# (item_value_counts: kept by triggers, server/library/catalog/facets.py)
+# task_results and activity_log are read and written by the start before its first 200
+# (ServerContext.initialize), and the Live TV timers by the recorder and the guide task at start
+# and on every tick of the recorder: on the tables, so a server that uses no ORM class never
+# imports them (nor SQLModel and pydantic) nor configures SQLAlchemy's mappers while idle
 
-def _table(model: type) -> Table:
-    """The Core table of a SQLModel class (``__table__``, which SQLModel's types do not declare)."""
-    table = model.__dict__["__table__"]
-    assert isinstance(table, Table)
-    return table
-
-
-items = _table(Item)
-user_data = _table(UserData)
-item_values = _table(ItemValue)
-item_people = _table(ItemPerson)
-people = _table(Person)
-libraries = _table(Library)
-library_paths = _table(LibraryPath)
-playlists = _table(Playlist)
-playlist_entries = _table(PlaylistEntry)
-playlist_shares = _table(PlaylistShare)
-collection_entries = _table(CollectionEntry)
-item_value_counts = _table(ItemValueCount)  # kept by triggers (server/library/catalog/facets.py)
-item_field_counts = _table(ItemFieldCount)
-# read and written by the start before its first 200 (ServerContext.initialize): on the tables, so
-# SQLAlchemy configures its ORM mappers (~25 ms, every table at once) later, with the first request
-# or start-up task that uses the ORM
-task_results = _table(TaskResult)
-activity_log = _table(ActivityLogEntry)
-# read by the recorder and the guide task at start and on every tick of the recorder: on the
-# tables first, so a server without Live TV timers never configures the ORM mappers while idle
-livetv_timers = _table(LiveTvTimer)
-livetv_series_timers = _table(LiveTvSeriesTimer)
+__all__ = ["activity_log", "collection_entries", "item_field_counts", "item_people", "item_value_counts",
+           "item_values", "items", "libraries", "library_paths", "livetv_series_timers", "livetv_timers", "people",
+           "playlist_entries", "playlist_shares", "playlists", "task_results", "user_data"]

@@ -1,17 +1,25 @@
-"""The database schema: SQLModel tables, grouped by domain. Alembic migrations under
-server/db/migrations must follow every change here (see docs/architecture.md)."""
+"""The SQLModel classes of the database's tables, for the services that work with rows as objects
+(``session.get(User, id)``, ``session.add(Device(...))``, ORM queries). Each class maps the Core
+``Table`` of ``server/db/schema.py``, where the schema is defined once: ``__table__`` is that table
+and every field's ``sa_column`` its column, so ``User.__table__ is schema.users`` and ORM and Core
+statements mix freely. Python-side defaults (``default_factory=utcnow``) are the fields' own.
+
+Importing this module builds 26 classes through pydantic (~85 ms, ~2.5 MiB) and loads SQLModel and
+pydantic (~90 ms, ~8 MiB): modules import it inside the functions that use the classes, never at
+the top, so a served start and the reader processes stay without it
+(tests/system/test_startup_imports.py)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
-from sqlalchemy import BigInteger, Index
 from sqlmodel import Field, SQLModel
 from sqlmodel._compat import SQLModelConfig
 
+from server.db import schema
+from server.db.schema import utcnow
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+__all__ = ["utcnow"]  # (re-exported: older imports take it from here; new code takes it from schema)
 
 
 class _Table(SQLModel):
@@ -27,88 +35,88 @@ class _Table(SQLModel):
 
 
 class User(_Table, table=True):
-    __tablename__ = "users"
+    __table__ = schema.users
 
-    id: str = Field(primary_key=True, max_length=32)
-    name: str = Field(index=True, unique=True)
-    password_hash: str | None = None
-    policy_json: str = "{}"
-    configuration_json: str = "{}"
-    date_created: datetime = Field(default_factory=utcnow)
-    last_login_date: datetime | None = None
-    last_activity_date: datetime | None = None
-    invalid_login_attempts: int = 0
-    primary_image_path: str | None = None
-    primary_image_tag: str | None = None
+    id: str = Field(sa_column=schema.users.c.id)
+    name: str = Field(sa_column=schema.users.c.name)
+    password_hash: str | None = Field(default=None, sa_column=schema.users.c.password_hash)
+    policy_json: str = Field(default="{}", sa_column=schema.users.c.policy_json)
+    configuration_json: str = Field(default="{}", sa_column=schema.users.c.configuration_json)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.users.c.date_created)
+    last_login_date: datetime | None = Field(default=None, sa_column=schema.users.c.last_login_date)
+    last_activity_date: datetime | None = Field(default=None, sa_column=schema.users.c.last_activity_date)
+    invalid_login_attempts: int = Field(default=0, sa_column=schema.users.c.invalid_login_attempts)
+    primary_image_path: str | None = Field(default=None, sa_column=schema.users.c.primary_image_path)
+    primary_image_tag: str | None = Field(default=None, sa_column=schema.users.c.primary_image_tag)
 
 
 class Device(_Table, table=True):
     """A signed-in device: one access token per (user, device id)."""
 
-    __tablename__ = "devices"
+    __table__ = schema.devices
 
-    id: int | None = Field(default=None, primary_key=True)
-    access_token: str = Field(index=True, unique=True)
-    user_id: str = Field(index=True, foreign_key="users.id", ondelete="CASCADE")
-    device_id: str = Field(index=True)
-    device_name: str = ""
-    app_name: str = ""
-    app_version: str = ""
-    date_created: datetime = Field(default_factory=utcnow)
-    date_last_activity: datetime = Field(default_factory=utcnow)
+    id: int | None = Field(default=None, sa_column=schema.devices.c.id)
+    access_token: str = Field(sa_column=schema.devices.c.access_token)
+    user_id: str = Field(sa_column=schema.devices.c.user_id)
+    device_id: str = Field(sa_column=schema.devices.c.device_id)
+    device_name: str = Field(default="", sa_column=schema.devices.c.device_name)
+    app_name: str = Field(default="", sa_column=schema.devices.c.app_name)
+    app_version: str = Field(default="", sa_column=schema.devices.c.app_version)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.devices.c.date_created)
+    date_last_activity: datetime = Field(default_factory=utcnow, sa_column=schema.devices.c.date_last_activity)
 
 
 class DeviceOptions(_Table, table=True):
-    __tablename__ = "device_options"
+    __table__ = schema.device_options
 
-    device_id: str = Field(primary_key=True)
-    custom_name: str | None = None
+    device_id: str = Field(sa_column=schema.device_options.c.device_id)
+    custom_name: str | None = Field(default=None, sa_column=schema.device_options.c.custom_name)
 
 
 class ApiKey(_Table, table=True):
-    __tablename__ = "api_keys"
+    __table__ = schema.api_keys
 
-    id: int | None = Field(default=None, primary_key=True)
-    access_token: str = Field(index=True, unique=True)
-    name: str
-    date_created: datetime = Field(default_factory=utcnow)
-    date_last_activity: datetime = Field(default_factory=utcnow)
+    id: int | None = Field(default=None, sa_column=schema.api_keys.c.id)
+    access_token: str = Field(sa_column=schema.api_keys.c.access_token)
+    name: str = Field(sa_column=schema.api_keys.c.name)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.api_keys.c.date_created)
+    date_last_activity: datetime = Field(default_factory=utcnow, sa_column=schema.api_keys.c.date_last_activity)
 
 
 class DisplayPreferences(_Table, table=True):
-    __tablename__ = "display_preferences"
+    __table__ = schema.display_preferences
 
-    user_id: str = Field(primary_key=True)
-    preferences_id: str = Field(primary_key=True)
-    client: str = Field(primary_key=True)
-    data_json: str = "{}"
+    user_id: str = Field(sa_column=schema.display_preferences.c.user_id)
+    preferences_id: str = Field(sa_column=schema.display_preferences.c.preferences_id)
+    client: str = Field(sa_column=schema.display_preferences.c.client)
+    data_json: str = Field(default="{}", sa_column=schema.display_preferences.c.data_json)
 
 
 # ---------------------------------------------------------------- system
 
 
 class ActivityLogEntry(_Table, table=True):
-    __tablename__ = "activity_log"
+    __table__ = schema.activity_log
 
-    id: int | None = Field(default=None, primary_key=True)
-    name: str
-    overview: str | None = None
-    short_overview: str | None = None
-    type: str
-    item_id: str | None = None
-    user_id: str | None = Field(default=None, index=True)
-    date: datetime = Field(default_factory=utcnow, index=True)
-    severity: str = "Information"
+    id: int | None = Field(default=None, sa_column=schema.activity_log.c.id)
+    name: str = Field(sa_column=schema.activity_log.c.name)
+    overview: str | None = Field(default=None, sa_column=schema.activity_log.c.overview)
+    short_overview: str | None = Field(default=None, sa_column=schema.activity_log.c.short_overview)
+    type: str = Field(sa_column=schema.activity_log.c.type)
+    item_id: str | None = Field(default=None, sa_column=schema.activity_log.c.item_id)
+    user_id: str | None = Field(default=None, sa_column=schema.activity_log.c.user_id)
+    date: datetime = Field(default_factory=utcnow, sa_column=schema.activity_log.c.date)
+    severity: str = Field(default="Information", sa_column=schema.activity_log.c.severity)
 
 
 class TaskResult(_Table, table=True):
     """The last run of each scheduled task, and its triggers."""
 
-    __tablename__ = "task_results"
+    __table__ = schema.task_results
 
-    task_key: str = Field(primary_key=True)
-    last_result_json: str | None = None
-    triggers_json: str | None = None
+    task_key: str = Field(sa_column=schema.task_results.c.task_key)
+    last_result_json: str | None = Field(default=None, sa_column=schema.task_results.c.last_result_json)
+    triggers_json: str | None = Field(default=None, sa_column=schema.task_results.c.triggers_json)
 
 
 # ---------------------------------------------------------------- library
@@ -123,119 +131,98 @@ class TaskResult(_Table, table=True):
 class Library(_Table, table=True):
     """A virtual folder: a named collection of paths with a content type."""
 
-    __tablename__ = "libraries"
+    __table__ = schema.libraries
 
-    id: str = Field(primary_key=True, max_length=32)
-    name: str = Field(index=True, unique=True)
-    collection_type: str | None = None  # movies, tvshows, music, ... ; None = mixed
-    options_json: str = "{}"
-    date_created: datetime = Field(default_factory=utcnow)
+    id: str = Field(sa_column=schema.libraries.c.id)
+    name: str = Field(sa_column=schema.libraries.c.name)
+    collection_type: str | None = Field(default=None, sa_column=schema.libraries.c.collection_type)  # movies, tvshows, music, ... ; None = mixed
+    options_json: str = Field(default="{}", sa_column=schema.libraries.c.options_json)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.libraries.c.date_created)
 
 
 class LibraryPath(_Table, table=True):
-    __tablename__ = "library_paths"
+    __table__ = schema.library_paths
 
-    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
-    path: str = Field(primary_key=True)
-    network_path: str | None = None
+    library_id: str = Field(sa_column=schema.library_paths.c.library_id)
+    path: str = Field(sa_column=schema.library_paths.c.path)
+    network_path: str | None = Field(default=None, sa_column=schema.library_paths.c.network_path)
 
 
 class Item(_Table, table=True):
-    __tablename__ = "items"
-    __table_args__ = (
-        Index("ix_items_type_sort_name", "type", "sort_name"),
-        Index("ix_items_parent_sort_name", "parent_id", "sort_name"),
-        Index("ix_items_library_type_created", "library_id", "type", "date_created"),
-        # the query engine's typical pages (migration 0003_query)
-        Index("ix_items_library_type_owner_sort", "library_id", "type", "owner_id", "sort_name", "id"),
-        Index("ix_items_series_sort_name", "series_id", "sort_name"),
-        Index("ix_items_album_sort_name", "album_id", "sort_name"),
-        # narrow covering indexes (0005_query_covering): scope checks of joined rows by id, the
-        # facets of a library (ratings, years) without reading the wide rows
-        Index("ix_items_scope", "id", "library_id", "type", "owner_id", "is_folder", "media_type", "production_year",
-              "official_rating"),
-        Index("ix_items_library_facets", "library_id", "type", "owner_id", "official_rating", "production_year"),
-        # a searchTerm page ranks its full-text matches by name and SortName, and judges them by
-        # the viewer's parental rules and libraries (0012_search_cover, 0013_search_rated)
-        Index("ix_items_search_rated", "id", "type", "owner_id", "sort_name", "name", "official_rating", "series_id",
-              "library_id"),
-        # pages of a library in the other usual sort orders (0006_query_sorts)
-        *(Index(f"ix_items_library_sort_{c}", "library_id", "type", "owner_id", c, "id")
-          for c in ("date_created", "premiere_date", "production_year", "community_rating", "run_time_ticks")),
-    )
+    __table__ = schema.items
 
-    id: str = Field(primary_key=True, max_length=32)
-    type: str = Field(index=True)  # BaseItemKind spelling
-    media_type: str = "Unknown"  # MediaType spelling
-    is_folder: bool = False
-    library_id: str | None = Field(default=None, index=True)
-    parent_id: str | None = Field(default=None, index=True)
-    path: str | None = Field(default=None, index=True)
-    name: str = ""
-    sort_name: str = Field(default="", index=True)
-    forced_sort_name: str | None = None
-    original_title: str | None = None
-    overview: str | None = None
-    tagline: str | None = None
-    official_rating: str | None = None
-    community_rating: float | None = None
-    critic_rating: float | None = None
-    production_year: int | None = Field(default=None, index=True)
-    premiere_date: datetime | None = Field(default=None, index=True)
-    end_date: datetime | None = None
-    date_created: datetime = Field(default_factory=utcnow, index=True)
-    date_modified: datetime | None = None
-    run_time_ticks: int | None = Field(default=None, sa_type=BigInteger)  # 64-bit on PostgreSQL too
-    size: int | None = Field(default=None, sa_type=BigInteger)
-    container: str | None = None
-    bitrate: int | None = None
-    width: int | None = None
-    height: int | None = None
-    video_type: str | None = None  # VideoFile, Dvd, BluRay
-    extra_type: str | None = None  # ExtraType spelling when this item is an extra
-    owner_id: str | None = Field(default=None, index=True)  # the item an extra or version belongs to
-    index_number: int | None = None
-    index_number_end: int | None = None
-    parent_index_number: int | None = None
-    series_id: str | None = Field(default=None, index=True)
-    series_name: str | None = None
-    season_id: str | None = Field(default=None, index=True)
-    season_name: str | None = None
-    album_id: str | None = Field(default=None, index=True)
-    album: str | None = None
-    genres_json: str = "[]"
-    studios_json: str = "[]"
-    tags_json: str = "[]"
-    artists_json: str = "[]"
-    album_artists_json: str = "[]"
-    provider_ids_json: str = "{}"
-    media_streams_json: str = "[]"  # list of MediaStream wire objects
-    chapters_json: str = "[]"  # list of ChapterInfo wire objects
-    images_json: str = "[]"  # list of {Type, Path, Tag, Width, Height, BlurHash, Index}
-    lyrics_path: str | None = None
-    file_size: int | None = Field(default=None, sa_type=BigInteger)  # for incremental scans: unchanged size + mtime = not re-probed
-    file_mtime: float | None = None
-    is_locked: bool = False  # Identify/Apply results stick across rescans
-    locked_fields_json: str = "[]"
-    is_virtual: bool = False
-    status: str | None = None  # SeriesStatus spelling (Continuing, Ended, Unreleased) for series
+    id: str = Field(sa_column=schema.items.c.id)
+    type: str = Field(sa_column=schema.items.c.type)  # BaseItemKind spelling
+    media_type: str = Field(default="Unknown", sa_column=schema.items.c.media_type)  # MediaType spelling
+    is_folder: bool = Field(default=False, sa_column=schema.items.c.is_folder)
+    library_id: str | None = Field(default=None, sa_column=schema.items.c.library_id)
+    parent_id: str | None = Field(default=None, sa_column=schema.items.c.parent_id)
+    path: str | None = Field(default=None, sa_column=schema.items.c.path)
+    name: str = Field(default="", sa_column=schema.items.c.name)
+    sort_name: str = Field(default="", sa_column=schema.items.c.sort_name)
+    forced_sort_name: str | None = Field(default=None, sa_column=schema.items.c.forced_sort_name)
+    original_title: str | None = Field(default=None, sa_column=schema.items.c.original_title)
+    overview: str | None = Field(default=None, sa_column=schema.items.c.overview)
+    tagline: str | None = Field(default=None, sa_column=schema.items.c.tagline)
+    official_rating: str | None = Field(default=None, sa_column=schema.items.c.official_rating)
+    community_rating: float | None = Field(default=None, sa_column=schema.items.c.community_rating)
+    critic_rating: float | None = Field(default=None, sa_column=schema.items.c.critic_rating)
+    production_year: int | None = Field(default=None, sa_column=schema.items.c.production_year)
+    premiere_date: datetime | None = Field(default=None, sa_column=schema.items.c.premiere_date)
+    end_date: datetime | None = Field(default=None, sa_column=schema.items.c.end_date)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.items.c.date_created)
+    date_modified: datetime | None = Field(default=None, sa_column=schema.items.c.date_modified)
+    run_time_ticks: int | None = Field(default=None, sa_column=schema.items.c.run_time_ticks)  # 64-bit on PostgreSQL too
+    size: int | None = Field(default=None, sa_column=schema.items.c.size)
+    container: str | None = Field(default=None, sa_column=schema.items.c.container)
+    bitrate: int | None = Field(default=None, sa_column=schema.items.c.bitrate)
+    width: int | None = Field(default=None, sa_column=schema.items.c.width)
+    height: int | None = Field(default=None, sa_column=schema.items.c.height)
+    video_type: str | None = Field(default=None, sa_column=schema.items.c.video_type)  # VideoFile, Dvd, BluRay
+    extra_type: str | None = Field(default=None, sa_column=schema.items.c.extra_type)  # ExtraType spelling when this item is an extra
+    owner_id: str | None = Field(default=None, sa_column=schema.items.c.owner_id)  # the item an extra or version belongs to
+    index_number: int | None = Field(default=None, sa_column=schema.items.c.index_number)
+    index_number_end: int | None = Field(default=None, sa_column=schema.items.c.index_number_end)
+    parent_index_number: int | None = Field(default=None, sa_column=schema.items.c.parent_index_number)
+    series_id: str | None = Field(default=None, sa_column=schema.items.c.series_id)
+    series_name: str | None = Field(default=None, sa_column=schema.items.c.series_name)
+    season_id: str | None = Field(default=None, sa_column=schema.items.c.season_id)
+    season_name: str | None = Field(default=None, sa_column=schema.items.c.season_name)
+    album_id: str | None = Field(default=None, sa_column=schema.items.c.album_id)
+    album: str | None = Field(default=None, sa_column=schema.items.c.album)
+    genres_json: str = Field(default="[]", sa_column=schema.items.c.genres_json)
+    studios_json: str = Field(default="[]", sa_column=schema.items.c.studios_json)
+    tags_json: str = Field(default="[]", sa_column=schema.items.c.tags_json)
+    artists_json: str = Field(default="[]", sa_column=schema.items.c.artists_json)
+    album_artists_json: str = Field(default="[]", sa_column=schema.items.c.album_artists_json)
+    provider_ids_json: str = Field(default="{}", sa_column=schema.items.c.provider_ids_json)
+    media_streams_json: str = Field(default="[]", sa_column=schema.items.c.media_streams_json)  # list of MediaStream wire objects
+    chapters_json: str = Field(default="[]", sa_column=schema.items.c.chapters_json)  # list of ChapterInfo wire objects
+    images_json: str = Field(default="[]", sa_column=schema.items.c.images_json)  # list of {Type, Path, Tag, Width, Height, BlurHash, Index}
+    lyrics_path: str | None = Field(default=None, sa_column=schema.items.c.lyrics_path)
+    file_size: int | None = Field(default=None, sa_column=schema.items.c.file_size)  # for incremental scans: unchanged size + mtime = not re-probed
+    file_mtime: float | None = Field(default=None, sa_column=schema.items.c.file_mtime)
+    is_locked: bool = Field(default=False, sa_column=schema.items.c.is_locked)  # Identify/Apply results stick across rescans
+    locked_fields_json: str = Field(default="[]", sa_column=schema.items.c.locked_fields_json)
+    is_virtual: bool = Field(default=False, sa_column=schema.items.c.is_virtual)
+    status: str | None = Field(default=None, sa_column=schema.items.c.status)  # SeriesStatus spelling (Continuing, Ended, Unreleased) for series
     # Scanner bookkeeping (server/library/scan/scanner.py): a hash of everything the scan read to
     # build this row (unchanged = the row is not rewritten) and a cheap content fingerprint of
     # the media file (size + head/tail hash) that recognises a renamed or moved file.
-    scan_signature: str | None = None
-    fingerprint: str | None = Field(default=None, index=True)
+    scan_signature: str | None = Field(default=None, sa_column=schema.items.c.scan_signature)
+    fingerprint: str | None = Field(default=None, sa_column=schema.items.c.fingerprint)
 
 
 class MediaProbeCache(_Table, table=True):
     """What probing a media file found (streams, tags, embedded art), kept so that an unchanged
     file (same size and mtime) is never probed again, even when its item must be rebuilt."""
 
-    __tablename__ = "media_probes"
+    __table__ = schema.media_probes
 
-    item_id: str = Field(primary_key=True, max_length=32)
-    size: int = Field(default=0, sa_type=BigInteger)
-    mtime: float = 0.0
-    data_json: str = "{}"
+    item_id: str = Field(sa_column=schema.media_probes.c.item_id)
+    size: int = Field(default=0, sa_column=schema.media_probes.c.size)
+    mtime: float = Field(default=0.0, sa_column=schema.media_probes.c.mtime)
+    data_json: str = Field(default="{}", sa_column=schema.media_probes.c.data_json)
 
 
 class ScanUnit(_Table, table=True):
@@ -243,66 +230,61 @@ class ScanUnit(_Table, table=True):
     files) and a hash of every file stat under it as of its last scan: an unchanged part is
     skipped by the next scan."""
 
-    __tablename__ = "scan_units"
+    __table__ = schema.scan_units
 
-    library_id: str = Field(primary_key=True, foreign_key="libraries.id", ondelete="CASCADE")
-    path: str = Field(primary_key=True)
-    signature: str = ""
+    library_id: str = Field(sa_column=schema.scan_units.c.library_id)
+    path: str = Field(sa_column=schema.scan_units.c.path)
+    signature: str = Field(default="", sa_column=schema.scan_units.c.signature)
 
 
 class ItemValue(_Table, table=True):
     """A filterable value of an item: kind is Genre, Studio, Tag, Artist or AlbumArtist."""
 
-    __tablename__ = "item_values"
-    __table_args__ = (Index("ix_item_values_kind_clean", "kind", "clean_value"),
-                      Index("ix_item_values_listing", "kind", "clean_value", "item_id", "value"))
+    __table__ = schema.item_values
 
-    item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
-    kind: str = Field(primary_key=True)
-    clean_value: str = Field(primary_key=True)  # lower-cased, for matching
-    value: str = ""
+    item_id: str = Field(sa_column=schema.item_values.c.item_id)
+    kind: str = Field(sa_column=schema.item_values.c.kind)
+    clean_value: str = Field(sa_column=schema.item_values.c.clean_value)  # lower-cased, for matching
+    value: str = Field(default="", sa_column=schema.item_values.c.value)
 
 
 class Person(_Table, table=True):
-    __tablename__ = "people"
+    __table__ = schema.people
 
-    id: str = Field(primary_key=True, max_length=32)
-    name: str = Field(index=True, unique=True)
-    sort_name: str = ""
-    image_path: str | None = None
-    image_tag: str | None = None
-    provider_ids_json: str = "{}"
+    id: str = Field(sa_column=schema.people.c.id)
+    name: str = Field(sa_column=schema.people.c.name)
+    sort_name: str = Field(default="", sa_column=schema.people.c.sort_name)
+    image_path: str | None = Field(default=None, sa_column=schema.people.c.image_path)
+    image_tag: str | None = Field(default=None, sa_column=schema.people.c.image_tag)
+    provider_ids_json: str = Field(default="{}", sa_column=schema.people.c.provider_ids_json)
 
 
 class ItemPerson(_Table, table=True):
-    __tablename__ = "item_people"
-    __table_args__ = (Index("ix_item_people_person", "person_id", "kind"),)
+    __table__ = schema.item_people
 
-    item_id: str = Field(primary_key=True, foreign_key="items.id", ondelete="CASCADE")
-    person_id: str = Field(primary_key=True, foreign_key="people.id", ondelete="CASCADE")
-    kind: str = Field(primary_key=True)  # PersonKind spelling: Actor, Director, Writer, ...
-    role: str | None = None
-    sort_order: int = 0
+    item_id: str = Field(sa_column=schema.item_people.c.item_id)
+    person_id: str = Field(sa_column=schema.item_people.c.person_id)
+    kind: str = Field(sa_column=schema.item_people.c.kind)  # PersonKind spelling: Actor, Director, Writer, ...
+    role: str | None = Field(default=None, sa_column=schema.item_people.c.role)
+    sort_order: int = Field(default=0, sa_column=schema.item_people.c.sort_order)
 
 
 class UserData(_Table, table=True):
     """What a user did with an item. Scans never delete these rows."""
 
-    __tablename__ = "user_data"
-    __table_args__ = (Index("ix_user_data_user_played", "user_id", "last_played_date"),
-                      Index("ix_user_data_user_favorite", "user_id", "is_favorite"))
+    __table__ = schema.user_data
 
-    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
-    item_id: str = Field(primary_key=True, index=True)
-    played: bool = False
-    play_count: int = 0
-    is_favorite: bool = False
-    playback_position_ticks: int = Field(default=0, sa_type=BigInteger)
-    last_played_date: datetime | None = Field(default=None, index=True)
-    rating: float | None = None
-    likes: bool | None = None
-    audio_stream_index: int | None = None
-    subtitle_stream_index: int | None = None
+    user_id: str = Field(sa_column=schema.user_data.c.user_id)
+    item_id: str = Field(sa_column=schema.user_data.c.item_id)
+    played: bool = Field(default=False, sa_column=schema.user_data.c.played)
+    play_count: int = Field(default=0, sa_column=schema.user_data.c.play_count)
+    is_favorite: bool = Field(default=False, sa_column=schema.user_data.c.is_favorite)
+    playback_position_ticks: int = Field(default=0, sa_column=schema.user_data.c.playback_position_ticks)
+    last_played_date: datetime | None = Field(default=None, sa_column=schema.user_data.c.last_played_date)
+    rating: float | None = Field(default=None, sa_column=schema.user_data.c.rating)
+    likes: bool | None = Field(default=None, sa_column=schema.user_data.c.likes)
+    audio_stream_index: int | None = Field(default=None, sa_column=schema.user_data.c.audio_stream_index)
+    subtitle_stream_index: int | None = Field(default=None, sa_column=schema.user_data.c.subtitle_stream_index)
 
 
 # ---------------------------------------------------------------- live TV recordings
@@ -312,44 +294,43 @@ class UserData(_Table, table=True):
 
 
 class LiveTvSeriesTimer(_Table, table=True):
-    __tablename__ = "livetv_series_timers"
+    __table__ = schema.livetv_series_timers
 
-    id: str = Field(primary_key=True, max_length=32)
-    name: str  # the programme title to record
-    channel_id: str | None = None  # None with record_any_channel
-    program_id: str | None = None
-    record_any_time: bool = True
-    record_any_channel: bool = False
-    record_new_only: bool = False
-    days_json: str = "[]"  # DayOfWeek names; empty = every day
-    pre_padding_seconds: int = 0
-    post_padding_seconds: int = 0
-    priority: int = 0
-    keep_up_to: int = 0
-    keep_until: str = "UntilDeleted"
-    date_created: datetime = Field(default_factory=utcnow)
+    id: str = Field(sa_column=schema.livetv_series_timers.c.id)
+    name: str = Field(sa_column=schema.livetv_series_timers.c.name)  # the programme title to record
+    channel_id: str | None = Field(default=None, sa_column=schema.livetv_series_timers.c.channel_id)  # None with record_any_channel
+    program_id: str | None = Field(default=None, sa_column=schema.livetv_series_timers.c.program_id)
+    record_any_time: bool = Field(default=True, sa_column=schema.livetv_series_timers.c.record_any_time)
+    record_any_channel: bool = Field(default=False, sa_column=schema.livetv_series_timers.c.record_any_channel)
+    record_new_only: bool = Field(default=False, sa_column=schema.livetv_series_timers.c.record_new_only)
+    days_json: str = Field(default="[]", sa_column=schema.livetv_series_timers.c.days_json)  # DayOfWeek names; empty = every day
+    pre_padding_seconds: int = Field(default=0, sa_column=schema.livetv_series_timers.c.pre_padding_seconds)
+    post_padding_seconds: int = Field(default=0, sa_column=schema.livetv_series_timers.c.post_padding_seconds)
+    priority: int = Field(default=0, sa_column=schema.livetv_series_timers.c.priority)
+    keep_up_to: int = Field(default=0, sa_column=schema.livetv_series_timers.c.keep_up_to)
+    keep_until: str = Field(default="UntilDeleted", sa_column=schema.livetv_series_timers.c.keep_until)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.livetv_series_timers.c.date_created)
 
 
 class LiveTvTimer(_Table, table=True):
-    __tablename__ = "livetv_timers"
-    __table_args__ = (Index("ix_livetv_timers_status_start", "status", "start_date"),)
+    __table__ = schema.livetv_timers
 
-    id: str = Field(primary_key=True, max_length=32)
-    series_timer_id: str | None = Field(default=None, index=True)
-    channel_id: str
-    program_id: str | None = None
-    name: str = ""
-    overview: str | None = None
-    start_date: datetime
-    end_date: datetime
-    pre_padding_seconds: int = 0
-    post_padding_seconds: int = 0
-    priority: int = 0
-    keep_until: str = "UntilDeleted"
-    status: str = "New"  # RecordingStatus spelling
-    recording_path: str | None = None
-    error: str | None = None
-    date_created: datetime = Field(default_factory=utcnow)
+    id: str = Field(sa_column=schema.livetv_timers.c.id)
+    series_timer_id: str | None = Field(default=None, sa_column=schema.livetv_timers.c.series_timer_id)
+    channel_id: str = Field(sa_column=schema.livetv_timers.c.channel_id)
+    program_id: str | None = Field(default=None, sa_column=schema.livetv_timers.c.program_id)
+    name: str = Field(default="", sa_column=schema.livetv_timers.c.name)
+    overview: str | None = Field(default=None, sa_column=schema.livetv_timers.c.overview)
+    start_date: datetime = Field(sa_column=schema.livetv_timers.c.start_date)
+    end_date: datetime = Field(sa_column=schema.livetv_timers.c.end_date)
+    pre_padding_seconds: int = Field(default=0, sa_column=schema.livetv_timers.c.pre_padding_seconds)
+    post_padding_seconds: int = Field(default=0, sa_column=schema.livetv_timers.c.post_padding_seconds)
+    priority: int = Field(default=0, sa_column=schema.livetv_timers.c.priority)
+    keep_until: str = Field(default="UntilDeleted", sa_column=schema.livetv_timers.c.keep_until)
+    status: str = Field(default="New", sa_column=schema.livetv_timers.c.status)  # RecordingStatus spelling
+    recording_path: str | None = Field(default=None, sa_column=schema.livetv_timers.c.recording_path)
+    error: str | None = Field(default=None, sa_column=schema.livetv_timers.c.error)
+    date_created: datetime = Field(default_factory=utcnow, sa_column=schema.livetv_timers.c.date_created)
 
 
 # ---------------------------------------------------------------- browsing: playlists, collections
@@ -360,47 +341,45 @@ class LiveTvTimer(_Table, table=True):
 
 
 class Playlist(_Table, table=True):
-    __tablename__ = "playlists"
+    __table__ = schema.playlists
 
-    id: str = Field(primary_key=True, max_length=32)  # = the Playlist item's id
-    owner_user_id: str | None = Field(default=None, index=True)
-    is_public: bool = False
-    media_type: str = "Unknown"  # MediaType spelling
+    id: str = Field(sa_column=schema.playlists.c.id)  # = the Playlist item's id
+    owner_user_id: str | None = Field(default=None, sa_column=schema.playlists.c.owner_user_id)
+    is_public: bool = Field(default=False, sa_column=schema.playlists.c.is_public)
+    media_type: str = Field(default="Unknown", sa_column=schema.playlists.c.media_type)  # MediaType spelling
 
 
 class PlaylistEntry(_Table, table=True):
     """One entry of a playlist (its PlaylistItemId); the same item may appear twice."""
 
-    __tablename__ = "playlist_entries"
+    __table__ = schema.playlist_entries
     # a playlist's entries in order with their item ids, read from the index alone (0011_lists_fast)
-    __table_args__ = (Index("ix_playlist_entries_listing", "playlist_id", "sort_order", "id", "item_id"),)
 
-    id: str = Field(primary_key=True, max_length=32)
-    playlist_id: str = Field(foreign_key="playlists.id", ondelete="CASCADE")
-    item_id: str = Field(index=True)
-    sort_order: int = 0
+    id: str = Field(sa_column=schema.playlist_entries.c.id)
+    playlist_id: str = Field(sa_column=schema.playlist_entries.c.playlist_id)
+    item_id: str = Field(sa_column=schema.playlist_entries.c.item_id)
+    sort_order: int = Field(default=0, sa_column=schema.playlist_entries.c.sort_order)
 
 
 class PlaylistShare(_Table, table=True):
     """A user the playlist is shared with, and whether they may edit it."""
 
-    __tablename__ = "playlist_users"
+    __table__ = schema.playlist_users
 
-    playlist_id: str = Field(primary_key=True, foreign_key="playlists.id", ondelete="CASCADE")
-    user_id: str = Field(primary_key=True, foreign_key="users.id", ondelete="CASCADE")
-    can_edit: bool = False
+    playlist_id: str = Field(sa_column=schema.playlist_users.c.playlist_id)
+    user_id: str = Field(sa_column=schema.playlist_users.c.user_id)
+    can_edit: bool = Field(default=False, sa_column=schema.playlist_users.c.can_edit)
 
 
 class CollectionEntry(_Table, table=True):
     """An item in a collection (BoxSet)."""
 
-    __tablename__ = "collection_items"
-    __table_args__ = (Index("ix_collection_items_collection_order", "collection_id", "sort_order"),)
+    __table__ = schema.collection_items
 
-    collection_id: str = Field(primary_key=True, max_length=32)
-    item_id: str = Field(primary_key=True, max_length=32, index=True)
-    sort_order: int = 0
-    date_added: datetime = Field(default_factory=utcnow)
+    collection_id: str = Field(sa_column=schema.collection_items.c.collection_id)
+    item_id: str = Field(sa_column=schema.collection_items.c.item_id)
+    sort_order: int = Field(default=0, sa_column=schema.collection_items.c.sort_order)
+    date_added: datetime = Field(default_factory=utcnow, sa_column=schema.collection_items.c.date_added)
 
 
 # ---------------------------------------------------------------- trickplay
@@ -409,17 +388,17 @@ class CollectionEntry(_Table, table=True):
 class TrickplayInfo(_Table, table=True):
     """Tile sheets made for one video at one width (see server/trickplay)."""
 
-    __tablename__ = "trickplay_info"
+    __table__ = schema.trickplay_info
 
-    item_id: str = Field(primary_key=True, max_length=32)
-    width: int = Field(primary_key=True)
-    height: int = 0
-    tile_width: int = 10
-    tile_height: int = 10
-    thumbnail_count: int = 0
-    interval: int = 10000  # milliseconds between thumbnails
-    bandwidth: int = 0  # bits per second a player needs to fetch the sheets in time
-    signature: str = ""  # the file's size and mtime when the tiles were made
+    item_id: str = Field(sa_column=schema.trickplay_info.c.item_id)
+    width: int = Field(sa_column=schema.trickplay_info.c.width)
+    height: int = Field(default=0, sa_column=schema.trickplay_info.c.height)
+    tile_width: int = Field(default=10, sa_column=schema.trickplay_info.c.tile_width)
+    tile_height: int = Field(default=10, sa_column=schema.trickplay_info.c.tile_height)
+    thumbnail_count: int = Field(default=0, sa_column=schema.trickplay_info.c.thumbnail_count)
+    interval: int = Field(default=10000, sa_column=schema.trickplay_info.c.interval)  # milliseconds between thumbnails
+    bandwidth: int = Field(default=0, sa_column=schema.trickplay_info.c.bandwidth)  # bits per second a player needs to fetch the sheets in time
+    signature: str = Field(default="", sa_column=schema.trickplay_info.c.signature)  # the file's size and mtime when the tiles were made
 
 
 # ---------------------------------------------------------------- generated artwork
@@ -430,13 +409,13 @@ class ByNameArtwork(_Table, table=True):
     collage or an album cover made by the artwork task (see server/artwork), or the by-name
     folder's own Primary when an administrator put one there. Keyed by the by-name id."""
 
-    __tablename__ = "byname_artwork"
+    __table__ = schema.byname_artwork
 
-    id: str = Field(primary_key=True, max_length=32)
-    kind: str = ""  # Genre, MusicGenre, MusicArtist
-    name: str = ""
-    images_json: str = "[]"  # images_json-style entries ({Type, Path, Tag, Width, Height, BlurHash})
-    key: str = ""  # what the image was made from (unchanged key = nothing to redo)
+    id: str = Field(sa_column=schema.byname_artwork.c.id)
+    kind: str = Field(default="", sa_column=schema.byname_artwork.c.kind)  # Genre, MusicGenre, MusicArtist
+    name: str = Field(default="", sa_column=schema.byname_artwork.c.name)
+    images_json: str = Field(default="[]", sa_column=schema.byname_artwork.c.images_json)  # images_json-style entries ({Type, Path, Tag, Width, Height, BlurHash})
+    key: str = Field(default="", sa_column=schema.byname_artwork.c.key)  # what the image was made from (unchanged key = nothing to redo)
 
 
 class ItemValueCount(_Table, table=True):
@@ -444,26 +423,24 @@ class ItemValueCount(_Table, table=True):
     owned rows) of a library and type carry a value in this spelling. ``AnyArtist`` rows count
     items with the name as artist or album artist once."""
 
-    __tablename__ = "item_value_counts"
-    __table_args__ = (Index("ix_item_value_counts_type", "item_type", "kind"),)
+    __table__ = schema.item_value_counts
 
-    kind: str = Field(primary_key=True)
-    clean_value: str = Field(primary_key=True)
-    value: str = Field(primary_key=True)
-    library_id: str = Field(primary_key=True)  # '' for rows without a library
-    item_type: str = Field(primary_key=True)
-    item_count: int = 0
+    kind: str = Field(sa_column=schema.item_value_counts.c.kind)
+    clean_value: str = Field(sa_column=schema.item_value_counts.c.clean_value)
+    value: str = Field(sa_column=schema.item_value_counts.c.value)
+    library_id: str = Field(sa_column=schema.item_value_counts.c.library_id)  # '' for rows without a library
+    item_type: str = Field(sa_column=schema.item_value_counts.c.item_type)
+    item_count: int = Field(default=0, sa_column=schema.item_value_counts.c.item_count)
 
 
 class ItemFieldCount(_Table, table=True):
     """Kept aggregate (server/library/facets.py): items per production year or official rating
     (``facet`` Year / OfficialRating), library and type."""
 
-    __tablename__ = "item_field_counts"
-    __table_args__ = (Index("ix_item_field_counts_type", "item_type", "facet"),)
+    __table__ = schema.item_field_counts
 
-    facet: str = Field(primary_key=True)
-    value: str = Field(primary_key=True)
-    library_id: str = Field(primary_key=True)
-    item_type: str = Field(primary_key=True)
-    item_count: int = 0
+    facet: str = Field(sa_column=schema.item_field_counts.c.facet)
+    value: str = Field(sa_column=schema.item_field_counts.c.value)
+    library_id: str = Field(sa_column=schema.item_field_counts.c.library_id)
+    item_type: str = Field(sa_column=schema.item_field_counts.c.item_type)
+    item_count: int = Field(default=0, sa_column=schema.item_field_counts.c.item_count)

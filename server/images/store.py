@@ -8,13 +8,15 @@ renumbers the changed type 0..n-1 in list order, so Index and order always agree
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlmodel import Session, col, select
+from sqlalchemy.orm import Session
 
-from server.db.tables import ByNameArtwork, Item, ItemValue, Person
 from server.errors import BadRequestError, NotFoundError
 from server.library.catalog.ids import by_name_id
+
+if TYPE_CHECKING:
+    from server.db.tables import ByNameArtwork, Item, Person
 
 MULTIPLE_TYPES = frozenset({"Backdrop", "Screenshot", "Chapter"})
 
@@ -42,15 +44,23 @@ def _with_type(images: list[dict[str, Any]], image_type: str, ordered: list[dict
 
 
 def item_row(session: Session, item_id: str) -> Item | None:
+    from server.db.tables import Item
+
     return session.get(Item, item_id)
 
 
 def person_row(session: Session, item_id: str) -> Person | None:
+    from server.db.tables import Person
+
     return session.get(Person, item_id)
 
 
 def person_by_name(session: Session, name: str) -> Person | None:
-    row = session.exec(select(Person).where(Person.name == name)).first()
+    from sqlmodel import select
+
+    from server.db.tables import Person
+
+    row = session.scalars(select(Person).where(Person.name == name)).first()
     if row is None:
         row = session.get(Person, by_name_id("Person", name))
     return row
@@ -59,7 +69,11 @@ def person_by_name(session: Session, name: str) -> Person | None:
 def name_for_value_id(session: Session, item_id: str) -> tuple[str, str] | None:
     """(kind, name) of a Genre, MusicGenre or Studio id among the library's values. Hashes each
     distinct genre and studio name once: only used by uploads, never by image reads."""
-    rows = session.exec(select(ItemValue.kind, ItemValue.value)
+    from sqlmodel import col, select
+
+    from server.db.tables import ItemValue
+
+    rows = session.execute(select(ItemValue.kind, ItemValue.value)
                         .where(col(ItemValue.kind).in_(("Genre", "Studio"))).distinct())
     for kind, value in rows:
         kinds = ("Genre", "MusicGenre") if kind == "Genre" else ("Studio",)
@@ -73,6 +87,8 @@ def store_item_image(session: Session, item_id: str, entry: dict[str, Any], inde
                      append: bool) -> list[str]:
     """Put ``entry`` at ``index`` of its type (replacing what was there), or append it, or (no
     index, not append) make it the only image of its type. Returns replaced file paths."""
+    from server.db.tables import Item
+
     item = session.get(Item, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} not found.")
@@ -97,6 +113,8 @@ def store_item_image(session: Session, item_id: str, entry: dict[str, Any], inde
 
 def delete_item_image(session: Session, item_id: str, image_type: str, index: int | None) -> list[str]:
     """Remove the image (all of the type when ``index`` is None); returns their paths."""
+    from server.db.tables import Item
+
     item = session.get(Item, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} not found.")
@@ -116,6 +134,8 @@ def delete_item_image(session: Session, item_id: str, image_type: str, index: in
 
 
 def move_item_image(session: Session, item_id: str, image_type: str, index: int, new_index: int) -> None:
+    from server.db.tables import Item
+
     item = session.get(Item, item_id)
     if item is None:
         raise NotFoundError(f"Item {item_id} not found.")
@@ -133,6 +153,8 @@ def move_item_image(session: Session, item_id: str, image_type: str, index: int,
 
 def set_person_image(session: Session, person_id: str, path: str | None, tag: str | None) -> str | None:
     """Set (or clear) a person's Primary image; returns the replaced path."""
+    from server.db.tables import Person
+
     person = session.get(Person, person_id)
     if person is None:
         raise NotFoundError(f"Person {person_id} not found.")
@@ -144,12 +166,16 @@ def set_person_image(session: Session, person_id: str, path: str | None, tag: st
 
 def byname_artwork_row(session: Session, item_id: str) -> ByNameArtwork | None:
     """The generated (or folder) image record of a genre, music genre or row-less artist."""
+    from server.db.tables import ByNameArtwork
+
     return session.get(ByNameArtwork, item_id)
 
 
 def delete_byname_artwork(session: Session, item_id: str) -> list[str]:
     """Forget a by-name item's generated image; returns its generated files (the artwork task
     makes a new one on its next run, as Jellyfin's dynamic images come back)."""
+    from server.db.tables import ByNameArtwork
+
     row = session.get(ByNameArtwork, item_id)
     if row is None:
         return []

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.livetv.guide import Program
 from server.livetv.tuners import Channel
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 
 TICKS_PER_SECOND = 10_000_000
 

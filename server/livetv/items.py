@@ -25,10 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import delete, select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from server.db.handles import items
-from server.db.tables import Item
 from server.guid import guid_from_text
 from server.library.catalog.sorting import sort_name
 
@@ -56,6 +55,8 @@ def sync_channels(s: Session, channels: list) -> list[str]:
             # (no statement when there is nothing: it would count as a content write)
             s.execute(delete(items).where(items.c.library_id == LIVETV_FOLDER_ID))
         return []
+    from server.db.tables import Item  # (the ORM classes and SQLModel only with a tuner)
+
     rows = {r.id: r for r in s.execute(select(Item).where(Item.library_id == LIVETV_FOLDER_ID)).scalars()}
     view = rows.pop(LIVETV_FOLDER_ID, None)
     if view is None:
@@ -129,6 +130,8 @@ async def fetch_logo(url: str, folder: Path) -> dict | None:
 
 
 def _ensure_recordings_folder(s: Session, path: str) -> None:
+    from server.db.tables import Item
+
     folder = s.get(Item, RECORDINGS_FOLDER_ID)
     if folder is None:
         s.add(Item(id=RECORDINGS_FOLDER_ID, type="CollectionFolder", is_folder=True, name="Recordings",
@@ -145,6 +148,8 @@ def series_folder_id(name: str) -> str:
 def upsert_recording(s: Session, timer, folder_path: str, program=None, probe: dict | None = None) -> None:
     """The recording's item row (created when the recording starts, filled in from the probe
     when it ends)."""
+    from server.db.tables import Item
+
     _ensure_recordings_folder(s, folder_path)
     parent = RECORDINGS_FOLDER_ID
     is_series = program is not None and (program.episode is not None or bool(program.episode_title))
@@ -196,6 +201,8 @@ def upsert_recording(s: Session, timer, folder_path: str, program=None, probe: d
 
 
 def delete_recording_row(s: Session, recording_id: str) -> None:
+    from server.db.tables import Item
+
     row = s.get(Item, recording_id)
     if row is None:
         return
@@ -243,6 +250,8 @@ class LiveTvItems:
                                                                    name=f"channel-logo-{channel_id}")
 
     async def _logo(self, channel) -> None:
+        from server.db.tables import Item
+
         entry = await fetch_logo(channel.logo, self.logo_dir / channel.id)
         if entry is None:
             return

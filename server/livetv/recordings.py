@@ -24,20 +24,23 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement
-from sqlmodel import Session, select
+from sqlalchemy import select as core_select
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import livetv_series_timers, livetv_timers
-from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
 from server.livetv.items import delete_recording_row, probe_recording, upsert_recording
 from server.livetv.live import feed_server
 from server.media import spawn
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 
 log = logging.getLogger("reelroom.livetv")
 
@@ -54,7 +57,7 @@ def _any(s: Session, query: Any) -> bool:
     at start and on every tick; asking the table first means a server with no timers (no Live TV)
     never reaches the ORM while it idles, so SQLAlchemy does not configure its mappers (~1.3 MiB,
     ~17 ms, every table at once) until a request or task that uses the ORM."""
-    return s.exec(query.limit(1)).first() is not None
+    return s.execute(query.limit(1)).first() is not None
 
 
 def _aware(moment: datetime | None) -> datetime | None:
@@ -98,6 +101,8 @@ class RecordingService:
     # -- timers -----------------------------------------------------------------------
 
     async def create_timer(self, dto: w.TimerInfoDto, series_timer_id: str | None = None) -> LiveTvTimer:
+        from server.db.tables import LiveTvTimer
+
         program = self.livetv.guide.by_id.get(dto.ProgramId or "") if dto.ProgramId else None
         channel_id = dto.ChannelId or (program.channel_id if program else None)
         start = _aware(dto.StartDate) or (program.start if program else None)
@@ -131,6 +136,8 @@ class RecordingService:
         return saved
 
     async def update_timer(self, timer_id: str, dto: w.TimerInfoDto) -> None:
+        from server.db.tables import LiveTvTimer
+
         def write(s: Session) -> None:
             timer = s.get(LiveTvTimer, timer_id)
             if timer is None or timer.status not in ACTIVE:
@@ -167,6 +174,8 @@ class RecordingService:
         self.events.publish("TimerCancelled", {"Id": timer_id})
 
     async def get_timer(self, timer_id: str) -> LiveTvTimer:
+        from server.db.tables import LiveTvTimer
+
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if timer is None:
             raise NotFoundError(f"No timer {timer_id}.")
@@ -185,15 +194,19 @@ class RecordingService:
                 where.append((t.status == "InProgress") == is_active)
             if is_scheduled is not None:
                 where.append((t.status == "New") == is_scheduled)
-            if not _any(s, select(t.id).where(*where)):
+            if not _any(s, core_select(t.id).where(*where)):
                 return []
-            return list(s.exec(select(LiveTvTimer).where(*where).order_by(t.start_date)))
+            from server.db.tables import LiveTvTimer  # (the ORM only when there are timers)
+
+            return list(s.scalars(core_select(LiveTvTimer).where(*where).order_by(t.start_date)))
 
         return await self.db.read(read)
 
     # -- series timers ----------------------------------------------------------------
 
     async def create_series_timer(self, dto: w.SeriesTimerInfoDto) -> LiveTvSeriesTimer:
+        from server.db.tables import LiveTvSeriesTimer
+
         program = self.livetv.guide.by_id.get(dto.ProgramId or "") if dto.ProgramId else None
         name = dto.Name or (program.name if program else None)
         if not name:
@@ -226,6 +239,8 @@ class RecordingService:
         return saved
 
     async def update_series_timer(self, timer_id: str, dto: w.SeriesTimerInfoDto) -> None:
+        from server.db.tables import LiveTvSeriesTimer
+
         def write(s: Session) -> None:
             series = s.get(LiveTvSeriesTimer, timer_id)
             if series is None:
@@ -247,6 +262,8 @@ class RecordingService:
         await self.apply_series_timers()
 
     async def cancel_series_timer(self, timer_id: str) -> None:
+        from server.db.tables import LiveTvSeriesTimer
+
         await self.get_series_timer(timer_id)
         for timer in await self.timers(series_timer_id=timer_id):
             if timer.status == "New":
@@ -263,6 +280,8 @@ class RecordingService:
         self.events.publish("SeriesTimerCancelled", {"Id": timer_id})
 
     async def get_series_timer(self, timer_id: str) -> LiveTvSeriesTimer:
+        from server.db.tables import LiveTvSeriesTimer
+
         series = await self.db.read(lambda s: s.get(LiveTvSeriesTimer, timer_id))
         if series is None:
             raise NotFoundError(f"No series timer {timer_id}.")
@@ -270,9 +289,11 @@ class RecordingService:
 
     async def series_timers(self) -> list[LiveTvSeriesTimer]:
         def read(s: Session) -> list[LiveTvSeriesTimer]:
-            if not _any(s, select(livetv_series_timers.c.id)):
+            if not _any(s, core_select(livetv_series_timers.c.id)):
                 return []
-            return list(s.exec(select(LiveTvSeriesTimer).order_by(LiveTvSeriesTimer.name)))
+            from server.db.tables import LiveTvSeriesTimer  # (the ORM only when there are series timers)
+
+            return list(s.scalars(core_select(LiveTvSeriesTimer).order_by(LiveTvSeriesTimer.name)))
 
         return await self.db.read(read)
 
@@ -292,7 +313,11 @@ class RecordingService:
         all_series = await self.series_timers()
         if not all_series:
             return 0
-        existing = await self.db.read(lambda s: set(s.exec(
+        from sqlmodel import select
+
+        from server.db.tables import LiveTvTimer
+
+        existing = await self.db.read(lambda s: set(s.scalars(
             select(LiveTvTimer.program_id).where(LiveTvTimer.program_id.is_not(None)))))
         made = 0
         for series in all_series:
@@ -311,6 +336,10 @@ class RecordingService:
 
     async def recordings(self, channel_id: str | None = None, is_in_progress: bool | None = None,
                          series_timer_id: str | None = None) -> list[LiveTvTimer]:
+        from sqlmodel import select
+
+        from server.db.tables import LiveTvTimer
+
         def read(s: Session) -> list[LiveTvTimer]:
             query = select(LiveTvTimer).where(LiveTvTimer.recording_path.is_not(None),
                                               LiveTvTimer.status.in_(RECORDED))
@@ -320,17 +349,21 @@ class RecordingService:
                 query = query.where(LiveTvTimer.series_timer_id == series_timer_id)
             if is_in_progress is not None:
                 query = query.where((LiveTvTimer.status == "InProgress") == is_in_progress)
-            return list(s.exec(query.order_by(LiveTvTimer.start_date.desc())))
+            return list(s.scalars(query.order_by(LiveTvTimer.start_date.desc())))
 
         return await self.db.read(read)
 
     async def recording(self, recording_id: str) -> LiveTvTimer:
+        from server.db.tables import LiveTvTimer
+
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, recording_id))
         if timer is None or not timer.recording_path:
             raise NotFoundError(f"No recording {recording_id}.")
         return timer
 
     async def delete_recording(self, recording_id: str) -> None:
+        from server.db.tables import LiveTvTimer
+
         timer = await self.recording(recording_id)
         proc = self._procs.get(recording_id)
         if proc is not None and proc.returncode is None:
@@ -488,6 +521,8 @@ class RecordingService:
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
 
     async def _finish(self, timer_id: str, proc: asyncio.subprocess.Process, path: Path) -> None:
+        from server.db.tables import LiveTvTimer
+
         stderr = await proc.stderr.read()
         await proc.wait()
         self._procs.pop(timer_id, None)
@@ -513,6 +548,8 @@ class RecordingService:
 
     async def _store_item(self, timer_id: str, probe: bool = False) -> None:
         """The recording's item row (server/livetv/items.py); probed when the file is complete."""
+        from server.db.tables import LiveTvTimer
+
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
         if timer is None or not timer.recording_path:
             return
@@ -522,6 +559,8 @@ class RecordingService:
         await self.db.write(lambda s: upsert_recording(s, timer, folder, program, facts))
 
     async def _set_status(self, timer_id: str, status: str, error: str | None = None, path: str | None = None) -> None:
+        from server.db.tables import LiveTvTimer
+
         def write(s: Session) -> None:
             timer = s.get(LiveTvTimer, timer_id)
             if timer is None:

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, delete, select
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
 
-from server.db.tables import Item, ItemPerson, ItemValue, Person
 from server.guid import guid_from_text
 from server.library.scan.merge import LOCKABLE_FIELDS, locked_fields
 from server.metadata.providers.base import ItemMetadata, LookupItem
@@ -57,6 +57,8 @@ def _ids(text: str | None) -> dict[str, str]:
 
 def find_lookup_item(session: Session, item_id: str, language: str, country: str) -> LookupItem | None:
     """The item (or person) with this id as providers see it, or None."""
+    from server.db.tables import Item, Person
+
     item = session.get(Item, item_id)
     if item is not None:
         series_ids: dict[str, str] = {}
@@ -75,6 +77,8 @@ def find_lookup_item(session: Session, item_id: str, language: str, country: str
 
 
 def item_images(session: Session, item_id: str) -> list[dict[str, Any]]:
+    from server.db.tables import Item, Person
+
     item = session.get(Item, item_id)
     if item is not None:
         try:
@@ -89,7 +93,9 @@ def item_images(session: Session, item_id: str) -> list[dict[str, Any]]:
 
 
 def _replace_values(session: Session, item_id: str, kind: str, values: list[str]) -> None:
-    session.exec(delete(ItemValue).where(ItemValue.item_id == item_id, ItemValue.kind == kind))
+    from server.db.tables import ItemValue
+
+    session.execute(delete(ItemValue).where(ItemValue.item_id == item_id, ItemValue.kind == kind))
     seen: set[str] = set()
     for value in values:
         clean = value.strip().lower()
@@ -99,7 +105,11 @@ def _replace_values(session: Session, item_id: str, kind: str, values: list[str]
 
 
 def _upsert_person(session: Session, name: str, provider_ids: dict[str, str]) -> str:
-    person = session.exec(select(Person).where(Person.name == name)).first()
+    from sqlmodel import select
+
+    from server.db.tables import Person
+
+    person = session.scalars(select(Person).where(Person.name == name)).first()
     if person is None:
         person = Person(id=person_id(name), name=name, sort_name=name.lower(),
                         provider_ids_json=json.dumps(provider_ids))
@@ -117,6 +127,8 @@ def write_item_metadata(session: Session, item_id: str, meta: ItemMetadata, rule
     """Write ``meta`` onto the item (fields the provider leaves empty keep their value; fields
     the user locked are kept), merge the provider ids and lock the item so a rescan keeps it.
     A person takes the provider ids only. Returns False when no such item or person exists."""
+    from server.db.tables import Item, ItemPerson, Person
+
     item = session.get(Item, item_id)
     if item is None:
         person = session.get(Person, item_id)
@@ -153,7 +165,7 @@ def write_item_metadata(session: Session, item_id: str, meta: ItemMetadata, rule
     session.add(item)
 
     if meta.people and "Cast" not in locked:
-        session.exec(delete(ItemPerson).where(ItemPerson.item_id == item_id))
+        session.execute(delete(ItemPerson).where(ItemPerson.item_id == item_id))
         seen: set[tuple[str, str]] = set()
         for credit in meta.people:
             pid = _upsert_person(session, credit.name, credit.provider_ids)
@@ -168,6 +180,8 @@ def write_item_metadata(session: Session, item_id: str, meta: ItemMetadata, rule
 def record_item_image(session: Session, item_id: str, entry: dict[str, Any], add: bool = False) -> list[str]:
     """Store a downloaded image: it replaces the item's image(s) of its type, or is appended
     (``add``, for backdrops). Returns the paths of the image files it replaced."""
+    from server.db.tables import Item, Person
+
     item = session.get(Item, item_id)
     if item is None:
         person = session.get(Person, item_id)
@@ -193,6 +207,10 @@ def record_item_image(session: Session, item_id: str, entry: dict[str, Any], add
 
 def series_children(session: Session, series_id: str) -> list[tuple[str, str, int | None, int | None]]:
     """(id, type, index_number, parent_index_number) of a series' seasons and episodes."""
-    rows = session.exec(select(Item.id, Item.type, Item.index_number, Item.parent_index_number)
+    from sqlmodel import select
+
+    from server.db.tables import Item
+
+    rows = session.execute(select(Item.id, Item.type, Item.index_number, Item.parent_index_number)
                         .where(Item.series_id == series_id, Item.type.in_(("Season", "Episode")))).all()
     return [(r[0], r[1], r[2], r[3]) for r in rows]

@@ -24,7 +24,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from server.db.handles import items
-from server.db.tables import UserData
 from server.errors import BadRequestError, NotFoundError
 from server.library.catalog.media_sources import media_sources_for
 from server.library.catalog.query import ItemRow, item_rows
@@ -35,6 +34,7 @@ from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.db.database import Database
+    from server.db.tables import UserData
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService
     from server.livetv.live import LiveStreamManager

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlmodel import Session, select
+from sqlalchemy.orm import Session
 
-from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 
 if TYPE_CHECKING:
     from server.db.database import Database
+    from server.db.tables import Item
     from server.events.hub import EventHub
     from server.library.catalog.query import ItemRow
 
@@ -38,6 +38,10 @@ class VersionService:
 
     async def merge(self, ids: list[str]) -> str:
         """Make the first video the primary version and the others its alternate versions."""
+        from sqlmodel import select
+
+        from server.db.tables import Item
+
         def write(s: Session) -> str:
             rows = [s.get(Item, i) for i in ids]
             if any(r is None for r in rows):
@@ -49,7 +53,7 @@ class VersionService:
             _lock(primary, True)
             for row in rows[1:]:
                 # Versions of a merged item follow it to the new primary.
-                for child in s.exec(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
+                for child in s.scalars(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
                     child.owner_id = primary.id
                     s.add(child)
                 row.owner_id = primary.id
@@ -67,9 +71,13 @@ class VersionService:
 
     async def split(self, row: ItemRow) -> list[str]:
         """Make every alternate version of the item an item of its own again."""
+        from sqlmodel import select
+
+        from server.db.tables import Item
+
         def write(s: Session) -> list[str]:
             freed = []
-            for child in s.exec(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
+            for child in s.scalars(select(Item).where(Item.owner_id == row.id, Item.extra_type.is_(None))):
                 child.owner_id = None
                 _lock(child, True)
                 s.add(child)

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.wire import models as w
 
@@ -139,6 +138,8 @@ class LyricsService:
         await self._set_path(row.id, None)
 
     async def _set_path(self, item_id: str, path: str | None) -> None:
+        from server.db.tables import Item
+
         def write(s) -> None:
             item = s.get(Item, item_id)
             item.lyrics_path = path

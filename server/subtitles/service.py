@@ -26,7 +26,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.media import spawn
 from server.wire import models as w
@@ -34,6 +33,7 @@ from server.wire import models as w
 if TYPE_CHECKING:
     import pysubs2
 
+    from server.db.tables import Item
     from server.library.catalog.query import ItemRow
 
 log = logging.getLogger("reelroom.subtitles")
@@ -164,6 +164,8 @@ class SubtitleService:
     async def upload(self, row: ItemRow, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
         import pysubs2
 
+        from server.db.tables import Item
+
         fmt = (dto.Format or "").lower().lstrip(".")
         if fmt not in ("srt", "vtt", "ass", "ssa"):
             raise BadRequestError("Format must be srt, vtt, ass or ssa.")
@@ -209,6 +211,8 @@ class SubtitleService:
         return await self.db.write(write)
 
     async def delete(self, row: ItemRow, index: int, allowed_roots: list[Path]) -> None:
+        from server.db.tables import Item
+
         stream = subtitle_stream(row, index)
         if not stream.get("IsExternal"):
             raise BadRequestError("Only external subtitle files can be deleted; this stream is inside the video.")

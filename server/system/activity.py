@@ -8,15 +8,19 @@ import re
 from collections.abc import AsyncIterable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlalchemy import insert
-from sqlmodel import Session, col, func, select
+from sqlalchemy import func, insert
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import activity_log
-from server.db.tables import ActivityLogEntry, utcnow
+from server.db.schema import utcnow
 from server.errors import ForbiddenError, PayloadTooLargeError
 from server.events.hub import EventHub
+
+if TYPE_CHECKING:
+    from server.db.tables import ActivityLogEntry
 
 CLIENT_LOG_LIMIT = 1024 * 1024
 
@@ -45,6 +49,10 @@ class ActivityLog:
 
     async def query(self, start_index: int, limit: int | None, min_date: datetime | None,
                     has_user_id: bool | None) -> tuple[list[ActivityLogEntry], int]:
+        from sqlmodel import col, select
+
+        from server.db.tables import ActivityLogEntry
+
         def read(s: Session) -> tuple[list[ActivityLogEntry], int]:
             q = select(ActivityLogEntry)
             if min_date is not None:
@@ -53,17 +61,21 @@ class ActivityLog:
                 q = q.where(col(ActivityLogEntry.user_id).is_not(None))
             elif has_user_id is False:
                 q = q.where(col(ActivityLogEntry.user_id).is_(None))
-            total = s.exec(select(func.count()).select_from(q.subquery())).one()
+            total = s.scalars(select(func.count()).select_from(q.subquery())).one()
             q = q.order_by(col(ActivityLogEntry.date).desc(), col(ActivityLogEntry.id).desc()).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
-            return list(s.exec(q)), total
+            return list(s.scalars(q)), total
 
         return await self.db.read(read)
 
     async def prune(self, before: datetime) -> int:
+        from sqlmodel import select
+
+        from server.db.tables import ActivityLogEntry
+
         def write(s: Session) -> int:
-            rows = list(s.exec(select(ActivityLogEntry).where(ActivityLogEntry.date < before)))
+            rows = list(s.scalars(select(ActivityLogEntry).where(ActivityLogEntry.date < before)))
             for r in rows:
                 s.delete(r)
             return len(rows)

@@ -96,7 +96,7 @@ class OptimizeDatabaseTask:
 
         def optimize(session) -> None:
             for statement in optimize_statements(db.dialect):
-                session.exec(text(statement))
+                session.execute(text(statement))
 
         await db.write(optimize)
         progress(100)

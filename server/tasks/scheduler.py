@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import msgspec
-from sqlalchemy import insert, update
-from sqlmodel import Session, select
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import task_results

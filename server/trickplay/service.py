@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Row
 
-from server.db.tables import Item, TrickplayInfo
+from server.db.schema import trickplay_info
 from server.errors import NotFoundError
 from server.media import spawn
 from server.tasks.scheduler import Progress, daily
@@ -31,6 +31,7 @@ from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.db.database import Database
+    from server.db.tables import TrickplayInfo
     from server.paths import ServerPaths
 
 log = logging.getLogger("reelroom.trickplay")
@@ -46,7 +47,8 @@ def info_for(s, item_ids: list[str]) -> dict[str, dict[str, dict[str, w.Trickpla
     if not item_ids:
         return {}
     out: dict[str, dict[str, dict[str, w.TrickplayInfo]]] = {}
-    for r in s.execute(select(TrickplayInfo).where(TrickplayInfo.item_id.in_(item_ids))).scalars():
+    t = trickplay_info  # (Core rows: the DTO builder and the readers never load the ORM classes)
+    for r in s.execute(select(t).where(t.c.item_id.in_(item_ids))):
         out.setdefault(r.item_id, {}).setdefault(r.item_id, {})[str(r.width)] = w.TrickplayInfo(
             Width=r.width, Height=r.height, TileWidth=r.tile_width, TileHeight=r.tile_height,
             ThumbnailCount=r.thumbnail_count, Interval=r.interval, Bandwidth=r.bandwidth)
@@ -74,6 +76,8 @@ class TrickplayService:
     # -- serving ----------------------------------------------------------------------------------
 
     async def info(self, item_id: str, width: int) -> TrickplayInfo:
+        from server.db.tables import TrickplayInfo
+
         row = await self.db.read(lambda s: s.get(TrickplayInfo, (item_id, width)))
         if row is None:
             raise NotFoundError(f"Item {item_id} has no trickplay tiles at width {width}.")
@@ -109,6 +113,8 @@ class TrickplayService:
         """(videos needing tiles, item ids whose tiles are orphans)."""
         widths = set(self.options().WidthResolutions or [320])
 
+        from server.db.tables import Item, TrickplayInfo
+
         def read(s) -> tuple[list[Any], list[str]]:
             videos = s.execute(select(Item.id, Item.path, Item.file_size, Item.size, Item.file_mtime,
                                       Item.run_time_ticks).where(
@@ -128,6 +134,8 @@ class TrickplayService:
         if not item_ids:
             return
 
+        from server.db.tables import TrickplayInfo
+
         def write(s) -> None:
             s.execute(delete(TrickplayInfo).where(TrickplayInfo.item_id.in_(item_ids)))
 
@@ -136,6 +144,8 @@ class TrickplayService:
             await asyncio.to_thread(shutil.rmtree, self.folder(item_id), True)
 
     async def generate(self, video: Any) -> None:
+        from server.db.tables import TrickplayInfo
+
         opts = self.options()
         interval = max(100, opts.Interval or 10000)
         tiles_w, tiles_h = max(1, opts.TileWidth or 10), max(1, opts.TileHeight or 10)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import msgspec
 
 from server.db.database import Database
-from server.db.tables import DisplayPreferences
 from server.wire import models as w
 
 
@@ -17,6 +16,8 @@ def default_preferences(prefs_id: str, client: str) -> w.DisplayPreferencesDto:
 
 
 async def get_preferences(db: Database, user_id: str, prefs_id: str, client: str) -> w.DisplayPreferencesDto:
+    from server.db.tables import DisplayPreferences
+
     row = await db.read(lambda s: s.get(DisplayPreferences, (user_id, prefs_id, client)))
     base = default_preferences(prefs_id, client)
     if row is None:
@@ -29,6 +30,8 @@ async def get_preferences(db: Database, user_id: str, prefs_id: str, client: str
 
 async def save_preferences(db: Database, user_id: str, prefs_id: str, client: str,
                            prefs: w.DisplayPreferencesDto) -> None:
+    from server.db.tables import DisplayPreferences
+
     data = msgspec.json.encode(prefs).decode()
 
     def write(s) -> None:

@@ -7,16 +7,21 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import msgspec
-from sqlmodel import Session, col, func, select
+from sqlalchemy import func
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
-from server.db.tables import Device, User, utcnow
+from server.db.schema import utcnow
 from server.errors import BadRequestError, NotFoundError, UnauthorizedError
 from server.guid import new_guid
 from server.users.passwords import hash_password_async, verify_password_async
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from server.db.tables import User
 
 log = logging.getLogger("reelroom.users")
 
@@ -170,6 +175,8 @@ class UserService:
         cached = self._cache.get(user_id)
         if cached is not None:
             return cached
+        from server.db.tables import User
+
         epoch = self._epoch
         row = await self.db.read(lambda s: s.get(User, user_id))
         if row is None:
@@ -191,25 +198,41 @@ class UserService:
             return None
 
     async def by_name(self, name: str) -> UserRecord | None:
+        from sqlmodel import select
+
+        from server.db.tables import User
+
         row = await self.db.read(
-            lambda s: s.exec(select(User).where(func.lower(User.name) == name.lower())).first())
+            lambda s: s.scalars(select(User).where(func.lower(User.name) == name.lower())).first())
         return _record(row) if row else None
 
     async def all(self) -> list[UserRecord]:
-        rows = await self.db.read(lambda s: list(s.exec(select(User).order_by(col(User.name)))))
+        from sqlmodel import col, select
+
+        from server.db.tables import User
+
+        rows = await self.db.read(lambda s: list(s.scalars(select(User).order_by(col(User.name)))))
         return [_record(r) for r in rows]
 
     async def count(self) -> int:
-        return await self.db.read(lambda s: s.exec(select(func.count()).select_from(User)).one())
+        from sqlmodel import select
+
+        from server.db.tables import User
+
+        return await self.db.read(lambda s: s.scalars(select(func.count()).select_from(User)).one())
 
     # -- writes --------------------------------------------------------------------------
 
     async def create(self, name: str | None, password: str | None = None, *, is_admin: bool = False) -> UserRecord:
+        from sqlmodel import select
+
+        from server.db.tables import User
+
         name = validate_user_name(name)
         password_hash = await hash_password_async(password) if password else None
 
         def write(s: Session) -> User:
-            exists = s.exec(select(User).where(func.lower(User.name) == name.lower())).first()
+            exists = s.scalars(select(User).where(func.lower(User.name) == name.lower())).first()
             if exists is not None:
                 raise BadRequestError(f"A user with the name '{name}' already exists.")
             user = User(id=new_guid(), name=name, password_hash=password_hash,
@@ -220,6 +243,8 @@ class UserService:
         return _record(await self.db.write(write))
 
     async def _update(self, user_id: str, fn) -> UserRecord:
+        from server.db.tables import User
+
         def write(s: Session) -> User:
             user = s.get(User, user_id)
             if user is None:
@@ -233,10 +258,14 @@ class UserService:
         return _record(row)
 
     async def rename(self, user_id: str, name: str | None) -> UserRecord:
+        from sqlmodel import select
+
+        from server.db.tables import User
+
         name = validate_user_name(name)
 
         def write(s: Session) -> User:
-            clash = s.exec(select(User).where(func.lower(User.name) == name.lower(), User.id != user_id)).first()
+            clash = s.scalars(select(User).where(func.lower(User.name) == name.lower(), User.id != user_id)).first()
             if clash is not None:
                 raise BadRequestError(f"A user with the name '{name}' already exists.")
             user = s.get(User, user_id)
@@ -259,6 +288,8 @@ class UserService:
         return await self._update(user_id, change)
 
     async def check_password(self, user_id: str, password: str) -> bool:
+        from server.db.tables import User
+
         row = await self.db.read(lambda s: s.get(User, user_id))
         if row is None:
             return False
@@ -312,12 +343,18 @@ class UserService:
         return await self._update(user_id, change)
 
     async def image_path(self, user_id: str) -> str | None:
+        from server.db.tables import User
+
         row = await self.db.read(lambda s: s.get(User, user_id))
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
         return row.primary_image_path
 
     async def delete(self, user_id: str) -> UserRecord:
+        from sqlmodel import select
+
+        from server.db.tables import Device, User
+
         target = await self.get(user_id)
         if target.is_admin:
             others = [u for u in await self.all() if u.is_admin and u.id != user_id]
@@ -325,7 +362,7 @@ class UserService:
                 raise BadRequestError("The last administrator cannot be deleted.")
 
         def write(s: Session) -> None:
-            for dev in s.exec(select(Device).where(Device.user_id == user_id)):
+            for dev in s.scalars(select(Device).where(Device.user_id == user_id)):
                 s.delete(dev)
             user = s.get(User, user_id)
             if user is not None:
@@ -355,8 +392,12 @@ class UserService:
         LoginAttemptsBeforeLockout-th failure locks the account for a growing time (1, 5,
         then 15 minutes); it never disables it. ``exempt_from_lockout``: the desktop app's own
         sign-in, which no lock stops."""
+        from sqlmodel import select
+
+        from server.db.tables import User
+
         row = await self.db.read(
-            lambda s: s.exec(select(User).where(func.lower(User.name) == (name or "").lower())).first())
+            lambda s: s.scalars(select(User).where(func.lower(User.name) == (name or "").lower())).first())
         if row is None:
             await verify_password_async(None, password, known_user=False)
             raise UnauthorizedError("Invalid user or password entered.")

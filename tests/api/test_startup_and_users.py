@@ -94,7 +94,7 @@ def test_passwords_are_argon2_hashed(server):
 
     from server.db.tables import User
 
-    rows = server.ctx.db.read_sync(lambda s: list(s.exec(select(User))))
+    rows = server.ctx.db.read_sync(lambda s: list(s.scalars(select(User))))
     assert rows[0].password_hash.startswith("$argon2id$")
     assert "s3cret!" not in rows[0].password_hash
 

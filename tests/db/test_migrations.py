@@ -1,4 +1,4 @@
-"""The Alembic migrations build exactly the schema server/db/tables.py declares (so a change to a
+"""The Alembic migrations build exactly the schema server/db/schema.py declares (so a change to a
 table without a migration, or the reverse, fails here), every head is reached, and upgrading an
 up-to-date database does nothing. Each test runs on SQLite and, when REELROOM_TEST_DATABASE_URL
 names a PostgreSQL server (tests/with_postgres.sh), on PostgreSQL as well."""
@@ -10,11 +10,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import BigInteger, create_engine, inspect, text
-from sqlmodel import SQLModel
 
-import server.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from server.db import migrate
 from server.db.dialect import normalize_url, warn_about_collation
+from server.db.schema import metadata
 from server.library.catalog import facets, search_index
 from tests.conftest import ON_POSTGRES, create_test_database, drop_test_database
 
@@ -52,9 +51,9 @@ def test_migrations_match_the_tables(database_url):
     engine = _upgraded(database_url)
     with engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": False})
-        diff = compare_metadata(context, SQLModel.metadata)
+        diff = compare_metadata(context, metadata)
     diff = [d for d in diff if not _is_search_index(d)]
-    assert diff == [], f"schema drift between tables.py and the migrations: {diff}"
+    assert diff == [], f"schema drift between schema.py and the migrations: {diff}"
     engine.dispose()
 
 

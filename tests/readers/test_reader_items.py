@@ -214,3 +214,27 @@ def test_a_killed_reader_costs_no_item_request(live: LiveServer) -> None:
     with live.admin() as c:
         assert c.get(f"/Items/{ids[0]}", params={"userId": admin}).status_code == 200
     assert pool.stats.items == read + 1
+
+
+def test_a_reader_that_read_pages_and_items_never_loaded_the_orm(live: LiveServer) -> None:
+    """A reader builds its pages and items on the Core tables (server/db/schema.py): after an Items
+    page with Fields and item misses (the reader's reads), it has not imported pydantic (its
+    compiled core would be mapped) although the owner uses the ORM (the wizard, the scan)."""
+    reader_running(live)
+    ids = live.extra["ids"]
+    with live.admin() as c:
+        assert c.get("/Items", params={"recursive": "true", "limit": 50, "fields": "Overview,MediaSources,Path",
+                                       "includeItemTypes": "Movie,Episode,Audio"}).status_code == 200
+    stats = live.ctx.readers.stats
+    read = stats.items
+    for kind in ("Movie", "Episode", "Audio"):
+        forget(live)
+        head, _ = ask(live, live.admin_token, f"/Items/{ids[kind]}", camel=False)
+        assert head[0] == b"HTTP/1.1 200 OK"
+    assert stats.items > read  # (the reader did read them)
+    owner = Path(f"/proc/{os.getpid()}/maps").read_text()
+    assert "pydantic_core" in owner  # (the check can see it: this process has it)
+    pids = [p for p in live.ctx.readers.pids() if alive(p)]
+    assert pids
+    for pid in pids:
+        assert "pydantic_core" not in Path(f"/proc/{pid}/maps").read_text(), pid

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import engine_from_config, pool
-from sqlmodel import SQLModel
 
-import server.db.tables  # noqa: F401  (registers the tables)
+from server.db.schema import metadata
 
 config = context.config
-target_metadata = SQLModel.metadata
+target_metadata = metadata  # the Core schema (server/db/schema.py), which the ORM classes map
 
 
 def run() -> None:

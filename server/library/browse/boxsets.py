@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 
 from server.db.handles import collection_entries as members
 from server.db.handles import items
-from server.db.tables import Item
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog.query import get_row, get_rows
@@ -29,6 +28,8 @@ COLLECTIONS_FOLDER_ID = guid_from_text("folder", "collections")
 
 
 def ensure_folder(s: Session) -> None:
+    from server.db.tables import Item
+
     if s.get(Item, COLLECTIONS_FOLDER_ID) is None:
         s.add(Item(id=COLLECTIONS_FOLDER_ID, type="CollectionFolder", is_folder=True, name="Collections",
                    sort_name="collections", library_id=COLLECTIONS_FOLDER_ID))
@@ -59,6 +60,8 @@ class CollectionService:
         self._on_change = on_change
 
     async def create(self, name: str | None, item_ids: list[str], is_locked: bool | None) -> str:
+        from server.db.tables import Item
+
         name = (name or "").strip()
         if not name:
             raise BadRequestError("A collection needs a name.")

@@ -26,10 +26,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import delete, insert, or_, select, update
 from sqlalchemy.orm import Session
-from sqlmodel import col
 
 from server.db.handles import items
-from server.db.tables import CollectionEntry, Item, ItemPerson, ItemValue, LibraryPath, Person, Playlist
 from server.errors import BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError
 from server.guid import normalize_guid
 from server.library.catalog import ids
@@ -41,6 +39,7 @@ from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.db.database import Database
+    from server.db.tables import Item
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService
     from server.library.catalog.query import ItemRow
@@ -159,6 +158,8 @@ def _same(old: Any, new: Any, column: str) -> bool:
 
 
 def write_values(s: Session, row: Item) -> None:
+    from server.db.tables import ItemValue
+
     s.execute(delete(ItemValue).where(ItemValue.item_id == row.id))
     found: dict[tuple[str, str], dict] = {}
     for column, kind in _VALUE_COLUMNS:
@@ -197,6 +198,10 @@ def _pass_down(s: Session, item: Item, rating_changed: bool, tags_before: list[s
     children, skipping a field a child has locked. Returns the ids of the children changed.
     (Jellyfin writes the rating down on every save of the parent; here only a change does, so an
     unrelated edit of a series keeps its episodes' own ratings.)"""
+    from sqlmodel import col
+
+    from server.db.tables import Item
+
     kinds = _PASSED_DOWN.get(item.type or "")
     if kinds is None or (not rating_changed and tags_before is None):
         return []
@@ -232,6 +237,8 @@ def _pass_down(s: Session, item: Item, rating_changed: bool, tags_before: list[s
 
 
 def write_people(s: Session, item_id: str, persons: list[w.BaseItemPerson]) -> None:
+    from server.db.tables import ItemPerson, Person
+
     s.execute(delete(ItemPerson).where(ItemPerson.item_id == item_id))
     seen: set[tuple[str, str]] = set()
     for order, person in enumerate(persons):
@@ -330,6 +337,8 @@ class EditingService:
     async def update_item(self, item_id: str, data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> None:
         """Apply a metadata editor body. ``nulls``: the fields the body sent as an explicit null
         (``null_fields``): those Jellyfin clears are cleared, and a null LockData unlocks."""
+        from server.db.tables import Item
+
         row = await self.items.row(item_id)
         columns = edited_columns(data, nulls)
 
@@ -418,6 +427,8 @@ class EditingService:
         return row.library_id is not None and row.library_id in folders
 
     async def delete(self, item_ids: list[str], user: UserRecord | None) -> None:
+        from server.db.tables import Playlist
+
         if not item_ids:
             raise BadRequestError("No item ids were given.")
         rows = []
@@ -434,6 +445,8 @@ class EditingService:
             await self._delete_one(row)
 
     async def delete_one_checked(self, item_id: str, user: UserRecord | None) -> None:
+        from server.db.tables import Playlist
+
         row = await self.items.row(item_id)
         owner_of = await self.db.read(lambda s: dict(s.execute(select(Playlist.id, Playlist.owner_user_id).where(
             Playlist.id == row.id)).all()))
@@ -442,6 +455,10 @@ class EditingService:
         await self._delete_one(row)
 
     async def _delete_one(self, row: ItemRow) -> None:
+        from sqlmodel import col
+
+        from server.db.tables import CollectionEntry, LibraryPath, Playlist
+
         def read(s: Session) -> tuple[list[str], list[str], bool]:
             roots = [r[0] for r in s.execute(select(LibraryPath.path).where(
                 LibraryPath.library_id == row.library_id)).all()] if row.library_id else []

@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 from server.db.handles import items, playlists
 from server.db.handles import playlist_entries as entries
 from server.db.handles import playlist_shares as shares
-from server.db.tables import Item, Playlist, PlaylistShare
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.library.browse.playstate import playable_descendants
 from server.library.catalog.dto import DtoOptions, build_dtos, build_fragments
@@ -69,6 +68,8 @@ class PlaylistAccess:
 
 
 def ensure_folder(s: Session) -> None:
+    from server.db.tables import Item
+
     if s.get(Item, PLAYLISTS_FOLDER_ID) is None:
         s.add(Item(id=PLAYLISTS_FOLDER_ID, type="ManualPlaylistsFolder", is_folder=True, name="Playlists",
                    sort_name="playlists", library_id=PLAYLISTS_FOLDER_ID))
@@ -152,6 +153,8 @@ class PlaylistService:
 
     async def create(self, owner_id: str | None, name: str | None, item_ids: list[str], media_type: str | None,
                      share_with: list[tuple[str, bool]], is_public: bool | None) -> str:
+        from server.db.tables import Item, Playlist, PlaylistShare
+
         name = (name or "").strip()
         if not name:
             raise BadRequestError("A playlist needs a name.")
@@ -184,6 +187,8 @@ class PlaylistService:
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
                      share_with: list[tuple[str, bool]] | None, is_public: bool | None) -> None:
+        from server.db.tables import PlaylistShare
+
         found = await self._access(playlist_id, caller)
         if not found.can_edit(caller):
             raise ForbiddenError("You may not change this playlist.")
@@ -386,6 +391,8 @@ class PlaylistService:
         return w.PlaylistUserPermissions(UserId=user_id, CanEdit=found.shares[user_id])
 
     async def set_user(self, playlist_id: str, caller: str | None, user_id: str, can_edit: bool) -> None:
+        from server.db.tables import PlaylistShare
+
         found = await self._access(playlist_id, caller, view=False)
         if not found.owns(caller):
             raise ForbiddenError("Only the owner may share this playlist.")

@@ -15,7 +15,6 @@ from sqlalchemy import and_, case, false, insert, select, update
 from sqlalchemy.orm import Session
 
 from server.db.handles import items, user_data
-from server.db.tables import CollectionEntry, PlaylistEntry
 from server.errors import NotFoundError
 from server.library.catalog.dto import build_dtos
 from server.library.catalog.query import get_row
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
 
 def playable_descendants(s: Session, row: ItemRow) -> list[str]:
     """Ids of the playable (non-folder) items a folder stands for; [row.id] for a media item."""
+    from server.db.tables import CollectionEntry, PlaylistEntry
+
     if not row.is_folder:
         return [row.id]
     c = items.c

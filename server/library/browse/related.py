@@ -23,7 +23,6 @@ from sqlalchemy.orm import Session
 
 from server.db.handles import item_people, item_value_counts, item_values, items, user_data
 from server.db.handles import playlist_entries as entries
-from server.db.tables import Person
 from server.errors import NotFoundError
 from server.guid import normalize_guid
 from server.library.browse.mix_fill import MixFill, TrackMap
@@ -834,6 +833,8 @@ class RelatedService:
 
     async def movie_recommendations(self, viewer: Viewer, opts: DtoOptions, parent_id: str | None,
                                     category_limit: int, item_limit: int) -> list[w.RecommendationDto]:
+        from server.db.tables import Person
+
         if viewer.user_id is None:
             return []
         user_id, allowed, parental = viewer.user_id, viewer.allowed_library_ids, viewer.parental

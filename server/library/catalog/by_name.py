@@ -41,7 +41,7 @@ from server.db.handles import (
     people,
     user_data,
 )
-from server.db.tables import ByNameArtwork
+from server.db.schema import byname_artwork
 from server.library.catalog import facets, ids
 from server.library.catalog.dto import (
     PLAYED_FOLDERS,
@@ -1122,8 +1122,8 @@ def build_name_page(s: Session, entries: list[NameEntry], opts: DtoOptions, serv
     if opts.enable_images or opts.has("PrimaryImageAspectRatio"):
         wanted = [e.id for e in entries if e.id not in rows and e.kind in ("Genre", "MusicGenre", "MusicArtist")]
         if wanted:  # collages and covers made by server/artwork (or the by-name folder's own picture)
-            for art_id, text in s.execute(select(ByNameArtwork.id, ByNameArtwork.images_json)
-                                          .where(ByNameArtwork.id.in_(wanted))).all():
+            b = byname_artwork.c  # (on the table: a reader process never loads the ORM classes)
+            for art_id, text in s.execute(select(b.id, b.images_json).where(b.id.in_(wanted))).all():
                 found = decode_json(text, [])
                 art[art_id] = [i for i in found if isinstance(i, dict) and i.get("Type") and i.get("Tag")] \
                     if isinstance(found, list) else []

@@ -12,7 +12,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import select
@@ -21,8 +21,7 @@ from sqlalchemy.orm import Session
 from server.auth.service import AuthInfo
 from server.db.database import Database
 from server.db.dialect import warn_about_collation
-from server.db.handles import items
-from server.db.tables import UserData
+from server.db.handles import items, libraries
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
@@ -76,6 +75,9 @@ from server.livetv.items import LIVETV_LIBRARY_IDS
 from server.users.service import UserRecord, UserService
 from server.wire import models as w
 from server.wire.casing import encode_wire
+
+if TYPE_CHECKING:
+    from server.db.tables import UserData
 
 ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
                         "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
@@ -680,6 +682,8 @@ class ItemService:
                                reason: str = "UpdateUserRating") -> w.UserItemDataDto:
         """Apply ``change`` to the user's data on the item (created on first use), publish
         UserDataChanged to the user's sockets and return the new UserItemDataDto."""
+        from server.db.tables import UserData
+
         def write(s: Session) -> None:
             record = s.get(UserData, (user_id, row.id))
             if record is None:
@@ -823,14 +827,13 @@ class ItemService:
 
     async def collection_type_of(self, item_id: str) -> str | None:
         """The collection type of the library an item belongs to (None if unknown or mixed)."""
-        from server.db.tables import Library
 
         def read(s: Session) -> str | None:
             lib = s.execute(select(items.c.library_id).where(items.c.id == item_id)).scalar()
             if lib is None:
                 return None
-            return s.execute(select(Library.__table__.c.collection_type)
-                             .where(Library.__table__.c.id == lib)).scalar()
+            return s.execute(select(libraries.c.collection_type)
+                             .where(libraries.c.id == lib)).scalar()
 
         return await self.db.read(read)
 

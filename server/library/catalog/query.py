@@ -48,12 +48,16 @@ from sqlalchemy.orm import Session
 
 from server.db.database import LeanSession
 from server.db.dialect import binary, like_ci, starts_with
-from server.db.handles import item_people, item_values, items, people, user_data
-from server.db.tables import (
-    CollectionEntry,
-    Playlist,
-    PlaylistEntry,
-    PlaylistShare,
+from server.db.handles import (
+    collection_entries,
+    item_people,
+    item_values,
+    items,
+    people,
+    playlist_entries,
+    playlist_shares,
+    playlists,
+    user_data,
 )
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
@@ -451,7 +455,7 @@ PLAYLISTS_FOLDER_ID = guid_from_text("folder", "playlists")
 
 def playlist_visible(user_id: str):
     """Rows other than playlists, and the playlists the user owns, shares or that are public."""
-    pl, shares = Playlist.__table__, PlaylistShare.__table__
+    pl, shares = playlists, playlist_shares
     mine = select(pl.c.id).where(or_(pl.c.owner_user_id == user_id, pl.c.is_public == true()))
     shared = select(shares.c.playlist_id).where(shares.c.user_id == user_id)
     return or_(items.c.type != "Playlist", items.c.id.in_(mine), items.c.id.in_(shared))
@@ -460,9 +464,9 @@ def playlist_visible(user_id: str):
 def _members_of(kind: str, parent_id: str):
     """The members of a collection (BoxSet) or a playlist, as a condition on items."""
     if kind == "BoxSet":
-        members = CollectionEntry.__table__
+        members = collection_entries
         return items.c.id.in_(select(members.c.item_id).where(members.c.collection_id == parent_id))
-    entries = PlaylistEntry.__table__
+    entries = playlist_entries
     return items.c.id.in_(select(entries.c.item_id).where(entries.c.playlist_id == parent_id))
 
 

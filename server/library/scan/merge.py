@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from server.db.tables import Item
+if TYPE_CHECKING:
+    from server.db.tables import Item
+
 
 # Descriptive fields: what Identify/Apply writes and a locked item keeps.
 METADATA_FIELDS = frozenset({
@@ -145,6 +147,8 @@ def _image_list(text: str | None) -> list[dict[str, Any]]:
 def merge_scanned_fields(existing_row: Item | None, scanned_fields: dict[str, Any]) -> Item:
     """The row to store after a scan: a new Item when there was none, else ``existing_row``
     updated in place with every scanned field it does not protect."""
+    from server.db.tables import Item
+
     unknown = set(scanned_fields) - set(Item.model_fields)
     if unknown:
         raise ValueError(f"not Item columns: {sorted(unknown)}")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import select
 
-from server.db.tables import Item, MediaProbeCache, ScanUnit
+from server.db import schema
 from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
@@ -53,6 +53,7 @@ from server.wire import models as w
 
 if TYPE_CHECKING:
     from server.db.database import Database
+    from server.db.tables import Item
     from server.events.hub import EventHub
     from server.library.scan.resolve import ScannedItem
     from server.library.scan.virtual_folders import LibraryService
@@ -234,6 +235,8 @@ class Scanner:
     async def refresh_item(self, item_id: str) -> None:
         """RefreshItem: re-resolve the part of the library the item lives in (its whole library
         for a CollectionFolder or an item without a path), without probing anything again."""
+        from server.db.tables import Item
+
         def read(s: Any) -> tuple[Item | None, str | None]:
             row = s.get(Item, item_id)
             if row is None:
@@ -276,6 +279,8 @@ class Scanner:
     def _existing(self, lib: LibraryInfo, scope: set[str] | None, known: set[str]) -> dict[str, tuple]:
         """Stored rows of the library (or of the units in ``scope``):
         id -> (scan_signature, fingerprint, parent_id, path, type)."""
+        from server.db.tables import Item
+
         columns = (Item.id, Item.scan_signature, Item.fingerprint, Item.parent_id, Item.path, Item.type)
         roots = list(lib.paths)
 
@@ -309,6 +314,7 @@ class Scanner:
               force: bool = False) -> ScanStats:
         # The resolver (Jellyfin's naming rules, NFO files, stream languages) loads with the first
         # scan, not at start: an empty server never needs it.
+        from server.db.tables import Item
         from server.library.scan.resolve import RESOLVER_VERSION, Resolver
 
         t0 = time.monotonic()
@@ -324,7 +330,7 @@ class Scanner:
         if units is not None:
             sigs = {u: sig for u, sig in sigs.items() if u in units}
         def stored_signatures(s: Any) -> dict[str, str]:
-            u = ScanUnit.__table__.c  # on the table: an unchanged rescan at start configures no ORM mappers
+            u = schema.scan_units.c  # on the table: an unchanged rescan at start configures no ORM mappers
             q = select(u.path, u.signature).where(u.library_id == lib.id)
             if units is None or any(u in lib.paths for u in units):
                 # A root's own files are in play: every unit folder must be known to tell a
@@ -516,6 +522,8 @@ class Scanner:
         return stats
 
     def _load_cache(self, keys: list[str]) -> dict[str, tuple[int, float, dict[str, Any]]]:
+        from server.db.tables import MediaProbeCache
+
         decoder = msgspec.json.Decoder()
 
         def read(s: Any) -> dict[str, tuple[int, float, dict[str, Any]]]:

@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import delete, insert, select, text, update
-from sqlmodel import Session, col
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import item_values, items
-from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache, Person, ScanUnit
 from server.library.catalog import ids
 from server.library.catalog.sorting import sort_name
 from server.library.scan.merge import merge_scanned_fields, people_locked
+
+if TYPE_CHECKING:
+    from server.db.tables import Item
 
 if TYPE_CHECKING:  # the NFO reader loads with the first scan (resolve.py), not at start
     from server.library.scan.nfo import NfoPerson
@@ -34,7 +36,7 @@ log = logging.getLogger("reelroom.scanner")
 BATCH = 500
 _VALUE_COLUMNS = (("genres_json", "Genre"), ("studios_json", "Studio"), ("tags_json", "Tag"),
                   ("artists_json", "Artist"), ("album_artists_json", "AlbumArtist"))
-_ITEM_COLUMNS = frozenset(Item.model_fields)
+_ITEM_COLUMNS = frozenset(items.c.keys())  # (= Item's fields: each maps its column)
 
 T = TypeVar("T")
 
@@ -71,6 +73,10 @@ def _values_of(row: Item | dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _write_people(s: Session, item_id: str, people: list[NfoPerson]) -> None:
+    from sqlmodel import col
+
+    from server.db.tables import ItemPerson, Person
+
     s.execute(delete(ItemPerson).where(col(ItemPerson.item_id) == item_id))
     seen: set[tuple[str, str]] = set()
     for order, person in enumerate(people):
@@ -99,10 +105,16 @@ def write_upserts(db: Database, upserts: list[Upsert]) -> None:
 
 def _defaults() -> dict[str, Any]:
     """Every column's default (factories called once: a batch shares them)."""
+    from server.db.tables import Item
+
     return {name: info.get_default(call_default_factory=True) for name, info in Item.model_fields.items()}
 
 
 def _write_batch(s: Session, batch: list[Upsert]) -> None:
+    from sqlmodel import col
+
+    from server.db.tables import Item, ItemValue
+
     wanted = [u.id for u in batch]
     existing = {row.id: row for row in s.execute(select(Item).where(col(Item.id).in_(wanted))).scalars()}
     rows: list[Item] = []  # merged existing rows (ORM)
@@ -139,6 +151,10 @@ def _write_batch(s: Session, batch: list[Upsert]) -> None:
 
 def write_probes(db: Database, probes: list[tuple[str, int, float, str]]) -> None:
     """Cache probe results: (key, size, mtime, data_json)."""
+    from sqlmodel import col
+
+    from server.db.tables import MediaProbeCache
+
     def write(s: Session, batch: list[tuple[str, int, float, str]]) -> None:
         keys = [p[0] for p in batch]
         s.execute(delete(MediaProbeCache).where(col(MediaProbeCache.item_id).in_(keys)))
@@ -151,6 +167,10 @@ def write_probes(db: Database, probes: list[tuple[str, int, float, str]]) -> Non
 
 def remove_items(db: Database, item_ids: list[str]) -> None:
     """Delete vanished items (never their user data)."""
+    from sqlmodel import col
+
+    from server.db.tables import Item, ItemPerson, ItemValue, MediaProbeCache
+
     def write(s: Session, batch: list[str]) -> None:
         s.execute(delete(ItemValue).where(col(ItemValue.item_id).in_(batch)))
         s.execute(delete(ItemPerson).where(col(ItemPerson.item_id).in_(batch)))
@@ -164,6 +184,10 @@ def remove_items(db: Database, item_ids: list[str]) -> None:
 def move_item_identity(db: Database, metadata_dir: str, old_id: str, new_id: str) -> None:
     """A file was renamed or moved: the new item takes over the old one's user data, locks,
     locked people and downloaded images; the old row is deleted afterwards by the caller."""
+
+    from sqlmodel import col
+
+    from server.db.tables import Item, ItemPerson
 
     def write(s: Session) -> None:
         s.execute(text(
@@ -207,6 +231,10 @@ def move_item_identity(db: Database, metadata_dir: str, old_id: str, new_id: str
 
 def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
     """Artists of a library left without albums or tracks (after a partial scan)."""
+    from sqlmodel import col
+
+    from server.db.tables import Item, ItemPerson, ItemValue
+
     def write(s: Session) -> list[str]:
         child = items.alias("child")
         orphans = [r[0] for r in s.execute(
@@ -222,6 +250,10 @@ def remove_orphan_artists(db: Database, library_id: str) -> list[str]:
 
 
 def save_unit_signatures(db: Database, library_id: str, signatures: dict[str, str], vanished: list[str]) -> None:
+    from sqlmodel import col
+
+    from server.db.tables import ScanUnit
+
     def write(s: Session) -> None:
         paths = list(signatures) + list(vanished)
         for batch in chunks(paths, 900):

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import msgspec
 from sqlalchemy import delete, select
-from sqlmodel import Session
+from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import libraries, library_paths
-from server.db.tables import Item, ItemPerson, ItemValue, Library, LibraryPath, MediaProbeCache
 from server.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
@@ -138,6 +137,8 @@ class LibraryService:
         """Ids of the libraries whose CollectionFolder has a Primary image (its own, uploaded or a
         generated collage): only those get a PrimaryImageItemId, so clients never show a broken
         image."""
+        from server.db.tables import Item, Library
+
         def read(s: Session) -> set[str]:
             rows = s.execute(select(Item.id, Item.images_json).where(
                 Item.type == "CollectionFolder", Item.id.in_(select(Library.id)))).all()
@@ -168,6 +169,8 @@ class LibraryService:
 
     async def add(self, name: str | None, collection_type: str | None, paths: list[str] | None,
                   options: w.LibraryOptions | None) -> LibraryInfo:
+        from server.db.tables import Item, Library, LibraryPath
+
         name = _require_name(name)
         if collection_type is not None and collection_type.lower() not in COLLECTION_TYPES:
             raise BadRequestError(f"Unknown collection type {collection_type!r}.")
@@ -198,6 +201,8 @@ class LibraryService:
         return await self.get(lib_id)
 
     async def remove(self, name: str | None) -> LibraryInfo:
+        from server.db.tables import Item, ItemPerson, ItemValue, Library, LibraryPath, MediaProbeCache
+
         name = _require_name(name)
         info = await self.by_name(name)
 
@@ -214,6 +219,8 @@ class LibraryService:
         return info
 
     async def rename(self, name: str | None, new_name: str | None) -> LibraryInfo:
+        from server.db.tables import Item, Library
+
         name = _require_name(name)
         new_name = _require_name(new_name, "new name")
         info = await self.by_name(name)
@@ -235,6 +242,8 @@ class LibraryService:
         return await self.get(info.id)
 
     async def add_path(self, name: str | None, path: str | None) -> tuple[LibraryInfo, str]:
+        from server.db.tables import LibraryPath
+
         name = _require_name(name)
         info = await self.by_name(name)
         checked = self.check_path(path)
@@ -260,6 +269,8 @@ class LibraryService:
         raise NotFoundError(f"The library {info.name!r} has no path {path!r}.")
 
     async def remove_path(self, name: str | None, path: str | None) -> tuple[LibraryInfo, str]:
+        from server.db.tables import LibraryPath
+
         name = _require_name(name)
         info = await self.by_name(name)
         found = self._find_path(info, path)
@@ -279,6 +290,8 @@ class LibraryService:
         return info
 
     async def update_options(self, library_id: str | None, options: w.LibraryOptions | None) -> LibraryInfo:
+        from server.db.tables import Library
+
         info = await self.get(normalize_id(library_id))
         stored = msgspec.json.encode(msgspec.structs.replace(options or w.LibraryOptions(), PathInfos=None)).decode()
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
-from sqlmodel import SQLModel
 
 from server.db.handles import items
+from server.db.schema import metadata
 from server.db.tables import Item
 from server.library.catalog.query import ItemRow, get_row, get_rows, item_rows
 
@@ -27,7 +27,7 @@ def test_item_row_fields_are_the_items_columns_with_their_types():
 
 def test_get_rows_and_item_rows_agree_on_a_real_database(tmp_path):
     engine = create_engine(f"sqlite:///{tmp_path / 'rows.db'}")
-    SQLModel.metadata.create_all(engine)
+    metadata.create_all(engine)
     premiere = datetime(1979, 5, 25, tzinfo=UTC)
     with Session(engine) as s:
         s.add(Item(id="a" * 32, type="Movie", name="Alien", media_type="Video", premiere_date=premiere,

@@ -286,10 +286,10 @@ def test_random_sorts_and_api_keys(own: LiveServer) -> None:
 
 
 def test_device_activity_is_no_content_write_and_user_data_is_per_user(tmp_path: Path) -> None:
-    from sqlmodel import SQLModel
+    from server.db.schema import metadata
 
     db = Database(sqlite_url(tmp_path / "t.db"))
-    SQLModel.metadata.create_all(db.engine)
+    metadata.create_all(db.engine)
     try:
         db.write_sync(lambda s: s.add(User(id="u1", name="one")))
         db.write_sync(lambda s: s.add(Device(id=1, user_id="u1", access_token="t1", device_id="x",
@@ -298,7 +298,7 @@ def test_device_activity_is_no_content_write_and_user_data_is_per_user(tmp_path:
         from sqlmodel import select
 
         def touch(s) -> None:
-            dev = s.exec(select(Device).where(Device.access_token == "t1")).first()
+            dev = s.scalars(select(Device).where(Device.access_token == "t1")).first()
             from server.db.tables import utcnow
             dev.date_last_activity = utcnow()
             s.add(dev)

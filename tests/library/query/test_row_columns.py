@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
-from sqlmodel import SQLModel
 
+from server.db.schema import metadata
 from server.db.tables import Item
 from server.library.catalog.dto import (
     _ROW_FIELD_COLUMNS,
@@ -65,7 +65,7 @@ def _full(n: int, type: str, media_type: str | None, is_folder: bool, **more) ->
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
     engine = create_engine(f"sqlite:///{tmp_path_factory.mktemp('rowcols') / 'rows.db'}")
-    SQLModel.metadata.create_all(engine)
+    metadata.create_all(engine)
     with Session(engine) as s:
         s.add(_full(1, "CollectionFolder", None, True, parent_id=None))
         s.add(_full(2, "Series", None, True))
