@@ -144,7 +144,9 @@ def body_struct(schema: str | None) -> type | None:
     return None
 
 
-_ENUM_LOOKUP: dict[str, dict[str, str]] = {
+# each spec enum's members by their lower-case spelling (enum values are matched case-insensitively,
+# as ASP.NET binds them; the wire middleware tidies query values with it too)
+ENUM_LOOKUP: dict[str, dict[str, str]] = {
     name: {m.lower(): m for m in members} for name, members in models.ENUMS.items()
 }
 
@@ -161,7 +163,7 @@ def _enum_member(value: Any, enum: str, where: str) -> Any:
     if value is None:
         return None
     if isinstance(value, str):
-        member = _ENUM_LOOKUP.get(enum, {}).get(value.strip().lower())
+        member = ENUM_LOOKUP.get(enum, {}).get(value.strip().lower())
         if member is not None:
             return member
     shown = value if isinstance(value, str | int | float) else type(value).__name__

@@ -133,9 +133,6 @@ class _RouteTable(Mapping[tuple[str, str], RouteInfo]):
         return iter(self._operations)
 
 
-_ENUM_LOOKUP: dict[str, dict[str, str]] = {
-    name: {m.lower(): m for m in members} for name, members in models.ENUMS.items()
-}
 _ENUM_MEMBERS: dict[str, frozenset[str]] = {name: frozenset(members) for name, members in models.ENUMS.items()}
 
 
@@ -151,7 +148,7 @@ def _tidy_scalar(kind: str, enum: str | None, value: str) -> str | None:
     if kind == "uuid":
         return normalize_guid(value) or value
     if kind == "enum" and enum:
-        return _ENUM_LOOKUP.get(enum, {}).get(value.lower(), value)
+        return limits.ENUM_LOOKUP.get(enum, {}).get(value.lower(), value)
     if kind == "float":
         try:
             if not math.isfinite(float(value)):
