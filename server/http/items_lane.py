@@ -369,17 +369,18 @@ class _Offer:
         real: Any = cycle.transport
         if handed.rest and not real.is_closing():
             real.write(handed.rest)  # (after what the reader wrote: it wrote nothing more)
-
-        async def send(message: Any) -> None:
-            cycle.transport = _Written(real)  # type: ignore[assignment]
-            try:
-                await RequestResponseCycle.send(cycle, message)
-            finally:
-                cycle.transport = real
-
-        out = json_charset_sender(self.lane.with_cors(send, self.lane.origin(self.scope)))
-        await out(_start(self.handler, str(handed.length).encode("latin-1")))
-        await out({"type": "http.response.body", "body": _Length(handed.length)})
+        # Straight to uvicorn's send, past the CORS and charset layers the head was built
+        # through (``head``): their headers are written nowhere here, and uvicorn's bookkeeping
+        # reads only the status, Content-Length, Transfer-Encoding and Connection, which they
+        # never add or change
+        start: Any = _start(self.handler, str(handed.length).encode("latin-1"))
+        body: Any = {"type": "http.response.body", "body": _Length(handed.length)}
+        cycle.transport = _Written(real)  # type: ignore[assignment]
+        try:
+            await RequestResponseCycle.send(cycle, start)
+            await RequestResponseCycle.send(cycle, body)
+        finally:
+            cycle.transport = real
 
     def abort(self) -> None:
         """Close the connection, and tell uvicorn's cycle it is gone (no reply, no 500)."""

@@ -139,9 +139,11 @@ class Viewer:
         library folders."""
         return self.user is None or self.user.policy.EnableLiveTvAccess is not False
 
-    @property
+    @functools.cached_property
     def parental(self) -> ParentalRules | None:
-        """The user's parental controls (None when they have none)."""
+        """The user's parental controls (None when they have none). Worked out once per viewer
+        (a request's: its user record and country do not change under it); an Items page asks
+        it twice (its scope, the reply cache's ``keep``), other routes more."""
         if self.user is None:
             return None
         p = self.user.policy
