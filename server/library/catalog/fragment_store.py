@@ -71,9 +71,8 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +110,15 @@ def pack_meta(epoch: int, digest: bytes | None, type: str, is_folder: int, run_t
     return _META.pack(epoch, flags, run_time_ticks or 0, len(kept)) + kept + type.encode()
 
 
-class Stored(tuple[str, bytes, bytes]):
+class _Row(NamedTuple):
+    """A row as a page's read gives it (``_COLUMNS``)."""
+
+    id: str
+    body: bytes
+    meta: bytes
+
+
+class Stored(_Row):
     """A fragment read from the store, with what UserData needs of its item: a tuple (id, body,
     meta) as the row comes from SQLite (``FragmentStore.fetch``: three columns, not seven; each
     column costs the sqlite driver a release and a re-take of the GIL, a value made and SQLite a
@@ -126,15 +133,8 @@ class Stored(tuple[str, bytes, bytes]):
                 run_time_ticks: int | None, body: bytes) -> Stored:
         return tuple.__new__(cls, (id, body, pack_meta(epoch, digest, type, is_folder, run_time_ticks)))
 
-    if TYPE_CHECKING:
-        @property
-        def id(self) -> str: ...
-
-        @property
-        def body(self) -> bytes: ...
-    else:
-        id = property(itemgetter(0))
-        body = property(itemgetter(1))
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple.__new__, (Stored, tuple(self))
 
     @property
     def epoch(self) -> int:
@@ -161,6 +161,11 @@ class Stored(tuple[str, bytes, bytes]):
     def type(self) -> str:
         meta = self[2]
         return meta[_META.size + meta[_META.size - 1]:].decode()
+
+    @staticmethod
+    def folders(rows: Iterable[Stored]) -> list[Stored]:
+        """Those of ``rows`` that are folders (``is_folder``, tested on the bytes: no call a row)."""
+        return [r for r in rows if r[2][8] & 1]
 
     def __repr__(self) -> str:
         return f"Stored(id={self.id!r}, epoch={self.epoch}, type={self.type!r}, body={len(self.body)} bytes)"
@@ -684,7 +689,7 @@ class FragmentStore:
 
     def is_current(self, stored: Stored, shape: int, epoch: int) -> bool:
         """Whether a stored fragment may be used as it is in ``epoch``."""
-        if stored[2].startswith(_EPOCH.pack(epoch)):
+        if stored[2][:8] == _EPOCH.pack(epoch):
             return True
         kept_epoch, kept = self._valid
         return epoch == kept_epoch and stored.digest is not None and self.valid_key(shape, stored.digest) in kept
@@ -851,11 +856,11 @@ class StoreUse:
         # the call and the key made per fragment were ~1.5 us each, ~0.3 ms a mix of 200)
         marked = self.store.marked(epoch)
         prefix = self.store.valid_key(self.shape, b"")
-        # (the epoch tested on the meta column's first bytes: no number made a fragment)
+        # (the epoch tested on the meta column's first bytes: no number made, no call a fragment)
         current = _EPOCH.pack(epoch)
         for item_id in page_ids:
             stored = found.get(item_id)
-            if stored is not None and (stored[2].startswith(current) or (
+            if stored is not None and (stored[2][:8] == current or (
                     marked is not None and (digest := stored.digest) is not None and prefix + digest in marked)):
                 out[item_id] = stored
             else:
