@@ -780,20 +780,27 @@ def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     older.close()
 
 
+def _older_file(path: Path, page_size: int, version: int, table: str, boot: int) -> None:
+    """A store file as an older build left it: its page size, format number and fragments table."""
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA page_size={page_size}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA user_version={version}")
+        conn.execute(table)
+        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        conn.execute("INSERT INTO meta VALUES ('boot', ?)", (boot,))
+    conn.close()
+
+
 def test_a_format_3_file_is_started_over_once(tmp_path: Path) -> None:
     """The last layout (format 3: no rowid column of its own, 16 KiB pages) as that build left it:
     the first open starts it over in this layout, the next keeps what was written."""
     path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 16384, 3, "CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, "
+                "id TEXT NOT NULL, epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
+                "run_time_ticks INTEGER, body BLOB NOT NULL)", 7)
     with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA page_size=16384")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA user_version=3")
-        conn.execute("CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL, "
-                     "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
-                     "run_time_ticks INTEGER, body BLOB NOT NULL)")
-        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
-        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-        conn.execute("INSERT INTO meta VALUES ('boot', 7)")
         conn.execute("INSERT INTO fragments VALUES (?, ?, ?, 1, NULL, 'Movie', 0, NULL, x'00')",
                      (5, item_key("a" * 32), "a" * 32))
     conn.close()
@@ -803,8 +810,12 @@ def test_a_format_3_file_is_started_over_once(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA page_size").fetchone()[0] == 8192
         assert "n" in [r[1] for r in conn.execute("PRAGMA table_info(fragments)")]
     conn.close()
-    shape = store.shape("s")
-    _write(store, shape, "b" * 32, store.epoch(1), b"d", b'{"Name":"B"')
+    _kept_once(store, path, store.shape("s"), store.epoch(1))
+
+
+def _kept_once(store: FragmentStore, path: Path, shape: int, epoch: int) -> None:
+    """A file started over in this layout: what is written in it is kept by the next open."""
+    _write(store, shape, "b" * 32, epoch, b"d", b'{"Name":"B"')
     store.close()
     again = FragmentStore(path)
     assert again.open() and again.boot == 2 and again.count() == 1  # once: this layout is kept
@@ -821,18 +832,9 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
     from server.readers.store import ReaderStore
 
     path = tmp_path / "fragments.sqlite3"
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA page_size=8192")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA user_version=4")
-        conn.execute("CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
-                     "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, digest BLOB, "
-                     "type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, body BLOB NOT NULL)")
-        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
-        conn.execute("CREATE INDEX ix_fragments_epoch ON fragments (epoch)")
-        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-        conn.execute("INSERT INTO meta VALUES ('boot', 0)")
-    conn.close()
+    _older_file(path, 8192, 4, "CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+                "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, digest BLOB, "
+                "type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, body BLOB NOT NULL)", 0)
     probe = FragmentStore(tmp_path / "probe.sqlite3")  # (the shape and first epoch this build gives)
     assert probe.open()
     shape, epoch = probe.shape("s"), probe.epoch(1)
@@ -853,12 +855,7 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
         assert [r[1] for r in conn.execute("PRAGMA table_info(fragments)")] == \
             ["n", "shape", "key", "id", "epoch", "meta", "body"]
     conn.close()
-    _write(store, shape, "b" * 32, epoch, b"d", b'{"Name":"B"')
-    store.close()
-    again = FragmentStore(path)
-    assert again.open() and again.boot == 2 and again.count() == 1  # once: this layout is kept
-    assert again.fetch(shape, ["b" * 32])["b" * 32].body == b'{"Name":"B"'
-    again.close()
+    _kept_once(store, path, shape, epoch)
 
 
 def test_a_stored_row_gives_back_what_was_written(tmp_path: Path) -> None:
