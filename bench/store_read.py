@@ -7,7 +7,8 @@ written next to the kept file):
 
 - ``format 3``: 16 KiB pages, rows found through the (shape, key) index (``key IN (...)``), as
   the store read before format 4;
-- ``format 4``: 8 KiB pages, an AUTOINCREMENT rowid, rows read by rowid (``n IN (...)``) found
+- ``format 4`` (this build's layout: format 5 since, whose rows are three columns, ``Stored``):
+  8 KiB pages, an AUTOINCREMENT rowid, rows read by rowid (``n IN (...)``) found
   in the process's map (``_Located``): what ``FragmentStore.fetch`` does now, measured through
   ``FragmentStore.fetch`` itself, and the parts: the keys, the map's lookups, the statement.
 
@@ -33,9 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from server.library.catalog.fragment_store import FragmentStore, _rowid_sql, item_keys  # noqa: E402
+from server.library.catalog.fragment_store import FragmentStore, Stored, _rowid_sql, item_keys  # noqa: E402
 
-COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # Stored's
+COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # format 3's (Stored's parts)
 OLD_TABLE = ("CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL, "
              "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
              "run_time_ticks INTEGER, body BLOB NOT NULL)")
@@ -57,8 +58,15 @@ def copy_layout(src: Path, dst: Path, shape: int, old: bool) -> None:
         conn = sqlite3.connect(dst, isolation_level=None)
     conn.execute("ATTACH ? AS src", (str(src),))
     conn.execute("BEGIN")
-    conn.execute("INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
-                 f"SELECT shape, key, {COLUMNS} FROM src.fragments WHERE shape = ? ORDER BY rowid", (shape,))
+    if old:  # (the parts this build packs in ``meta``, each a column again)
+        rows = conn.execute("SELECT shape, key, id, body, meta FROM src.fragments WHERE shape = ? ORDER BY rowid",
+                            (shape,)).fetchall()
+        conn.executemany(f"INSERT INTO fragments (shape, key, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [(sh, k, f.id, f.epoch, f.digest, f.type, f.is_folder, f.run_time_ticks, f.body)
+                          for sh, k, *row in rows for f in (tuple.__new__(Stored, row),)])
+    else:
+        conn.execute("INSERT INTO fragments (shape, key, id, epoch, meta, body) SELECT shape, key, id, epoch, meta, "
+                     "body FROM src.fragments WHERE shape = ? ORDER BY rowid", (shape,))
     conn.execute("COMMIT")
     conn.execute("DETACH src")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -802,7 +802,7 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
     # a page with stored fragments: UserData (with played counts of series and seasons) spliced in
     hit_counts: dict[str, FolderCounts] = {}
     if want_user_data:
-        played_folders = [r for r in rows if r.__class__ is Stored and r.type in _PLAYED_FOLDERS and r.is_folder]
+        played_folders = [r for r in rows if r.__class__ is Stored and r.is_folder and r.type in _PLAYED_FOLDERS]
         if played_folders:
             hit_counts = folder_counts(s, played_folders, opts.user_id, want_children=False,  # type: ignore[arg-type]
                                        want_recursive=False, want_played=True)
@@ -852,7 +852,7 @@ def stored_reply(s: Session, rows: Sequence[Stored], opts: DtoOptions, camel: bo
     else:
         uds = user_data_rows(s, opts.user_id, [r.id for r in rows], pooled=True)
         hit_counts: dict[str, FolderCounts] = {}
-        played_folders = [r for r in rows if r.type in _PLAYED_FOLDERS and r.is_folder]
+        played_folders = [r for r in Stored.folders(rows) if r.type in _PLAYED_FOLDERS]
         if played_folders:
             hit_counts = folder_counts(s, played_folders, opts.user_id, want_children=False,  # type: ignore[arg-type]
                                        want_recursive=False, want_played=True)

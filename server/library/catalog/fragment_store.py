@@ -7,7 +7,9 @@ what ``dto.build_fragments`` makes) in a SQLite file of its own in the cache fol
 never user data, safe to delete (a corrupt or missing file is started over), and the same whatever
 the main database is (SQLite or PostgreSQL).
 
-A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtime, body), found by
+A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtime, body), the parts
+other than the body packed in one ``meta`` blob (format 5: a page's read takes three columns a row,
+``Stored``, not seven: the sqlite driver pays a GIL release and a value per column), found by
 (shape, ``item_key(id)``): a 64-bit integer made of the id (its two halves mixed), whose index
 is half the size of a (shape, id) text index and compares integers, not 32-character strings.
 Two ids with one key share a slot (the last written wins); a row is always taken by its own
@@ -74,7 +76,7 @@ from typing import Any, NamedTuple
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
+FORMAT = 5  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
@@ -94,16 +96,79 @@ _PAGE_SIZE = 8192
 _LOCATED_LIMIT = 400_000
 
 
-class Stored(NamedTuple):
-    """A fragment read from the store, with what UserData needs of its item."""
+#: A row's ``meta`` column: the epoch (first, so ``StoreUse.fetch`` tests it on the bytes), a flags
+#: byte (1: a folder; 2: a run time is kept; 4: no digest), the run time (0 when none), the digest's
+#: length; then the digest and the type's UTF-8.
+_META = struct.Struct(">qBqB")
+_EPOCH = struct.Struct(">q")
+
+
+def pack_meta(epoch: int, digest: bytes | None, type: str, is_folder: int, run_time_ticks: int | None) -> bytes:
+    """A row's ``meta`` column (see ``_META``). A digest is at most 255 bytes (``_digest``'s are 16)."""
+    flags = (1 if is_folder else 0) | (0 if run_time_ticks is None else 2) | (4 if digest is None else 0)
+    kept = b"" if digest is None else digest
+    return _META.pack(epoch, flags, run_time_ticks or 0, len(kept)) + kept + type.encode()
+
+
+class _Row(NamedTuple):
+    """A row as a page's read gives it (``_COLUMNS``)."""
 
     id: str
-    epoch: int
-    digest: bytes | None
-    type: str
-    is_folder: int
-    run_time_ticks: int | None
     body: bytes
+    meta: bytes
+
+
+class Stored(_Row):
+    """A fragment read from the store, with what UserData needs of its item: a tuple (id, body,
+    meta) as the row comes from SQLite (``FragmentStore.fetch``: three columns, not seven; each
+    column costs the sqlite driver a release and a re-take of the GIL, a value made and SQLite a
+    column decoded, ~1k instructions a column a row), the other parts read from ``meta`` when asked
+    (a warm page asks ``is_folder`` of each row, the rest only of a fragment not of the epoch or an
+    item with the viewer's data). ``Stored(id, epoch, digest, type, is_folder, run_time_ticks,
+    body)`` makes one."""
+
+    __slots__ = ()
+
+    def __new__(cls, id: str, epoch: int, digest: bytes | None, type: str, is_folder: int,
+                run_time_ticks: int | None, body: bytes) -> Stored:
+        return tuple.__new__(cls, (id, body, pack_meta(epoch, digest, type, is_folder, run_time_ticks)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple.__new__, (Stored, tuple(self))
+
+    @property
+    def epoch(self) -> int:
+        value: int = _EPOCH.unpack_from(self[2])[0]
+        return value
+
+    @property
+    def is_folder(self) -> int:
+        return self[2][8] & 1
+
+    @property
+    def run_time_ticks(self) -> int | None:
+        _, flags, ticks, _ = _META.unpack_from(self[2])
+        return ticks if flags & 2 else None
+
+    @property
+    def digest(self) -> bytes | None:
+        meta = self[2]
+        if meta[8] & 4:
+            return None
+        return meta[_META.size:_META.size + meta[_META.size - 1]]
+
+    @property
+    def type(self) -> str:
+        meta = self[2]
+        return meta[_META.size + meta[_META.size - 1]:].decode()
+
+    @staticmethod
+    def folders(rows: Iterable[Stored]) -> list[Stored]:
+        """Those of ``rows`` that are folders (``is_folder``, tested on the bytes: no call a row)."""
+        return [r for r in rows if r[2][8] & 1]
+
+    def __repr__(self) -> str:
+        return f"Stored(id={self.id!r}, epoch={self.epoch}, type={self.type!r}, body={len(self.body)} bytes)"
 
 
 #: One write: (shape, id, epoch, digest, type, is_folder, run_time_ticks, body).
@@ -117,9 +182,10 @@ _SCHEMA = (
     # (AUTOINCREMENT: a rowid is never given twice, so the rows written since a read are those
     # past the highest rowid it saw: _Located)
     "CREATE TABLE IF NOT EXISTS fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
-    "key INTEGER NOT NULL, id TEXT NOT NULL, "
-    "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, "
-    "body BLOB NOT NULL)",
+    # (format 5: the digest, type, folder flag and run time in one ``meta`` blob (``pack_meta``), the
+    # epoch there too (and in its own column, for the prune and the writer's test): a read takes
+    # three columns, ``Stored``)
+    "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, meta BLOB NOT NULL, body BLOB NOT NULL)",
     # (an integer key, not the 32-character id: the index a page's read walks 100 times is half
     # the size and compares integers; bench/store_read.py)
     "CREATE UNIQUE INDEX IF NOT EXISTS ux_fragments ON fragments (shape, key)",
@@ -198,7 +264,7 @@ def _hashed_key(item_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(item_id.encode(), digest_size=8).digest(), "big", signed=True)
 
 
-_COLUMNS = "id, epoch, digest, type, is_folder, run_time_ticks, body"  # Stored's
+_COLUMNS = "id, body, meta"  # Stored's
 
 
 @functools.lru_cache(maxsize=64)
@@ -485,7 +551,7 @@ class FragmentStore:
             return {}
         out: dict[str, Stored] = {}
         generation = self._generation
-        new = tuple.__new__  # (Stored._make without its checks: a row has Stored's columns)
+        new = tuple.__new__  # (the row as it is: Stored is its three columns; not Stored.__new__, which packs)
         try:
             conn = self._conn()
             located = self._locate(conn, shape, generation)
@@ -623,7 +689,7 @@ class FragmentStore:
 
     def is_current(self, stored: Stored, shape: int, epoch: int) -> bool:
         """Whether a stored fragment may be used as it is in ``epoch``."""
-        if stored.epoch == epoch:
+        if stored[2][:8] == _EPOCH.pack(epoch):
             return True
         kept_epoch, kept = self._valid
         return epoch == kept_epoch and stored.digest is not None and self.valid_key(shape, stored.digest) in kept
@@ -669,15 +735,14 @@ class FragmentStore:
                     conn = self._connect()
                     self._writer_generation = self._generation
                 flat = [w for batch in batches for w in batch]
-                made = [(w[0], k, *w[1:]) for w, k in zip(flat, item_keys([w[1] for w in flat]), strict=True)]
+                made = [(w[0], k, w[1], w[2], pack_meta(w[2], w[3], w[4], w[5], w[6]), w[7])
+                        for w, k in zip(flat, item_keys([w[1] for w in flat]), strict=True)]
                 conn.execute("BEGIN")
                 if made:
                     conn.executemany(
-                        "INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (shape, key) DO UPDATE SET id = excluded.id, "
-                        "epoch = excluded.epoch, digest = excluded.digest, type = excluded.type, "
-                        "is_folder = excluded.is_folder, run_time_ticks = excluded.run_time_ticks, "
-                        "body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
+                        "INSERT INTO fragments (shape, key, id, epoch, meta, body) VALUES (?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT (shape, key) DO UPDATE SET id = excluded.id, epoch = excluded.epoch, "
+                        "meta = excluded.meta, body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
                 conn.execute("COMMIT")
                 self.written += len(made)
                 if made:
@@ -791,10 +856,12 @@ class StoreUse:
         # the call and the key made per fragment were ~1.5 us each, ~0.3 ms a mix of 200)
         marked = self.store.marked(epoch)
         prefix = self.store.valid_key(self.shape, b"")
+        # (the epoch tested on the meta column's first bytes: no number made, no call a fragment)
+        current = _EPOCH.pack(epoch)
         for item_id in page_ids:
             stored = found.get(item_id)
-            if stored is not None and (stored.epoch == epoch or (marked is not None and stored.digest is not None
-                                                                 and prefix + stored.digest in marked)):
+            if stored is not None and (stored[2][:8] == current or (
+                    marked is not None and (digest := stored.digest) is not None and prefix + digest in marked)):
                 out[item_id] = stored
             else:
                 missing.append(item_id)
@@ -811,4 +878,4 @@ class StoreUse:
 
 
 __all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "files_state",
-           "item_key", "item_keys", "store_budget"]
+           "item_key", "item_keys", "pack_meta", "store_budget"]

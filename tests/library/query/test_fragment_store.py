@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.library.catalog.fragment_store import FragmentStore, StoreUse, item_key, item_keys
+from server.library.catalog.fragment_store import FragmentStore, Stored, StoreUse, item_key, item_keys
 from server.wire import models as w
 from tests.conftest import ON_POSTGRES, LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.conftest import items
@@ -774,27 +774,33 @@ def test_a_corrupt_or_deleted_file_is_started_over(tmp_path: Path) -> None:
     # a file of another format (an older Reelroom's) is started over too
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version=1")
-        conn.execute("INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
-                     "VALUES (1, 1, 'x', 1, NULL, 'Movie', 0, NULL, x'00')")
+        conn.execute("INSERT INTO fragments (shape, key, id, epoch, meta, body) VALUES (1, 1, 'x', 1, x'00', x'00')")
     older = FragmentStore(path)
     assert older.open() and older.count() == 0
     older.close()
+
+
+def _older_file(path: Path, page_size: int, version: int, table: str, boot: int) -> None:
+    """A store file as an older build left it: its page size, format number and fragments table."""
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA page_size={page_size}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA user_version={version}")
+        conn.execute(table)
+        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        conn.execute("INSERT INTO meta VALUES ('boot', ?)", (boot,))
+    conn.close()
 
 
 def test_a_format_3_file_is_started_over_once(tmp_path: Path) -> None:
     """The last layout (format 3: no rowid column of its own, 16 KiB pages) as that build left it:
     the first open starts it over in this layout, the next keeps what was written."""
     path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 16384, 3, "CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, "
+                "id TEXT NOT NULL, epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
+                "run_time_ticks INTEGER, body BLOB NOT NULL)", 7)
     with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA page_size=16384")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA user_version=3")
-        conn.execute("CREATE TABLE fragments (shape INTEGER NOT NULL, key INTEGER NOT NULL, id TEXT NOT NULL, "
-                     "epoch INTEGER NOT NULL, digest BLOB, type TEXT NOT NULL, is_folder INTEGER NOT NULL, "
-                     "run_time_ticks INTEGER, body BLOB NOT NULL)")
-        conn.execute("CREATE UNIQUE INDEX ux_fragments ON fragments (shape, key)")
-        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-        conn.execute("INSERT INTO meta VALUES ('boot', 7)")
         conn.execute("INSERT INTO fragments VALUES (?, ?, ?, 1, NULL, 'Movie', 0, NULL, x'00')",
                      (5, item_key("a" * 32), "a" * 32))
     conn.close()
@@ -804,13 +810,78 @@ def test_a_format_3_file_is_started_over_once(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA page_size").fetchone()[0] == 8192
         assert "n" in [r[1] for r in conn.execute("PRAGMA table_info(fragments)")]
     conn.close()
-    shape = store.shape("s")
-    _write(store, shape, "b" * 32, store.epoch(1), b"d", b'{"Name":"B"')
+    _kept_once(store, path, store.shape("s"), store.epoch(1))
+
+
+def _kept_once(store: FragmentStore, path: Path, shape: int, epoch: int) -> None:
+    """A file started over in this layout: what is written in it is kept by the next open."""
+    _write(store, shape, "b" * 32, epoch, b"d", b'{"Name":"B"')
     store.close()
     again = FragmentStore(path)
     assert again.open() and again.boot == 2 and again.count() == 1  # once: this layout is kept
     assert again.fetch(shape, ["b" * 32])["b" * 32].body == b'{"Name":"B"'
     again.close()
+
+
+def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
+    """The last layout (format 4: seven columns a row, the digest, type, folder flag and run time
+    each its own) as that build left it, with a fragment current in the epoch the new store's
+    first one will have: the first open starts it over (nothing of it is read as format 5's three
+    columns: its ``digest`` would be taken for the ``body``), the next keeps what was written; a
+    reader process's store does not open it at all (the owner starts it over)."""
+    from server.readers.store import ReaderStore
+
+    path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 8192, 4, "CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+                "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, digest BLOB, "
+                "type TEXT NOT NULL, is_folder INTEGER NOT NULL, run_time_ticks INTEGER, body BLOB NOT NULL)", 0)
+    probe = FragmentStore(tmp_path / "probe.sqlite3")  # (the shape and first epoch this build gives)
+    assert probe.open()
+    shape, epoch = probe.shape("s"), probe.epoch(1)
+    probe.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO fragments (shape, key, id, epoch, digest, type, is_folder, run_time_ticks, body) "
+                     "VALUES (?, ?, ?, ?, x'0123', 'Movie', 0, NULL, ?)",
+                     (shape, item_key("a" * 32), "a" * 32, epoch, b'{"Name":"old"'))
+    conn.close()
+    reader = ReaderStore(path, "")
+    assert not reader.open()  # (another format: a reader waits for the owner's file)
+    reader.close()
+    store = FragmentStore(path)
+    assert store.open() and store.boot == 1 and store.count() == 0  # started over: a new file
+    assert store.epoch(1) == epoch and store.fetch(shape, ["a" * 32]) == {}
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert [r[1] for r in conn.execute("PRAGMA table_info(fragments)")] == \
+            ["n", "shape", "key", "id", "epoch", "meta", "body"]
+    conn.close()
+    _kept_once(store, path, shape, epoch)
+
+
+def test_a_stored_row_gives_back_what_was_written(tmp_path: Path) -> None:
+    """A row is three columns (id, body, meta): every part written (an epoch past 32 bits, a digest
+    or none, a folder or not, a run time, 0 or none, any type) reads back as it was, and a
+    fragment is current exactly in its own epoch."""
+    path = tmp_path / "fragments.sqlite3"
+    store = FragmentStore(path)
+    assert store.open()
+    shape, epoch = store.shape("s"), store.epoch(1)
+    cases = [(epoch, b"\x00" * 16, "Movie", 0, 72_000_000_000), (epoch, None, "Series", 1, None),
+             ((9 << 32) | 7, b"\xff", "Season", 1, 0), (epoch, b"d" * 255, "M\u00fcsic\"Video", 0, -1)]
+    ids = [f"{n:032x}" for n in range(1, len(cases) + 1)]
+    store.put([(shape, i, e, d, t, f, r, b'{"Id":"' + i.encode() + b'"') for i, (e, d, t, f, r) in zip(ids, cases, strict=True)])
+    store.flush()
+    found = store.fetch(shape, ids)
+    for i, (e, d, t, f, r) in zip(ids, cases, strict=True):
+        got = found[i]
+        assert (got.id, got.epoch, got.digest, got.type, got.is_folder, got.run_time_ticks, got.body) == \
+            (i, e, d, t, f, r, b'{"Id":"' + i.encode() + b'"')
+        assert got == Stored(i, e, d, t, f, r, got.body) and store.is_current(got, shape, e)
+        assert not store.is_current(got, shape, e + 1)
+    use = StoreUse(store, shape, epoch)
+    assert set(use.fetch(None, ids, rows={})) == {ids[0], ids[1], ids[3]}  # (rows={}: no item row read)
+    assert set(use.stale) == {ids[2]}
+    store.close()
 
 
 def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path) -> None:
