@@ -21,6 +21,10 @@ HTTP/1.1 keep-alive client on asyncio (httpx would spend more CPU than the serve
                          [--baseline DIR]   # another checkout, measured first on the same library
                          [--after 70]       # then the idle server's RSS, and when its readers stopped
 
+With --baseline both trees share one data folder, so each start finds the other tree's fragment
+store and kept pages of another code stamp and starts cold. For the first seconds of a burst, run
+each tree's own bench/load.py on its own copy of the data (--data), one run each in turn.
+
 Per run it also prints the p99 of each 5 s of the load (a sudden load's first seconds apart), when
 readers were started and why (from the server's log), and with --after S the owner's and readers'
 RSS 2 s and S s after the load.
