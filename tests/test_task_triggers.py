@@ -89,3 +89,35 @@ def test_the_loop_sleeps_until_the_next_due_time_and_wakes_when_triggers_change(
 
     runs = _run(tmp_path, body)
     assert len(runs) >= 1  # woken by the change: not after the old 5 s look, nor the 60 s cap
+
+
+def test_triggers_changed_while_a_task_runs_do_not_start_it_again_until_its_run_ends(tmp_path):
+    async def body(scheduler: TaskScheduler):
+        task = _Counted([_every(3600)])
+        task_run = task.run
+
+        async def slow(progress) -> None:
+            await task_run(progress)
+            await asyncio.sleep(0.6)
+
+        task.run = slow  # type: ignore[method-assign]
+        scheduler.register(task)
+        scheduler.start_background()
+        state = scheduler.find("Counted")
+        scheduler.start(state.id)
+        await asyncio.sleep(0.05)
+        # due at once (never run) while it runs: the loop must not look again and again
+        await scheduler.update_triggers(state.id, [_every(0.0001)])
+        looks = 0
+        start = scheduler.start
+
+        def counted(task_id, trigger=None):
+            nonlocal looks
+            looks += 1
+            return start(task_id, trigger)
+
+        scheduler.start = counted  # type: ignore[method-assign]
+        await asyncio.sleep(0.4)
+        return looks
+
+    assert _run(tmp_path, body) == 0

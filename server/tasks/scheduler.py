@@ -179,10 +179,13 @@ class TaskScheduler:
         assert replanned is not None
         while True:
             now = datetime.now(UTC)
-            for state in self._tasks.values():
+            # (a running task is left alone: its triggers may be changed while it runs, and it is
+            # planned again when its run ends)
+            idle = [s for s in self._tasks.values() if s.running is None or s.running.done()]
+            for state in idle:
                 if any(due <= now for due in state.next_due.values()):
                     self.start(state.id)  # planned again when the run ends
-            nearest = min((due for s in self._tasks.values() for due in s.next_due.values()), default=None)
+            nearest = min((due for s in idle for due in s.next_due.values()), default=None)
             wait = MAX_SLEEP_SECONDS if nearest is None else (nearest - now).total_seconds()
             replanned.clear()
             try:
@@ -241,10 +244,16 @@ class TaskScheduler:
         state.progress_value = 0.0
         state.next_due = {}  # no trigger fires while it runs; planned again at its end (_execute)
         state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
-        # the end, once the run is done (its list shows the task idle, with its result)
-        state.running.add_done_callback(lambda _: self.events.changed("ScheduledTasksInfo"))
+        state.running.add_done_callback(self._ended)
         self._notify(state, "Running", 0.0)
         return state.running
+
+    def _ended(self, _run: asyncio.Task[None]) -> None:
+        """A run is done: the loop looks at the task's next times (planned at the run's end), and
+        the sockets subscribed to the tasks get the list that shows it idle, with its result."""
+        if self._replanned is not None:
+            self._replanned.set()
+        self.events.changed("ScheduledTasksInfo")
 
     def cancel(self, task_id: str) -> None:
         state = self.find(task_id)
