@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -269,6 +270,36 @@ def apply_stop(record: UserData, position: int | None, runtime: int | None, medi
         record.played = True
 
 
+class SaveEvery:
+    """Whether a key's periodic save is due: at most once every ``seconds`` per key.
+
+    A key last saved ``seconds`` ago or more counts as never saved, so such entries are dropped
+    whenever the table has doubled since the last sweep: it holds the keys of the last ``seconds``
+    (the videos playing now), not every (user, item) that ever reported progress without a stop.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._last: dict[Any, float] = {}
+        self._sweep_at = 64
+
+    def due(self, key: Any, now: float) -> bool:
+        last = self._last.get(key)
+        if last is not None and now - last < self.seconds:
+            return False
+        self._last[key] = now
+        if len(self._last) >= self._sweep_at:
+            self._last = {k: t for k, t in self._last.items() if now - t < self.seconds}
+            self._sweep_at = max(64, 2 * len(self._last))
+        return True
+
+    def forget(self, key: Any) -> None:
+        self._last.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._last)
+
+
 class PlaybackReports:
     """``ctx.playback_reports``: start / progress / stop reports."""
 
@@ -281,7 +312,7 @@ class PlaybackReports:
         self.transcodes = transcodes  # a stopped play session ends its HLS job; progress keeps it alive
         self.live_streams = live_streams  # a stopped live stream frees its tuner
         self.server_config = server_config  # the resume rules (MinResumePct, ...)
-        self._last_progress_write: dict[tuple[str, str], float] = {}
+        self._progress_saves = SaveEvery(10.0)  # a playing video's position, per (user, item)
 
     async def _row(self, item_id: str | None) -> Any:
         if not item_id:
@@ -327,10 +358,7 @@ class PlaybackReports:
         if auth.user is not None and info.PositionTicks is not None and row.media_type == "Video":
             # Save the position as it goes (a crash or a dropped client keeps its place), at most
             # every 10 s per user and item.
-            key = (auth.user.id, row.id)
-            now = datetime.now(UTC).timestamp()
-            if now - self._last_progress_write.get(key, 0) >= 10:
-                self._last_progress_write[key] = now
+            if self._progress_saves.due((auth.user.id, row.id), time.monotonic()):
                 position = info.PositionTicks
 
                 def change(record: UserData) -> None:
@@ -349,7 +377,7 @@ class PlaybackReports:
                 apply_stop(record, position, row.run_time_ticks, row.media_type, row.type, server)
 
             result = await self.items.update_user_data(auth.user.id, row, change, reason="PlaybackFinished")
-            self._last_progress_write.pop((auth.user.id, row.id), None)
+            self._progress_saves.forget((auth.user.id, row.id))
         session = self.sessions.by_device(auth.device_id)
         if session is not None:
             session.now_playing = None

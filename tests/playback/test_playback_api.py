@@ -260,6 +260,14 @@ def test_play_state_reports(live):
         assert c.post("/Sessions/Playing/Progress", json={"ItemId": item["Id"], "PositionTicks": 2 * TICKS,
                                                           "IsPaused": True}).status_code == 204
         assert next(s for s in c.get("/Sessions").json() if s["Id"] == mine["Id"])["PlayState"]["IsPaused"] is True
+        # The position is saved as it goes, before any stop (a crashed client keeps its place); the
+        # next report within 10 s is not written.
+        playing = c.get(f"/Items/{item['Id']}", params={"userId": live.admin_id}).json()["UserData"]
+        assert playing["PlaybackPositionTicks"] == 2 * TICKS
+        assert c.post("/Sessions/Playing/Progress", json={"ItemId": item["Id"], "PositionTicks": 3 * TICKS,
+                                                          "IsPaused": True}).status_code == 204
+        playing = c.get(f"/Items/{item['Id']}", params={"userId": live.admin_id}).json()["UserData"]
+        assert playing["PlaybackPositionTicks"] == 2 * TICKS
         assert c.post("/Sessions/Playing/Ping", params={"playSessionId": "p1"}).status_code == 204
         assert c.post("/Sessions/Playing/Stopped", json={"ItemId": item["Id"],
                                                          "PositionTicks": 2 * TICKS}).status_code == 204
