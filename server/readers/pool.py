@@ -162,7 +162,9 @@ class CpuGate:
     macOS's host_statistics, else the load average; the readers' CPU is what they report with each
     reply (``Reader.cpu``), the same on every OS. Where nothing can be read ``free`` stays None
     and the gate open. Over the same window it measures the owner's own CPU (``own``: this
-    process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``)."""
+    process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``).
+    A look after a gap of more than ``FRESH_WINDOWS`` windows makes no reading: the last one
+    stands until the window it starts ends."""
 
     def __init__(self, window: float = 0.5, source: Callable[[], float | None] | None = None,
                  clock: Callable[[], float] = time.monotonic,
@@ -194,16 +196,22 @@ class CpuGate:
             idle, own = self.source(), self.own()
             self.unreadable = idle is None
             self.looks += 1
-            self.idle = self.readers = None
-            if idle is not None and self._at and now > self._at:
-                span = now - self._at
+            self.idle = self.readers = self.owner = None
+            span = now - self._at
+            if idle is not None and self._at and 0 < self.window and FRESH_WINDOWS * self.window < span:
+                # a gap (the gate was not asked: no pages beyond ``busy``) is no reading of now,
+                # neither of the owner nor of the cores: the last fresh reading stands until the
+                # window that starts here ends (the machine's average over a quiet minute, e.g.
+                # other work that ran meanwhile, would close or open the gate for the burst's
+                # first window); a core free before the gap does not count towards ``lasting``
+                self.steady = 0
+            elif idle is not None and self._at and now > self._at:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
-                # (a reading over a long quiet gap says nothing about the owner now)
-                self.owner = (own - self._own) / span if span <= FRESH_WINDOWS * self.window else None
-                if self.owner is not None:  # (a reader that ended or started makes the sum jump: not below 0)
-                    self.idle = max(0.0, idle - self._idle) / span
-                    self.readers = max(0.0, readers_cpu - self._readers) / span
+                self.owner = (own - self._own) / span
+                # (a reader that ended or started makes the sum jump: not below 0)
+                self.idle = max(0.0, idle - self._idle) / span
+                self.readers = max(0.0, readers_cpu - self._readers) / span
                 self.readings.append((self.free, self.owner))
             self._at, self._idle, self._readers, self._own = now, idle or 0.0, readers_cpu, own
         return self.free is None or self.free >= need
@@ -240,7 +248,8 @@ STEADY_SECONDS = 3.0
 #: The owner's own CPU over a window, in cores, from which it counts as saturated.
 OWNER_BUSY = 0.6
 #: A window longer than this many ``window`` s (the gate was not asked meanwhile) tells nothing
-#: of the owner's CPU now.
+#: of now: neither the owner's CPU nor the cores free (``CpuGate.check`` keeps its last reading;
+#: a gate of ``window`` 0 measures at every look, so it has no gap).
 FRESH_WINDOWS = 3
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -354,6 +363,9 @@ class PoolStats:
         self.reader_seconds = 0.0  # handed over to answered, summed
         self.local_pages = 0
         self.local_seconds = 0.0
+        #: pages beyond ``busy`` the owner answered because the ``auto`` gate was closed (no reader
+        #: took them, none was started for them)
+        self.gate_local = 0
         #: times the share was left to the readers: the owner used more CPU than a reader, a core idled
         self.share_declined = 0
         #: single items (GET /Items/{id} misses) a reader read, and left to the owner (a kind it does
@@ -372,7 +384,8 @@ class PoolStats:
 
         return (f"{self.reader_pages} pages through readers (mean {self._mean(self.reader_seconds, self.reader_pages)} ms "
                 f"handed over to answered), {self.local_pages} answered here under load (mean "
-                f"{self._mean(self.local_seconds, self.local_pages)} ms); {self.waited} of {len(self.waits)} "
+                f"{self._mean(self.local_seconds, self.local_pages)} ms), {self.gate_local} here with the CPU gate "
+                f"closed; {self.waited} of {len(self.waits)} "
                 f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms; "
                 f"share left to the readers {self.share_declined} times (the owner busier than a reader with "
                 f"a core idle in {sum(1 for b in self.balance if _owner_busier(b))} of {len(self.balance)} "
@@ -576,8 +589,11 @@ class ReaderPool:
         try:
             while True:
                 if self._inflight <= self.settings.busy or not self._alive() or not self._cpu_free():
-                    if self._inflight > self.settings.busy and self._cpu_free():
-                        self._grow()
+                    if self._inflight > self.settings.busy:
+                        if self._cpu_free():
+                            self._grow()
+                        else:
+                            self.stats.gate_local += 1
                     self.answered_here += 1
                     return await local(q, opts)
                 slot = await self._queue()
@@ -1048,7 +1064,7 @@ class ReaderPool:
         self._wake_all()
         if self.settings.gate and self.gate.readings:
             log.info("CPU gate: %s", self.gate.summary(self.settings.free_cores))
-        if self.stats.reader_pages or self.stats.local_pages:
+        if self.stats.reader_pages or self.stats.local_pages or self.stats.gate_local:
             log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
                      self.stats.summary(), self.handed, self.handed_back)
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)

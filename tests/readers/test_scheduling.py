@@ -405,7 +405,8 @@ def test_the_gate_tells_a_saturated_owner_from_one_window() -> None:
     assert not window(60.0, 1.0, 0.9) and gate.owner is None  # a minute unasked: not a reading of now
     assert window(0.5, 1.0, 0.9)
     assert pool_module.OWNER_BUSY == pytest.approx(0.6)
-    assert gate.summary(0.5).startswith("6 readings, 5 with 0.5 of a core free, 3 of them with the owner saturated;")
+    # (the minute's gap is no reading: five)
+    assert gate.summary(0.5).startswith("5 readings, 4 with 0.5 of a core free, 3 of them with the owner saturated;")
 
 
 def test_auto_starts_a_reader_at_once_for_a_saturated_owner(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -446,6 +447,52 @@ def test_auto_starts_a_reader_at_once_for_a_saturated_owner(monkeypatch: pytest.
     starts, gate = asyncio.run(run(owner_cpu=0.9, windows=8, pages=False))
     assert starts == [] and gate.free is None  # no pages: the gate was never asked
     assert pool_module.STEADY_SECONDS == pytest.approx(3.0)
+
+
+def test_after_a_gap_the_gate_keeps_its_last_reading_until_a_fresh_window() -> None:
+    """``auto`` with a reader running: a burst after a minute's gap (the gate not asked: no pages
+    beyond ``busy``) is decided by the last fresh reading, not by the machine's average over the
+    gap. Other work that ran meanwhile (0.1 of a core idle over the gap) does not keep the burst's
+    first pages in the owner when the last window had a core free; a quiet gap does not open a gate
+    that the last window found closed (the machine busy with other work). The next window
+    decides. Through the pool's own dispatch (``items``), which counts the pages the closed gate
+    kept in the owner."""
+
+    async def run(before: float, during_gap: float, after: float) -> tuple[list[str], ReaderPool]:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, gate=True, share=False)
+        idle = [0.0]
+        pool.gate = CpuGate(window=0.5, source=lambda: idle[0], clock=clock, own=lambda: 0.0)
+
+        def window(seconds: float, free: float) -> None:  # idle cores; the reader idles
+            clock.now += seconds
+            idle[0] += free * seconds
+
+        async def one(name: str) -> str:
+            task = page(pool, owner, name, order)
+            await settle()
+            if owner.pages:
+                owner.finish()
+            else:
+                reader.answer()
+            return (await task).decode()
+
+        pool._cpu_free()  # the first look
+        window(0.5, before)
+        assert pool._cpu_free() == (before >= 0.5)
+        window(60.0, during_gap)
+        first = await one("after the gap")
+        assert pool.gate.steady == 0 and not pool.gate.lasting()  # the gap counts for no start
+        window(0.5, after)
+        second = await one("a fresh window")
+        return [first, second], pool
+
+    answered, pool = asyncio.run(run(before=1.0, during_gap=0.1, after=0.1))
+    assert answered == [f"reader {pool.readers[0].pid}", "owner"]  # open as before; then closed, fresh
+    assert pool.stats.gate_local == 1 and "1 here with the CPU gate closed" in pool.stats.summary()
+    answered, pool = asyncio.run(run(before=0.1, during_gap=2.0, after=1.0))
+    assert answered == ["owner", f"reader {pool.readers[0].pid}"]  # closed as before; then open, fresh
+    assert pool.stats.gate_local == 1
 
 
 def test_the_gate_reads_linux_proc_stat() -> None:
