@@ -75,6 +75,11 @@ GROW_WAIT = 0.05
 SMOOTHING = 0.1
 #: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
 OWNER_GUESS = 2.0
+#: Seconds after the owner's last page of the share from which its measured seconds per page give
+#: way to the guess again, and its next page is measured afresh (not smoothed into the old figure):
+#: only pages the owner answers update the figure, so one slow page (a pause, a busy moment, the
+#: load's first page) would otherwise keep it out of the share for good.
+OWNER_STALE_SECONDS = 5.0
 #: Seconds over which the owner's CPU and a reader's are compared for the share (``_owner_has_room``).
 BALANCE_WINDOW = 0.5
 #: Idle cores (over that window) from which a reader counts as having time for the owner's page.
@@ -538,6 +543,7 @@ class ReaderPool:
         self._here = 0  # of those, answered in the owner from a slot of the queue (``local``, ``share``)
         self._reader_page: float | None = None  # a reader's seconds per page, smoothed
         self._local_page: float | None = None  # the owner's seconds per page under load, smoothed
+        self._local_at: float | None = None  # when the owner last started a page of its own under load
         self.clock: Callable[[], float] = time.monotonic
         #: this process's CPU seconds so far (the owner's side of ``_owner_has_room``)
         self.own: Callable[[], float] = time.process_time
@@ -777,8 +783,9 @@ class ReaderPool:
     def owner_page(self) -> float | None:
         """Seconds the owner takes for a page under load (measured), or a guess from the
         reader's until it has answered one (the owner's read costs it about what it costs a
-        reader, plus the HTTP a reader spares it: ``OWNER_GUESS`` times)."""
-        if self._local_page is not None:
+        reader, plus the HTTP a reader spares it: ``OWNER_GUESS`` times), and again once the
+        measurement is ``OWNER_STALE_SECONDS`` old."""
+        if self._local_page is not None and not self._owner_stale(self.clock()):
             return self._local_page
         return None if self._reader_page is None else self._reader_page * OWNER_GUESS
 
@@ -802,8 +809,17 @@ class ReaderPool:
     def _note_local(self, seconds: float) -> None:
         self.stats.local_pages += 1
         self.stats.local_seconds += seconds
-        self._local_page = seconds if self._local_page is None else (
+        started = self.clock() - seconds
+        stale = self._owner_stale(started)
+        self._local_at = started
+        self._local_page = seconds if self._local_page is None or stale else (
             self._local_page + SMOOTHING * (seconds - self._local_page))
+
+    def _owner_stale(self, now: float) -> bool:
+        """The owner's measured seconds per page are ``OWNER_STALE_SECONDS`` old at ``now`` (and a
+        reader's are known, for the guess)."""
+        return (self._reader_page is not None and self._local_at is not None
+                and now - self._local_at >= OWNER_STALE_SECONDS)
 
     async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | handoff.Handed | None:
         """The page from ``reader``; None when it failed on it (logged); ReaderGone when it

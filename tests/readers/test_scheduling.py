@@ -212,6 +212,45 @@ def test_the_owner_leaves_pages_to_the_reader_when_it_is_slower_or_the_share_is_
     assert ReaderSettings.resolve(environ={"REELROOM_READERS": "1"}).share_max == 1
 
 
+def test_one_slow_page_of_the_owners_does_not_keep_it_out_of_the_share_for_good() -> None:
+    """The owner measured once at 200 ms a page (a pause, the load's first page): a line of 40 ms
+    of the reader's leaves it out of the share. Only pages the owner answers update that figure,
+    so before, it stayed out for good (seen under wrk: one page of 228 ms, then none of 25,528
+    pages shared). Once the figure is ``OWNER_STALE_SECONDS`` old the guess (twice the reader's)
+    stands again, the owner takes the head page, and that page is measured afresh."""
+
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=True, share_max=1)
+        pool._reader_page = 0.010
+        clock.now += 0.200
+        pool._note_local(0.200)
+        assert pool.owner_page() == pytest.approx(0.200)
+        assert await five_pages(pool, reader, owner, order) == 0  # 40 ms of line < 200 ms
+        clock.now += 1.0
+        assert await five_pages(pool, reader, owner, order) == 0  # a second later: still measured
+        clock.now += 5.0  # OWNER_STALE_SECONDS
+        pool._reader_page = 0.010  # (the fake reader answered in no time meanwhile)
+        assert pool.owner_page() == pytest.approx(0.020)  # the measurement is old: the guess
+        tasks = [page(pool, owner, str(n), order) for n in range(5)]
+        await settle()
+        assert len(owner.pages) == 1  # the owner takes the head page again
+        clock.now += 0.015
+        owner.finish()
+        await settle()
+        assert pool.owner_page() == pytest.approx(0.015)  # measured afresh, not smoothed into 200 ms
+        while len(order) < 15:
+            if reader.outstanding - reader.reserved:
+                reader.answer()
+            while owner.pages:
+                owner.finish()
+            await settle()
+        await asyncio.gather(*tasks)
+        assert len(order) == 15 and pool_module.OWNER_STALE_SECONDS == pytest.approx(5.0)
+
+    asyncio.run(run())
+
+
 def test_the_owner_leaves_the_share_to_the_reader_while_it_is_busier_and_a_core_idles() -> None:
     """The share (a line of 40 ms of the reader's, the owner at 20 ms a page: it would take one) is
     left to the reader while, over the last window, the owner used more CPU than a reader and a
