@@ -188,14 +188,19 @@ async def five_pages(pool: ReaderPool, reader: FakeReader, owner: Owner, order: 
     tasks = [page(pool, owner, str(n), order) for n in range(5)]
     await settle()
     taken = len(owner.pages)
-    for _ in range(5):
+    await answer_all(tasks, reader, owner)
+    return taken
+
+
+async def answer_all(tasks: list[asyncio.Task[Any]], reader: FakeReader, owner: Owner) -> None:
+    """The reader answers a page and the owner all its own, in turns, until every page is answered."""
+    while not all(task.done() for task in tasks):
         if reader.outstanding - reader.reserved:
             reader.answer()
         while owner.pages:
             owner.finish()
         await settle()
     await asyncio.gather(*tasks)
-    return taken
 
 
 def test_the_owner_leaves_pages_to_the_reader_when_it_is_slower_or_the_share_is_off() -> None:
@@ -239,13 +244,7 @@ def test_one_slow_page_of_the_owners_does_not_keep_it_out_of_the_share_for_good(
         owner.finish()
         await settle()
         assert pool.owner_page() == pytest.approx(0.015)  # measured afresh, not smoothed into 200 ms
-        while len(order) < 15:
-            if reader.outstanding - reader.reserved:
-                reader.answer()
-            while owner.pages:
-                owner.finish()
-            await settle()
-        await asyncio.gather(*tasks)
+        await answer_all(tasks, reader, owner)
         assert len(order) == 15 and pool_module.OWNER_STALE_SECONDS == pytest.approx(5.0)
 
     asyncio.run(run())
