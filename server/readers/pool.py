@@ -75,6 +75,11 @@ GROW_WAIT = 0.05
 SMOOTHING = 0.1
 #: The owner's seconds per page, as a multiple of a reader's, until it has answered one under load.
 OWNER_GUESS = 2.0
+#: Seconds after the owner's last page of the share from which its measured seconds per page give
+#: way to the guess again, and its next page is measured afresh (not smoothed into the old figure):
+#: only pages the owner answers update the figure, so one slow page (a pause, a busy moment, the
+#: load's first page) would otherwise keep it out of the share for good.
+OWNER_STALE_SECONDS = 5.0
 #: Seconds over which the owner's CPU and a reader's are compared for the share (``_owner_has_room``).
 BALANCE_WINDOW = 0.5
 #: Idle cores (over that window) from which a reader counts as having time for the owner's page.
@@ -162,7 +167,9 @@ class CpuGate:
     macOS's host_statistics, else the load average; the readers' CPU is what they report with each
     reply (``Reader.cpu``), the same on every OS. Where nothing can be read ``free`` stays None
     and the gate open. Over the same window it measures the owner's own CPU (``own``: this
-    process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``)."""
+    process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``).
+    A look after a gap of more than ``FRESH_WINDOWS`` windows makes no reading: the last one
+    stands until the window it starts ends."""
 
     def __init__(self, window: float = 0.5, source: Callable[[], float | None] | None = None,
                  clock: Callable[[], float] = time.monotonic,
@@ -194,16 +201,22 @@ class CpuGate:
             idle, own = self.source(), self.own()
             self.unreadable = idle is None
             self.looks += 1
-            self.idle = self.readers = None
-            if idle is not None and self._at and now > self._at:
-                span = now - self._at
+            self.idle = self.readers = self.owner = None
+            span = now - self._at
+            if idle is not None and self._at and 0 < self.window and FRESH_WINDOWS * self.window < span:
+                # a gap (the gate was not asked: no pages beyond ``busy``) is no reading of now,
+                # neither of the owner nor of the cores: the last fresh reading stands until the
+                # window that starts here ends (the machine's average over a quiet minute, e.g.
+                # other work that ran meanwhile, would close or open the gate for the burst's
+                # first window); a core free before the gap does not count towards ``lasting``
+                self.steady = 0
+            elif idle is not None and self._at and now > self._at:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
-                # (a reading over a long quiet gap says nothing about the owner now)
-                self.owner = (own - self._own) / span if span <= FRESH_WINDOWS * self.window else None
-                if self.owner is not None:  # (a reader that ended or started makes the sum jump: not below 0)
-                    self.idle = max(0.0, idle - self._idle) / span
-                    self.readers = max(0.0, readers_cpu - self._readers) / span
+                self.owner = (own - self._own) / span
+                # (a reader that ended or started makes the sum jump: not below 0)
+                self.idle = max(0.0, idle - self._idle) / span
+                self.readers = max(0.0, readers_cpu - self._readers) / span
                 self.readings.append((self.free, self.owner))
             self._at, self._idle, self._readers, self._own = now, idle or 0.0, readers_cpu, own
         return self.free is None or self.free >= need
@@ -240,7 +253,8 @@ STEADY_SECONDS = 3.0
 #: The owner's own CPU over a window, in cores, from which it counts as saturated.
 OWNER_BUSY = 0.6
 #: A window longer than this many ``window`` s (the gate was not asked meanwhile) tells nothing
-#: of the owner's CPU now.
+#: of now: neither the owner's CPU nor the cores free (``CpuGate.check`` keeps its last reading;
+#: a gate of ``window`` 0 measures at every look, so it has no gap).
 FRESH_WINDOWS = 3
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -354,6 +368,9 @@ class PoolStats:
         self.reader_seconds = 0.0  # handed over to answered, summed
         self.local_pages = 0
         self.local_seconds = 0.0
+        #: pages beyond ``busy`` the owner answered because the ``auto`` gate was closed (no reader
+        #: took them, none was started for them)
+        self.gate_local = 0
         #: times the share was left to the readers: the owner used more CPU than a reader, a core idled
         self.share_declined = 0
         #: single items (GET /Items/{id} misses) a reader read, and left to the owner (a kind it does
@@ -372,7 +389,8 @@ class PoolStats:
 
         return (f"{self.reader_pages} pages through readers (mean {self._mean(self.reader_seconds, self.reader_pages)} ms "
                 f"handed over to answered), {self.local_pages} answered here under load (mean "
-                f"{self._mean(self.local_seconds, self.local_pages)} ms); {self.waited} of {len(self.waits)} "
+                f"{self._mean(self.local_seconds, self.local_pages)} ms), {self.gate_local} here with the CPU gate "
+                f"closed; {self.waited} of {len(self.waits)} "
                 f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms; "
                 f"share left to the readers {self.share_declined} times (the owner busier than a reader with "
                 f"a core idle in {sum(1 for b in self.balance if _owner_busier(b))} of {len(self.balance)} "
@@ -525,6 +543,7 @@ class ReaderPool:
         self._here = 0  # of those, answered in the owner from a slot of the queue (``local``, ``share``)
         self._reader_page: float | None = None  # a reader's seconds per page, smoothed
         self._local_page: float | None = None  # the owner's seconds per page under load, smoothed
+        self._local_at: float | None = None  # when the owner last started a page of its own under load
         self.clock: Callable[[], float] = time.monotonic
         #: this process's CPU seconds so far (the owner's side of ``_owner_has_room``)
         self.own: Callable[[], float] = time.process_time
@@ -576,8 +595,11 @@ class ReaderPool:
         try:
             while True:
                 if self._inflight <= self.settings.busy or not self._alive() or not self._cpu_free():
-                    if self._inflight > self.settings.busy and self._cpu_free():
-                        self._grow()
+                    if self._inflight > self.settings.busy:
+                        if self._cpu_free():
+                            self._grow()
+                        else:
+                            self.stats.gate_local += 1
                     self.answered_here += 1
                     return await local(q, opts)
                 slot = await self._queue()
@@ -761,8 +783,9 @@ class ReaderPool:
     def owner_page(self) -> float | None:
         """Seconds the owner takes for a page under load (measured), or a guess from the
         reader's until it has answered one (the owner's read costs it about what it costs a
-        reader, plus the HTTP a reader spares it: ``OWNER_GUESS`` times)."""
-        if self._local_page is not None:
+        reader, plus the HTTP a reader spares it: ``OWNER_GUESS`` times), and again once the
+        measurement is ``OWNER_STALE_SECONDS`` old."""
+        if self._local_page is not None and not self._owner_stale(self.clock()):
             return self._local_page
         return None if self._reader_page is None else self._reader_page * OWNER_GUESS
 
@@ -786,8 +809,17 @@ class ReaderPool:
     def _note_local(self, seconds: float) -> None:
         self.stats.local_pages += 1
         self.stats.local_seconds += seconds
-        self._local_page = seconds if self._local_page is None else (
+        started = self.clock() - seconds
+        stale = self._owner_stale(started)
+        self._local_at = started
+        self._local_page = seconds if self._local_page is None or stale else (
             self._local_page + SMOOTHING * (seconds - self._local_page))
+
+    def _owner_stale(self, now: float) -> bool:
+        """The owner's measured seconds per page are ``OWNER_STALE_SECONDS`` old at ``now`` (and a
+        reader's are known, for the guess)."""
+        return (self._reader_page is not None and self._local_at is not None
+                and now - self._local_at >= OWNER_STALE_SECONDS)
 
     async def _via(self, reader: Reader, q: ItemQuery, opts: DtoOptions) -> bytes | handoff.Handed | None:
         """The page from ``reader``; None when it failed on it (logged); ReaderGone when it
@@ -1048,7 +1080,7 @@ class ReaderPool:
         self._wake_all()
         if self.settings.gate and self.gate.readings:
             log.info("CPU gate: %s", self.gate.summary(self.settings.free_cores))
-        if self.stats.reader_pages or self.stats.local_pages:
+        if self.stats.reader_pages or self.stats.local_pages or self.stats.gate_local:
             log.info("Reader pool: %s; %d written to the client by a reader (%d of them with an end handed back)",
                      self.stats.summary(), self.handed, self.handed_back)
         await asyncio.gather(*(self._end(r) for r in readers), return_exceptions=True)
