@@ -375,7 +375,6 @@ class LeanSession:
             self._real = None
 
 
-_session_class: Any = None
 #: the ORM classes' module: with SQLModel, pydantic and SQLAlchemy's ORM, ~0.3 s to import
 ORM_CLASSES = "server.db.tables"
 
@@ -393,6 +392,8 @@ async def load_orm_classes() -> None:
     if ORM_CLASSES not in sys.modules:
         await asyncio.to_thread(importlib.import_module, ORM_CLASSES)
 
+
+_session_class: Any = None
 
 
 def _orm_session_class() -> Any:
