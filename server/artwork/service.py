@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import Table, delete, event, func, select
 from sqlalchemy import text as sql_text
-from sqlalchemy.orm import Session
 
 from server import memory
 from server.artwork import collage
@@ -75,6 +74,8 @@ from server.tasks.scheduler import Progress, daily, startup
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.events.hub import EventHub
     from server.paths import ServerPaths

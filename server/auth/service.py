@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy.orm import Session
-
 from server.auth.header import ClientIdentity
 from server.db.database import Database
 from server.db.schema import utcnow
@@ -17,6 +15,8 @@ from server.errors import NotFoundError
 from server.users.service import UserRecord, UserService
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import ApiKey, Device, DeviceOptions
 
 

@@ -32,19 +32,24 @@ of one user (``server/http/reply_cache.py``) survives another user's play-state 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
 
 from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
 from server.db.threads import LoopThreads
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Result
+    from sqlalchemy.orm import Session
 
 T = TypeVar("T")
 
@@ -138,9 +143,13 @@ class Database:
     # -- sync API (for worker threads) -------------------------------------------------
 
     def session(self) -> Session:
+        """An ORM ``Session`` of the engine (SQLAlchemy's ORM is imported by the first one). The reads
+        and writes below hand their function a ``CoreSession``, which makes one only when asked for
+        the ORM."""
         # ``info["database"]``: code handed only a session can read the generations (e.g.
         # query._distinct_ratings keeps the library's rating list per content_generation)
-        return Session(self.engine, expire_on_commit=False, info={"database": self})
+        session: Session = _orm_session_class()(self.engine, expire_on_commit=False, info={"database": self})
+        return session
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""
@@ -180,7 +189,7 @@ class Database:
             self._declared_users = None
         self._in_write = True
         try:
-            with self.session() as s:
+            with CoreSession(self) as s:
                 result = fn(s, *args)
                 s.commit()
                 # readers' caches (query counts, id lists, whole replies) compare against these
@@ -202,7 +211,7 @@ class Database:
 
     def _run_read(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         self.activity += 1
-        with self.session() as s:
+        with CoreSession(self) as s:
             return fn(s, *args)
 
     def _run_read_lean(self, fn: Callable[..., T], args: tuple[Any, ...], driver: bool = False) -> T:
@@ -318,15 +327,15 @@ class LeanSession:
     def __init__(self, db: Database, driver: bool = False) -> None:
         self._db = db
         self._driver = driver  # (Database.read_driver)
-        self._real: Session | None = None
+        self._real: CoreSession | None = None
         self._raw: Any = None  # a pooled connection for statements on the DB-API cursor
         self.info: dict[str, Any] = {"database": db}
 
-    def _session(self) -> Session:
+    def _session(self) -> CoreSession:
         real = self._real
         if real is None:
             self._release_raw()  # (one connection per read: the session takes its own)
-            real = self._real = self._db.session()
+            real = self._real = CoreSession(self._db)
         return real
 
     def driver_connection(self) -> tuple[Any, str] | None:
@@ -364,3 +373,156 @@ class LeanSession:
         if self._real is not None:
             self._real.close()
             self._real = None
+
+
+#: the ORM classes' module: with SQLModel, pydantic and SQLAlchemy's ORM, ~0.3 s to import
+ORM_CLASSES = "server.db.tables"
+
+
+def orm_classes_loaded() -> bool:
+    return ORM_CLASSES in sys.modules
+
+
+async def load_orm_classes() -> None:
+    """Import the ORM classes (``server/db/tables.py``) on a worker thread, the event loop free
+    meanwhile: a served start loads none of them, and the services import them inside their async
+    methods (a sign-in, a token's first lookup), which would import them on the loop. The guard
+    (``server/api/base.py`` ``check_caller``) awaits this before the first request that may use
+    them. Two at once both wait for the one import (Python's module lock), each on its thread."""
+    if ORM_CLASSES not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, ORM_CLASSES)
+
+
+_session_class: Any = None
+
+
+def _orm_session_class() -> Any:
+    """``sqlalchemy.orm.Session``, imported on first use: the ORM (~0.26 G instructions, ~40 modules)
+    is left out of a start, whose reads and writes are all Core statements (``CoreSession``)."""
+    global _session_class
+    if _session_class is None:
+        from sqlalchemy.orm import Session
+
+        _session_class = Session
+    return _session_class
+
+
+def _is_orm(statement: Any) -> bool:
+    """Whether ``statement`` names an ORM class or attribute (``select(User)``, ``update(Item)``...):
+    ``Session.execute`` runs those through the ORM (objects, not rows); Core statements it hands to
+    its connection as they are."""
+    attrs = getattr(statement, "_propagate_attrs", None)
+    return attrs is not None and attrs.get("compile_state_plugin") == "orm"
+
+
+class CoreSession:
+    """What ``Database``'s reads and writes hand their function: a session that runs Core statements
+    (``execute``, ``scalars``, ``scalar``, ``connection``) on a pooled connection of its own as an ORM
+    ``Session`` does for them (the connection taken, and its transaction begun, on first use;
+    ``commit`` or ``rollback`` ends the transaction and gives the connection back; ``close`` rolls
+    back), without SQLAlchemy's ORM. Anything else (``add``, ``get``, ``delete``, ``begin_nested``, a
+    statement on an ORM class...) makes the real ``Session`` on the same connection and transaction
+    (``join_transaction_mode="control_fully"``: its commit and rollback are the transaction's, as if
+    it had begun it), which from then on answers everything. A start and its tasks run Core
+    statements only, so a served start never imports the ORM; the first read or write that uses it
+    imports it, on the database thread that runs it. Before that no ORM object can exist in the
+    session, so nothing is pending that ``Session.execute``'s autoflush would write."""
+
+    __slots__ = ("_conn", "_db", "_real", "info")
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._conn: Connection | None = None
+        self._real: Session | None = None
+        self.info: dict[str, Any] = {"database": db}
+
+    def __enter__(self) -> CoreSession:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _session(self) -> Session:
+        real = self._real
+        if real is None:
+            session_class = _orm_session_class()
+            conn = self._conn
+            if conn is None:
+                real = session_class(self._db.engine, expire_on_commit=False, info=self.info)
+            else:
+                real = session_class(bind=conn, expire_on_commit=False, info=self.info,
+                                     join_transaction_mode="control_fully")
+            self._real = real
+        return real
+
+    def connection(self, *args: Any, **kwargs: Any) -> Connection:
+        if self._real is not None or args or kwargs:
+            return self._session().connection(*args, **kwargs)
+        conn = self._conn
+        if conn is None:
+            conn = self._conn = self._db.engine.connect()
+            conn.begin()
+        return conn
+
+    def execute(self, statement: Any, params: Any = None, **kwargs: Any) -> Result[Any]:
+        if self._real is not None or _is_orm(statement) or (kwargs and set(kwargs) != {"execution_options"}):
+            return self._session().execute(statement, params, **kwargs)
+        return self.connection().execute(statement, params or {}, **kwargs)
+
+    # (``Session.scalars`` and ``scalar`` are its ``execute``'s result's, for Core and ORM statements alike)
+    def scalars(self, statement: Any, params: Any = None, **kwargs: Any) -> Any:
+        return self.execute(statement, params, **kwargs).scalars()
+
+    def scalar(self, statement: Any, params: Any = None, **kwargs: Any) -> Any:
+        return self.execute(statement, params, **kwargs).scalar()
+
+    def get_bind(self, *args: Any, **kwargs: Any) -> Any:
+        if self._real is not None:
+            return self._real.get_bind(*args, **kwargs)
+        return self._db.engine  # (a session of the engine binds everything to it)
+
+    def in_transaction(self) -> bool:
+        if self._real is not None:
+            return self._real.in_transaction()
+        return self._conn is not None and self._conn.in_transaction()
+
+    def flush(self) -> None:
+        if self._real is not None:
+            self._real.flush()  # (else no ORM object was ever added: nothing to flush)
+
+    def commit(self) -> None:
+        self._end(commit=True)
+
+    def rollback(self) -> None:
+        self._end(commit=False)
+
+    def _end(self, commit: bool) -> None:
+        """End the transaction (the ORM session's, once made) and, as a ``Session`` does, give the
+        connection back to the pool (the next statement takes one again)."""
+        real = self._real
+        if real is not None:
+            if commit:
+                real.commit()
+            else:
+                real.rollback()
+            return
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                if commit:
+                    conn.commit()
+            finally:
+                conn.close()  # (rolls back what was not committed)
+
+    def close(self) -> None:
+        real, self._real = self._real, None
+        conn, self._conn = self._conn, None
+        try:
+            if real is not None:
+                real.close()
+        finally:
+            if conn is not None:
+                conn.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session(), name)

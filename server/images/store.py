@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from server.errors import BadRequestError, NotFoundError
 from server.library.catalog.ids import by_name_id
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import ByNameArtwork, Item, Person
 
 MULTIPLE_TYPES = frozenset({"Backdrop", "Screenshot", "Chapter"})

@@ -23,13 +23,16 @@ import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from server.db.handles import items
 from server.guid import guid_from_text
 from server.library.catalog.sorting import sort_name
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 log = logging.getLogger("reelroom.livetv")
 

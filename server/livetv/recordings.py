@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement
 from sqlalchemy import select as core_select
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import livetv_series_timers, livetv_timers
@@ -40,6 +39,8 @@ from server.media import spawn
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import LiveTvSeriesTimer, LiveTvTimer
 
 log = logging.getLogger("reelroom.livetv")

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete
-from sqlalchemy.orm import Session
 
 from server.guid import guid_from_text
 from server.library.scan.merge import LOCKABLE_FIELDS, locked_fields
 from server.metadata.providers.base import ItemMetadata, LookupItem
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from server.db.handles import items
 from server.errors import BadRequestError, NotFoundError
@@ -34,6 +33,8 @@ from server.playback.options import PlaybackOptions
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.db.tables import UserData
     from server.events.hub import EventHub

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from sqlalchemy.orm import Session
-
 from server.errors import BadRequestError, NotFoundError
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.db.tables import Item
     from server.events.hub import EventHub

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import func, insert
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import activity_log
@@ -20,6 +19,8 @@ from server.errors import ForbiddenError, PayloadTooLargeError
 from server.events.hub import EventHub
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import ActivityLogEntry
 
 CLIENT_LOG_LIMIT = 1024 * 1024

@@ -20,17 +20,19 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 from sqlalchemy import insert, select, update
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import task_results
 from server.errors import BadRequestError, NotFoundError
 from server.events.hub import EventHub
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 log = logging.getLogger("reelroom.tasks")
 TICKS_PER_SECOND = 10_000_000

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from sqlalchemy import func
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.schema import utcnow
@@ -21,6 +20,8 @@ from server.users.passwords import hash_password_async, verify_password_async
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import User
 
 log = logging.getLogger("reelroom.users")
@@ -207,12 +208,15 @@ class UserService:
         return _record(row) if row else None
 
     async def all(self) -> list[UserRecord]:
-        from sqlmodel import col, select
+        def read(s: Session) -> list[User]:
+            # (imported here, on the reader thread: GET /Users/Public, anonymous, may be the first use)
+            from sqlmodel import col, select
 
-        from server.db.tables import User
+            from server.db.tables import User
 
-        rows = await self.db.read(lambda s: list(s.scalars(select(User).order_by(col(User.name)))))
-        return [_record(r) for r in rows]
+            return list(s.scalars(select(User).order_by(col(User.name))))
+
+        return [_record(r) for r in await self.db.read(read)]
 
     async def count(self) -> int:
         from sqlmodel import select
@@ -343,9 +347,12 @@ class UserService:
         return await self._update(user_id, change)
 
     async def image_path(self, user_id: str) -> str | None:
-        from server.db.tables import User
+        def read(s: Session) -> User | None:
+            from server.db.tables import User  # (on the reader thread: GetUserImage is anonymous)
 
-        row = await self.db.read(lambda s: s.get(User, user_id))
+            return s.get(User, user_id)
+
+        row = await self.db.read(read)
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
         return row.primary_image_path

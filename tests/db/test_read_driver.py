@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from server.db.database import Database, LeanSession, sqlite_url
+from server.db.database import CoreSession, Database, LeanSession, sqlite_url
 from server.library.catalog.query import driver_rows
 
 
@@ -26,20 +26,21 @@ def db(tmp_path: Path):
     database.close()
 
 
-def _sessions_made(db: Database) -> list[int]:
+def _sessions_made(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many sessions (``CoreSession``: what a read's function is handed) get made."""
     made = [0]
-    real = db.session
+    real = CoreSession.__init__
 
-    def counting() -> Any:
+    def counting(self: CoreSession, *args: Any) -> None:
         made[0] += 1
-        return real()
+        real(self, *args)
 
-    db.session = counting  # type: ignore[method-assign]
+    monkeypatch.setattr(CoreSession, "__init__", counting)
     return made
 
 
-def test_driver_statements_make_no_session_and_use_one_connection(db: Database) -> None:
-    made = _sessions_made(db)
+def test_driver_statements_make_no_session_and_use_one_connection(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _sessions_made(monkeypatch)
     conns: list[int] = []
 
     def read(s: LeanSession) -> list[Any]:
@@ -56,8 +57,8 @@ def test_driver_statements_make_no_session_and_use_one_connection(db: Database) 
     assert db.engine.pool.checkedout() == 0  # (given back)
 
 
-def test_a_session_statement_takes_over_and_the_connection_goes_back(db: Database) -> None:
-    made = _sessions_made(db)
+def test_a_session_statement_takes_over_and_the_connection_goes_back(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _sessions_made(monkeypatch)
 
     def read(s: LeanSession) -> tuple[Any, ...]:
         before = driver_rows(s, "SELECT v FROM t WHERE id IN ", ["a"])
@@ -83,8 +84,8 @@ def test_a_failing_read_gives_the_connection_back(db: Database) -> None:
     assert db.engine.pool.checkedout() == 0
 
 
-def test_read_lean_keeps_its_session_for_driver_statements(db: Database) -> None:
-    made = _sessions_made(db)
+def test_read_lean_keeps_its_session_for_driver_statements(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _sessions_made(monkeypatch)
 
     def read(s: LeanSession) -> Any:
         found = driver_rows(s, "SELECT v FROM t WHERE id IN ", ["b"])

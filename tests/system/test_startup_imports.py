@@ -268,7 +268,8 @@ def test_a_served_start_and_its_tasks_import_no_heavy_library_nor_the_resolver_o
 
 def test_a_reader_process_imports_no_orm():
     """A reader process (server/readers/worker.py) builds Items pages on the Core tables: its imports
-    leave out SQLModel, pydantic and the ORM classes (~0.4 s of the ~0.85 s a reader took to import)."""
+    leave out SQLModel, pydantic, the ORM classes (~0.4 s of the ~0.85 s a reader took to import) and
+    SQLAlchemy's ORM."""
     script = ("import json, sys\nimport server.readers.worker\n"
               f"print(json.dumps(sorted(m for m in {ORM_MODULES!r} if m in sys.modules)))")
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -305,9 +306,11 @@ print(json.dumps({"before": before, "same": same, "all": sorted(naming.__all__) 
     assert result["episode"] == 2
 
 
-# SQLModel, pydantic and the ORM classes (server/db/tables.py): a served start, its tasks and an idle
-# server work on the Core tables of server/db/schema.py (~0.25 s and ~8 MiB less at start).
-ORM_MODULES = ["sqlmodel", "pydantic", "pydantic_core", "server.db.tables"]
+# SQLModel, pydantic, the ORM classes (server/db/tables.py) and SQLAlchemy's ORM: a served start,
+# its tasks and an idle server work on the Core tables of server/db/schema.py, their reads and
+# writes on server/db/database.py's CoreSession (~0.25 s and ~8 MiB less at start, and the ORM's
+# ~0.26 G instructions).
+ORM_MODULES = ["sqlmodel", "pydantic", "pydantic_core", "server.db.tables", "sqlalchemy.orm"]
 
 MAPPERS = SERVE + f"ORM_MODULES = {ORM_MODULES!r}\n" + """
 info = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
@@ -383,3 +386,62 @@ def test_a_served_start_makes_the_wire_route_infos_of_the_routes_asked_only(tmp_
     assert result["routes"] > 700  # 382 operations, and the OPTIONS of each path
     assert result["same"] is True
     assert result["stopped"] is True
+
+
+# Where the ORM is imported first: a hook notes the thread of each first import, before the server's.
+FIRST_ORM = """
+import importlib.abc, sys, threading
+WATCH = {"sqlalchemy.orm", "sqlmodel", "server.db.tables"}
+first = {}
+class Note(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in WATCH and name not in first:
+            first[name] = threading.current_thread().name
+        return None
+sys.meta_path.insert(0, Note())
+""" + SERVE + """
+import httpx
+loop_thread = thread.name  # the runner's thread runs the event loop
+at_200 = ask(runner.port, b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+before = sorted(first)
+header = 'MediaBrowser Client="t", Device="t", DeviceId="first-orm", Version="1"'
+with httpx.Client(base_url=f"http://127.0.0.1:{runner.port}", headers={"Authorization": header}, timeout=60) as c:
+    codes = [c.post("/Startup/User", json={"Name": "admin", "Password": "pw"}).status_code,
+             c.post("/Startup/Complete").status_code]
+    signed = c.post("/Users/AuthenticateByName", json={"Username": "admin", "Pw": "pw"})
+    codes.append(signed.status_code)
+    c.headers["Authorization"] = header + f', Token="{signed.json()["AccessToken"]}"'
+    codes.append(c.get("/Users/Me").status_code)
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"at_200": at_200, "before": before, "codes": codes, "first": first,
+                  "on_loop": sorted(m for m, t in first.items() if t == loop_thread)}))
+"""
+
+
+def test_the_first_use_of_the_orm_imports_it_off_the_event_loop(tmp_path):
+    """A served start imports none of SQLAlchemy's ORM, SQLModel or the ORM classes; the first
+    requests that use them (the wizard's, a sign-in) import them on a thread (the guard's
+    ``load_orm_classes``, or a read's own), never on the event loop, where ~0.3 s of imports would
+    hold every other request; the requests answer as before."""
+    result = _run_served(FIRST_ORM, tmp_path)
+    assert result["at_200"] == "HTTP/1.1 200 OK"
+    assert result["before"] == []
+    assert result["codes"] == [204, 204, 200, 200]
+    assert sorted(result["first"]) == ["server.db.tables", "sqlalchemy.orm", "sqlmodel"]
+    assert result["on_loop"] == []
+
+
+PUBLIC_USERS = FIRST_ORM.replace("""with httpx.Client""", """with httpx.Client(base_url=f"http://127.0.0.1:{runner.port}", timeout=60) as c:
+    public = c.get("/Users/Public").status_code
+with httpx.Client""")
+
+
+def test_an_anonymous_first_request_that_reads_users_imports_the_orm_off_the_loop(tmp_path):
+    """GET /Users/Public (anonymous, no body: the guard does not load the ORM for it) reads the
+    users in the reader thread's own import, not on the loop."""
+    result = _run_served(PUBLIC_USERS, tmp_path)
+    assert result["codes"] == [204, 204, 200, 200]
+    assert result["on_loop"] == []
+    assert sorted(result["first"]) == ["server.db.tables", "sqlalchemy.orm", "sqlmodel"]
+    assert all(t.startswith("db-reader") for t in result["first"].values()), result["first"]

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.orm import Session
 
 from server.db.handles import collection_entries as members
 from server.db.handles import items
@@ -20,6 +19,8 @@ from server.library.catalog.query import get_row, get_rows
 from server.library.catalog.sorting import sort_name
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
 
 #: The "Collections" view: a CollectionFolder that no library scan owns.

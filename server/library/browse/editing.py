@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import delete, insert, or_, select, update
-from sqlalchemy.orm import Session
 
 from server.db.handles import items
 from server.errors import BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError
@@ -38,6 +37,8 @@ from server.system.localization import bundled_localization
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.db.tables import Item
     from server.events.hub import EventHub

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Row, delete, func, insert, select, update
-from sqlalchemy.orm import Session
 
 from server.db.handles import items, playlists
 from server.db.handles import playlist_entries as entries
@@ -41,6 +40,8 @@ from server.wire import models as w
 from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.users.service import UserService
 

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, case, false, insert, select, update
-from sqlalchemy.orm import Session
 
 from server.db.handles import items, user_data
 from server.errors import NotFoundError
@@ -21,6 +20,8 @@ from server.library.catalog.query import get_row
 from server.wire import models as w
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService

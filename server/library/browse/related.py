@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, case, func, literal, or_, select, true, union_all
-from sqlalchemy.orm import Session
 
 from server.db.handles import item_people, item_value_counts, item_values, items, user_data
 from server.db.handles import playlist_entries as entries
@@ -46,6 +45,8 @@ from server.wire import models as w
 from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.library.catalog.items import ItemService
 

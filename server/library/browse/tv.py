@@ -34,7 +34,6 @@ from sqlalchemy import (
     true,
     tuple_,
 )
-from sqlalchemy.orm import Session
 
 from server.db.handles import items, user_data
 from server.errors import NotFoundError
@@ -54,6 +53,8 @@ from server.wire import models as w
 from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.database import Database
     from server.library.catalog.items import ItemService
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import (
@@ -29,7 +29,6 @@ from sqlalchemy import (
     select,
     tuple_,
 )
-from sqlalchemy.orm import Session
 
 from server.db.dialect import binary, starts_with
 from server.db.handles import (
@@ -68,6 +67,9 @@ from server.library.catalog.query import (
     scope,
 )
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 COUNT_TYPES = (("MovieCount", "Movie"), ("SeriesCount", "Series"), ("EpisodeCount", "Episode"),
                ("SongCount", "Audio"), ("AlbumCount", "MusicAlbum"), ("MusicVideoCount", "MusicVideo"),

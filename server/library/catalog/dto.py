@@ -15,11 +15,10 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import msgspec
 from sqlalchemy import and_, case, false, func, literal, select, true
-from sqlalchemy.orm import Session
 
 from server.db.handles import item_people, item_values, items, libraries, people, user_data
 from server.guid import guid_from_text
@@ -31,6 +30,9 @@ from server.library.catalog.query import ItemRow, driver_rows, get_user_data
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 from server.wire.casing import encode_wire
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 _JSON = msgspec.json.Decoder()
 _CHAPTERS = msgspec.json.Decoder(list[w.ChapterInfo])

@@ -30,16 +30,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement, Engine, case, false, func, select, tuple_
 from sqlalchemy.engine import Connection
-from sqlalchemy.orm import Session
 
 from server.db.handles import item_field_counts as field_counts
 from server.db.handles import item_value_counts as value_counts
 from server.db.handles import items
 from server.library.catalog.query import ItemQuery
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 log = logging.getLogger("reelroom.library")
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import literal, select
-from sqlalchemy.orm import Session
 
 from server.db.handles import items
 from server.library.catalog.query import CountCache, Generations, ItemQuery, ItemRow, compile_query, get_rows
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 _LATEST_BATCH = 500
 _LATEST_MAX_SCANNED = 4000

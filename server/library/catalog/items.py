@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from server.auth.service import AuthInfo
 from server.db.database import Database
@@ -77,6 +76,8 @@ from server.wire import models as w
 from server.wire.casing import encode_wire
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import UserData
 
 ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",

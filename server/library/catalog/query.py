@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
     Select,
@@ -44,7 +44,6 @@ from sqlalchemy import (
 )
 from sqlalchemy import column as sql_column
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import Session
 
 from server.db.database import LeanSession
 from server.db.dialect import binary, like_ci, starts_with
@@ -62,6 +61,9 @@ from server.db.handles import (
 from server.errors import BadRequestError, NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids, search_index
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 #: The id of every user's root folder (Jellyfin's UserRootFolder): its children are the views.
 ROOT_FOLDER_ID = guid_from_text("folder", "root")
@@ -1070,7 +1072,7 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
 
 T = TypeVar("T")
 #: What ``run_query_with`` reads a page's ids into (``get_rows``: the ItemRows by id).
-Fetch = Callable[[Session, list[str]], Mapping[str, T]]
+Fetch = Callable[["Session", list[str]], Mapping[str, T]]
 
 
 def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from server.library.catalog.by_name import NameQuery, build_name_dtos, list_names
 from server.library.catalog.dto import DtoOptions, build_dtos
 from server.library.catalog.query import Generations, ItemQuery, run_query
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 @dataclass

@@ -15,15 +15,16 @@ against ``ItemService.item`` (``build_dtos``) for every kind of item, in both ca
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
-
-from sqlalchemy.orm import Session
+from typing import TYPE_CHECKING, Any
 
 from server.library.catalog import dto as d
 from server.library.catalog.query import ItemRow, driver_rows
 from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 from server.wire.casing import encode_wire
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 _PEOPLE = ("SELECT ip.item_id, ip.kind, ip.role, p.id, p.name, p.image_tag FROM item_people AS ip "
            "JOIN people AS p ON p.id = ip.person_id WHERE ip.item_id IN ")

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import delete, insert, select, text, update
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import item_values, items
@@ -26,6 +25,8 @@ from server.library.catalog.sorting import sort_name
 from server.library.scan.merge import merge_scanned_fields, people_locked
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from server.db.tables import Item
 
 if TYPE_CHECKING:  # the NFO reader loads with the first scan (resolve.py), not at start

@@ -13,10 +13,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from server.db.database import Database
 from server.db.handles import libraries, library_paths
@@ -26,6 +26,9 @@ from server.library.catalog import ids
 from server.library.catalog.sorting import sort_name
 from server.system.filesystem import FileSystemBrowser
 from server.wire import models as w
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 COLLECTION_TYPES = ("movies", "tvshows", "music", "musicvideos", "homevideos", "boxsets", "books", "photos",
                     "mixed")
