@@ -293,6 +293,8 @@ _RANGE_SQL = f"SELECT {_COLUMNS} FROM fragments WHERE n BETWEEN ? AND ? AND +sha
 #: ``_RANGE_SQL`` for the rows of one epoch (``FragmentStore.read``'s page: SQLite tests the epoch,
 #: not Python a row)
 _RANGE_EPOCH_SQL = _RANGE_SQL + " AND +epoch = ?"
+#: after a range with no row of the epoch, the epoch's statement is tried again every this many ranges
+_EPOCH_RETRY = 32
 #: a range is read when it holds at most this many rows per id asked
 _RANGE_SLACK = 1.25
 #: more ids than this are first read as the range between the first and the last id's places
@@ -375,6 +377,8 @@ class FragmentStore:
         self._located_high = 0
         self._located_generation = -1
         self._located_lock = threading.Lock()
+        #: (epoch, ranges read since one of it found no row of it): ``read``'s epoch statement
+        self._epoch_misses = (0, 0)
         self._pending: deque[list[Write]] = deque()
         self._wake = threading.Condition()
         self._writer: threading.Thread | None = None
@@ -565,7 +569,8 @@ class FragmentStore:
         are the whole of one range of the file (in that order or its reverse: a listing the store
         was filled by) and all of ``epoch`` (``StoreUse.page``: the range's statement takes only
         the epoch's rows, so no row is tested in Python, and the ids are compared in one C pass;
-        no dict is made). Rows of another epoch in such a range are then read by rowid."""
+        no dict is made). Rows of another epoch in such a range are then read by rowid (the whole
+        range again when none was of the epoch, as after a write)."""
         if not self.enabled or not ids:
             return {}
         out: dict[str, Row] = {}
@@ -589,20 +594,28 @@ class FragmentStore:
                     first, last = located.find(item_keys((chunk[0], chunk[-1])))
                     low, high = (first, last) if first < last else (last, first)
                     if low and high - low < _RANGE_SLACK * len(chunk):
-                        if epoch:  # (only the rows of the epoch: the others are read by rowid below)
+                        rows = []
+                        misses = self._epoch_misses
+                        # (only the rows of the epoch: the others are read by rowid below; after
+                        # a range that held none of them, as after a write, only every
+                        # _EPOCH_RETRY-th range of that epoch asks: such a statement cost ~100k)
+                        if epoch and (misses[0] != epoch or not misses[1] % _EPOCH_RETRY):
                             rows = conn.execute(_RANGE_EPOCH_SQL, (low, high, shape, epoch)).fetchall()
+                            self._epoch_misses = (epoch, 0 if rows else (misses[1] if misses[0] == epoch else 0) + 1)
                             if chunk is ids and len(rows) == len(ids):
                                 if first > last:
                                     rows.reverse()
                                 if list(map(_ROW_ID, rows)) == ids:
                                     return rows
-                        else:
+                        elif epoch:
+                            self._epoch_misses = (epoch, misses[1] + 1)
+                        if not rows:  # (no row of the epoch, e.g. after a write: every row, as fetch reads them)
                             rows = conn.execute(_RANGE_SQL, (low, high, shape)).fetchall()
+                            skip = (low, high)
                         out.update(zip(map(_ROW_ID, rows), rows, strict=True))
                         chunk = [i for i in chunk if i not in out]
                         if not chunk:
                             continue
-                        skip = None if epoch else (low, high)
                 rowids = located.find(item_keys(chunk))
                 if skip is not None:  # (a place in the range read already holds another row now)
                     rowids = [0 if skip[0] <= r <= skip[1] else r for r in rowids]

@@ -1091,6 +1091,8 @@ def test_a_warm_page_is_the_stores_rows_in_order_with_the_same_answers(tmp_path:
     list in the page's order (``whole``); any other page (a row of another epoch, marked valid or
     not, a row between them of an id not asked, an id not stored, ids out of the file's order) is
     ``fetch``'s answer, and each entry the same fragment either way."""
+    from server.library.catalog import fragment_store
+
     store, shape, old, ids = _listing_stored(tmp_path / "fragments.sqlite3", 150, 7)
     # (two rows left of an earlier epoch, in place: one whose digest is marked valid, one not)
     store.put([(shape, ids[120], old, b"m", "Movie", 0, None, b'{"Marked"'),
@@ -1124,7 +1126,29 @@ def test_a_warm_page_is_the_stores_rows_in_order_with_the_same_answers(tmp_path:
     assert wholes == [True, True, True, True, False, False, False, False]
     listed = StoreUse(store, shape, epoch).page(None, ids[110:124], rows)  # (the marked one: taken, not whole)
     assert isinstance(listed, dict) and listed[ids[120]].body == b'{"Marked"' and len(listed) == 14
-    assert StoreUse(store, shape, epoch + 1).page(None, ids[10:90], {}) == {}  # (no row of that epoch)
+    assert StoreUse(store, shape, epoch + 100).page(None, ids[10:90], {}) == {}  # (no row of that epoch)
+    # a range with no row of the epoch (after a write: every fragment older, marked valid): fetch's
+    # answer, the range's every row read in one statement after the epoch's (which found none);
+    # the next ranges of that epoch skip the epoch's statement, every _EPOCH_RETRY-th asks again
+    later = store.epoch("later still")
+    store.mark_valid(later, shape, [b"d"])
+    traced: list[str] = []
+    conn = store._conn()
+    conn.set_trace_callback(traced.append)
+    firsts = []
+    for k in range(fragment_store._EPOCH_RETRY + 2):
+        traced.clear()
+        stale, plain = StoreUse(store, shape, later), StoreUse(store, shape, later)
+        got = stale.page(None, ids[k:k + 20], rows)
+        reads = [t for t in traced if t.startswith("SELECT id, body, meta")]
+        assert isinstance(got, dict) and not stale.whole and len(got) == 20
+        assert all(isinstance(e, Stored) for e in got.values())
+        assert {i: parts(e) for i, e in got.items()} == \
+            {i: parts(e) for i, e in plain.fetch(None, ids[k:k + 20], rows).items()}
+        assert "+epoch" not in reads[-1] and "BETWEEN" in reads[-1]
+        firsts.append(len(reads) == 2 and "+epoch" in reads[0])
+    conn.set_trace_callback(None)
+    assert [k for k, asked in enumerate(firsts) if asked] == [0, fragment_store._EPOCH_RETRY]
     store.close()
 
 
