@@ -23,7 +23,7 @@ from sqlalchemy import and_, case, false, func, literal, select, true
 from server.db.handles import item_people, item_values, items, libraries, people, user_data
 from server.guid import guid_from_text
 from server.library.catalog import ids
-from server.library.catalog.fragment_store import Stored, StoreUse, Write
+from server.library.catalog.fragment_store import Row, Stored, StoreUse, Write
 from server.library.catalog.fragments import _SIZER, FragmentCache, packed_size
 from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow, driver_rows, get_user_data
@@ -835,9 +835,10 @@ def build_fragments(s: Session, rows: Sequence[ItemRow | Stored], opts: DtoOptio
     return out
 
 
-def stored_reply(s: Session, rows: Sequence[Stored], opts: DtoOptions, camel: bool, shell: bytes) -> bytes:
+def stored_reply(s: Session, rows: Sequence[Stored | Row], opts: DtoOptions, camel: bool, shell: bytes) -> bytes:
     """``fragments.splice(shell, build_fragments(s, rows, ...))`` for a page whose every entry is a
-    ``Stored`` fragment of the current epoch (a warm GetItems page), the same bytes in one join:
+    stored fragment of the current epoch (a warm GetItems page: ``Stored``, or the store's rows as
+    SQLite gives them, ``StoreUse.page``; both read by index), the same bytes in one join:
     each fragment's body, its UserData (the no-data template with the id put in, for an item the
     viewer has no data on and that has no played counts; else encoded as ``build_fragments``
     does) and its closing brace go into one list of parts with the shell's, so the page's ~250 KB
@@ -850,11 +851,11 @@ def stored_reply(s: Session, rows: Sequence[Stored], opts: DtoOptions, camel: bo
     extend = parts.extend
     if not (opts.enable_user_data and opts.user_id):
         for r in rows:
-            extend((r.body, b"},"))
+            extend((r[1], b"},"))
     else:
-        uds = user_data_rows(s, opts.user_id, [r.id for r in rows], pooled=True)
+        uds = user_data_rows(s, opts.user_id, [r[0] for r in rows], pooled=True)
         hit_counts: dict[str, FolderCounts] = {}
-        played_folders = [r for r in Stored.folders(rows) if r.type in _PLAYED_FOLDERS]
+        played_folders = [f for f in map(_as_stored, Stored.folders(rows)) if f.type in _PLAYED_FOLDERS]
         if played_folders:
             hit_counts = folder_counts(s, played_folders, opts.user_id, want_children=False,  # type: ignore[arg-type]
                                        want_recursive=False, want_played=True)
@@ -864,18 +865,24 @@ def stored_reply(s: Session, rows: Sequence[Stored], opts: DtoOptions, camel: bo
         head, middle, tail = (user_key + no_data[0], no_data[1], no_data[2] + b"},") if simple else (b"", b"", b"")
         get = uds.get
         for r in rows:
-            item_id = r.id
+            item_id = r[0]
             if simple and (not hit_counts or item_id not in hit_counts) and get(item_id) is None:
                 # (the id's bytes checked, not the str: bytes.isalnum is a table lookup a byte,
                 # str.isalnum a Unicode database lookup a character, ~5% of a reader's page)
                 encoded = item_id.encode()
                 if len(encoded) == 32 and encoded.isalnum():
-                    extend((r.body, head, encoded, middle, encoded, tail))
+                    extend((r[1], head, encoded, middle, encoded, tail))
                     continue
-            extend((r.body, user_key, _user_data_bytes(r, get(item_id), hit_counts.get(item_id), camel), b"},"))
+            extend((r[1], user_key, _user_data_bytes(_as_stored(r), get(item_id), hit_counts.get(item_id), camel),
+                    b"},"))
     parts[-1] = parts[-1][:-1]  # (the last fragment's comma)
     parts.append(shell[at:])
     return b"".join(parts)
+
+
+def _as_stored(row: Stored | Row) -> Stored:
+    """A store's row as a ``Stored`` (for its named parts: type, run time, folder flag)."""
+    return row if row.__class__ is Stored else tuple.__new__(Stored, row)
 
 
 def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, server_id: str,

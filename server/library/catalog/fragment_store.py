@@ -36,7 +36,8 @@ Two ids with one key share a slot (the last written wins); a row is always taken
 The read API (what another reader of the file needs): ``shape(key)`` for a DTO shape,
 ``epoch(stamp)`` taken before the read, ``fetch(shape, ids)`` -> {id: ``Stored``} (any epoch),
 ``is_current(stored, shape, epoch)``: use ``stored.body`` as it is only then (``StoreUse.fetch``
-does all of this for a page). Epochs are per process (``boot`` and a counter): a second process
+does all of this for a page; ``read`` gives the rows as SQLite does, and ``StoreUse.page`` a warm
+GetItems page's rows as a list in the page's order, for ``dto.stored_reply``). Epochs are per process (``boot`` and a counter): a second process
 reading the file needs its own series, or the owner's numbers.
 
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
@@ -71,6 +72,7 @@ import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -163,7 +165,7 @@ class Stored(_Row):
         return meta[_META.size + meta[_META.size - 1]:].decode()
 
     @staticmethod
-    def folders(rows: Iterable[Stored]) -> list[Stored]:
+    def folders(rows: Iterable[Stored | Row]) -> list[Stored | Row]:
         """Those of ``rows`` that are folders (``is_folder``, tested on the bytes: no call a row)."""
         return [r for r in rows if r[2][8] & 1]
 
@@ -265,6 +267,9 @@ def _hashed_key(item_id: str) -> int:
 
 
 _COLUMNS = "id, body, meta"  # Stored's
+#: a row as SQLite gives it (``FragmentStore.read``): ``Stored``'s three columns in a plain tuple
+Row = tuple[str, bytes, bytes]
+_ROW_ID = itemgetter(0)
 
 
 @functools.lru_cache(maxsize=64)
@@ -285,6 +290,11 @@ def _rowid_sql(n: int) -> str:
 #: stored in its order): one range of rowids, not a lookup of each (~30 us less a page of 100 at
 #: 100k; the rows between them that were not asked are checked and left, as any row)
 _RANGE_SQL = f"SELECT {_COLUMNS} FROM fragments WHERE n BETWEEN ? AND ? AND +shape = ?"
+#: ``_RANGE_SQL`` for the rows of one epoch (``FragmentStore.read``'s page: SQLite tests the epoch,
+#: not Python a row)
+_RANGE_EPOCH_SQL = _RANGE_SQL + " AND +epoch = ?"
+#: after a range with no row of the epoch, the epoch's statement is tried again every this many ranges
+_EPOCH_RETRY = 32
 #: a range is read when it holds at most this many rows per id asked
 _RANGE_SLACK = 1.25
 #: more ids than this are first read as the range between the first and the last id's places
@@ -367,6 +377,8 @@ class FragmentStore:
         self._located_high = 0
         self._located_generation = -1
         self._located_lock = threading.Lock()
+        #: (epoch, ranges read since one of it found no row of it): ``read``'s epoch statement
+        self._epoch_misses = (0, 0)
         self._pending: deque[list[Write]] = deque()
         self._wake = threading.Condition()
         self._writer: threading.Thread | None = None
@@ -547,24 +559,34 @@ class FragmentStore:
     def fetch(self, shape: int, ids: Sequence[str]) -> dict[str, Stored]:
         """The stored fragments of ``ids`` under ``shape`` (any epoch), by id (a row is keyed by
         its own id: one of another id sharing a key is not one of ``ids``'s)."""
+        new = tuple.__new__  # (the row as it is: Stored is its three columns; not Stored.__new__, which packs)
+        found = self.read(shape, ids)
+        return {i: new(Stored, row) for i, row in found.items()}  # type: ignore[union-attr]
+
+    def read(self, shape: int, ids: Sequence[str], epoch: int = 0) -> dict[str, Row] | list[Row]:
+        """``fetch``'s rows as SQLite gives them (plain ``(id, body, meta)`` tuples, no ``Stored``
+        made), by id; or, with ``epoch``, a list of ``ids``'s rows in their order when those rows
+        are the whole of one range of the file (in that order or its reverse: a listing the store
+        was filled by) and all of ``epoch`` (``StoreUse.page``: the range's statement takes only
+        the epoch's rows, so no row is tested in Python, and the ids are compared in one C pass;
+        no dict is made). Rows of another epoch in such a range are then read by rowid (the whole
+        range again when none was of the epoch, as after a write)."""
         if not self.enabled or not ids:
             return {}
-        out: dict[str, Stored] = {}
+        out: dict[str, Row] = {}
         generation = self._generation
-        new = tuple.__new__  # (the row as it is: Stored is its three columns; not Stored.__new__, which packs)
         try:
             conn = self._conn()
             located = self._locate(conn, shape, generation)
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start:start + _CHUNK] if len(ids) > _CHUNK else ids
                 if located is None:
-                    for row in conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))):
-                        out[row[0]] = new(Stored, row)
+                    rows = conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))).fetchall()
+                    out.update(zip(map(_ROW_ID, rows), rows, strict=True))
                     continue
                 # by rowid (one lookup in the table, not two; neighbours as one range), each row
                 # checked: of this shape (SQLite), and one of the asked ids (the place may since
-                # hold another; a range also holds rows not asked)
-                wanted = set(chunk)
+                # hold another; a range also holds rows not asked: those are dropped at the end)
                 skip = None
                 if len(chunk) > _ENDS_FIRST:
                     # (a listing stored in its order: the first and last ids' places tell the range,
@@ -572,13 +594,28 @@ class FragmentStore:
                     first, last = located.find(item_keys((chunk[0], chunk[-1])))
                     low, high = (first, last) if first < last else (last, first)
                     if low and high - low < _RANGE_SLACK * len(chunk):
-                        for row in conn.execute(_RANGE_SQL, (low, high, shape)):
-                            if row[0] in wanted:
-                                out[row[0]] = new(Stored, row)
+                        rows = []
+                        misses = self._epoch_misses
+                        # (only the rows of the epoch: the others are read by rowid below; after
+                        # a range that held none of them, as after a write, only every
+                        # _EPOCH_RETRY-th range of that epoch asks: such a statement cost ~100k)
+                        if epoch and (misses[0] != epoch or not misses[1] % _EPOCH_RETRY):
+                            rows = conn.execute(_RANGE_EPOCH_SQL, (low, high, shape, epoch)).fetchall()
+                            self._epoch_misses = (epoch, 0 if rows else (misses[1] if misses[0] == epoch else 0) + 1)
+                            if chunk is ids and len(rows) == len(ids):
+                                if first > last:
+                                    rows.reverse()
+                                if list(map(_ROW_ID, rows)) == ids:
+                                    return rows
+                        elif epoch:
+                            self._epoch_misses = (epoch, misses[1] + 1)
+                        if not rows:  # (no row of the epoch, e.g. after a write: every row, as fetch reads them)
+                            rows = conn.execute(_RANGE_SQL, (low, high, shape)).fetchall()
+                            skip = (low, high)
+                        out.update(zip(map(_ROW_ID, rows), rows, strict=True))
                         chunk = [i for i in chunk if i not in out]
                         if not chunk:
                             continue
-                        skip = (low, high)
                 rowids = located.find(item_keys(chunk))
                 if skip is not None:  # (a place in the range read already holds another row now)
                     rowids = [0 if skip[0] <= r <= skip[1] else r for r in rowids]
@@ -586,14 +623,15 @@ class FragmentStore:
                 if not known:
                     continue  # (none in the file when last looked)
                 low, high = min(known), max(known)
-                rows = conn.execute(_RANGE_SQL, (low, high, shape)) if high - low < _RANGE_SLACK * len(chunk) \
-                    else conn.execute(_rowid_sql(len(chunk)), (*rowids, shape))
-                for row in rows:
-                    if row[0] in wanted:
-                        out[row[0]] = new(Stored, row)
+                rows = (conn.execute(_RANGE_SQL, (low, high, shape)) if high - low < _RANGE_SLACK * len(chunk)
+                        else conn.execute(_rowid_sql(len(chunk)), (*rowids, shape))).fetchall()
+                out.update(zip(map(_ROW_ID, rows), rows, strict=True))
         except sqlite3.Error as exc:
             self._start_over(exc, generation)
             return {}
+        asked = set(ids)
+        if not out.keys() <= asked:  # (rows of ids not asked: dropped)
+            out = {i: row for i, row in out.items() if i in asked}
         return out
 
     def _locate(self, conn: sqlite3.Connection, shape: int, generation: int) -> _Located | None:
@@ -832,7 +870,7 @@ class StoreUse:
     fragments of the page's items that were not of the epoch (``stale``: used when their digest
     still holds)."""
 
-    __slots__ = ("epoch", "fetched", "shape", "stale", "store")
+    __slots__ = ("epoch", "fetched", "shape", "stale", "store", "whole")
 
     def __init__(self, store: FragmentStore, shape: int, epoch: int) -> None:
         self.store = store
@@ -840,14 +878,37 @@ class StoreUse:
         self.epoch = epoch
         self.stale: dict[str, Stored] = {}
         self.fetched = False
+        #: the last ``page`` was answered whole by the store: its rows (plain tuples) in order
+        self.whole = False
+
+    def page(self, s: Any, page_ids: list[str], rows: dict[str, Any] | None = None) -> dict[str, Any] | list[Row]:
+        """``fetch`` for a GetItems page (``query.run_query_with``'s second step, for
+        ``ItemService.rows_reply``): when every id has a fragment of the current epoch and those
+        rows are one range of the file in the page's order (a listing the store was filled by: a
+        warm page), the rows as SQLite gives them, a list in the page's order, and ``whole`` set
+        (no ``Stored``, no dict, no test a row in Python); else ``fetch``'s answer (``rows`` as there)."""
+        self.whole = False
+        if self.epoch and page_ids:
+            found = self.store.read(self.shape, page_ids, self.epoch)
+            if found.__class__ is list:
+                self.fetched = self.whole = True
+                self.store.hits += len(found)
+                return found
+            return self._sort(s, page_ids, found, rows)  # type: ignore[arg-type]
+        return self.fetch(s, page_ids, rows)
 
     def fetch(self, s: Any, page_ids: list[str], rows: dict[str, Any] | None = None) -> dict[str, Any]:
         """``query.run_query_with``'s second step: a page id's stored fragment when it is of the
         current epoch, else its ``ItemRow`` (read by id, as ``get_rows``, or taken from ``rows``:
         the page's rows when the caller already read them)."""
+        found = self.store.read(self.shape, page_ids) if self.epoch else {}
+        return self._sort(s, page_ids, found, rows)  # type: ignore[arg-type]
+
+    def _sort(self, s: Any, page_ids: list[str], found: dict[str, Row], rows: dict[str, Any] | None) -> dict[str, Any]:
+        """``fetch``'s answer from the store's rows ``found`` (``FragmentStore.read``)."""
         from server.library.catalog.query import get_rows
 
-        found = self.store.fetch(self.shape, page_ids) if self.epoch else {}
+        new = tuple.__new__
         out: dict[str, Any] = {}
         missing: list[str] = []
         epoch = self.epoch
@@ -859,7 +920,8 @@ class StoreUse:
         # (the epoch tested on the meta column's first bytes: no number made, no call a fragment)
         current = _EPOCH.pack(epoch)
         for item_id in page_ids:
-            stored = found.get(item_id)
+            row = found.get(item_id)
+            stored = None if row is None else new(Stored, row)
             if stored is not None and (stored[2][:8] == current or (
                     marked is not None and (digest := stored.digest) is not None and prefix + digest in marked)):
                 out[item_id] = stored
@@ -877,5 +939,5 @@ class StoreUse:
         return out
 
 
-__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "StoreUse", "Stored", "Write", "code_stamp", "files_state",
+__all__ = ["DEFAULT_MAX_MIB", "FragmentStore", "Row", "StoreUse", "Stored", "Write", "code_stamp", "files_state",
            "item_key", "item_keys", "pack_meta", "store_budget"]

@@ -420,7 +420,7 @@ class ItemService:
             if use is None:
                 rows, total = run_query(s, q, self.count_cache, self.db.generations)
                 return self.rows_reply(s, rows, total, q.start_index, opts, camel)
-            entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.fetch)
+            entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.page)
             return self.rows_reply(s, entries, total, q.start_index, opts, camel, use)
 
         return read
@@ -433,7 +433,8 @@ class ItemService:
         if use is None:
             use = self.store_use(opts, camel, stamped=False)
         shell = encode_wire(w.BaseItemDtoQueryResult(Items=[], TotalRecordCount=total, StartIndex=start_index), camel)
-        if use is not None and use.epoch and rows and all(r.__class__ is Stored for r in rows):  # (warm: one join)
+        # (warm: one join; ``use.whole``: the rows are the store's, as SQLite gave them)
+        if use is not None and use.epoch and rows and (use.whole or all(r.__class__ is Stored for r in rows)):
             return stored_reply(s, rows, opts, camel, shell)  # type: ignore[arg-type]
         return splice(shell, build_fragments(s, rows, opts, self.server_id, self._fragment_cache(use), camel,
                                              store=use))

@@ -1071,8 +1071,16 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
 
 
 T = TypeVar("T")
-#: What ``run_query_with`` reads a page's ids into (``get_rows``: the ItemRows by id).
-Fetch = Callable[["Session", list[str]], Mapping[str, T]]
+#: What ``run_query_with`` reads a page's ids into (``get_rows``: the ItemRows by id), or a list
+#: of every id's entry in the page's order (``StoreUse.page``: a warm page's stored rows).
+Fetch = Callable[["Session", list[str]], Mapping[str, T] | list[T]]
+
+
+def _in_order(found: Mapping[str, T] | list[T], page_ids: list[str]) -> list[T]:
+    """The page's entries in its order (``Fetch``'s answer: a list is that already)."""
+    if found.__class__ is list:
+        return found
+    return [found[i] for i in page_ids if i in found]  # type: ignore[call-overload]
 
 
 def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,
@@ -1091,8 +1099,7 @@ def _random_page(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     if q.limit is not None:
         wanted = min(wanted, q.limit)
     page_ids = _pick(ordered, random.sample(range(total), wanted))
-    found = fetch(s, page_ids)
-    rows = [found[i] for i in page_ids if i in found]
+    rows = _in_order(fetch(s, page_ids), page_ids)
     return rows, total if q.enable_total_record_count else q.start_index + len(rows)
 
 
@@ -1114,8 +1121,8 @@ def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generati
     current epoch, else the row); ids it leaves out are left out of the page."""
     if q.adjacent_to:
         near, n = _adjacent(s, q)
-        fetched = fetch(s, [r.id for r in near])
-        return [fetched[r.id] for r in near if r.id in fetched], n
+        near_ids = [r.id for r in near]
+        return _in_order(fetch(s, near_ids), near_ids), n
     _check_paging(q)
     keys = [k for k in q.sort_by if k]
     if counts is not None and keys and keys[0] == "Random":
@@ -1128,8 +1135,7 @@ def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generati
         if ordered is not None:
             end = None if q.limit is None else q.start_index + q.limit
             page_ids = ordered[q.start_index:end]
-            found = fetch(s, page_ids)
-            rows = [found[i] for i in page_ids if i in found]
+            rows = _in_order(fetch(s, page_ids), page_ids)
             return rows, len(ordered) if q.enable_total_record_count else q.start_index + len(rows)
     by_statement = _page_ids(s, q, counts, generation) if counts is not None and cacheable else None
     count = None
@@ -1138,8 +1144,7 @@ def run_query_with(s: Session, q: ItemQuery, counts: CountCache | None, generati
         page_ids = [r[0] for r in s.execute(page).all()]
     else:
         page_ids = by_statement
-    found = fetch(s, page_ids)
-    rows = [found[i] for i in page_ids if i in found]
+    rows = _in_order(fetch(s, page_ids), page_ids)
     if q.enable_total_record_count:
         if (q.limit is None or len(rows) < q.limit) and (rows or q.start_index == 0):
             total = q.start_index + len(rows)

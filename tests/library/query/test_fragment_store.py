@@ -1085,6 +1085,73 @@ def test_a_listing_stored_in_its_order_is_read_from_its_ends_with_the_same_answe
     store.close()
 
 
+def test_a_warm_page_is_the_stores_rows_in_order_with_the_same_answers(tmp_path: Path) -> None:
+    """``StoreUse.page`` (a GetItems page's read): a page whose rows are one range of the file,
+    all of the epoch, in the page's order or its reverse, is the rows as SQLite gives them, a
+    list in the page's order (``whole``); any other page (a row of another epoch, marked valid or
+    not, a row between them of an id not asked, an id not stored, ids out of the file's order) is
+    ``fetch``'s answer, and each entry the same fragment either way."""
+    from server.library.catalog import fragment_store
+
+    store, shape, old, ids = _listing_stored(tmp_path / "fragments.sqlite3", 150, 7)
+    # (two rows left of an earlier epoch, in place: one whose digest is marked valid, one not)
+    store.put([(shape, ids[120], old, b"m", "Movie", 0, None, b'{"Marked"'),
+               (shape, ids[125], old, b"n", "Movie", 0, None, b'{"Old"')])
+    store.flush()
+    epoch = store.epoch("later")
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b'{"Id":"' + i.encode() + b'"')
+               for i in ids if i not in (ids[120], ids[125])])
+    store.flush()
+    store.mark_valid(epoch, shape, [b"m"])
+
+    def parts(entry: object) -> tuple[str, bytes, bytes] | str:
+        return entry if isinstance(entry, str) else tuple(entry)  # type: ignore[arg-type,return-value]
+
+    rows = {i: "the row" for i in ids + ["f" * 32]}
+    pages = [ids[10:90], ids[10:90][::-1], ids[:100], ids[100:119], ids[115:130], ids[:20] + ["f" * 32],
+             ids[30:40] + ids[20:30], ids[::3]]
+    wholes = []
+    for page in pages:
+        use, plain = StoreUse(store, shape, epoch), StoreUse(store, shape, epoch)
+        got = use.page(None, page, rows)
+        wholes.append(use.whole)
+        expected = plain.fetch(None, page, rows)
+        if use.whole:
+            assert isinstance(got, list) and [r[0] for r in got] == page
+            assert [parts(r) for r in got] == [parts(expected[i]) for i in page]
+        else:
+            assert isinstance(got, dict)
+            assert {i: parts(e) for i, e in got.items()} == {i: parts(e) for i, e in expected.items()}
+            assert set(use.stale) == set(plain.stale)
+    assert wholes == [True, True, True, True, False, False, False, False]
+    listed = StoreUse(store, shape, epoch).page(None, ids[110:124], rows)  # (the marked one: taken, not whole)
+    assert isinstance(listed, dict) and listed[ids[120]].body == b'{"Marked"' and len(listed) == 14
+    assert StoreUse(store, shape, epoch + 100).page(None, ids[10:90], {}) == {}  # (no row of that epoch)
+    # a range with no row of the epoch (after a write: every fragment older, marked valid): fetch's
+    # answer, the range's every row read in one statement after the epoch's (which found none);
+    # the next ranges of that epoch skip the epoch's statement, every _EPOCH_RETRY-th asks again
+    later = store.epoch("later still")
+    store.mark_valid(later, shape, [b"d"])
+    traced: list[str] = []
+    conn = store._conn()
+    conn.set_trace_callback(traced.append)
+    firsts = []
+    for k in range(fragment_store._EPOCH_RETRY + 2):
+        traced.clear()
+        stale, plain = StoreUse(store, shape, later), StoreUse(store, shape, later)
+        got = stale.page(None, ids[k:k + 20], rows)
+        reads = [t for t in traced if t.startswith("SELECT id, body, meta")]
+        assert isinstance(got, dict) and not stale.whole and len(got) == 20
+        assert all(isinstance(e, Stored) for e in got.values())
+        assert {i: parts(e) for i, e in got.items()} == \
+            {i: parts(e) for i, e in plain.fetch(None, ids[k:k + 20], rows).items()}
+        assert "+epoch" not in reads[-1] and "BETWEEN" in reads[-1]
+        firsts.append(len(reads) == 2 and "+epoch" in reads[0])
+    conn.set_trace_callback(None)
+    assert [k for k, asked in enumerate(firsts) if asked] == [0, fragment_store._EPOCH_RETRY]
+    store.close()
+
+
 def test_the_file_is_bounded(tmp_path: Path) -> None:
     store = FragmentStore(tmp_path / "fragments.sqlite3", max_bytes=512 * 1024)
     assert store.open()
