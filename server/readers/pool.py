@@ -364,6 +364,7 @@ class PoolStats:
     def __init__(self) -> None:
         self.waits: collections.deque[float] = collections.deque(maxlen=self.KEEP)
         self.waited = 0  # pages that found no free slot at once
+        self.queued = 0  # pages that went through the line (``waits`` keeps only the last KEEP)
         self.reader_pages = 0
         self.reader_seconds = 0.0  # handed over to answered, summed
         self.local_pages = 0
@@ -390,8 +391,8 @@ class PoolStats:
         return (f"{self.reader_pages} pages through readers (mean {self._mean(self.reader_seconds, self.reader_pages)} ms "
                 f"handed over to answered), {self.local_pages} answered here under load (mean "
                 f"{self._mean(self.local_seconds, self.local_pages)} ms), {self.gate_local} here with the CPU gate "
-                f"closed; {self.waited} of {len(self.waits)} "
-                f"waited for a slot; slot wait p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms; "
+                f"closed; {self.waited} of {self.queued} "
+                f"waited for a slot; slot wait (the last {len(waits)}) p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {at(1.0):.1f} ms; "
                 f"share left to the readers {self.share_declined} times (the owner busier than a reader with "
                 f"a core idle in {sum(1 for b in self.balance if _owner_busier(b))} of {len(self.balance)} "
                 f"readings; p50 the owner {self._median(0):.2f}, a reader {self._median(1):.2f}, idle "
@@ -694,6 +695,7 @@ class ReaderPool:
                 self._release(waiter.result())  # given a slot, then cancelled (the client left)
             raise
         self.stats.waits.append(self.clock() - t0)
+        self.stats.queued += 1
         return slot
 
     def _dispatch(self) -> None:

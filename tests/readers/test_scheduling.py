@@ -17,6 +17,7 @@ from server.readers import protocol
 from server.readers.pool import (
     CpuGate,
     LoadAverageIdle,
+    PoolStats,
     Reader,
     ReaderGone,
     ReaderPool,
@@ -138,7 +139,27 @@ def test_pages_take_reader_slots_first_come_first_served() -> None:
         reader.answer()
         await asyncio.gather(*tasks)
         assert order == ["A", "B", "C", "D"] and owner.answered == 0 and pool.served == 4
-        assert pool.stats.waited == 3 and len(pool.stats.waits) == 4
+        assert pool.stats.waited == 3 and len(pool.stats.waits) == 4 and pool.stats.queued == 4
+        assert "3 of 4 waited for a slot" in pool.stats.summary()
+
+    asyncio.run(run())
+
+
+def test_the_pool_log_counts_every_page_in_line_beyond_the_waits_it_keeps(monkeypatch) -> None:
+    """The log's "waited of" counts every page that went through the line; the percentiles are of
+    the last ``KEEP`` waits (before: "22,891 of 20,000 waited")."""
+    monkeypatch.setattr(PoolStats, "KEEP", 3)
+
+    async def run() -> None:
+        clock, reader, owner, order = Clock(), FakeReader(), Owner(), []
+        pool = make_pool([reader], clock, share=False)
+        tasks = [page(pool, owner, name, order) for name in "ABCDE"]
+        for _ in tasks:
+            await settle()
+            reader.answer()
+        await asyncio.gather(*tasks)
+        assert pool.stats.queued == 5 and len(pool.stats.waits) == 3 and pool.stats.waited == 4
+        assert "4 of 5 waited for a slot; slot wait (the last 3)" in pool.stats.summary()
 
     asyncio.run(run())
 
