@@ -52,6 +52,7 @@ from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
 from server.paths import ServerPaths
+from server.periodic import SaveEvery
 from server.playback import settings as playback_settings
 from server.playback.hls_service import SETTINGS_SECTIONS, TranscodeService
 from server.playback.service import PlaybackInfoService, PlaybackReports
@@ -153,7 +154,7 @@ class ServerContext:
         self.system_id = read_or_create_system_id(self.paths.system_id_file)
         self.request_restart: Callable[[], None] = lambda: log.warning("Restart is not available here")
         self.request_shutdown: Callable[[], None] = lambda: log.warning("Shutdown is not available here")
-        self._last_touch: dict[str, float] = {}
+        self._touches = SaveEvery(60.0)  # a token's last activity, written at most once a minute
         self._closers: list[Callable[[], object]] = []
 
         # -- the core: configuration, events, database, tasks
@@ -531,7 +532,5 @@ class ServerContext:
         """Keep the session list and the device's last activity fresh (the DB at most once a
         minute per token)."""
         self.sessions.touch(auth, remote)
-        now = time.monotonic()
-        if not auth.is_api_key and now - self._last_touch.get(auth.token, 0) > 60:
-            self._last_touch[auth.token] = now
+        if not auth.is_api_key and self._touches.due(auth.token, time.monotonic()):
             await self.tokens.touch(auth.token)

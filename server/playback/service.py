@@ -27,6 +27,7 @@ from server.db.handles import items
 from server.errors import BadRequestError, NotFoundError
 from server.library.catalog.media_sources import media_sources_for
 from server.library.catalog.query import ItemRow, item_rows
+from server.periodic import SaveEvery
 from server.playback.decision import apply_decision, decide_playback
 from server.playback.errors import PlaybackRequestError
 from server.playback.options import PlaybackOptions
@@ -269,36 +270,6 @@ def apply_stop(record: UserData, position: int | None, runtime: int | None, medi
     record.playback_position_ticks = position
     if completed:
         record.played = True
-
-
-class SaveEvery:
-    """Whether a key's periodic save is due: at most once every ``seconds`` per key.
-
-    A key last saved ``seconds`` ago or more counts as never saved, so such entries are dropped
-    whenever the table has doubled since the last sweep: it holds the keys of the last ``seconds``
-    (the videos playing now), not every (user, item) that ever reported progress without a stop.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self._last: dict[Any, float] = {}
-        self._sweep_at = 64
-
-    def due(self, key: Any, now: float) -> bool:
-        last = self._last.get(key)
-        if last is not None and now - last < self.seconds:
-            return False
-        self._last[key] = now
-        if len(self._last) >= self._sweep_at:
-            self._last = {k: t for k, t in self._last.items() if now - t < self.seconds}
-            self._sweep_at = max(64, 2 * len(self._last))
-        return True
-
-    def forget(self, key: Any) -> None:
-        self._last.pop(key, None)
-
-    def __len__(self) -> int:
-        return len(self._last)
 
 
 class PlaybackReports:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 
@@ -142,6 +144,24 @@ def test_tokens_are_per_device(server):
     with server.admin() as c:
         devices = {d["Id"] for d in c.get("/Devices").json()["Items"]}
     assert {"tv", "phone"} <= devices
+
+
+def test_a_devices_last_activity_is_written_on_use_at_most_once_a_minute(server):
+    with server.client(device="lamp") as c:
+        token = c.post("/Users/AuthenticateByName", json={"Username": "admin", "Pw": "s3cret!"}).json()["AccessToken"]
+
+    def last_activity() -> str:
+        with server.admin() as c:
+            return next(d["DateLastActivity"] for d in c.get("/Devices").json()["Items"] if d["Id"] == "lamp")
+
+    signed_in = last_activity()
+    time.sleep(1.1)
+    assert httpx.get(server.url + "/Users/Me", headers={"X-Emby-Token": token}).status_code == 200
+    first_use = last_activity()
+    assert first_use > signed_in  # the token's first request writes it
+    time.sleep(1.1)
+    assert httpx.get(server.url + "/Users/Me", headers={"X-Emby-Token": token}).status_code == 200
+    assert last_activity() == first_use  # not again within the minute
 
 
 def test_authentication_result_server_id_matches_public_info(server):

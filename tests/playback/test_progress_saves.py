@@ -1,7 +1,7 @@
 """How often a playing video's position is saved (``SaveEvery``): at most once every 10 s per
 (user, item), and the table only holds the keys saved within that window."""
 
-from server.playback.service import SaveEvery
+from server.periodic import SaveEvery
 
 
 def test_a_key_is_due_once_per_period():
