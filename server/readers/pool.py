@@ -595,12 +595,13 @@ class ReaderPool:
         self._inflight += 1
         try:
             while True:
-                if self._inflight <= self.settings.busy or not self._alive() or not self._cpu_free():
-                    if self._inflight > self.settings.busy:
-                        if self._cpu_free():
-                            self._grow()
-                        else:
-                            self.stats.gate_local += 1
+                busy = self._inflight > self.settings.busy
+                free = busy and self._cpu_free()  # (the gate, asked once a page)
+                if not free or not self._alive():
+                    if free:
+                        self._grow()
+                    elif busy:
+                        self.stats.gate_local += 1
                     self.answered_here += 1
                     return await local(q, opts)
                 slot = await self._queue()
