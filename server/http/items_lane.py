@@ -38,6 +38,7 @@ requests with the lane on and off to a real server and compares the replies byte
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -145,10 +146,7 @@ class ItemsLane:
         ``app``. ``cycle``: uvicorn's cycle of the request, on a plain socket connection whose
         socket may go to a reader process (server/http/protocol.py), else None."""
 
-        async def lane(scope: Scope, receive: Any, send: Send) -> None:
-            await self.serve(app, scope, receive, send, cycle)
-
-        return lane
+        return functools.partial(self.serve, app, cycle=cycle)  # (no coroutine of its own around serve's)
 
     async def serve(self, app: ASGIApp, scope: Scope, receive: Any, send: Send,
                     cycle: RequestResponseCycle | None = None) -> None:
