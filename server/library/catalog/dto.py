@@ -13,7 +13,7 @@ import threading
 import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -82,25 +82,6 @@ class DtoOptions:
 
     def has(self, name: str) -> bool:
         return name in self.fields
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled (with every page handed to a reader process) as its values alone, in field order,
-        and built again without ``__init__``, as ``ItemQuery`` is (a pickled ``__dict__`` writes and
-        reads every name). An instance with attributes other than its fields travels by name."""
-        values = self.__dict__
-        if tuple(values) != _DTO_OPTIONS_FIELDS:
-            return _dto_options_from, (dict(values),)
-        return _dto_options_from, (tuple(values.values()),)
-
-
-def _dto_options_from(values: tuple[Any, ...] | dict[str, Any]) -> DtoOptions:
-    """``DtoOptions.__reduce__``'s rebuild."""
-    opts = object.__new__(DtoOptions)
-    opts.__dict__.update(values if isinstance(values, dict) else zip(_DTO_OPTIONS_FIELDS, values, strict=True))
-    return opts
-
-
-_DTO_OPTIONS_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(DtoOptions))
 
 
 def options_from(fields: Iterable[str] | None = None, *, enable_images: bool | None = None,
