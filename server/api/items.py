@@ -13,7 +13,7 @@ from server.api.replies import keep, kept_reply
 from server.auth.service import AuthInfo
 from server.context import ServerContext
 from server.errors import BadRequestError
-from server.library.catalog.query import ItemQuery
+from server.library.catalog.query import ItemQuery, blank_query
 from server.wire import models as w
 from server.wire.casing import camel_case_requested
 
@@ -55,31 +55,135 @@ async def get_items(
     """A BaseItemDtoQueryResult, encoded by ItemService.query_reply in the request's casing."""
     viewer = await ctx.items.viewer(auth, userId)
     start, limit = page.bounds()
-    q = ItemQuery(
-        parent_id=guid_or_none(parentId, "parentId"), recursive=bool(recursive),
-        include_types=list(includeItemTypes or ()), exclude_types=list(excludeItemTypes or ()),
-        media_types=list(mediaTypes or ()), ids=guids(ids, "ids"), exclude_ids=guids(excludeItemIds, "excludeItemIds"),
-        genres=split_names(genres), genre_ids=guids(genreIds, "genreIds"), studios=split_names(studios),
-        studio_ids=guids(studioIds, "studioIds"), tags=split_names(tags), artists=split_names(artists),
-        artist_ids=guids(artistIds, "artistIds"), album_artist_ids=guids(albumArtistIds, "albumArtistIds"),
-        contributing_artist_ids=guids(contributingArtistIds, "contributingArtistIds"),
-        exclude_artist_ids=guids(excludeArtistIds, "excludeArtistIds"), albums=split_names(albums),
-        album_ids=guids(albumIds, "albumIds"), person=person or None, person_ids=guids(personIds, "personIds"),
-        person_types=split_names(personTypes), years=list(years or ()), official_ratings=split_names(officialRatings),
-        filters=list(filters or ()), is_played=isPlayed, is_favorite=isFavorite, search_term=searchTerm,
-        name_starts_with=nameStartsWith or None, name_starts_with_or_greater=nameStartsWithOrGreater or None,
-        name_less_than=nameLessThan or None, min_community_rating=minCommunityRating,
-        min_critic_rating=minCriticRating, has_subtitles=hasSubtitles, has_overview=hasOverview,
-        has_official_rating=hasOfficialRating if hasOfficialRating is not None else hasParentalRating,
-        has_imdb_id=hasImdbId, has_tmdb_id=hasTmdbId, has_tvdb_id=hasTvdbId, is_hd=isHd, is_4k=is4K, is_3d=is3D,
-        is_locked=isLocked, is_missing=isMissing, is_place_holder=isPlaceHolder,
-        location_types=list(locationTypes or ()), exclude_location_types=list(excludeLocationTypes or ()),
-        series_status=list(seriesStatus or ()), video_types=list(videoTypes or ()),
-        min_premiere_date=minPremiereDate, max_premiere_date=maxPremiereDate, index_number=indexNumber,
-        parent_index_number=parentIndexNumber, min_width=minWidth, min_height=minHeight, max_width=maxWidth,
-        max_height=maxHeight, sort_by=list(sortBy or ()), sort_order=list(sortOrder or ()), start_index=start,
-        limit=limit, enable_total_record_count=enableTotalRecordCount is not False,
-    )
+    # Every field at its default, then the ones the request names (a page names ten of some
+    # eighty): the same query as ``ItemQuery(...)`` of every parameter converted (a converter
+    # maps an absent parameter to its field's default), without ~25 converter calls and the
+    # ~85 keyword arguments (callgrind: the owner's instructions a handed page). The validating
+    # converters (``guid_or_none``, ``guids``) run in the order the parameters were always read,
+    # so the first bad one is still the one reported.
+    q = blank_query()
+    if parentId is not None:
+        q.parent_id = guid_or_none(parentId, "parentId")
+    if recursive:
+        q.recursive = True
+    if includeItemTypes:
+        q.include_types = list(includeItemTypes)
+    if excludeItemTypes:
+        q.exclude_types = list(excludeItemTypes)
+    if mediaTypes:
+        q.media_types = list(mediaTypes)
+    if ids:
+        q.ids = guids(ids, "ids")
+    if excludeItemIds:
+        q.exclude_ids = guids(excludeItemIds, "excludeItemIds")
+    if genres:
+        q.genres = split_names(genres)
+    if genreIds:
+        q.genre_ids = guids(genreIds, "genreIds")
+    if studios:
+        q.studios = split_names(studios)
+    if studioIds:
+        q.studio_ids = guids(studioIds, "studioIds")
+    if tags:
+        q.tags = split_names(tags)
+    if artists:
+        q.artists = split_names(artists)
+    if artistIds:
+        q.artist_ids = guids(artistIds, "artistIds")
+    if albumArtistIds:
+        q.album_artist_ids = guids(albumArtistIds, "albumArtistIds")
+    if contributingArtistIds:
+        q.contributing_artist_ids = guids(contributingArtistIds, "contributingArtistIds")
+    if excludeArtistIds:
+        q.exclude_artist_ids = guids(excludeArtistIds, "excludeArtistIds")
+    if albums:
+        q.albums = split_names(albums)
+    if albumIds:
+        q.album_ids = guids(albumIds, "albumIds")
+    if person:
+        q.person = person
+    if personIds:
+        q.person_ids = guids(personIds, "personIds")
+    if personTypes:
+        q.person_types = split_names(personTypes)
+    if years:
+        q.years = list(years)
+    if officialRatings:
+        q.official_ratings = split_names(officialRatings)
+    if filters:
+        q.filters = list(filters)
+    if isPlayed is not None:
+        q.is_played = isPlayed
+    if isFavorite is not None:
+        q.is_favorite = isFavorite
+    if searchTerm is not None:
+        q.search_term = searchTerm
+    if nameStartsWith:
+        q.name_starts_with = nameStartsWith
+    if nameStartsWithOrGreater:
+        q.name_starts_with_or_greater = nameStartsWithOrGreater
+    if nameLessThan:
+        q.name_less_than = nameLessThan
+    if minCommunityRating is not None:
+        q.min_community_rating = minCommunityRating
+    if minCriticRating is not None:
+        q.min_critic_rating = minCriticRating
+    if hasSubtitles is not None:
+        q.has_subtitles = hasSubtitles
+    if hasOverview is not None:
+        q.has_overview = hasOverview
+    if hasOfficialRating is not None or hasParentalRating is not None:
+        q.has_official_rating = hasOfficialRating if hasOfficialRating is not None else hasParentalRating
+    if hasImdbId is not None:
+        q.has_imdb_id = hasImdbId
+    if hasTmdbId is not None:
+        q.has_tmdb_id = hasTmdbId
+    if hasTvdbId is not None:
+        q.has_tvdb_id = hasTvdbId
+    if isHd is not None:
+        q.is_hd = isHd
+    if is4K is not None:
+        q.is_4k = is4K
+    if is3D is not None:
+        q.is_3d = is3D
+    if isLocked is not None:
+        q.is_locked = isLocked
+    if isMissing is not None:
+        q.is_missing = isMissing
+    if isPlaceHolder is not None:
+        q.is_place_holder = isPlaceHolder
+    if locationTypes:
+        q.location_types = list(locationTypes)
+    if excludeLocationTypes:
+        q.exclude_location_types = list(excludeLocationTypes)
+    if seriesStatus:
+        q.series_status = list(seriesStatus)
+    if videoTypes:
+        q.video_types = list(videoTypes)
+    if minPremiereDate is not None:
+        q.min_premiere_date = minPremiereDate
+    if maxPremiereDate is not None:
+        q.max_premiere_date = maxPremiereDate
+    if indexNumber is not None:
+        q.index_number = indexNumber
+    if parentIndexNumber is not None:
+        q.parent_index_number = parentIndexNumber
+    if minWidth is not None:
+        q.min_width = minWidth
+    if minHeight is not None:
+        q.min_height = minHeight
+    if maxWidth is not None:
+        q.max_width = maxWidth
+    if maxHeight is not None:
+        q.max_height = maxHeight
+    if sortBy:
+        q.sort_by = list(sortBy)
+    if sortOrder:
+        q.sort_order = list(sortOrder)
+    q.start_index = start
+    q.limit = limit
+    if enableTotalRecordCount is False:
+        q.enable_total_record_count = False
     if adjacentTo:
         q.adjacent_to = guid_or_none(adjacentTo, "adjacentTo")
     if imageTypes:

@@ -38,12 +38,14 @@ requests with the lane on and off to a real server and compares the replies byte
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 
 from server.errors import ReelroomError
 from server.http import handoff, limits, reply_cache
@@ -144,10 +146,7 @@ class ItemsLane:
         ``app``. ``cycle``: uvicorn's cycle of the request, on a plain socket connection whose
         socket may go to a reader process (server/http/protocol.py), else None."""
 
-        async def lane(scope: Scope, receive: Any, send: Send) -> None:
-            await self.serve(app, scope, receive, send, cycle)
-
-        return lane
+        return functools.partial(self.serve, app, cycle=cycle)  # (no coroutine of its own around serve's)
 
     async def serve(self, app: ASGIApp, scope: Scope, receive: Any, send: Send,
                     cycle: RequestResponseCycle | None = None) -> None:
@@ -262,43 +261,15 @@ class _Capture:
         return False
 
 
-class _Written:
-    """Stands in for the transport while a reply a reader wrote is finished: writes are dropped
-    (the bytes are on the wire already), anything else (a close) is the transport's own."""
-
-    __slots__ = ("transport",)
-
-    def __init__(self, transport: Any) -> None:
-        self.transport = transport
-
-    def write(self, data: Any) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
-class _Length:
-    """A body of ``n`` bytes that are not here (uvicorn's cycle only takes its length)."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-
-    def __len__(self) -> int:
-        return self.n
-
-
 class _Offer:
     """The lane's hand-off offer (server/http/handoff.py) for one request: the reply's head
     is built by uvicorn's own ``send`` on a copy of the cycle (status line, Date, Server, the
     headers in their order and casing, ``connection: close`` when the connection is closing),
     through the same CORS and charset layers as a reply the owner writes, with a marked
     Content-Length split out; the reader puts its body's length between the parts. Once the
-    reader wrote, ``finish`` sends the reply through the real cycle with its writes dropped, so
-    the access log, keep-alive, ``connection: close``, pipelining and flow control are what they
-    would have been."""
+    reader wrote, ``finish`` does the cycle's bookkeeping of that reply as uvicorn's ``send`` would
+    (no bytes), so the access log, keep-alive, ``connection: close``, pipelining and flow control
+    are what they would have been."""
 
     __slots__ = ("cycle", "handed", "handler", "lane", "scope")
 
@@ -369,18 +340,33 @@ class _Offer:
         real: Any = cycle.transport
         if handed.rest and not real.is_closing():
             real.write(handed.rest)  # (after what the reader wrote: it wrote nothing more)
-        # Straight to uvicorn's send, past the CORS and charset layers the head was built
-        # through (``head``): their headers are written nowhere here, and uvicorn's bookkeeping
-        # reads only the status, Content-Length, Transfer-Encoding and Connection, which they
-        # never add or change
-        start: Any = _start(self.handler, str(handed.length).encode("latin-1"))
-        body: Any = {"type": "http.response.body", "body": _Length(handed.length)}
-        cycle.transport = _Written(real)  # type: ignore[assignment]
-        try:
-            await RequestResponseCycle.send(cycle, start)
-            await RequestResponseCycle.send(cycle, body)
-        finally:
-            cycle.transport = real
+        # What uvicorn's ``RequestResponseCycle.send`` does for this reply's head and body, less
+        # the writes (the bytes are on the wire) and the head it built already (``head``, the
+        # same send on a copy of the cycle): wait while the transport's buffer is over its mark,
+        # the access log line, the response complete (a closing connection closed), then
+        # uvicorn's next step (a pipelined request, the keep-alive timer). Its head's bookkeeping
+        # reads only the status, Content-Length, Transfer-Encoding and Connection, and the lane's
+        # head has a Content-Length and neither of the others (CORS and charset add none), so
+        # the cycle's keep-alive stays as the head was built with. (Once going through ``send``
+        # twice with its writes dropped.)
+        if cycle.flow.write_paused and not cycle.disconnected:
+            await cycle.flow.drain()
+        if cycle.disconnected:
+            return
+        cycle.response_started = True
+        cycle.waiting_for_100_continue = False
+        if cycle.access_log:
+            scope: Any = cycle.scope
+            cycle.access_logger.info('%s - "%s %s HTTP/%s" %d', get_client_addr(scope), scope["method"],
+                                     get_path_with_query_string(scope), scope["http_version"],
+                                     self.handler.status_code)
+        cycle.chunked_encoding = False
+        cycle.expected_content_length = 0
+        cycle.response_complete = True
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            real.close()
+        cycle.on_response()
 
     def abort(self) -> None:
         """Close the connection, and tell uvicorn's cycle it is gone (no reply, no 500)."""

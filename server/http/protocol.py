@@ -306,7 +306,25 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
-        super().on_headers_complete()
+        # A request that arrives while the last one's reply is still going out waits in uvicorn's
+        # pipeline, and uvicorn stops reading the socket until that reply is done (two epoll_ctl
+        # calls, a pause and a resume, and the event loop's bookkeeping of both). With a reader
+        # process writing replies (server/http/handoff.py) that is most pages: the client has the
+        # reply and asks the next page before the reader's answer reaches this process. The first
+        # such request waits without the pause; a second one (the client pipelines) pauses reading
+        # as ever, so at most one request more is read ahead (and a body beyond uvicorn's high
+        # water mark still pauses it).
+        flow = self.flow
+        cycle = self.cycle
+        ahead = (cycle is not None and not cycle.response_complete and not self.pipeline
+                 and flow is not None and not flow.read_paused)
+        if ahead:
+            flow.read_paused = True  # (uvicorn's pause_reading is then a no-op)
+        try:
+            super().on_headers_complete()
+        finally:
+            if ahead:
+                flow.read_paused = False
 
     def on_message_complete(self) -> None:
         self._in_head = True

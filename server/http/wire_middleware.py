@@ -248,6 +248,21 @@ def _parse_query(raw_query: bytes) -> list[tuple[str, str]]:
     return parse_qsl(query, keep_blank_values=True)
 
 
+def _plain_int_part(info: RouteInfo, part: str) -> tuple[str, str | None, tuple[str, ...]] | None:
+    """``_tidied_by_parts``' tidied form of a ``key=digits`` part of an integer parameter, worked
+    out without tidying it (nor keeping it: an Items page's ``startIndex`` is new on nearly every
+    page, and kept it would push the page's other parts out): the key in the operation's spelling,
+    the digits as they are (``_tidy_scalar`` keeps an integer's text, and nine digits are within
+    int32), no problem. None for anything else (tidied as ever)."""
+    key, sep, value = part.partition("=")
+    if not sep or not value.isdigit() or not value.isascii() or len(value) > 9 or "%" in key or "+" in key:
+        return None
+    hit = info.query.get(key.lower())
+    if hit is None or hit[1] not in ("int32", "int64"):
+        return None
+    return hit[0] + "=" + value, None, ()
+
+
 class WireMiddleware:
     def __init__(self, app: ASGIApp, startup: StartupState) -> None:
         self.app = app
@@ -308,6 +323,8 @@ class WireMiddleware:
                 continue
             key = (route, part)
             hit = parts.get(key)
+            if hit is None:
+                hit = _plain_int_part(info, part)
             if hit is None:
                 pairs, part_problem = _tidy_query(parse_qsl(part, keep_blank_values=True), info)
                 listed = tuple(name for name, _value in pairs

@@ -176,6 +176,7 @@ class Viewer:
 ItemElsewhere = Callable[[str, Viewer, DtoOptions, bool], Awaitable[tuple[bytes, bytes] | bool | None]]
 
 VIEWS_KEPT = 256  # UserViews answers kept (users x argument sets)
+VIEWERS_KEPT = 256  # Viewers kept (ItemService._viewer_of), one per user
 VERDICTS_KEPT = 8192  # (item, viewer) pairs whose may-see verdict and user data part are kept
 
 
@@ -211,6 +212,7 @@ class ItemService:
         self.events = events
         self.count_cache = CountCache()
         self.rating_country = rating_country  # MetadataCountryCode: the country whose ratings apply
+        self._viewers: dict[str, Viewer] = {}  # by user id: see _viewer_of
         #: by-name ids (genres, studios, artists, years) back to names, rebuilt after writes
         self.by_name = ByNameIndex(lambda: db.content_generation)  # names never come from user data
         #: by-name list pages (counted entries, DTOs without UserData) per content generation
@@ -254,10 +256,25 @@ class ItemService:
             user = await self.users.get(target)
             if auth is not None and not auth.is_admin and auth.user_id != target:
                 raise ForbiddenError("Only an administrator may act for another user.")
-            return Viewer(user, self.rating_country())
+            return self._viewer_of(user)
         if auth is not None and auth.user is not None:
-            return Viewer(await self.users.get(auth.user.id), self.rating_country())
+            return self._viewer_of(await self.users.get(auth.user.id))
         return Viewer(None)
+
+    def _viewer_of(self, user: UserRecord) -> Viewer:
+        """``Viewer(user, country)``, the same one again while the user's record (a policy change
+        makes a new one) and the rating country are the ones it was made of: a Viewer is frozen,
+        and what it works out once (its ``parental`` rules) follows from those two alone, so a
+        page need not build its rules again (every Items page asks for them)."""
+        country = self.rating_country()
+        kept = self._viewers.get(user.id)
+        if kept is not None and kept.user is user and kept.country == country:
+            return kept
+        viewer = Viewer(user, country)
+        if len(self._viewers) >= VIEWERS_KEPT:
+            self._viewers.clear()
+        self._viewers[user.id] = viewer
+        return viewer
 
     async def check_path_items(self, auth: AuthInfo | None, path_params: dict[str, Any],
                                user_id: str | None = None) -> None:

@@ -24,7 +24,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -321,6 +321,23 @@ def _query_from(values: tuple[Any, ...] | dict[str, Any]) -> ItemQuery:
 
 #: ItemQuery's field names, in order (an instance's ``__dict__`` holds them so: ``__init__`` sets them)
 _QUERY_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ItemQuery))
+#: The fields' defaults in field order (a default factory's as None: ``blank_query`` calls it)
+_QUERY_DEFAULTS: dict[str, Any] = {f.name: None if f.default is MISSING else f.default for f in fields(ItemQuery)}
+_QUERY_FACTORIES: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
+    (f.name, f.default_factory) for f in fields(ItemQuery) if f.default_factory is not MISSING)
+
+
+def blank_query() -> ItemQuery:
+    """``ItemQuery()`` (every field its default, a fresh list or set where a factory makes one),
+    without ``__init__``'s ~85 keyword parameters: GET /Items (server/api/items.py) then sets only
+    the fields its request names. The same object ``ItemQuery()`` makes (``__dict__`` in field
+    order, as ``__reduce__`` expects)."""
+    q = object.__new__(ItemQuery)
+    values = q.__dict__
+    values.update(_QUERY_DEFAULTS)
+    for name, factory in _QUERY_FACTORIES:
+        values[name] = factory()
+    return q
 
 
 # ---------------------------------------------------------------- by-name ids
