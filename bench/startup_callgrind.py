@@ -10,8 +10,8 @@ dummy password hash (argon2, queued at ready, so after the first 200: under call
 count for more than the start) and uvicorn's serving (the same in both trees). A first start on an
 empty data folder, then a restart on it. Bytecode is compiled first for both trees, and the
 dataclass methods ``server/code_cache.py`` keeps are made as any earlier run leaves them (one
-import of the server's modules; ``--cold-code-cache`` removes them instead: the first run of a
-fresh checkout, with bytecode).
+start without valgrind; ``--cold-code-cache`` removes them instead: the first run of a fresh
+checkout, with bytecode).
 
     python bench/startup_callgrind.py [--baseline DIR] [--data DIR] [--cold-code-cache]   # --data: a library, copied
 
@@ -68,12 +68,22 @@ def instructions(root: Path, data: Path) -> int:
 CODE_CACHE = f"dataclass-code.{sys.implementation.cache_tag}.bin"  # server/code_cache.py's file
 
 
+# The same start, which then saves what server/code_cache.py compiled (where the tree has it), as a
+# served start does once it is ready.
+PREPARE = START.replace("    os._exit(0)", """    cache = sys.modules.get("server.code_cache")
+    if cache is not None:
+        cache.save()
+    os._exit(0)""")
+
+
 def keep_dataclass_code(root: Path) -> None:
-    """The server's modules imported once with bytecode writing allowed: where the tree has
-    server/code_cache.py its dataclasses' compiled methods are kept, as any earlier run leaves them."""
+    """One start (without valgrind, on an empty data folder) with bytecode writing allowed: where the
+    tree has server/code_cache.py its dataclasses' compiled methods are kept, as any earlier run
+    leaves them."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", "import app.server_main, server.app, server.context, server.runner"],
-                   cwd=root, env={**env, "PYTHONPATH": str(root)}, check=True, timeout=300)
+    with tempfile.TemporaryDirectory(prefix="reelroom-startup-callgrind-prepare-") as data:
+        subprocess.run([sys.executable, "-c", PREPARE, data], cwd=root, env={**env, "PYTHONPATH": str(root)},
+                       check=True, timeout=300, capture_output=True)
 
 
 def main() -> None:
