@@ -34,7 +34,7 @@ from typing import Any
 FILE = os.path.join(os.path.dirname(__file__), "__pycache__",
                     f"dataclass-code.{sys.implementation.cache_tag}.bin")
 #: past this many texts the file keeps only what the saving process used (old texts go)
-MOST = 4000
+MOST = 2000
 _HEADER = MAGIC_NUMBER + bytes([sys.flags.optimize & 0xFF])
 
 _codes: dict[str, CodeType] = {}  # text -> its code: read from the file, then compiled here
@@ -94,12 +94,13 @@ def save() -> bool:
     if sys.dont_write_bytecode:
         return False
     with _lock:
-        if not _compiled:
+        compiled = _compiled
+        if not compiled:
             return False
         kept = _read()
-        kept.update(_codes)
+        kept.update(_codes)  # (one C call: a class made on another thread meanwhile cannot break it)
         if len(kept) > MOST:
-            kept = {text: kept[text] for text in _used if text in kept}
+            kept = {text: kept[text] for text in list(_used) if text in kept}
         data = _HEADER + marshal.dumps(kept)
         temporary = f"{FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
@@ -113,5 +114,5 @@ def save() -> bool:
             except OSError:
                 pass
             return False
-        _compiled = 0
+        _compiled -= compiled  # (texts compiled while this one wrote go with the next save)
         return True

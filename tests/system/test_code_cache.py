@@ -187,3 +187,34 @@ print(json.dumps({"compiled": code_cache._compiled > 0, "saved": code_cache.save
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"compiled": True, "saved": False}
     assert not cache.exists()
+
+
+def test_a_full_cache_keeps_only_what_the_saving_process_used(tmp_path):
+    """Past ``MOST`` texts (other programs' classes, older versions of a class) the file is
+    rewritten with the texts the saving process used, so it does not grow without end."""
+    script = '''
+import json, marshal, sys
+from server import code_cache
+code_cache.FILE = sys.argv[1]
+code_cache.MOST = 5
+old = {f"x = {i}": compile(f"x = {i}", "<string>", "exec") for i in range(10)}
+with open(code_cache.FILE, "wb") as f:
+    f.write(code_cache._HEADER + marshal.dumps(old))
+code_cache._codes.clear()
+code_cache._used.clear()
+code_cache._codes.update(code_cache._read())
+from dataclasses import dataclass
+
+@dataclass
+class Point:
+    x: int
+    y: int = 0
+
+saved = code_cache.save()
+kept = code_cache._read()
+print(json.dumps({"saved": saved, "kept": sorted(kept) == sorted(code_cache._used), "old": sum(t in kept for t in old),
+                  "point": repr(Point(1))}))
+'''
+    cache = tmp_path / "dataclass-code.bin"
+    result = _run(script, str(cache))
+    assert result == {"saved": True, "kept": True, "old": 0, "point": "Point(x=1, y=0)"}
