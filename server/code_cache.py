@@ -15,8 +15,9 @@ text missing from the cache is compiled here, so a class gets the very functions
 The cache is looked up by the whole text (no hash to collide) and belongs to one Python (its
 bytecode magic number heads the file); a file that cannot be read is ignored. ``save`` writes what
 this process compiled, merged with the file (a temporary file, then a rename: processes that save at
-once leave one whole file), after the start (``ServerContext.initialize``) and at exit; like
-bytecode, never under ``PYTHONDONTWRITEBYTECODE`` nor where the folder is not writable.
+once leave one whole file), at exit, or once a server has started (``settle``: the texts are then let
+go, and the classes a running server makes later compile as without the cache); like bytecode,
+never under ``PYTHONDONTWRITEBYTECODE`` nor where the folder is not writable.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _HEADER = MAGIC_NUMBER + bytes([sys.flags.optimize & 0xFF])
 _codes: dict[str, CodeType] = {}  # text -> its code: read from the file, then compiled here
 _used: set[str] = set()
 _compiled = 0  # texts compiled by this process since its last save
+_active = True  # until ``settle``: afterwards dataclasses compile as without the cache
 _lock = threading.Lock()
 _exec = builtins.exec
 
@@ -52,7 +54,7 @@ def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any 
         globals = frame.f_globals  # noqa: A001
         if locals is None:
             locals = frame.f_locals
-    if type(source) is str:
+    if type(source) is str and _active:
         code = _codes.get(source)
         if code is None:
             code = compile(source, "<string>", "exec", dont_inherit=True)
@@ -116,3 +118,16 @@ def save() -> bool:
             return False
         _compiled -= compiled  # (texts compiled while this one wrote go with the next save)
         return True
+
+
+def settle() -> None:
+    """After a server's start (``ServerContext.initialize``, in the executor): save what it compiled,
+    then let the texts go (~0.8 MiB of texts and code objects that the made classes do not use), so
+    an idle server holds what it held without the cache; classes made later (modules loaded on first
+    use) compile as they would without it."""
+    global _active
+    save()
+    with _lock:
+        _active = False
+        _codes.clear()
+        _used.clear()

@@ -218,3 +218,46 @@ print(json.dumps({"saved": saved, "kept": sorted(kept) == sorted(code_cache._use
     cache = tmp_path / "dataclass-code.bin"
     result = _run(script, str(cache))
     assert result == {"saved": True, "kept": True, "old": 0, "point": "Point(x=1, y=0)"}
+
+
+def test_a_served_start_saves_then_lets_the_texts_go(tmp_path):
+    """The runner's server: once ready it saves what its start compiled and lets the texts go
+    (an idle server holds no more than without the cache); the next start compiles none of them."""
+    script = '''
+import json, socket, sys, threading, time
+from pathlib import Path
+from server import code_cache
+code_cache.FILE = sys.argv[1]
+code_cache._codes.clear()
+code_cache._codes.update(code_cache._read())
+kept = len(code_cache._codes)
+texts = []  # every text the cache compiles (its _compiled is reset by the save after ready)
+code_cache.compile = lambda text, *args, **kwargs: texts.append(text) or compile(text, *args, **kwargs)
+from server.context import ServerOptions
+from server.runner import ServerRunner
+runner = ServerRunner(ServerOptions(data_dir=Path(sys.argv[2]), port=0, host="127.0.0.1", enable_lan=False))
+thread = threading.Thread(target=runner.serve, daemon=True)
+thread.start()
+assert runner.ready.wait(120)
+compiled = len(texts)
+with socket.create_connection(("127.0.0.1", runner.port), timeout=30) as s:
+    s.sendall(b"GET /System/Info/Public HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+    status = s.recv(65536).split(b"\\r\\n", 1)[0].decode()
+deadline = time.monotonic() + 30
+while code_cache._active and time.monotonic() < deadline:
+    time.sleep(0.05)
+settled = {"active": code_cache._active, "texts": len(code_cache._codes), "used": len(code_cache._used)}
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"kept": kept, "compiled": compiled, "status": status, "settled": settled,
+                  "in_file": len(code_cache._read())}))
+'''
+    cache = str(tmp_path / "dataclass-code.bin")
+    first = _run(script, cache, str(tmp_path / "data"))
+    assert first["kept"] == 0 and first["compiled"] > 100
+    assert first["status"] == "HTTP/1.1 200 OK"
+    assert first["settled"] == {"active": False, "texts": 0, "used": 0}
+    assert first["in_file"] >= first["compiled"]
+    second = _run(script, cache, str(tmp_path / "data"))
+    assert second["kept"] == first["in_file"] and second["compiled"] == 0
+    assert second["settled"] == {"active": False, "texts": 0, "used": 0}
