@@ -38,9 +38,10 @@ FILE = os.path.join(os.path.dirname(__file__), "__pycache__",
 MOST = 2000
 _HEADER = MAGIC_NUMBER + bytes([sys.flags.optimize & 0xFF])
 
-_codes: dict[str, CodeType] = {}  # text -> its code: read from the file, then compiled here
-_used: set[str] = set()
-_compiled = 0  # texts compiled by this process since its last save
+_codes: dict[str, CodeType] = {}  # text -> its code: the file's texts this process has not run yet
+_new: dict[str, CodeType] = {}  # texts compiled here that the file lacks, until saved
+_used: set[int] = set()  # the hash of each text run (past MOST texts, the file keeps these)
+_compiled = 0  # texts compiled here that the file lacked (for the tests and the benches)
 _active = True  # until ``settle``: afterwards dataclasses compile as without the cache
 _lock = threading.Lock()
 _exec = builtins.exec
@@ -55,12 +56,18 @@ def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any 
         if locals is None:
             locals = frame.f_locals
     if type(source) is str and _active:
-        code = _codes.get(source)
+        # Each text's entry goes as it is used, while the start still allocates (its memory is
+        # reused at once, as a compile's is; kept to the end it stayed as ~1 MiB of holes). A
+        # second class with the same text (~20 at start) compiles it again.
+        code = _codes.pop(source, None)
         if code is None:
-            code = compile(source, "<string>", "exec", dont_inherit=True)
-            _codes[source] = code
-            _compiled += 1
-        _used.add(source)
+            code = _new.get(source)
+            if code is None:
+                code = compile(source, "<string>", "exec", dont_inherit=True)
+                if hash(source) not in _used:  # not a text of the file this process ran already
+                    _new[source] = code
+                    _compiled += 1
+        _used.add(hash(source))
         source = code
     _exec(source, globals, locals)
 
@@ -96,13 +103,14 @@ def save() -> bool:
     if sys.dont_write_bytecode:
         return False
     with _lock:
-        compiled = _compiled
-        if not compiled:
+        new = dict(_new)  # (one C call each: a class made on another thread meanwhile cannot break them)
+        if not new:
             return False
         kept = _read()
-        kept.update(_codes)  # (one C call: a class made on another thread meanwhile cannot break it)
+        kept.update(new)
         if len(kept) > MOST:
-            kept = {text: kept[text] for text in list(_used) if text in kept}
+            used = set(_used)
+            kept = {text: code for text, code in kept.items() if hash(text) in used}
         data = _HEADER + marshal.dumps(kept)
         temporary = f"{FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
@@ -116,18 +124,20 @@ def save() -> bool:
             except OSError:
                 pass
             return False
-        _compiled -= compiled  # (texts compiled while this one wrote go with the next save)
+        for text in new:
+            _new.pop(text, None)
         return True
 
 
 def settle() -> None:
     """After a server's start (``ServerContext.initialize``, in the executor): save what it compiled,
-    then let the texts go (~0.8 MiB of texts and code objects that the made classes do not use), so
-    an idle server holds what it held without the cache; classes made later (modules loaded on first
+    then let go of the file's texts it did not run (those it ran went as it ran them), so an idle
+    server holds what it held without the cache; classes made later (modules loaded on first
     use) compile as they would without it."""
     global _active
     save()
     with _lock:
         _active = False
         _codes.clear()
+        _new.clear()
         _used.clear()
