@@ -3,8 +3,8 @@
 ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__`` (and, as asked, its
 ordering, hash and frozen ``__setattr__``) as source text and compiles that text with ``exec`` when
 the class is made. A server start makes some 190 dataclasses (Litestar's, the server's, anyio's),
-and compiling their ~450,000 characters of methods was ~0.6 G instructions, about a fifth of a
-start (``bench/startup_callgrind.py``), every time, for the same texts.
+and compiling their ~450,000 characters of methods was ~0.53 G instructions, a fifth of a start
+(``bench/startup_callgrind.py``), every time, for the same texts.
 
 ``install`` (``server/__init__.py``: before any module of the server imports Litestar) gives the
 ``dataclasses`` module an ``exec`` of its own that, for a text it compiled in an earlier run, takes
@@ -13,10 +13,11 @@ Nothing else changes: ``exec(text)`` compiles ``text`` as ``compile(text, "<stri
 with the flags of the calling module (``dataclasses`` has no ``__future__`` import), which is how a
 text missing from the cache is compiled here, so a class gets the very functions it would have got.
 The cache is looked up by the whole text (no hash to collide) and belongs to one Python (its
-bytecode magic number heads the file); a file that cannot be read is ignored. ``save`` writes what
+bytecode magic number heads the file); a file that cannot be read is ignored. An entry goes from
+memory as it is used. ``save`` writes what
 this process compiled, merged with the file (a temporary file, then a rename: processes that save at
-once leave one whole file), at exit, or once a server has started (``settle``: the texts are then let
-go, and the classes a running server makes later compile as without the cache); like bytecode,
+once leave one whole file), at exit, or once a server has started (``settle``: the entries left are
+then let go, and the classes a running server makes later compile as without the cache); like bytecode,
 never under ``PYTHONDONTWRITEBYTECODE`` nor where the folder is not writable.
 """
 
@@ -99,7 +100,6 @@ def install() -> None:
 
 def save() -> bool:
     """Write the texts this process compiled (with those already kept); True if it wrote the file."""
-    global _compiled
     if sys.dont_write_bytecode:
         return False
     with _lock:
