@@ -8,9 +8,12 @@ process and without HTTP: its imports, ``ServerContext``, ``create_app`` and
 ``ctx.initialize()`` (the migration check, the start's reads), then exits at once. Left out: the
 dummy password hash (argon2, queued at ready, so after the first 200: under callgrind it would
 count for more than the start) and uvicorn's serving (the same in both trees). A first start on an
-empty data folder, then a restart on it. Bytecode is compiled first for both trees.
+empty data folder, then a restart on it. Bytecode is compiled first for both trees, and the
+dataclass methods ``server/code_cache.py`` keeps are made as any earlier run leaves them (one
+start without valgrind; ``--cold-code-cache`` removes them instead: the first run of a fresh
+checkout, with bytecode).
 
-    python bench/startup_callgrind.py [--baseline DIR] [--data DIR]   # --data: a library, copied
+    python bench/startup_callgrind.py [--baseline DIR] [--data DIR] [--cold-code-cache]   # --data: a library, copied
 
 Slow: about a minute and a half a start under callgrind.
 """
@@ -62,16 +65,43 @@ def instructions(root: Path, data: Path) -> int:
     return int(found.group(1))
 
 
+CODE_CACHE = f"dataclass-code.{sys.implementation.cache_tag}.bin"  # server/code_cache.py's file
+
+
+# The same start, which then saves what server/code_cache.py compiled (where the tree has it), as a
+# served start does once it is ready.
+PREPARE = START.replace("    os._exit(0)", """    cache = sys.modules.get("server.code_cache")
+    if cache is not None:
+        cache.save()
+    os._exit(0)""")
+
+
+def keep_dataclass_code(root: Path) -> None:
+    """One start (without valgrind, on an empty data folder) with bytecode writing allowed: where the
+    tree has server/code_cache.py its dataclasses' compiled methods are kept, as any earlier run
+    leaves them."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    with tempfile.TemporaryDirectory(prefix="reelroom-startup-callgrind-prepare-") as data:
+        subprocess.run([sys.executable, "-c", PREPARE, data], cwd=root, env={**env, "PYTHONPATH": str(root)},
+                       check=True, timeout=300, capture_output=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", type=Path, default=None, help="a checkout (git worktree add DIR main)")
     parser.add_argument("--data", type=Path, default=None, help="a data folder to start on (copied), else empty")
+    parser.add_argument("--cold-code-cache", action="store_true",
+                        help="remove server/code_cache.py's file first (a first run from a fresh checkout)")
     args = parser.parse_args()
     trees = [("this tree", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     results: dict[str, list[int]] = {}
     for label, root in trees:
         for sub in ("server", "app"):
             compileall.compile_dir(str(root / sub), quiet=1, workers=1)
+        if args.cold_code_cache:
+            Path(root, "server", "__pycache__", CODE_CACHE).unlink(missing_ok=True)
+        else:
+            keep_dataclass_code(root)
         work = Path(tempfile.mkdtemp(prefix="reelroom-startup-callgrind-"))
         try:
             data = work / "data"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from server import code_cache
 from server.artwork.service import ArtworkService, ArtworkTask
 from server.auth.service import AuthInfo, TokenService
 from server.auth.signin import SignInService
@@ -450,6 +451,8 @@ class ServerContext:
         # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
         # time); the mixes' service is imported and made off the loop
         asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
+        # dataclass methods this start compiled, kept for the next one; the texts let go (server/code_cache.py)
+        asyncio.get_running_loop().run_in_executor(None, code_cache.settle)
         # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
         # once the database has been left alone for a look (10 s)
         self.memory = MemoryTrimmer(quiet=(lambda: self.db.activity, self.db.release_memory))

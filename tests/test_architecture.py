@@ -192,7 +192,7 @@ def test_server_never_imports_qt_and_ui_never_imports_server():
 # -- layers: a module may import its own layer and the ones below; the imports that go up are listed
 
 LAYERS = [  # lowest first; the longest matching prefix decides a module's layer
-    ("base", ["server.errors", "server.guid", "server.lazy_modules", "server.logs", "server.paths", "server.resources",
+    ("base", ["server.code_cache", "server.errors", "server.guid", "server.lazy_modules", "server.logs", "server.paths", "server.resources",
               "server.version", "server.wire", "server.db", "server.media", "server.events"]),
     ("infrastructure", ["server.tasks.scheduler", "server.http", "server.system.configuration",
                         "server.system.activity", "server.system.filesystem", "server.system.localization",

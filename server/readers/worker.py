@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import event
 
+from server import code_cache
 from server.db.database import Database
 from server.errors import ReelroomError
 from server.library.catalog.dto import DtoOptions
@@ -217,6 +218,7 @@ def main() -> int:
                     store=os.environ.get(protocol.ENV_STORE) or None)
     for name in (protocol.ENV_KEY, protocol.ENV_DATABASE):
         os.environ.pop(name, None)
+    code_cache.settle()  # dataclasses' methods: what the imports compiled saved, the texts let go
     gc.freeze()  # what the read path built lives as long as the process (as the owner does)
     sock = protocol.connect(address)
     try:
