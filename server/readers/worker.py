@@ -220,14 +220,16 @@ def main() -> int:
         os.environ.pop(name, None)
     code_cache.settle()  # dataclasses' methods: what the imports compiled saved, the texts let go
     gc.freeze()  # what the read path built lives as long as the process (as the owner does)
-    sock = protocol.connect(address)
+    sock = None
     try:
+        sock = protocol.connect(address)  # (refused: the owner stopped while this process started)
         sock.sendall(protocol.hello(key, os.getpid()))
         serve(sock, reader)
     except OSError:
         pass  # the owner went away
     finally:
-        sock.close()
+        if sock is not None:
+            sock.close()
         reader.close()
     return 0
 

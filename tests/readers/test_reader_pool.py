@@ -510,6 +510,26 @@ def test_the_bundles_entry_points_run_a_reader(tmp_path: Path, entry: str) -> No
                 proc.wait()
 
 
+def test_a_reader_whose_owner_is_gone_before_it_connects_ends_quietly(tmp_path: Path) -> None:
+    """A reader that finds no owner listening (it stopped while the reader imported) ends with
+    status 0 and writes nothing to stderr (it printed a ConnectionRefusedError traceback)."""
+    import socket
+
+    from server.db.database import Database, sqlite_url
+    from server.readers import protocol
+
+    db_file = tmp_path / "library.db"
+    Database(sqlite_url(db_file)).close()
+    with socket.create_server(("127.0.0.1", 0)) as gone:
+        port = gone.getsockname()[1]  # closed at once: nothing listens on it any more
+    env = {**os.environ, protocol.ENV_ADDRESS: f"127.0.0.1:{port}", protocol.ENV_KEY: "k" * 32,
+           protocol.ENV_DATABASE: sqlite_url(db_file), protocol.ENV_SERVER_ID: "0" * 32,
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "server.readers.worker"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_a_query_travels_as_its_values_and_comes_back_the_same() -> None:
     """A page's ItemQuery is pickled for the reader as its fields' values alone (no field names:
     ``ItemQuery.__reduce__``) and unpickles to an equal query, every field of the same type and
