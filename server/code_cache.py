@@ -100,7 +100,8 @@ def install() -> None:
 
 def save() -> bool:
     """Write the texts this process compiled (with those already kept); True if it wrote the file."""
-    if sys.dont_write_bytecode:
+    if sys.dont_write_bytecode or getattr(sys, "frozen", False):
+        # (a bundle's folders are the installed app's: a signed macOS app must not change)
         return False
     with _lock:
         new = dict(_new)  # (one C call each: a class made on another thread meanwhile cannot break them)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Dataclasses of every kind the generated methods differ by, and what a program sees of them.
@@ -167,11 +169,15 @@ print(json.dumps({"kept": kept, "compiled": compiled, "saved": code_cache.save()
     assert second == {"kept": second["kept"], "compiled": 0, "saved": False}
 
 
-def test_nothing_is_written_without_bytecode_writing(tmp_path):
+@pytest.mark.parametrize("why", ["PYTHONDONTWRITEBYTECODE", "frozen"])
+def test_nothing_is_written_without_bytecode_writing(tmp_path, why):
+    """Like bytecode, never under PYTHONDONTWRITEBYTECODE; nor in a PyInstaller bundle
+    (``sys.frozen``), whose folders are the installed app's."""
     script = '''
 import json, sys
 from server import code_cache
 code_cache.FILE = sys.argv[1]
+sys.frozen = sys.argv[2] == "frozen"
 from dataclasses import dataclass
 
 @dataclass
@@ -181,8 +187,10 @@ class Point:
 print(json.dumps({"compiled": code_cache._compiled > 0, "saved": code_cache.save()}))
 '''
     cache = tmp_path / "dataclass-code.bin"
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    out = subprocess.run([sys.executable, "-c", script, str(cache)], cwd=ROOT, capture_output=True, text=True,
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if why == "PYTHONDONTWRITEBYTECODE":
+        env[why] = "1"
+    out = subprocess.run([sys.executable, "-c", script, str(cache), why], cwd=ROOT, capture_output=True, text=True,
                          timeout=120, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"compiled": True, "saved": False}
