@@ -18,7 +18,8 @@ memory as it is used. ``save`` writes what
 this process compiled, merged with the file (a temporary file, then a rename: processes that save at
 once leave one whole file), at exit, or once a server has started (``settle``: the entries left are
 then let go, and the classes a running server makes later compile as without the cache); like bytecode,
-never under ``PYTHONDONTWRITEBYTECODE`` nor where the folder is not writable.
+never under ``PYTHONDONTWRITEBYTECODE``, in a PyInstaller bundle (``sys.frozen``: its folders are the
+installed app's) nor where the folder is not writable.
 """
 
 from __future__ import annotations
