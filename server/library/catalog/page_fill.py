@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from server.db.database import Database
     from server.library.catalog.items import ItemService, Viewer
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("reelroom.library")
 
 FAMILIES = 8  # listings kept filled (the most recently asked)
 WANTED_SECONDS = 30 * 24 * 3600.0  # a family is filled while its first page was asked this recently
@@ -298,6 +298,7 @@ class PageFill:
         if first <= 0:
             return
         self.busy = True
+        began_pass, cpu, pages = time.monotonic(), self.cpu, self.pages
         try:
             quiet = Quiet(store, BUSY_SHARE, IDLE_CHECK)
             seen = 0  # reply bytes the pass saw (its share of the store)
@@ -325,6 +326,8 @@ class PageFill:
             for family in families:
                 family.epoch = first
             self.passes += 1
+            log.info("Page fill: %d pages of %d listings in %.1f s (CPU %.1f s)", self.pages - pages, len(families),
+                     time.monotonic() - began_pass, self.cpu - cpu)
         finally:
             self.busy = False
 
