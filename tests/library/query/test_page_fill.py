@@ -11,7 +11,6 @@ same files made again) keeps it, a changed line does not.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from server.library.catalog import fragment_store, page_fill
 from server.library.catalog.items import FRAGMENT_MODULES, FRAGMENT_SEEDS, fragment_code_stamp, module_file
-from tests.conftest import LiveServer, complete_wizard, sqlite_only, start_server, stop_server
+from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
 from tests.library_helpers import add_library_and_scan, open_store, wait_for_artwork
 from tests.mediagen import make_audio
 
@@ -50,12 +49,12 @@ def _built(live: LiveServer, c: httpx.Client, params: dict, start: int = 0) -> b
         svc.store = store
 
 
-def _user_data(data: Path) -> list[tuple]:
-    conn = sqlite3.connect(next(data.rglob("reelroom.db")))
-    try:
-        return sorted(conn.execute("SELECT * FROM user_data").fetchall())
-    finally:
-        conn.close()
+def _user_data(live: LiveServer) -> list[tuple]:
+    """Every song's UserData for the admin, as the server answers it (no store, no kept fragments)."""
+    with live.admin() as c:
+        body = _built(live, c, {"userId": live.admin_id, "recursive": "true", "includeItemTypes": "Audio",
+                                "sortBy": "SortName"})
+    return [(i["Id"], sorted(i["UserData"].items())) for i in httpx.Response(200, content=body).json()["Items"]]
 
 
 def _first_run(tmp_path: Path) -> tuple[LiveServer, dict]:
@@ -76,6 +75,7 @@ def _first_run(tmp_path: Path) -> tuple[LiveServer, dict]:
             assert len(first) == 3
             assert c.post(f"/Users/{live.admin_id}/PlayedItems/{first[0]['Id']}").status_code == 200
             assert c.post(f"/Users/{live.admin_id}/FavoriteItems/{first[1]['Id']}").status_code == 200
+        live.extra["user_data"] = _user_data(live)
     finally:
         stop_server(live)
     assert page_fill.record_path(live.ctx.items.store).exists()
@@ -103,11 +103,10 @@ def _other_build(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(server.context, "fragment_code_stamp", lambda: "another build of the DTO modules")
 
 
-@sqlite_only
 def test_after_a_start_with_another_code_stamp_the_listing_is_filled_without_a_request(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick: None) -> None:
     before, params = _first_run(tmp_path)
-    data = _user_data(tmp_path / "data")
+    data = before.extra["user_data"]
     _other_build(monkeypatch)
     live = _restarted(tmp_path, before)
     try:
@@ -137,16 +136,15 @@ def test_after_a_start_with_another_code_stamp_the_listing_is_filled_without_a_r
             assert first == _built(live, c, params)
             for start in (3, 6):
                 assert _page(c, params, start) == _built(live, c, params, start)
+        assert _user_data(live) == data  # the user's data as it was
     finally:
         stop_server(live)
-    assert _user_data(tmp_path / "data") == data  # the user's data as it was
 
 
-@sqlite_only
 def test_pages_during_the_fill_are_the_built_bytes_and_a_stop_during_it_is_prompt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quick: None) -> None:
     before, params = _first_run(tmp_path)
-    data = _user_data(tmp_path / "data")
+    data = before.extra["user_data"]
     _other_build(monkeypatch)
     from server.library.catalog.items import ItemService
 
@@ -169,6 +167,7 @@ def test_pages_during_the_fill_are_the_built_bytes_and_a_stop_during_it_is_promp
     stopped = False
     try:
         assert reads.wait(30), "the fill never began"
+        assert _user_data(live) == data
         fill = live.ctx.page_fill
         asked = 0
         deadline = time.monotonic() + 90
@@ -193,7 +192,6 @@ def test_pages_during_the_fill_are_the_built_bytes_and_a_stop_during_it_is_promp
     finally:
         if not stopped:
             stop_server(live)
-    assert _user_data(tmp_path / "data") == data
     assert page_fill.record_path(live.ctx.items.store).exists()
 
 
