@@ -26,12 +26,16 @@ class Quiet:
     """Whether the process is idle enough for the next batch: the CPU of the process less this
     thread's and the store writer's (the fill's own writes), since the last batch."""
 
-    __slots__ = ("at", "busy", "check", "own", "process", "store", "writer")
+    __slots__ = ("at", "busy", "check", "gap", "own", "process", "store", "writer")
 
-    def __init__(self, store: Any, busy: float = 0.15, check: float = 0.5) -> None:
+    def __init__(self, store: Any, busy: float = 0.15, check: float = 0.5, gap: float = 0.0) -> None:
         self.store = store
         self.busy = busy  # of a core used by the rest of the process since the last batch: wait
         self.check = check  # seconds between looks while it is busy
+        #: a look over this long a pause of the fill's own (``wait`` from a ``mark`` just after the
+        #: batch): the rest of the process's CPU measured while the fill holds no GIL (over the batch
+        #: itself, a loop kept waiting for the GIL by the batch looks idle)
+        self.gap = gap
         self.mark()
 
     def mark(self) -> None:
@@ -52,7 +56,7 @@ class Quiet:
     def wait(self, stop: threading.Event) -> bool:
         """Until the rest of the process is quiet (False: stopping). A short pause after each
         batch whatever the load: the event loop takes the GIL then if it wants it."""
-        if stop.wait(0.002):
+        if stop.wait(max(0.002, self.gap)):
             return False
         while self.others() > self.busy:
             self.mark()

@@ -22,8 +22,8 @@ itself, ahead of the clients, in the server's idle time:
 - **When**: a pass starts after ready (``resume``) and after a family is asked in an epoch its
   pass did not cover, once the library was left alone ``SETTLE_SECONDS``; on a thread of its own at
   nice 19, never the event loop; a page only while the rest of the process used under
-  ``BUSY_SHARE`` of a core since the last one (``idle.Quiet``) and the store's writer has under
-  ``BACKLOG`` batches queued. A write (a new epoch) ends the pass; the next one checks again.
+  ``BUSY_SHARE`` of a core over a pause of ``GAP`` after the last one (``idle.Quiet``: measured
+  while the fill holds no GIL) and the store's writer has under ``BACKLOG`` batches queued. A write (a new epoch) ends the pass; the next one checks again.
 - **Bounds**: a pass stops once what it saw would take ``SHARE_OF_STORE`` of the store's
   ``max_bytes`` (the store's own cap and pruning hold as for any fragment); memory: one page's rows.
 - **Across a restart**: the families, with when each was last asked, are kept in ``RECORD`` beside
@@ -62,6 +62,7 @@ FIRST_PAGES = 4  # pages of every family before any family's rest
 SETTLE_SECONDS = 5.0  # the library left alone this long before a pass starts
 BUSY_SHARE = 0.15  # of a core used by the rest of the process since the last page: wait
 IDLE_CHECK = 0.5  # seconds between looks while the server is busy
+GAP = 0.02  # seconds the fill pauses after each page, over which it looks whether the rest is busy
 BACKLOG = 4  # batches queued for the store's writer: wait
 SHARE_OF_STORE = 0.5  # of the store's max_bytes one pass may fill
 _OVERHEAD = 1.3  # file bytes per reply byte (SQLite pages, the index), roughly
@@ -300,7 +301,7 @@ class PageFill:
         self.busy = True
         began_pass, cpu, pages = time.monotonic(), self.cpu, self.pages
         try:
-            quiet = Quiet(store, BUSY_SHARE, IDLE_CHECK)
+            quiet = Quiet(store, BUSY_SHARE, IDLE_CHECK, GAP)
             seen = 0  # reply bytes the pass saw (its share of the store)
             budget = store.max_bytes * SHARE_OF_STORE
             ends: dict[int, int] = {}  # family -> its total, once a page told it
@@ -308,13 +309,13 @@ class PageFill:
                 start = n * PAGE
                 if not self._calm(quiet, store):
                     return
-                quiet.mark()
                 began = time.thread_time()
                 read = self.items.fill_read(replace(family.query, start_index=start, limit=PAGE), family.opts,
                                             family.camel, first)
                 if read is None:
                     return  # a write (a new epoch), or the store went off: a new pass
                 total, size = self.db.read_sync(read)
+                quiet.mark()  # (the next look is over the pause after this page: see idle.Quiet)
                 self.cpu += time.thread_time() - began
                 self.pages += 1
                 ends[id(family)] = total
