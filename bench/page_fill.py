@@ -53,6 +53,20 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
+def niced_cpu(pid: int) -> float:
+    """CPU seconds of the process's threads at nice 19 (the fills' threads; the rest run at 0)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[16]) == 19:  # (field 19 of stat: nice; utime and stime are fields 14 and 15)
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def ask(url: str, token: str, path: str) -> int:
     req = urllib.request.Request(url + path, headers={"Authorization": AUTH.format(n=0) + f', Token="{token}"'})
     with urllib.request.urlopen(req, timeout=120) as r:
@@ -106,8 +120,10 @@ def one(label: str, root: Path, source: Path, work: Path, args: argparse.Namespa
                "imaged_ids": info["imaged_ids"], "movie_count": info["movie_count"],
                "items_query": query(user_id).replace("&startIndex=0", ""), "video_id": info["video_id"],
                "video_size": info["video_size"], "bitrate": args.bitrate, "buffer": args.buffer}
+        niced = niced_cpu(proc.pid)
         r = run_load(url, proc.pid, cfg, args)  # 4. the first browse
-        print(f"  {label:<9} readers at the end: {len(children(proc.pid))}")
+        print(f"  {label:<9} the fill's CPU during the load: {niced_cpu(proc.pid) - niced:.2f} s (before it "
+              f"{niced:.2f} s); readers at the end: {len(children(proc.pid))}")
     finally:
         stop_server(proc)
     report(label, r)

@@ -213,7 +213,7 @@ class ServerContext:
                                  config_generation=lambda: self.replies.config_generation,
                                  store_state=self._store_state)
         #: the store filled again in the background for the listings clients ask (page_fill.py)
-        self.page_fill = PageFill(self.db, self.items)
+        self.page_fill = PageFill(self.db, self.items, activity=lambda: self.db.activity + self.readers.stats.activity)
         #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
         self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes

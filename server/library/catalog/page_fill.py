@@ -23,7 +23,10 @@ itself, ahead of the clients, in the server's idle time:
   pass did not cover, once the library was left alone ``SETTLE_SECONDS``; on a thread of its own at
   nice 19, never the event loop; a page only while the rest of the process used under
   ``BUSY_SHARE`` of a core over a pause of ``GAP`` after the last one (``idle.Quiet``: measured
-  while the fill holds no GIL) and the store's writer has under ``BACKLOG`` batches queued. A write (a new epoch) ends the pass; the next one checks again.
+  while the fill holds no GIL), the server did nothing meanwhile (``activity``: statements run in
+  the process, pages and items answered by the reader pool; once it moved, looks of
+  ``IDLE_CHECK`` until one finds it still) and the store's writer has under ``BACKLOG`` batches
+  queued. A write (a new epoch) ends the pass; the next one checks again.
 - **Bounds**: a pass stops once what it saw would take ``SHARE_OF_STORE`` of the store's
   ``max_bytes`` (the store's own cap and pruning hold as for any fragment); memory: one page's rows.
 - **Across a restart**: the families, with when each was last asked, are kept in ``RECORD`` beside
@@ -39,7 +42,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -98,9 +101,12 @@ class _Family:
 class PageFill:
     """Fills the store for the GetItems listings clients ask (see the module's notes)."""
 
-    def __init__(self, db: Database, items_service: ItemService) -> None:
+    def __init__(self, db: Database, items_service: ItemService, activity: Callable[[], int] | None = None) -> None:
         self.db = db
         self.items = items_service
+        #: what moves with the server's own work (statements run, pages answered, by any thread or
+        #: reader): a page of the fill goes only after a pause in which it did not move
+        self.activity = activity or (lambda: db.activity)
         self._families: dict[tuple[Any, ...], _Family] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -302,12 +308,13 @@ class PageFill:
         began_pass, cpu, pages = time.monotonic(), self.cpu, self.pages
         try:
             quiet = Quiet(store, BUSY_SHARE, IDLE_CHECK, GAP)
+            moved = self.activity()
             seen = 0  # reply bytes the pass saw (its share of the store)
             budget = store.max_bytes * SHARE_OF_STORE
             ends: dict[int, int] = {}  # family -> its total, once a page told it
             for family, n in _order(families, ends):
                 start = n * PAGE
-                if not self._calm(quiet, store):
+                if not self._calm(quiet, store, moved):
                     return
                 began = time.thread_time()
                 read = self.items.fill_read(replace(family.query, start_index=start, limit=PAGE), family.opts,
@@ -316,6 +323,7 @@ class PageFill:
                     return  # a write (a new epoch), or the store went off: a new pass
                 total, size = self.db.read_sync(read)
                 quiet.mark()  # (the next look is over the pause after this page: see idle.Quiet)
+                moved = self.activity()
                 self.cpu += time.thread_time() - began
                 self.pages += 1
                 ends[id(family)] = total
@@ -332,15 +340,20 @@ class PageFill:
         finally:
             self.busy = False
 
-    def _calm(self, quiet: Quiet, store: Any) -> bool:
-        """Until the process is idle and the store's writer keeps up (False: stopping)."""
+    def _calm(self, quiet: Quiet, store: Any, moved: int) -> bool:
+        """Until the process is idle, no request or task did anything over the last look (the
+        server's ``activity`` is still ``moved``) and the store's writer keeps up (False: stopping).
+        Once anything moved, the looks are ``IDLE_CHECK`` long until one finds it still."""
         while True:
             if not quiet.wait(self._stop):
                 return False
-            if store.backlog() < BACKLOG:
+            now = self.activity()
+            if now == moved and store.backlog() < BACKLOG:
                 return True
+            pause = IDLE_CHECK if now != moved else 0.05
+            moved = now
             quiet.mark()
-            if self._stop.wait(0.05):
+            if self._stop.wait(pause):
                 return False
 
 
