@@ -34,7 +34,8 @@ from server.http.wire_middleware import StartupState
 from server.images.service import CleanImageCacheTask, ImageService
 from server.library.browse.service import Browse
 from server.library.catalog.fragment_store import FragmentStore, files_state, store_budget
-from server.library.catalog.items import ItemService, fragment_code_stamp
+from server.library.catalog.items import ItemService, Viewer, fragment_code_stamp
+from server.library.catalog.page_fill import PageFill
 from server.library.catalog.planner_stats import PlannerStats
 from server.library.scan.hosts import CONFIG_KEY as LIBRARY_HOSTS_KEY
 from server.library.scan.hosts import configured_hosts, wake_library_hosts
@@ -212,6 +213,8 @@ class ServerContext:
                                                      fragment_code_stamp) if store_bytes else None,
                                  config_generation=lambda: self.replies.config_generation,
                                  store_state=self._store_state)
+        #: the store filled again in the background for the listings clients ask (page_fill.py)
+        self.page_fill = PageFill(self.db, self.items, activity=lambda: self.db.activity + self.readers.stats.activity)
         #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py
         self.replies = ReplyCache(self.db, self.users, reply_cache_budget(options.reply_cache_mib))
         self.planner_stats = PlannerStats(self.db)  # SQLite ANALYZE after library changes
@@ -293,6 +296,8 @@ class ServerContext:
         if self.items.store is not None:
             store = self.items.store
             self.on_close(lambda: asyncio.to_thread(store.close))  # the fragment store's writer
+        # (closers run last made first: the page fill stops before the fragment store closes)
+        self.on_close(lambda: asyncio.to_thread(self.page_fill.close))
 
     # -- services built on first use -------------------------------------------------------
     # A plain start (no SyncPlay group, no Quick Connect request, no remote metadata or subtitle
@@ -451,6 +456,9 @@ class ServerContext:
         # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
         # time); the mixes' service is imported and made off the loop
         asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
+        # the GetItems listings the last run's clients asked: their pages filled again (the same
+        # thread priority and idle time), so the first browse after an upgrade or a crash is warm
+        asyncio.get_running_loop().run_in_executor(None, self._resume_page_fill, asyncio.get_running_loop())
         # dataclass methods this start compiled, kept for the next one; the texts let go (server/code_cache.py)
         asyncio.get_running_loop().run_in_executor(None, code_cache.settle)
         # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
@@ -475,6 +483,28 @@ class ServerContext:
         except Exception:
             if not self.closing:
                 log.exception("The InstantMix fill could not resume the last run's shapes")
+
+    def _resume_page_fill(self, loop: asyncio.AbstractEventLoop) -> None:
+        """(In the executor, as ``_resume_mix_fill``.) The page fill's record, resumed once the
+        fragment store is open; each family's viewer is its user as they are now (read on the loop)."""
+        try:
+            from server.library.catalog.page_fill import record_path
+
+            store = self.items.store
+            record = record_path(store)
+            if record is None or store is None or self.closing or not record.exists():
+                return
+            if not store.wait_open(RESUME_WAIT, lambda: self.closing) or self.closing:
+                return
+
+            def viewer_of(user_id: str) -> Viewer | None:
+                user = asyncio.run_coroutine_threadsafe(self.users.find(user_id), loop).result(RESUME_WAIT)
+                return None if user is None else Viewer(user, self.items.rating_country())
+
+            self.page_fill.resume(viewer_of)
+        except Exception:
+            if not self.closing:
+                log.exception("The page fill could not resume the last run's listings")
 
     def _migrate(self) -> None:
         """Bring the database to the newest schema (a worker thread); a no-op check when it is."""

@@ -194,10 +194,12 @@ async def get_items(
         q.has_special_feature = hasSpecialFeature
     ctx.items.scoped(q, viewer)
     camel = camel_case_requested.get()
+    opts = dto.options(ctx.items, viewer)
+    ctx.page_fill.want(q, opts, camel)  # (a first page: its listing is filled again after a restart)
     # encoded by a reader process (server/readers/) while the server is busy, else here; a reader
     # that wrote the reply to the client itself (the Items lane's hand-off) gives a Handed, which
     # only the lane sees (it made the offer)
-    return cast(bytes, keep(ctx, await ctx.readers.items(q, dto.options(ctx.items, viewer),
+    return cast(bytes, keep(ctx, await ctx.readers.items(q, opts,
                                                          lambda q, opts: ctx.items.query_reply(q, opts, camel)), viewer))
 
 

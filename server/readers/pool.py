@@ -361,6 +361,11 @@ class PoolStats:
 
     KEEP = 20000  # the last waits kept for the percentiles
 
+    @property
+    def activity(self) -> int:
+        """Pages and items answered so far, by readers or the owner (a background fill waits while it moves)."""
+        return self.reader_pages + self.local_pages + self.items + self.items_left + self.queued
+
     def __init__(self) -> None:
         self.waits: collections.deque[float] = collections.deque(maxlen=self.KEEP)
         self.waited = 0  # pages that found no free slot at once

@@ -50,7 +50,6 @@ bytes are right whatever it says.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import json
 import logging
 import os
@@ -68,6 +67,7 @@ from sqlalchemy import func, select
 from server.db.handles import items
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.fragment_store import Stored, StoreUse, item_keys
+from server.library.catalog.idle import Quiet, lowest_priority
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -241,8 +241,7 @@ class MixFill:
     # -- the fill thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        with contextlib.suppress(AttributeError, OSError):  # (Linux: this thread's nice value)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        lowest_priority()
         try:
             while not self._stop.is_set():
                 if self._restore:
@@ -494,41 +493,9 @@ def _track_map(s: Any, generation: int) -> TrackMap:
         cursor.close()
 
 
-class _Quiet:
-    """Whether the process is idle enough for the next batch: the CPU of the process less this
-    thread's and the store writer's (the fill's own writes), since the last batch."""
-
-    __slots__ = ("at", "own", "process", "store", "writer")
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.mark()
-
-    def mark(self) -> None:
-        self.at = time.monotonic()
-        self.process = time.process_time()
-        self.own = time.thread_time()
-        self.writer: float = self.store.write_seconds
-
-    def others(self) -> float:
-        """Cores the rest of the process used since ``mark``."""
-        span = time.monotonic() - self.at
-        if span <= 0:
-            return 0.0
-        writer: float = self.store.write_seconds
-        used = (time.process_time() - self.process) - (time.thread_time() - self.own) - (writer - self.writer)
-        return max(0.0, used) / span
-
-    def wait(self, stop: threading.Event) -> bool:
-        """Until the rest of the process is quiet (False: stopping). A short pause after each
-        batch whatever the load: the event loop takes the GIL then if it wants it."""
-        if stop.wait(0.002):
-            return False
-        while self.others() > BUSY_SHARE:
-            self.mark()
-            if stop.wait(IDLE_CHECK):
-                return False
-        return True
+def _Quiet(store: Any) -> Quiet:
+    """The fill's idle test (catalog/idle.py) with this module's settings."""
+    return Quiet(store, BUSY_SHARE, IDLE_CHECK)
 
 
 __all__ = ["MixFill"]

@@ -16,8 +16,9 @@ Two ids with one key share a slot (the last written wins); a row is always taken
 ``id`` column, so such a pair only ever misses, never answers for the other.
 
 - **shape**: a stable 64-bit hash of the DTO shape (Fields, image options, CanDelete/CanDownload,
-  server id, casing) and of the code that makes the bytes (``code_stamp``: the version and the
-  DTO modules' files), so a new build never serves an old build's bytes.
+  server id, casing) and of the code that makes the bytes (``code_stamp``: a hash of the DTO
+  modules' source), so a new build never serves an old build's bytes, and one that changed none of
+  them keeps the store.
 - **epoch**: what the fragment is known valid for. ``epoch(stamp)`` gives one number per
   (start of this store, stamp) pair, where the stamp is ``Database.content_generation`` and the
   configuration generation, taken *before* the read: any write of more than user data moves it,
@@ -218,18 +219,24 @@ def files_state(paths: Iterable[Path]) -> str:
     return "\n".join(parts)
 
 
-def code_stamp(modules: Iterable[Any], version: str) -> str:
-    """What identifies the code that makes fragments: the version, the store's format and each
-    module's file (size and modification time; a frozen bundle has the version only)."""
-    parts = [version, str(FORMAT)]
-    for module in modules:
-        path = getattr(module, "__file__", None)
+def code_stamp(files: Iterable[Path], version: str) -> str:
+    """What identifies the code that makes fragments: the store's format, the Python and msgspec
+    versions and the *contents* of the modules' source files (a blake2b of them), so a reinstall,
+    a ``git pull`` or an upgrade that leaves them as they were keeps the store, and any change of
+    one of them starts it over (another stamp: other shapes). Where a file cannot be read (a
+    frozen bundle keeps its modules in an archive) the stamp is the version, as before."""
+    import msgspec
+
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{FORMAT}|{sys.version_info[0]}.{sys.version_info[1]}|{msgspec.__version__}".encode())
+    for path in files:
         try:
-            st = os.stat(path) if path else None
+            data = Path(path).read_bytes()
         except OSError:
-            st = None
-        parts.append(f"{getattr(module, '__name__', '?')}:{st.st_size}:{st.st_mtime_ns}" if st else "-")
-    return "|".join(parts)
+            return f"{version}|{FORMAT}|frozen"
+        digest.update(b"\0%d\0" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def _stable(value: Any) -> Any:
@@ -747,6 +754,10 @@ class FragmentStore:
                 self._writer = threading.Thread(target=self._run, name="fragment-store", daemon=True)
                 self._writer.start()
             self._wake.notify()
+
+    def backlog(self) -> int:
+        """Batches queued for the writer (a background fill waits while there are a few)."""
+        return len(self._pending)
 
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until the queued writes are made (tests, benchmarks)."""

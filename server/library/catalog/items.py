@@ -12,6 +12,7 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -88,17 +89,41 @@ ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "Extern
                         "LockedFields"))
 
 
-def fragment_code_stamp() -> str:
-    """What identifies the code that makes fragments (fragment_store.code_stamp): the version and
-    the modules that build and encode them."""
-    from server.library.catalog import dto, fragment_store, fragments, media_sources
-    from server.trickplay import service as trickplay
-    from server.version import reelroom_version
-    from server.wire import casing
-    from server.wire import models as wire_models
+#: The modules whose code makes a fragment's bytes (``dto``, ``fragments``, ``fragment_store``,
+#: ``media_sources``, trickplay's service, the casing and the wire models) and every ``server``
+#: module they import, at the top or inside a function: the source the code stamp is a hash of.
+#: ``tests/library/query/test_fragment_stamp.py`` checks that it is exactly that closure.
+FRAGMENT_SEEDS = ("server.library.catalog.dto", "server.library.catalog.fragments",
+                  "server.library.catalog.fragment_store", "server.library.catalog.media_sources",
+                  "server.trickplay.service", "server.wire.casing", "server.wire.models")
+FRAGMENT_MODULES = (
+    "server.db", "server.db.database", "server.db.dialect", "server.db.handles", "server.db.schema",
+    "server.db.tables", "server.db.threads", "server.errors", "server.events.hub", "server.guid",
+    "server.library.catalog", "server.library.catalog.dto", "server.library.catalog.fragment_store",
+    "server.library.catalog.fragments", "server.library.catalog.ids", "server.library.catalog.media_sources",
+    "server.library.catalog.query", "server.library.catalog.search_index", "server.media", "server.media.spawn",
+    "server.paths", "server.resources", "server.system.localization", "server.tasks.scheduler",
+    "server.trickplay.service", "server.wire", "server.wire.casing", "server.wire.models")
 
-    return fragment_store.code_stamp((dto, fragments, fragment_store, media_sources, trickplay, casing, wire_models),
-                                     reelroom_version())
+
+def module_file(name: str) -> Path:
+    """Where the source of the ``server`` module ``name`` is (without importing it): its ``.py``
+    file, or its package's ``__init__.py``."""
+    import server
+
+    path = Path(server.__file__).parent.joinpath(*name.split(".")[1:])
+    return path.with_name(path.name + ".py") if not path.is_dir() else path / "__init__.py"
+
+
+@functools.cache
+def fragment_code_stamp() -> str:
+    """What identifies the code that makes fragments (fragment_store.code_stamp): the source of
+    ``FRAGMENT_MODULES`` (the version where it cannot be read: a frozen bundle). Once a process
+    (the files of a running server's code do not change under it)."""
+    from server.library.catalog import fragment_store
+    from server.version import reelroom_version
+
+    return fragment_store.code_stamp([module_file(m) for m in FRAGMENT_MODULES], reelroom_version())
 
 
 def _lower_tags(values: list[str] | None) -> list[str]:
@@ -439,6 +464,24 @@ class ItemService:
                 return self.rows_reply(s, rows, total, q.start_index, opts, camel)
             entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.page)
             return self.rows_reply(s, entries, total, q.start_index, opts, camel, use)
+
+        return read
+
+    def fill_read(self, q: ItemQuery, opts: DtoOptions, camel: bool,
+                  epoch: int) -> Callable[[Session], tuple[int, int]] | None:
+        """A GetItems page's read for the page fill (page_fill.py): the very read of
+        ``query_reply_read`` with the store, giving (the total, the reply's size in bytes). None
+        when the store is off or its epoch is no longer ``epoch`` (a write: the fill's pass ends)."""
+        q.names = q.names or self.by_name
+        use = self.store_use(opts, camel)  # before the read
+        if use is None or use.epoch != epoch:
+            return None
+
+        def read(s: Session) -> tuple[int, int]:
+            entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.page)
+            if not entries:
+                return total, 0
+            return total, len(self.rows_reply(s, entries, total, q.start_index, opts, camel, use))
 
         return read
 
