@@ -84,6 +84,8 @@ def _title(canvas: Image.Image, text: str) -> None:
 def make_collage(sources: Sequence[str], layout: Layout, out: Path, title: str | None = None) -> tuple[int, int]:
     """Write a JPEG collage of ``sources`` (image paths, the first four readable ones used) to
     ``out`` atomically; returns its size. None readable raises ImageDecodeError."""
+    if not any(os.path.isfile(path) for path in sources):  # (all gone: not worth importing Pillow)
+        raise ImageDecodeError("no readable source image")
     from PIL import Image, ImageOps
     tiles: list[Image.Image] = []
     for path in dict.fromkeys(sources):

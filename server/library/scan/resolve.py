@@ -63,8 +63,7 @@ from server.media.streams import SUBTITLE, ProbedStream
 
 log = logging.getLogger("reelroom.scanner")
 
-#: Bumped when the resolvers change what they produce: every item is then rewritten once.
-RESOLVER_VERSION = 1
+# What the resolvers produce is versioned by scanner.RESOLVER_VERSION: bump it when they change.
 
 LYRIC_EXTENSIONS = (".lrc", ".elrc", ".txt")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -241,16 +242,23 @@ def unit_key(roots: list[str] | tuple[str, ...], path: str, known: set[str]) -> 
 
 
 
+def _disc_structure_check() -> Callable[[str], bool]:
+    from server.library.scan.naming.movies import is_disc_structure_folder
+
+    return is_disc_structure_folder
+
+
 def media_jobs(collection_type: str | None, tree: Tree) -> list[tuple[str, FileStat, bool]]:
     """Every file of the tree the scanner would probe: (path, stat, is_audio)."""
-    from server.library.scan.naming.movies import is_disc_structure_folder  # with the first scan
-
+    is_disc: Callable[[str], bool] | None = None  # Jellyfin's naming rules: with the first video
     out: list[tuple[str, FileStat, bool]] = []
     for path, st in tree.all_files():
         kind = file_kind(path, collection_type)
         if kind == FileKind.VIDEO:
+            if is_disc is None:
+                is_disc = _disc_structure_check()
             parts = PurePath(path).parts
-            if any(is_disc_structure_folder(p) for p in parts[-3:-1]):
+            if any(map(is_disc, parts[-3:-1])):
                 continue
             out.append((path, st, False))
         elif kind == FileKind.AUDIO and collection_type not in ("photos", "books"):
