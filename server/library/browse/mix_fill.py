@@ -52,9 +52,7 @@ from __future__ import annotations
 import bisect
 import json
 import logging
-import os
 import struct
-import threading
 import time
 from array import array
 from collections.abc import Iterable, Sequence
@@ -67,7 +65,7 @@ from sqlalchemy import func, select
 from server.db.handles import items
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.fragment_store import Stored, StoreUse, item_keys
-from server.library.catalog.idle import Quiet, lowest_priority
+from server.library.catalog.idle import BackgroundFill, Quiet
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -103,24 +101,22 @@ class _Shape:
         self.too_big = False
 
 
-class MixFill:
+class MixFill(BackgroundFill):
     """Fills the store for InstantMix's shapes in the background (see the module's notes)."""
 
+    NAME = "mix-fill"
+    WHAT = "The InstantMix fill"
+
     def __init__(self, db: Database, items_service: ItemService) -> None:
-        self.db = db
+        super().__init__(db, log)
         self.items = items_service
         self._shapes: dict[int, _Shape] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.passes = 0  # complete passes (tests, logs)
         self.built = 0  # tracks read and built or checked by the passes
         self.cpu = 0.0  # the fill thread's CPU seconds in its batches
         self.share_of_store = SHARE_OF_STORE
         #: the tracks of the content generation of the last pass (``tracks``)
         self._tracks: TrackMap | None = None
-        self._dirty = False  # a shape was added since the record was written
         self._restore = False  # ``resume`` asked the thread to read the record
 
     # -- the mix's side ------------------------------------------------------------------------
@@ -139,7 +135,7 @@ class MixFill:
             found = _Shape(replace(opts, user_id=None, enable_user_data=False), camel)
             with self._lock:
                 self._shapes[use.shape] = found
-                self._trim()
+                self._trim(self._shapes, SHAPES)
                 self._dirty = True
         self._start()
 
@@ -149,19 +145,6 @@ class MixFill:
             return
         self._restore = True
         self._start()
-
-    def _start(self) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None and not self._stop.is_set():
-                    self._thread = threading.Thread(target=self._run, name="mix-fill", daemon=True)
-                    self._thread.start()
-        self._wake.set()
-
-    def _trim(self) -> None:
-        """The least recently asked shapes go, past ``SHAPES`` (under the lock)."""
-        while len(self._shapes) > SHAPES:
-            del self._shapes[min(self._shapes, key=lambda k: self._shapes[k].asked)]
 
     def filled(self, use: StoreUse) -> bool:
         """The last pass of ``use``'s shape covered every track in ``use``'s epoch."""
@@ -185,12 +168,7 @@ class MixFill:
         found.epoch = 0
         self._wake.set()
 
-    def close(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=10)
+    def _closing(self) -> None:
         if self._shapes and not self._restore:  # (the last asked times; a record not yet read is left as it is)
             self._save()
 
@@ -210,12 +188,7 @@ class MixFill:
                     "types": None if s.opts.enable_image_types is None else sorted(s.opts.enable_image_types),
                     "delete": s.opts.can_delete, "download": s.opts.can_download, "camel": s.camel,
                     "asked": wall - (now - s.asked)} for s in shapes]
-        part = path.with_name(path.name + ".part")
-        try:
-            part.write_text(json.dumps({"shapes": records}), encoding="utf-8")
-            os.replace(part, path)
-        except OSError as exc:  # (a cache: no record next time)
-            log.debug("The InstantMix fill's record was not written: %s", exc)
+        self._write_record(path, {"shapes": records})
 
     def _load(self) -> None:
         """Add the shapes of the record that are still wanted (those a mix asked since are kept)."""
@@ -236,28 +209,16 @@ class MixFill:
                 if use.shape not in self._shapes:
                     shape = self._shapes[use.shape] = _Shape(opts, camel)
                     shape.asked = now - age
-                    self._trim()
+                    self._trim(self._shapes, SHAPES)
 
     # -- the fill thread -----------------------------------------------------------------------
 
-    def _run(self) -> None:
-        lowest_priority()
-        try:
-            while not self._stop.is_set():
-                if self._restore:
-                    self._load()
-                    self._restore = False
-                if self._dirty:
-                    self._save()
-                work = self._next()
-                if work is None:
-                    self._wake.wait(60.0)
-                    self._wake.clear()
-                    continue
-                self._pass(*work)
-        except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, mixes go on)
-            if not self._stop.is_set():
-                log.exception("The InstantMix fill stopped")
+    def _tidy(self) -> None:
+        if self._restore:
+            self._load()
+            self._restore = False
+        if self._dirty:
+            self._save()
 
     def _next(self) -> tuple[int, _Shape] | None:
         """The most recently asked shape whose pass is not done for the current epoch."""
@@ -272,20 +233,11 @@ class MixFill:
                 return key, shape
         return None
 
-    def _settled(self) -> bool:
-        """Wait until the library was left alone ``SETTLE_SECONDS`` (False: stopping)."""
-        while not self._stop.is_set():
-            generation = self.db.content_generation
-            if self._stop.wait(SETTLE_SECONDS):
-                return False
-            if self.db.content_generation == generation:
-                return True
-        return False
-
-    def _pass(self, key: int, shape: _Shape) -> None:
+    def _pass(self, work: tuple[int, _Shape]) -> None:
+        key, shape = work
         """Every track of ``shape`` for the current epoch, a batch at a time while the server is
         idle; over as soon as the epoch moves (the next pass checks again what this one did)."""
-        if not self._settled():
+        if not self._settled(SETTLE_SECONDS):
             return
         store = self.items.store
         use = self.items.store_use(shape.opts, shape.camel)

@@ -39,8 +39,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -49,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.library.catalog.dto import DtoOptions
-from server.library.catalog.idle import Quiet, lowest_priority
+from server.library.catalog.idle import BackgroundFill, Quiet
 from server.library.catalog.query import ItemQuery
 
 if TYPE_CHECKING:
@@ -98,22 +96,19 @@ class _Family:
         self.epoch = 0  # the epoch its last complete pass covered (0: none)
 
 
-class PageFill:
+class PageFill(BackgroundFill):
     """Fills the store for the GetItems listings clients ask (see the module's notes)."""
 
+    NAME = "page-fill"
+    WHAT = "The page fill"
+
     def __init__(self, db: Database, items_service: ItemService, activity: Callable[[], int] | None = None) -> None:
-        self.db = db
+        super().__init__(db, log)
         self.items = items_service
         #: what moves with the server's own work (statements run, pages answered, by any thread or
         #: reader): a page of the fill goes only after a pause in which it did not move
         self.activity = activity or (lambda: db.activity)
         self._families: dict[tuple[Any, ...], _Family] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._dirty = False
-        self._restore: dict[tuple[Any, ...], _Family] | None = None
         self.passes = 0  # complete passes (tests, logs)
         self.pages = 0  # pages read by the passes
         self.cpu = 0.0  # the fill thread's CPU seconds in its pages
@@ -137,7 +132,7 @@ class PageFill:
                             replace(opts, user_id=None, enable_user_data=False), camel, q.user_id)
             with self._lock:
                 self._families[key] = found
-                self._trim()
+                self._trim(self._families, FAMILIES)
                 self._dirty = True
         self._start()
 
@@ -160,31 +155,12 @@ class PageFill:
             for key, family in restored.items():
                 if key not in self._families:
                     self._families[key] = family
-            self._trim()
+            self._trim(self._families, FAMILIES)
         self._start()
 
-    def _start(self) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None and not self._stop.is_set():
-                    self._thread = threading.Thread(target=self._run, name="page-fill", daemon=True)
-                    self._thread.start()
-        self._wake.set()
-
-    def _trim(self) -> None:
-        """The least recently asked families go, past ``FAMILIES`` (under the lock)."""
-        while len(self._families) > FAMILIES:
-            del self._families[min(self._families, key=lambda k: self._families[k].asked)]
-
-    def close(self) -> None:
-        """Stop the fill (promptly: it looks at the stop between pages) and keep the record."""
-        self._stop.set()
-        self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=10)
+    def _closing(self) -> None:
         if self._families:
-            self._save()
+            self._save()  # (the last asked times)
 
     # -- the record ----------------------------------------------------------------------------
 
@@ -204,12 +180,7 @@ class PageFill:
                             "images": f.opts.enable_images, "limit": f.opts.image_type_limit,
                             "types": None if f.opts.enable_image_types is None else sorted(f.opts.enable_image_types),
                             "query": query, "asked": wall - (now - f.asked)})
-        part = path.with_name(path.name + ".part")
-        try:
-            part.write_text(json.dumps({"families": records}), encoding="utf-8")
-            os.replace(part, path)
-        except OSError as exc:  # (a cache: no record next time)
-            log.debug("The page fill's record was not written: %s", exc)
+        self._write_record(path, {"families": records})
 
     def _load(self, viewer_of: Any) -> dict[tuple[Any, ...], _Family]:
         """The record's families still wanted, each scoped to its viewer as they are now."""
@@ -257,20 +228,12 @@ class PageFill:
 
     # -- the fill thread -----------------------------------------------------------------------
 
-    def _run(self) -> None:
-        lowest_priority()
-        try:
-            while not self._stop.is_set():
-                if self._dirty:
-                    self._save()
-                if not self._due():
-                    self._wake.wait(60.0)
-                    self._wake.clear()
-                    continue
-                self._pass()
-        except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, pages go on)
-            if not self._stop.is_set():
-                log.exception("The page fill stopped")
+    def _tidy(self) -> None:
+        if self._dirty:
+            self._save()
+
+    def _next(self) -> bool | None:
+        return True if self._due() else None
 
     def _wanted(self) -> list[_Family]:
         """The families to fill, the most recently asked first."""
@@ -282,20 +245,10 @@ class PageFill:
     def _due(self) -> bool:
         return any(f.epoch != self._epoch(f) for f in self._wanted())
 
-    def _settled(self) -> bool:
-        """Wait until the library was left alone ``SETTLE_SECONDS`` (False: stopping)."""
-        while not self._stop.is_set():
-            generation = self.db.content_generation
-            if self._stop.wait(SETTLE_SECONDS):
-                return False
-            if self.db.content_generation == generation:
-                return True
-        return False
-
-    def _pass(self) -> None:
+    def _pass(self, _work: Any = None) -> None:
         """Every wanted family's pages for the current epoch: first the first ``FIRST_PAGES`` of
         each, then each to its end; over as soon as the epoch moves (the next pass checks again)."""
-        if not self._settled():
+        if not self._settled(SETTLE_SECONDS):
             return
         store = self.items.store
         families = [f for f in self._wanted() if f.epoch != self._epoch(f)]
