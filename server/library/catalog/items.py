@@ -92,7 +92,7 @@ ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "Extern
 #: The modules whose code makes a fragment's bytes (``dto``, ``fragments``, ``fragment_store``,
 #: ``media_sources``, trickplay's service, the casing and the wire models) and every ``server``
 #: module they import, at the top or inside a function: the source the code stamp is a hash of.
-#: ``tests/library/query/test_fragment_stamp.py`` checks that it is exactly that closure.
+#: ``tests/library/query/test_page_fill.py`` checks that it is exactly that closure.
 FRAGMENT_SEEDS = ("server.library.catalog.dto", "server.library.catalog.fragments",
                   "server.library.catalog.fragment_store", "server.library.catalog.media_sources",
                   "server.trickplay.service", "server.wire.casing", "server.wire.models")
