@@ -494,3 +494,34 @@ print(json.dumps({{"raised": raised, "pillow": "PIL" in sys.modules}}))
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"raised": True, "pillow": False}
+
+
+DESKTOP_KEY = FIRST_ORM.replace("""import httpx
+loop_thread""", """import asyncio, httpx
+tokens = runner.ctx.tokens
+
+async def ensure():  # what the desktop app asks at each start (app/server_host.py), on the loop
+    return await tokens.key_named("Reelroom Desktop") or await tokens.create_key("Reelroom Desktop")
+
+made = asyncio.run_coroutine_threadsafe(ensure(), runner.loop).result(30)
+again = asyncio.run_coroutine_threadsafe(ensure(), runner.loop).result(30)
+print(json.dumps({"made": made, "again": again, "orm": sorted(first)}))
+loop_thread""").replace("""    codes.append(c.get("/Users/Me").status_code)
+""", """    codes.append(c.get("/Users/Me").status_code)
+    codes.append(c.get("/System/Info", headers={"Authorization": f'MediaBrowser Token="{made}"'}).status_code)
+""")
+
+
+def test_the_desktop_apps_key_is_made_and_found_without_the_orm(tmp_path):
+    """The desktop app's API key is looked up (and made, the first time) on the event loop at each
+    start: on the Core table, so no ORM import holds the loop; the key is found again, and works
+    as a token afterwards (the guard then loads the ORM classes off the loop)."""
+    out = subprocess.run([sys.executable, "-c", DESKTOP_KEY, str(tmp_path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = [json.loads(line) for line in out.stdout.strip().splitlines() if line.startswith("{")]
+    key, result = lines[0], lines[-1]
+    assert len(key["made"]) == 32 and key["again"] == key["made"]
+    assert key["orm"] == []
+    assert result["codes"] == [204, 204, 200, 200, 200]  # the last: GET /System/Info with the desktop key
+    assert result["on_loop"] == []
