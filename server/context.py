@@ -466,35 +466,33 @@ class ServerContext:
         self.memory = MemoryTrimmer(quiet=(lambda: self.db.activity, self.db.release_memory))
         self.memory.start()
 
+    def _record_ready(self, record: Path | None) -> bool:
+        """(Off the loop.) Whether a fill's record of the last run is there to resume, with the
+        fragment store open: it opens on a thread of its own beside the start, so it is waited for
+        up to ``RESUME_WAIT`` seconds (a close ends the wait at once), not skipped."""
+        store = self.items.store
+        if record is None or store is None or self.closing or not record.exists():
+            return False
+        return store.wait_open(RESUME_WAIT, lambda: self.closing) and not self.closing
+
     def _resume_mix_fill(self) -> None:
-        """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)
-        The fragment store opens on a thread of its own beside the start: a record is resumed once
-        it is open, waited for up to ``RESUME_WAIT`` seconds here (off the loop; a close ends the
-        wait at once), not skipped."""
+        """(In the executor: nobody awaits it, so a failure is logged here; mixes go on without it.)"""
         try:
             from server.library.browse.mix_fill import record_path
 
-            store = self.items.store
-            record = record_path(store)
-            if record is None or store is None or self.closing or not record.exists():
-                return
-            if store.wait_open(RESUME_WAIT, lambda: self.closing) and not self.closing:
+            if self._record_ready(record_path(self.items.store)):
                 self.browse.related.mix_fill.resume()
         except Exception:
             if not self.closing:
                 log.exception("The InstantMix fill could not resume the last run's shapes")
 
     def _resume_page_fill(self, loop: asyncio.AbstractEventLoop) -> None:
-        """(In the executor, as ``_resume_mix_fill``.) The page fill's record, resumed once the
-        fragment store is open; each family's viewer is its user as they are now (read on the loop)."""
+        """(In the executor, as ``_resume_mix_fill``.) Each family's viewer is its user as they are
+        now (read on the loop)."""
         try:
             from server.library.catalog.page_fill import record_path
 
-            store = self.items.store
-            record = record_path(store)
-            if record is None or store is None or self.closing or not record.exists():
-                return
-            if not store.wait_open(RESUME_WAIT, lambda: self.closing) or self.closing:
+            if not self._record_ready(record_path(self.items.store)):
                 return
 
             def viewer_of(user_id: str) -> Viewer | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import LiveServer
+from tests.conftest import LiveServer, start_server
 
 
 def allow_roots(live: LiveServer, *roots: str) -> None:
@@ -29,6 +29,15 @@ def open_store(live: LiveServer, timeout: float = 30):
     while not store.enabled and time.monotonic() < deadline:
         time.sleep(0.05)
     return store
+
+
+def restarted(tmp_path: Path, before: LiveServer) -> LiveServer:
+    """The server started again on ``before``'s folder (``tmp_path / "data"``), with its token (a
+    sign-in is a write), and its fragment store open."""
+    live = start_server(tmp_path / "data", reply_cache_mib=0)
+    live.admin_token, live.admin_id = before.admin_token, before.admin_id
+    open_store(live)
+    return live
 
 
 def _scan_task(c) -> dict:

@@ -31,6 +31,7 @@ from tests.library_helpers import (
     add_library_and_scan,
     open_store,
     refresh_and_wait,
+    restarted,
     songs_movie_show_server,
     wait_for_artwork,
 )
@@ -501,14 +502,6 @@ def _music_server(tmp_path: Path) -> tuple[LiveServer, dict]:
     return live, params
 
 
-def _restarted(tmp_path: Path, before: LiveServer) -> LiveServer:
-    """The server started again on ``before``'s folder, with its token (a sign-in is a write)."""
-    live = start_server(tmp_path / "data", reply_cache_mib=0)
-    live.admin_token, live.admin_id = before.admin_token, before.admin_id
-    open_store(live)
-    return live
-
-
 @sqlite_only
 def test_a_clean_restart_takes_over_the_last_epoch_and_anything_else_starts_a_new_one(tmp_path: Path) -> None:
     """After a clean close with nothing written since, the first page after the restart is the
@@ -523,7 +516,7 @@ def test_a_clean_restart_takes_over_the_last_epoch_and_anything_else_starts_a_ne
             stored = _stored(live, c, params, False)
     finally:
         stop_server(live)
-    live = _restarted(tmp_path, live)
+    live = restarted(tmp_path, live)
     try:
         store = live.ctx.items.store
         assert store is not None and store.adopted != 0
@@ -545,7 +538,7 @@ def test_a_clean_restart_takes_over_the_last_epoch_and_anything_else_starts_a_ne
     config = next((tmp_path / "data").rglob("system.json"))
     config.write_text(config.read_text().replace("\n", "\n ", 1) if "\n" in config.read_text()
                       else config.read_text() + " ")
-    live = _restarted(tmp_path, live)
+    live = restarted(tmp_path, live)
     try:
         store = live.ctx.items.store
         assert store is not None and store.adopted == 0  # a configuration file changed while stopped
@@ -553,11 +546,11 @@ def test_a_clean_restart_takes_over_the_last_epoch_and_anything_else_starts_a_ne
             assert _stored(live, c, params, False) == _built(live, c, params, False)
     finally:
         stop_server(live)
-    live = _restarted(tmp_path, live)  # (after that clean close: taken over again)
+    live = restarted(tmp_path, live)  # (after that clean close: taken over again)
     assert live.ctx.items.store is not None and live.ctx.items.store.adopted != 0
     live.ctx.items.store.record_clean = lambda *_: False  # type: ignore[method-assign]  # no clean close
     stop_server(live)
-    live = _restarted(tmp_path, live)
+    live = restarted(tmp_path, live)
     try:
         store = live.ctx.items.store
         assert store is not None and store.adopted == 0  # the last run recorded no clean close

@@ -21,7 +21,7 @@ import pytest
 from server.library.catalog import fragment_store, page_fill
 from server.library.catalog.items import FRAGMENT_MODULES, FRAGMENT_SEEDS, fragment_code_stamp, module_file
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan, open_store, wait_for_artwork
+from tests.library_helpers import add_library_and_scan, open_store, restarted, wait_for_artwork
 from tests.mediagen import make_audio
 
 TITLES = ("Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta")
@@ -82,13 +82,6 @@ def _first_run(tmp_path: Path) -> tuple[LiveServer, dict]:
     return live, params
 
 
-def _restarted(tmp_path: Path, before: LiveServer) -> LiveServer:
-    live = start_server(tmp_path / "data", reply_cache_mib=0)
-    live.admin_token, live.admin_id = before.admin_token, before.admin_id
-    open_store(live)
-    return live
-
-
 @pytest.fixture
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small pages and a short settle; the next start has another code stamp (another build)."""
@@ -108,7 +101,7 @@ def test_after_a_start_with_another_code_stamp_the_listing_is_filled_without_a_r
     before, params = _first_run(tmp_path)
     data = before.extra["user_data"]
     _other_build(monkeypatch)
-    live = _restarted(tmp_path, before)
+    live = restarted(tmp_path, before)
     try:
         store = live.ctx.items.store
         fill = live.ctx.page_fill
@@ -163,7 +156,7 @@ def test_pages_during_the_fill_are_the_built_bytes_and_a_stop_during_it_is_promp
         return slowly
 
     monkeypatch.setattr(ItemService, "fill_read", slow)
-    live = _restarted(tmp_path, before)
+    live = restarted(tmp_path, before)
     stopped = False
     try:
         assert reads.wait(30), "the fill never began"
