@@ -187,9 +187,10 @@ def test_with_a_tray_the_status_window_is_made_when_first_shown(
     controller = TrayController(FakeHost(fake_server), calls, tray_available=True, scan_poll_ms=30, log_poll_ms=50,
                                 open_url=lambda url: opened.append(url) or True)
 
-    def status_windows() -> list[StatusWindow]:
-        return [w for w in QApplication.topLevelWidgets() if isinstance(w, StatusWindow)]
+    def status_windows() -> list[StatusWindow]:  # made since this test began
+        return [w for w in QApplication.topLevelWidgets() if isinstance(w, StatusWindow) and w not in earlier]
 
+    earlier = [w for w in QApplication.topLevelWidgets() if isinstance(w, StatusWindow)]  # (other tests')
     controller.start()
     qtbot.waitUntil(lambda: controller.client is not None and controller.display_state == "running", timeout=5000)
     controller.notify("Library scan finished", "New media: 2 movies.")
