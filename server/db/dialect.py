@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import and_, create_engine, event, text
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
@@ -76,7 +76,9 @@ def single_pass(session: Any) -> Iterator[None]:
     a single pass needs no more than its interior pages, and the OS caches the file. Lowering the
     size also lets go of what the connection held; the usual size is set again after. Elsewhere
     nothing happens."""
-    dialect = session.dialect if hasattr(session, "dialect") else session.get_bind().dialect  # (a Connection)
+    # (a Connection has its dialect; asking a session for anything but get_bind would make the ORM
+    # session of a CoreSession, and import SQLAlchemy's ORM)
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
     if dialect.name != "sqlite":
         yield
         return

@@ -92,3 +92,35 @@ def test_the_usual_cache_size_is_back_after_a_failed_statement(db: Database) -> 
         return _cache_size(s)
 
     assert db.read_sync(failing) == -SQLITE_CACHE_KIB
+
+
+SCRIPT = """
+import asyncio, json, sys
+from server.db import schema
+from server.db.database import Database
+from server.db.dialect import single_pass
+from server.library.catalog.query import ItemQuery, count_by_type
+db = Database(sys.argv[1])
+schema.metadata.create_all(db.engine)
+before = "sqlalchemy.orm" in sys.modules
+def read(s):
+    with single_pass(s):
+        return count_by_type(s, ItemQuery(recursive=True))
+counts = asyncio.run(db.read(read))
+db.close()
+print(json.dumps({"orm_before": before, "orm_after": "sqlalchemy.orm" in sys.modules, "counts": counts}))
+"""
+
+
+def test_a_single_pass_on_a_reads_session_imports_no_orm(tmp_path: Path) -> None:
+    """A read's session (``CoreSession``) makes the ORM session, and imports SQLAlchemy's ORM
+    (~6 MiB), for anything it is asked but Core statements and ``get_bind``: ``single_pass``
+    asks it only those (in a fresh interpreter: the server's start runs it, with no ORM)."""
+    import json
+    import subprocess
+
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run([sys.executable, "-c", SCRIPT, sqlite_url(tmp_path / "fresh.db")], cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"orm_before": False, "orm_after": False, "counts": {}}
