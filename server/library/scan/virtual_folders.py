@@ -19,7 +19,7 @@ import msgspec
 from sqlalchemy import delete, select
 
 from server.db.database import Database, load_orm_classes
-from server.db.handles import libraries, library_paths
+from server.db.handles import items, libraries, library_paths
 from server.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
@@ -139,13 +139,11 @@ class LibraryService:
     async def with_primary_image(self) -> set[str]:
         """Ids of the libraries whose CollectionFolder has a Primary image (its own, uploaded or a
         generated collage): only those get a PrimaryImageItemId, so clients never show a broken
-        image."""
-        await load_orm_classes()  # (the ORM classes imported off the event loop)
-        from server.db.tables import Item, Library
+        image. (On the Core tables: the desktop app's library page and the dashboard ask it.)"""
 
         def read(s: Session) -> set[str]:
-            rows = s.execute(select(Item.id, Item.images_json).where(
-                Item.type == "CollectionFolder", Item.id.in_(select(Library.id)))).all()
+            rows = s.execute(select(items.c.id, items.c.images_json).where(
+                items.c.type == "CollectionFolder", items.c.id.in_(select(libraries.c.id)))).all()
             out: set[str] = set()
             for item_id, text in rows:
                 try:
