@@ -83,10 +83,11 @@ class TokenService:
     async def _load(self) -> None:
         def read(s: CoreSession) -> list[TokenInfo]:
             d = devices.c
-            out = [TokenInfo(*row, False) for row in s.execute(
-                select(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name, d.app_version))]
-            out += [TokenInfo(token, None, self.system_id, "", name, "", True)
-                    for token, name in s.execute(select(api_keys.c.access_token, api_keys.c.name))]
+            out = [TokenInfo(r.access_token, r.user_id, r.device_id, r.device_name, r.app_name, r.app_version, False)
+                   for r in s.execute(select(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name,
+                                             d.app_version))]
+            out += [TokenInfo(r.access_token, None, self.system_id, "", r.name, "", True)
+                    for r in s.execute(select(api_keys.c.access_token, api_keys.c.name))]
             return out
 
         self._cache = {t.token: t for t in await self.db.read(read)}
@@ -173,7 +174,11 @@ class TokenService:
 
     async def device(self, device_id: str) -> Row[Any]:
         query = select(devices).where(devices.c.device_id == device_id)
-        row = await self.db.read(lambda s: s.execute(query).first())
+
+        def read(s: CoreSession) -> Row[Any] | None:
+            return s.execute(query).first()
+
+        row = await self.db.read(read)
         if row is None:
             raise NotFoundError(f"Device {device_id} not found.")
         return row

@@ -17,7 +17,7 @@ from typing import Any
 class Record:
     """A row's columns as attributes (``Record(row._mapping)``, or a new row's values)."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[Any, Any]) -> None:
         self.__dict__.update(values)
         self.__dict__["_before"] = dict(values)
 

@@ -71,8 +71,7 @@ class ActivityLog:
 
     async def prune(self, before: datetime) -> int:
         def write(s: CoreSession) -> int:
-            result = s.execute(delete(activity_log).where(activity_log.c.date < before))
-            return int(result.rowcount)
+            return s.connection().execute(delete(activity_log).where(activity_log.c.date < before)).rowcount
 
         return await self.db.write(write)
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import insert, select, update
@@ -12,6 +12,9 @@ from server.db.database import Database
 from server.db.schema import display_preferences
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Row
+    from sqlalchemy.sql.elements import ColumnElement
+
     from server.db.database import CoreSession
 from server.wire import models as w
 
@@ -49,10 +52,10 @@ async def save_preferences(db: Database, user_id: str, prefs_id: str, client: st
     await db.write(write)
 
 
-def _key(user_id: str, prefs_id: str, client: str) -> tuple:
+def _key(user_id: str, prefs_id: str, client: str) -> tuple[ColumnElement[bool], ...]:
     c = display_preferences.c
     return c.user_id == user_id, c.preferences_id == prefs_id, c.client == client
 
 
-def _stored(s: CoreSession, user_id: str, prefs_id: str, client: str):
+def _stored(s: CoreSession, user_id: str, prefs_id: str, client: str) -> Row[Any] | None:
     return s.execute(select(display_preferences.c.data_json).where(*_key(user_id, prefs_id, client))).first()

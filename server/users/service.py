@@ -14,7 +14,7 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from sqlalchemy import delete, func, insert, select, update
@@ -106,25 +106,25 @@ class UserRow(Record):
     primary_image_tag: str | None
 
 
-def _by_id(s: CoreSession, user_id: str) -> Row | None:
+def _by_id(s: CoreSession, user_id: str) -> Row[Any] | None:
     return s.execute(select(_users).where(_users.c.id == user_id)).first()
 
 
-def _by_name(s: CoreSession, name: str, other_than: str | None = None) -> Row | None:
+def _by_name(s: CoreSession, name: str, other_than: str | None = None) -> Row[Any] | None:
     query = select(_users).where(func.lower(_users.c.name) == name.lower())
     if other_than is not None:
         query = query.where(_users.c.id != other_than)
     return s.execute(query).first()
 
 
-def policy_of(user: UserRow | Row) -> w.UserPolicy:
+def policy_of(user: UserRow | Row[Any]) -> w.UserPolicy:
     stored = msgspec.json.decode(user.policy_json or "{}", type=w.UserPolicy, strict=False)
     base = default_policy(bool(stored.IsAdministrator))
     changes = {f: getattr(stored, f) for f in stored.__struct_fields__ if getattr(stored, f) is not None}
     return msgspec.structs.replace(base, **changes)
 
 
-def configuration_of(user: UserRow | Row) -> w.UserConfiguration:
+def configuration_of(user: UserRow | Row[Any]) -> w.UserConfiguration:
     stored = msgspec.json.decode(user.configuration_json or "{}", type=w.UserConfiguration, strict=False)
     changes = {f: getattr(stored, f) for f in stored.__struct_fields__ if getattr(stored, f) is not None}
     return msgspec.structs.replace(default_user_configuration(), **changes)
@@ -152,7 +152,7 @@ class UserRecord:
         return bool(self.policy.IsDisabled)
 
 
-def _record(user: UserRow | Row) -> UserRecord:
+def _record(user: UserRow | Row[Any]) -> UserRecord:
     policy = msgspec.structs.replace(policy_of(user), InvalidLoginAttemptCount=user.invalid_login_attempts)
     return UserRecord(
         id=user.id, name=user.name, has_password=bool(user.password_hash), policy=policy,
@@ -254,7 +254,7 @@ class UserService:
         name = validate_user_name(name)
         password_hash = await hash_password_async(password) if password else None
 
-        def write(s: CoreSession) -> Row:
+        def write(s: CoreSession) -> Row[Any]:
             if _by_name(s, name) is not None:
                 raise BadRequestError(f"A user with the name '{name}' already exists.")
             user_id = new_guid()
@@ -358,7 +358,8 @@ class UserService:
         row = await self.db.read(_by_id, user_id)
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
-        return row.primary_image_path
+        path: str | None = row.primary_image_path
+        return path
 
     async def delete(self, user_id: str) -> UserRecord:
         target = await self.get(user_id)
