@@ -254,9 +254,11 @@ def tray_rss(tree: Tree, data_dir: Path, idle: float, env: dict[str, str]) -> tu
     """(launch -> server running seconds, idle RSS MiB) of the tray app with the server inside."""
     root = tree.root or ROOT
     launched = time.monotonic()
-    proc = subprocess.Popen([sys.executable, str(root / "bench" / "tray.py"), "--child", str(data_dir)], cwd=root,
-                            env={**env, "PYTHONPATH": str(root)}, text=True, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    # This checkout's child for every tree (it runs the tree's app: REELROOM_BENCH_TREE), so both
+    # idle alike: with the Qt event loop running, the tray's first requests answered.
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "tray.py"), "--child", str(data_dir)], cwd=root,
+                            env={**env, "PYTHONPATH": str(root), "REELROOM_BENCH_TREE": str(root)}, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None and proc.stdin is not None
     seen: dict[str, float] = {}
     try:

@@ -1,6 +1,7 @@
 """Start-to-tray-visible time and idle memory of the desktop app, with the server inside.
 
     /work/venv/bin/python bench/tray.py [--runs 3] [--idle 10]
+    python bench/tray.py --breakdown [--library /tmp/pages-lib/100000] [--baseline /work/main] [--tracemalloc]
 
 Each run launches the real app (``app.desktop_main.build_desktop``: single instance, ServerHost on
 127.0.0.1 with an ephemeral port, tray) in a fresh Python process, under Xvfb with trayer as the
@@ -10,12 +11,23 @@ tray host. It prints:
 - idle RSS: resident memory of the app process after ``--idle`` seconds of doing nothing.
 Without Xvfb it falls back to Qt's offscreen platform (no tray: the status window stands in) and
 says so.
+
+``--breakdown`` starts the app once per tree (this one, and ``--baseline DIR``'s), on an empty data
+folder and on a copy of ``--library``, lets it idle, then has the app itself print where its
+resident memory is: anonymous and file-backed (``/proc/self/smaps_rollup``), the largest mappings
+by file (Qt's and PySide's libraries, Python extensions, the database and the fragment store),
+SQLite's own heap (``sqlite3_memory_used``), the modules loaded (with the heavy packages named),
+whether the ORM classes and the windows were made, and with ``--tracemalloc`` the Python heap by
+file (tracing from the start costs time and memory of its own: compare its figures with each
+other, not with the plain RSS).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -31,6 +43,8 @@ sys.path.insert(0, str(REPO))
 def child(data_dir: Path) -> int:
     """Runs inside the measured process: build the desktop app, report milestones on stdout."""
     start = time.monotonic()
+    if os.environ.get("REELROOM_BENCH_TREE"):  # --breakdown --baseline: the other tree's app
+        sys.path.insert(0, os.environ["REELROOM_BENCH_TREE"])
     from app import desktop_main
     from app.desktop_main import build_desktop, parse_args
     from server.memory import pause_collector
@@ -64,8 +78,13 @@ def child(data_dir: Path) -> int:
         if controller.display_state in ("running", "error"):
             report("RUNNING" if controller.display_state == "running" else "ERROR")
         time.sleep(0.002)
-    # Idle: the event loop runs (timers, the socket reader), nothing else happens.
-    sys.stdin.readline()
+    # Idle: the event loop runs (timers, the socket reader, the replies to the tray's first requests:
+    # the API key, /System/Info/Public, /Items/Counts), as in the app; nothing else happens. (Until
+    # stop 29 the GUI thread blocked on stdin here, so whether the tray had made its requests by then
+    # depended on which milestone came last.)
+    if _idle_until_line(app).strip() == "breakdown":
+        print(json.dumps(breakdown(controller)), flush=True)
+        _idle_until_line(app)
     controller.quit()
     deadline = time.monotonic() + 20
     while desktop.controller.host.state != "stopped" and time.monotonic() < deadline:
@@ -73,6 +92,103 @@ def child(data_dir: Path) -> int:
         time.sleep(0.01)
     desktop.instance.release()
     return 0
+
+
+def _idle_until_line(app: Any) -> str:
+    """Run the Qt event loop until a line comes on stdin; returns the line."""
+    import selectors
+
+    with selectors.DefaultSelector() as sel:
+        sel.register(sys.stdin, selectors.EVENT_READ)
+        while not sel.select(0.02):
+            app.processEvents()
+    return sys.stdin.readline()
+
+
+HEAVY = ("sqlmodel", "pydantic", "pydantic_core", "server.db.tables", "sqlalchemy.orm", "PIL", "av", "alembic",
+         "mutagen", "numpy", "server.metadata", "server.catalog.resolver", "server.images", "PySide6.QtSvg",
+         "PySide6.QtNetwork", "ui.wizard", "ui.status_window", "ui.logs", "ui.libraries", "ui.settings",
+         "ui.address_dialog", "segno")
+
+
+def _sqlite_memory_used() -> int | None:
+    """SQLite's own heap (page caches, prepared statements) in the library Python's sqlite3 uses."""
+    import ctypes
+    import sqlite3
+
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        if "libsqlite3" in path:
+            lib = ctypes.CDLL(path)
+            lib.sqlite3_memory_used.restype = ctypes.c_int64
+            return int(lib.sqlite3_memory_used())
+    del sqlite3
+    return None
+
+
+def breakdown(controller: Any) -> dict[str, Any]:
+    """Where this process's resident memory is, as the app idles (see --breakdown)."""
+    import gc
+    import tracemalloc
+
+    rollup = {}
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]:
+        key, value = line.split(":", 1)
+        rollup[key] = int(value.split()[0]) / 1024
+    by_file: dict[str, float] = {}
+    name = "[anon]"
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and not head[0].endswith(":"):
+            name = head[5] if len(head) >= 6 else "[anon]"
+            if "site-packages/" in name:
+                name = "site-packages/" + name.split("site-packages/", 1)[1]
+        elif head and head[0] == "Rss:":
+            by_file[name] = by_file.get(name, 0.0) + int(head[1]) / 1024
+    groups: dict[str, float] = {}
+    for path, mib in by_file.items():
+        if "PySide6/Qt/lib" in path or "/libQt6" in path:
+            group = "Qt libraries"
+        elif "PySide6" in path or "shiboken6" in path:
+            group = "PySide6/shiboken bindings"
+        elif path.startswith("site-packages/"):
+            group = "other site-packages (.so)"
+        elif path.startswith("/usr/lib") or path.startswith("/lib"):
+            group = "system libraries"
+        elif path in ("[anon]", "[heap]"):
+            group = "anonymous (Python heap, malloc, Qt, SQLite)"
+        else:
+            group = "other files (db, store, fonts, ...)"
+        groups[group] = groups.get(group, 0.0) + mib
+    modules = sorted(sys.modules)
+    result: dict[str, Any] = {
+        "rss": rollup.get("Rss"), "anon": rollup.get("Anonymous"),
+        "file": (rollup.get("Rss") or 0) - (rollup.get("Anonymous") or 0),
+        "groups": dict(sorted(groups.items(), key=lambda kv: -kv[1])),
+        "top_mappings": dict(sorted(by_file.items(), key=lambda kv: -kv[1])[:25]),
+        "sqlite_heap_mib": (lambda n: None if n is None else n / 2**20)(_sqlite_memory_used()),
+        "modules": len(modules),
+        "heavy_loaded": [m for m in HEAVY if m in sys.modules],
+        "gc_objects": len(gc.get_objects()),
+        "windows_made": {name: getattr(controller, name, None) is not None for name in
+                         ("wizard", "libraries_window", "log_viewer", "settings_dialog", "address_dialog")},
+        "status_window_made": getattr(controller, "_status_window", controller.__dict__.get("status_window"))
+                              is not None,
+    }
+    if tracemalloc.is_tracing():
+        snap = tracemalloc.take_snapshot()
+        stats = snap.statistics("filename")
+        result["tracemalloc_total_mib"] = sum(s.size for s in stats) / 2**20
+        top = {}
+        for stat in stats[:30]:
+            fname = stat.traceback[0].filename
+            for cut in ("site-packages/", "/lib/python3.11/"):
+                if cut in fname:
+                    fname = fname.split(cut, 1)[1]
+            fname = fname.replace(str(REPO) + "/", "")
+            top[fname] = stat.size / 2**20
+        result["tracemalloc_top"] = top
+    return result
 
 
 def rss_mib(pid: int) -> float:
@@ -109,11 +225,98 @@ def one_run(idle: float, env: dict[str, str]) -> tuple[float, float, float]:
         return seen["VISIBLE"], seen["RUNNING"], samples[-1]
 
 
+def breakdown_run(tree: Path, data_dir: Path, idle: float, env: dict[str, str], trace: bool) -> dict[str, Any]:
+    env = dict(env, PYTHONPATH=str(tree), REELROOM_BENCH_TREE=str(tree))
+    if trace:
+        env["PYTHONTRACEMALLOC"] = "1"
+    proc = subprocess.Popen([sys.executable, __file__, "--child", str(data_dir)], cwd=tree, env=env, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        seen = 0
+        while seen < 2:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the app exited early (status {proc.wait()})")
+            if line.startswith("ERROR"):
+                raise RuntimeError("the hosted server reported an error")
+            seen += 1
+        time.sleep(idle)
+        rss = rss_mib(proc.pid)
+        proc.stdin.write("breakdown\n")
+        proc.stdin.flush()
+        result = json.loads(proc.stdout.readline())
+        result["rss_outside"] = rss
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        proc.wait(30)
+        return result
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def print_breakdown(columns: list[tuple[str, dict[str, Any]]]) -> None:
+    width = 22
+    print(f"{'':52s}" + "".join(f"{label[:width]:>{width + 2}s}" for label, _ in columns))
+
+    def row(label: str, values: list[Any]) -> None:
+        cells = "".join(f"{'-' if v is None else (f'{v:.1f}' if isinstance(v, float) else str(v)):>{width + 2}s}"
+                        for v in values)
+        print(f"{label[:52]:52s}{cells}")
+
+    row("RSS read from outside [MiB]", [c.get("rss_outside") for _, c in columns])
+    row("RSS (smaps_rollup) [MiB]", [c.get("rss") for _, c in columns])
+    row("  anonymous [MiB]", [c.get("anon") for _, c in columns])
+    row("  file-backed [MiB]", [c.get("file") for _, c in columns])
+    groups = sorted({g for _, c in columns for g in c["groups"]}, key=lambda g: -max(c["groups"].get(g, 0) for _, c in columns))
+    for group in groups:
+        row(f"  {group} [MiB]", [c["groups"].get(group) for _, c in columns])
+    row("SQLite heap (sqlite3_memory_used) [MiB]", [c.get("sqlite_heap_mib") for _, c in columns])
+    row("modules loaded", [c.get("modules") for _, c in columns])
+    row("gc-tracked objects", [c.get("gc_objects") for _, c in columns])
+    if any("tracemalloc_total_mib" in c for _, c in columns):
+        row("Python heap (tracemalloc) [MiB]", [c.get("tracemalloc_total_mib") for _, c in columns])
+    print("mappings by file (largest, MiB):")
+    files = sorted({f for _, c in columns for f in c["top_mappings"]},
+                   key=lambda f: -max(c["top_mappings"].get(f, 0) for _, c in columns))[:20]
+    for f in files:
+        row(f"  {f[-50:]}", [c["top_mappings"].get(f) for _, c in columns])
+    if any("tracemalloc_top" in c for _, c in columns):
+        print("Python heap by file (tracemalloc, largest, MiB):")
+        files = sorted({f for _, c in columns for f in c.get("tracemalloc_top", {})},
+                       key=lambda f: -max(c.get("tracemalloc_top", {}).get(f, 0) for _, c in columns))[:25]
+        for f in files:
+            row(f"  {f[-50:]}", [c.get("tracemalloc_top", {}).get(f) for _, c in columns])
+    for label, c in columns:
+        print(f"{label}: heavy modules loaded: {', '.join(c['heavy_loaded']) or 'none'}; windows made: "
+              f"{', '.join(k for k, v in c['windows_made'].items() if v) or 'none'}"
+              f"{'; status window made' if c.get('status_window_made') else ''}")
+
+
+def run_breakdown(args: argparse.Namespace, env: dict[str, str]) -> None:
+    trees = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    columns: list[tuple[str, dict[str, Any]]] = []
+    for size_label, library in [("empty", None)] + ([("library", args.library)] if args.library else []):
+        for label, tree in trees:
+            with tempfile.TemporaryDirectory(prefix="reelroom-bench-") as tmp:
+                if library is not None:
+                    shutil.copytree(library, tmp, dirs_exist_ok=True)
+                columns.append((f"{label} {size_label}", breakdown_run(tree, Path(tmp), args.idle, env,
+                                                                       args.tracemalloc)))
+    print_breakdown(columns)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Tray app start-up time and idle RSS")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--idle", type=float, default=10.0, help="seconds idle before reading RSS")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--breakdown", action="store_true", help="where the idle app's memory is (see above)")
+    parser.add_argument("--library", type=Path, help="with --breakdown: a kept library, copied for the run")
+    parser.add_argument("--baseline", type=Path, help="with --breakdown: a checkout to measure side by side")
+    parser.add_argument("--tracemalloc", action="store_true", help="with --breakdown: the Python heap by file")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
@@ -122,6 +325,16 @@ def main() -> int:
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     results = []
+    if args.breakdown:
+        if XvfbSession.available():
+            with XvfbSession() as display:
+                env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
+                run_breakdown(args, env)
+        else:
+            env["QT_QPA_PLATFORM"] = "offscreen"
+            run_breakdown(args, env)
+        print(f"load average {os.getloadavg()[0]:.1f}, idle {args.idle:.0f} s")
+        return 0
     if XvfbSession.available():
         with XvfbSession() as display:
             env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")

@@ -10,24 +10,25 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QDesktopServices
+from PySide6.QtGui import QAction, QDesktopServices, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from ui.api_client import ServerClient, reelroom_version
 from ui.events import ServerEvents
 from ui.folder_picker import FolderDialogFactory, system_folder_dialog
 from ui.state_icon import state_icon
-from ui.status_window import StatusWindow
 from ui.updates import Release, available_update
 from ui.web_install import WebSourceChooser, choose_web_source
-from ui.wizard import FirstRunWizard
 from ui.worker import BackgroundCalls
 
-if TYPE_CHECKING:  # the windows are imported when first opened (~3 MiB less in an idle tray)
+if TYPE_CHECKING:  # the windows are imported when first opened (~4 MiB less in an idle tray), and
+    # made then: the status window too where there is a tray (~5 MiB: its widgets, fonts, style)
     from ui.address_dialog import AddressDialog
     from ui.libraries import LibraryFoldersWindow
     from ui.logs import LogViewer
     from ui.settings import LoginItemLike, SettingsDialog
+    from ui.status_window import StatusWindow
+    from ui.wizard import FirstRunWizard
 
 log = logging.getLogger("reelroom.desktop")
 
@@ -163,8 +164,10 @@ class TrayController(QObject):
             self.tray.activated.connect(self._tray_activated)
         order = ["open_browser", "show_address", "scan_all", "libraries", "logs", "settings", "install_web",
                  "start_stop", "restart", "update", "quit"]
-        self.status_window = StatusWindow([self.actions[name] for name in order])
-        self.status_window.closeRequested.connect(self._status_window_closed)
+        self._status_actions = [self.actions[name] for name in order]
+        self._status_window: StatusWindow | None = None  # made when first shown (status_window)
+        self._shown_state: tuple[QIcon, str, str] | None = None  # its icon, state line and address
+        self._last_notice: tuple[str, str, bool] | None = None  # its notification line
 
         self._relay = _StateRelay()
         self._relay.changed.connect(self._on_host_state)
@@ -224,6 +227,29 @@ class TrayController(QObject):
     def uses_tray(self) -> bool:
         return self.tray is not None
 
+    @property
+    def status_window(self) -> StatusWindow:
+        """The status window, made when first asked for: at start without a tray, else when the
+        tray icon is clicked or a second launch asks for it. Made, it shows the state and the last
+        notice as if it had been there from the start."""
+        window = self._status_window
+        if window is None or not shiboken6.isValid(window):  # (a test may have deleted it)
+            from ui.status_window import StatusWindow
+
+            window = StatusWindow(self._status_actions)
+            window.closeRequested.connect(self._status_window_closed)
+            if self._shown_state is not None:
+                window.set_state(*self._shown_state)
+            if self._last_notice is not None:
+                window.show_notification(*self._last_notice)
+            self._status_window = window
+        return window
+
+    def _made_status_window(self) -> StatusWindow | None:
+        """The status window if it was made and still exists; never makes it."""
+        window = self._status_window
+        return window if window is not None and shiboken6.isValid(window) else None
+
     # -- state ------------------------------------------------------------------------------------
 
     @property
@@ -277,8 +303,10 @@ class TrayController(QObject):
             self.tray.setIcon(icon)
             self.tray.setToolTip(text)
         address = self.host.base_url if running else ""
-        if shiboken6.isValid(self.status_window):  # gone when its owner (a test) deleted it
-            self.status_window.set_state(icon, text, address)
+        self._shown_state = (icon, text, address)
+        window = self._made_status_window()
+        if window is not None:
+            window.set_state(icon, text, address)
         self.displayStateChanged.emit(state)
 
     def _with_client(self, then: Callable[[], None]) -> None:
@@ -587,6 +615,8 @@ class TrayController(QObject):
         if self.client is None:
             return
         if self.wizard is None:
+            from ui.wizard import FirstRunWizard
+
             self.wizard = FirstRunWizard(self.client, self.calls, self._factory)
             self.wizard.setupCompleted.connect(self._setup_completed)
         _bring_to_front(self.wizard)
@@ -638,7 +668,9 @@ class TrayController(QObject):
     def _finish_quit(self) -> None:
         if self.tray is not None:
             self.tray.hide()
-        self.status_window.hide()
+        window = self._made_status_window()
+        if window is not None:
+            window.hide()
         if self.client is not None:
             self.client.close()
         self.quitRequested.emit()
@@ -683,8 +715,10 @@ class TrayController(QObject):
         if self.tray is not None and self.tray.isVisible() and QSystemTrayIcon.supportsMessages():
             kind = QSystemTrayIcon.MessageIcon.Critical if error else QSystemTrayIcon.MessageIcon.Information
             self.tray.showMessage(title, text, kind, 8000)
-        if shiboken6.isValid(self.status_window):
-            self.status_window.show_notification(title, text, error)
+        self._last_notice = (title, text, error)
+        window = self._made_status_window()
+        if window is not None:
+            window.show_notification(title, text, error)
         self.notified.emit(title, text)
 
     def _report(self, error: Exception) -> None:

@@ -54,16 +54,16 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from sqlalchemy import Table, delete, event, func, select
-from sqlalchemy import text as sql_text
 
 from server import memory
 from server.artwork import collage
 from server.artwork.frames import grab_frame
 from server.db.database import file_stamp
+from server.db.dialect import single_pass
 from server.db.handles import collection_entries, item_values, items, libraries, playlist_entries, playlists
 from server.db.schema import byname_artwork
 from server.library.catalog import ids
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from server.tasks.scheduler import TaskScheduler
 
 log = logging.getLogger("reelroom.artwork")
+_T = TypeVar("_T")
 
 SCREEN_GRABBER = "Screen Grabber"  # Jellyfin's name for the frame grabber (LibraryOptions.TypeOptions)
 FRAME_TYPES = ("Movie", "Episode", "Video", "MusicVideo", "Trailer")
@@ -158,17 +159,18 @@ def _inputs(s: Session) -> str:
     (``request``), which drops the remembered run; this catches what happened otherwise."""
 
     t = _ITEMS.c
-    parts: list[Any] = [
-        tuple(s.execute(select(func.count(), func.max(t.date_created)).select_from(_ITEMS)).one()),
-        s.execute(select(func.count()).select_from(_VALUES)).scalar(),
-        # on the tables, not the ORM classes: the start-up run configures no ORM mappers
-        s.execute(select(func.count()).select_from(playlist_entries)).scalar(),
-        s.execute(select(func.count()).select_from(collection_entries)).scalar(),
-        s.execute(select(func.count()).select_from(byname_artwork)).scalar(),
-        sorted(tuple(r) for r in s.execute(select(playlists.c.id, playlists.c.is_public))),
-        sorted(tuple(r) for r in s.execute(select(libraries.c.id, libraries.c.collection_type,
-                                                  libraries.c.options_json))),
-    ]
+    with single_pass(s):  # each count reads a whole index once (~8 MiB of pages at 100k items)
+        parts: list[Any] = [
+            tuple(s.execute(select(func.count(), func.max(t.date_created)).select_from(_ITEMS)).one()),
+            s.execute(select(func.count()).select_from(_VALUES)).scalar(),
+            # on the tables, not the ORM classes: the start-up run configures no ORM mappers
+            s.execute(select(func.count()).select_from(playlist_entries)).scalar(),
+            s.execute(select(func.count()).select_from(collection_entries)).scalar(),
+            s.execute(select(func.count()).select_from(byname_artwork)).scalar(),
+            sorted(tuple(r) for r in s.execute(select(playlists.c.id, playlists.c.is_public))),
+            sorted(tuple(r) for r in s.execute(select(libraries.c.id, libraries.c.collection_type,
+                                                      libraries.c.options_json))),
+        ]
     return _key(*(repr(p) for p in parts))
 
 
@@ -487,7 +489,7 @@ class ArtworkService:
     async def frames(self, stats: RunStats, progress: Progress, start: float, end: float) -> list[str]:
         ffmpeg = await asyncio.to_thread(self.ffmpeg_path)
         disabled = await self.db.read(self._frame_libraries)
-        todo = await self.db.read(self._frame_candidates, disabled)
+        todo = await self.db.read(_in_one_pass(self._frame_candidates), disabled)
         if not self._failures_loaded:
             self.failures.update(await asyncio.to_thread(_read_failures, self.generated_dir / self.FAILURES_FILE))
             self._failures_loaded = True
@@ -554,7 +556,6 @@ class ArtworkService:
                        (~t.images_json.like('%"Primary"%')) | t.images_json.like('%"Generated"%'))
                 .order_by(t.id).limit(_PAGE)).all()
             if not rows:
-                _hand_back(s)
                 return found
             last = rows[-1].id
             for r in rows:
@@ -624,7 +625,7 @@ class ArtworkService:
         changed: list[str] = []
         # playlists and collections first: the views' collages are made of theirs
         for types in (("Playlist", "BoxSet"), ("CollectionFolder", "ManualPlaylistsFolder")):
-            for plan in await self.db.read(self._collage_plans, types):
+            for plan in await self.db.read(_in_one_pass(self._collage_plans), types):
                 if progress.cancelled:
                     return changed
                 if await self._make_item_collage(plan, stats):
@@ -694,7 +695,7 @@ class ArtworkService:
     # -- by-name items (genres, music genres, artists without a row) ---------------------------------
 
     async def by_name(self, stats: RunStats, progress: Progress) -> None:
-        plans, stale = await self.db.read(self._by_name_plans)
+        plans, stale = await self.db.read(_in_one_pass(self._by_name_plans))
         for plan in plans:
             if progress.cancelled:
                 return
@@ -751,7 +752,6 @@ class ArtworkService:
             plan.current = _primary(_images(row.images_json)) if row is not None else None
             plan.stored_key = row.key if row is not None else None
         wanted = {p.item_id for p in plans}
-        _hand_back(s)
         return plans, [i for i in existing if i not in wanted]
 
     async def _make_by_name(self, plan: _Plan, stats: RunStats) -> None:
@@ -917,12 +917,16 @@ def _member_sources(s: Session, members: list[str]) -> list[_Source]:
     return _sources_of(ordered)
 
 
-def _hand_back(s: Session) -> None:
-    """After a run's wide reads: this SQLite connection frees its page cache (up to
-    ``SQLITE_CACHE_KIB``, filled by the scan; the OS still caches the file), so that the
-    memory trimmer can hand it back to the system."""
-    if s.get_bind().dialect.name == "sqlite":
-        s.execute(sql_text("PRAGMA shrink_memory"))
+def _in_one_pass(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """``fn(s, ...)`` with a small SQLite page cache (``dialect.single_pass``): a run's wide reads
+    go through the library once, and leave nothing in the connection's cache (up to
+    ``SQLITE_CACHE_KIB`` each, resident until the memory trimmer's next quiet look)."""
+
+    def run(s: Session, *args: Any) -> _T:
+        with single_pass(s):
+            return fn(s, *args)
+
+    return run
 
 
 _ITEMS: Table = items

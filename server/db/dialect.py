@@ -18,10 +18,12 @@ lives here:
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import and_, create_engine, event
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy import and_, create_engine, event, text
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
@@ -59,6 +61,32 @@ def describe(url: str | URL) -> str:
 # its own as a large library is browsed, so this is paid up to six times; the OS page cache
 # still holds the file, so a smaller cache costs a system call per page, not a disk read.
 SQLITE_CACHE_KIB = 8192
+
+
+#: The page cache (KiB) while a statement reads an index or a table once (``single_pass``).
+SINGLE_PASS_CACHE_KIB = 256
+
+
+@contextmanager
+def single_pass(session: Any) -> Iterator[None]:
+    """SQLite: a small page cache on the session's (or Connection's) connection while the statements inside read a
+    whole index or table once (a count over every item: ~9 MiB of pages at 100k items, never
+    read again). With the usual ``SQLITE_CACHE_KIB`` those pages would stay in the connection's
+    cache, resident, until the memory trimmer's next quiet look (``Database.release_memory``);
+    a single pass needs no more than its interior pages, and the OS caches the file. Lowering the
+    size also lets go of what the connection held; the usual size is set again after. Elsewhere
+    nothing happens."""
+    # (a Connection has its dialect; asking a session for anything but get_bind would make the ORM
+    # session of a CoreSession, and import SQLAlchemy's ORM)
+    dialect = session.dialect if isinstance(session, Connection) else session.get_bind().dialect
+    if dialect.name != "sqlite":
+        yield
+        return
+    session.execute(text(f"PRAGMA cache_size=-{SINGLE_PASS_CACHE_KIB}"))
+    try:
+        yield
+    finally:
+        session.execute(text(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}"))
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -59,8 +59,8 @@ def test_mentions_pyside_reads_the_source_file(tmp_path):
 
 
 def test_the_tray_imports_its_windows_when_first_opened():
-    """ui/tray.py imports the address (segno), log and settings windows when they are first opened
-    (tests/ui/test_tray.py opens each one from the menu)."""
+    """ui/tray.py imports the address (segno), log, settings and library windows, the setup wizard
+    and the status window when they are first opened (tests/ui/test_tray.py opens each one)."""
     import json
     import subprocess
     from pathlib import Path
@@ -70,4 +70,5 @@ def test_the_tray_imports_its_windows_when_first_opened():
                          text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert out.returncode == 0, out.stderr[-2000:]
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
-    assert loaded & {"ui.address_dialog", "ui.logs", "ui.settings", "segno"} == set()
+    assert loaded & {"ui.address_dialog", "ui.logs", "ui.settings", "segno", "ui.wizard", "ui.libraries",
+                     "ui.status_window", "ui.tmdb_key"} == set()

@@ -5,11 +5,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from app.autostart import LoginItem
 from tests.ui.fake_host import FakeHost
 from tests.ui.fake_server import FakeServerThread
 from ui.state_icon import BADGE_COLOURS, state_pixmap
+from ui.status_window import StatusWindow
 from ui.tray import TrayController, describe_new_media
 from ui.worker import BackgroundCalls
 
@@ -174,6 +176,39 @@ def test_status_window_replaces_the_tray(
     with qtbot.waitSignal(controller.quitRequested, timeout=5000):
         window.close()
     assert host.state == "stopped"
+
+
+def test_with_a_tray_the_status_window_is_made_when_first_shown(
+    qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
+) -> None:
+    """An idle tray holds no status window (~5 MiB: its widgets, fonts and style); made when the
+    icon is clicked or a second launch asks, it shows the state and the last notice all the same."""
+    fake_server.state.wizard_completed = True
+    controller = TrayController(FakeHost(fake_server), calls, tray_available=True, scan_poll_ms=30, log_poll_ms=50,
+                                open_url=lambda url: opened.append(url) or True)
+
+    def status_windows() -> list[StatusWindow]:  # made since this test began
+        return [w for w in QApplication.topLevelWidgets() if isinstance(w, StatusWindow) and w not in earlier]
+
+    earlier = [w for w in QApplication.topLevelWidgets() if isinstance(w, StatusWindow)]  # (other tests')
+    controller.start()
+    qtbot.waitUntil(lambda: controller.client is not None and controller.display_state == "running", timeout=5000)
+    controller.notify("Library scan finished", "New media: 2 movies.")
+    assert status_windows() == []
+    controller._tray_activated(QSystemTrayIcon.ActivationReason.Trigger)
+    window = controller.status_window
+    qtbot.addWidget(window)
+    assert status_windows() == [window] and window.isVisible()
+    assert window.state_label.text() == "Reelroom is running"
+    assert window.address_label.text() == fake_server.base_url
+    assert window.message.text() == "Library scan finished: New media: 2 movies."
+    assert window.buttons["scan_all"].isEnabled()
+    controller.notify("Reelroom could not do that", "no", error=True)  # a shown window follows
+    assert window.message.text() == "Reelroom could not do that: no"
+    window.close()  # with a tray, closing it hides it; the app goes on
+    assert controller.status_window is window and not controller._quitting
+    with qtbot.waitSignal(controller.quitRequested, timeout=5000):
+        controller.quit()
 
 
 def test_wizard_opens_when_setup_is_incomplete(

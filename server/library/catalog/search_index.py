@@ -27,6 +27,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
+from server.db.dialect import single_pass
+
 log = logging.getLogger("reelroom.library")
 
 POSTGRES_INDEXES = {
@@ -131,8 +133,9 @@ def ensure(engine: Engine) -> bool:
                 "SELECT name FROM sqlite_master WHERE type = 'trigger'").all()}
             missing = [t for t in _TRIGGER_NAMES if t not in present]
             create(conn)
-            items_count = conn.exec_driver_sql("SELECT count(*) FROM items").scalar()
-            indexed = conn.exec_driver_sql("SELECT count(*) FROM item_search").scalar()
+            with single_pass(conn):  # (each count reads a whole index or table once)
+                items_count = conn.exec_driver_sql("SELECT count(*) FROM items").scalar()
+                indexed = conn.exec_driver_sql("SELECT count(*) FROM item_search").scalar()
             if missing or items_count != indexed:
                 log.info("Rebuilding the item search index (%s items)", items_count)
                 refill(conn)
