@@ -121,3 +121,48 @@ def test_triggers_changed_while_a_task_runs_do_not_start_it_again_until_its_run_
         return looks
 
     assert _run(tmp_path, body) == 0
+
+
+def test_a_list_sent_after_a_tasks_end_shows_it_idle(tmp_path):
+    """ScheduledTaskEnded goes out before the run has saved its result; a ScheduledTasksInfo list
+    sent meanwhile (a subscription's timer firing then) showed the task still Running after its end,
+    and a client (the tray) took that for a new run and announced its end twice."""
+    import json
+
+    from server.events.hub import SocketClient, Subscription, envelope
+
+    async def body(scheduler: TaskScheduler):
+        hub = scheduler.events
+        hub.bind_loop(asyncio.get_running_loop())
+        client = SocketClient(user_id=None, device_id="test", is_admin=True)
+        hub.connect(client)
+
+        async def send_list() -> None:
+            client.send(envelope("ScheduledTasksInfo", scheduler.infos()))
+
+        client.subscriptions["ScheduledTasksInfo"] = Subscription(send_list, 0.0, 0.5)
+        # a list due while the run saves its result, as a subscription's period timer may be
+        scheduler.add_listener(lambda key, status, value: status != "Running" and hub.changed("ScheduledTasksInfo"))
+        task = _Counted([])
+        scheduler.register(task)
+        await asyncio.sleep(0.05)
+        run = scheduler.start(scheduler.find("Counted").id)
+        assert run is not None
+        await run
+        await asyncio.sleep(0.2)  # the lists the end asked for
+        messages = []
+        while not client.queue.empty():
+            messages.append(json.loads(client.queue.get_nowait()))
+        hub.disconnect(client)
+        return messages
+
+    messages = _run(tmp_path, body)
+    kinds = [m["MessageType"] for m in messages]
+    assert "ScheduledTaskEnded" in kinds, kinds
+    after_end = messages[kinds.index("ScheduledTaskEnded") + 1:]
+    states = [t["State"] for m in after_end if m["MessageType"] == "ScheduledTasksInfo"
+              for t in m["Data"] if t["Key"] == "Counted"]
+    assert states and set(states) == {"Idle"}, (kinds, states)
+    running = [t["State"] for m in messages[:kinds.index("ScheduledTaskEnded")]
+               if m["MessageType"] == "ScheduledTasksInfo" for t in m["Data"] if t["Key"] == "Counted"]
+    assert "Running" in running, (kinds, running)  # (the lists did show the run while it ran)
