@@ -32,7 +32,6 @@ from server.auth.header import parse_authorization
 from server.auth.policy import check_access
 from server.auth.service import AuthInfo
 from server.context import ServerContext
-from server.db.database import load_orm_classes, orm_classes_loaded
 from server.errors import BadRequestError, UnauthorizedError
 from server.http import limits
 from server.http.fast_query import FastKwargs, QueryParser, compile_parser
@@ -314,10 +313,6 @@ async def check_caller(scope: dict[str, Any], ctx: ServerContext, plan: GuardPla
     the operation allows none), their operation's scopes, and the problem WireMiddleware left
     with a parameter; raises the 401, 403 or 400. ``authorize`` and the Items lane
     (server/http/items_lane.py) both call it."""
-    if not orm_classes_loaded() and (plan.requires_auth or plan.json_body or request_token(scope)):
-        # the first request with a caller, or a body (a sign-in, the wizard): the services it
-        # reaches import the ORM classes in their async methods; imported here on a thread instead
-        await load_orm_classes()
     try:
         auth = await authenticate_scope(scope, ctx)
     except UnauthorizedError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from litestar.params import JSONBody
 
@@ -13,10 +13,10 @@ from server.guid import parse_guid
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from server.db.tables import Device
+    from sqlalchemy.engine import Row
 
 
-async def _dto(ctx: ServerContext, d: Device) -> w.DeviceInfoDto:
+async def _dto(ctx: ServerContext, d: Row[Any]) -> w.DeviceInfoDto:
     options = await ctx.tokens.device_options(d.device_id)
     user = await ctx.users.find(d.user_id)
     return w.DeviceInfoDto(Name=d.device_name, CustomName=options.custom_name, AccessToken=d.access_token,

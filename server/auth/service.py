@@ -1,4 +1,8 @@
-"""Access tokens (one per signed-in device) and API keys, with an in-memory lookup cache."""
+"""Access tokens (one per signed-in device) and API keys, with an in-memory lookup cache.
+
+On the Core tables of ``server/db/schema.py`` (``devices``, ``device_options``, ``api_keys``): every
+signed-in request comes through here, and no ORM class is loaded for it. Devices and keys are
+handed out as rows (``Row``: the columns as attributes)."""
 
 from __future__ import annotations
 
@@ -6,18 +10,28 @@ import hmac
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, insert, select, update
 
 from server.auth.header import ClientIdentity
 from server.db.database import Database
-from server.db.schema import utcnow
+from server.db.schema import api_keys, device_options, devices, utcnow
 from server.errors import NotFoundError
 from server.users.service import UserRecord, UserService
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    from sqlalchemy.engine import Row
 
-    from server.db.tables import ApiKey, Device, DeviceOptions
+    from server.db.database import CoreSession
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOptions:
+    """A device's options (``device_options``'s row, or the defaults of a device without one)."""
+
+    device_id: str
+    custom_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,15 +81,13 @@ class TokenService:
         self._loaded = False
 
     async def _load(self) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import ApiKey, Device
-
-        def read(s: Session) -> list[TokenInfo]:
-            out = [TokenInfo(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name, d.app_version, False)
-                   for d in s.scalars(select(Device))]
-            out += [TokenInfo(k.access_token, None, self.system_id, "", k.name, "", True)
-                    for k in s.scalars(select(ApiKey))]
+        def read(s: CoreSession) -> list[TokenInfo]:
+            d = devices.c
+            out = [TokenInfo(r.access_token, r.user_id, r.device_id, r.device_name, r.app_name, r.app_version, False)
+                   for r in s.execute(select(d.access_token, d.user_id, d.device_id, d.device_name, d.app_name,
+                                             d.app_version))]
+            out += [TokenInfo(r.access_token, None, self.system_id, "", r.name, "", True)
+                    for r in s.execute(select(api_keys.c.access_token, api_keys.c.name))]
             return out
 
         self._cache = {t.token: t for t in await self.db.read(read)}
@@ -113,21 +125,19 @@ class TokenService:
 
     async def issue(self, user: UserRecord, identity: ClientIdentity) -> str:
         """A fresh token for (user, device); the device's earlier tokens are revoked."""
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
         token = new_token()
         device_id = identity.device_id or "unknown"
 
-        def write(s: Session) -> list[str]:
-            old = list(s.scalars(select(Device).where(Device.device_id == device_id)))
-            for dev in old:
-                s.delete(dev)
-            s.add(Device(access_token=token, user_id=user.id, device_id=device_id,
-                         device_name=identity.device or "Unknown device", app_name=identity.client or "Unknown",
-                         app_version=identity.version or ""))
-            return [d.access_token for d in old]
+        def write(s: CoreSession) -> list[str]:
+            old = s.execute(select(devices.c.id, devices.c.access_token).where(devices.c.device_id == device_id)).all()
+            # the new row first, then the old ones gone (the order the ORM's flush had: on SQLite the
+            # new row's id is past the old ones', never one of theirs again)
+            s.execute(insert(devices).values(access_token=token, user_id=user.id, device_id=device_id,
+                                             device_name=identity.device or "Unknown device",
+                                             app_name=identity.client or "Unknown", app_version=identity.version or ""))
+            if old:
+                s.execute(delete(devices).where(devices.c.id.in_([row.id for row in old])))
+            return [row.access_token for row in old]
 
         for revoked in await self.db.write(write):
             self._cache.pop(revoked, None)
@@ -136,145 +146,91 @@ class TokenService:
         return token
 
     async def revoke(self, token: str) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
-        def write(s: Session) -> None:
-            for dev in s.scalars(select(Device).where(Device.access_token == token)):
-                s.delete(dev)
-
-        await self.db.write(write)
+        await self.db.write(lambda s: s.execute(delete(devices).where(devices.c.access_token == token)))
         self._cache.pop(token, None)
 
     async def revoke_user(self, user_id: str, except_token: str | None = None) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
-        def write(s: Session) -> list[str]:
-            gone = []
-            for dev in s.scalars(select(Device).where(Device.user_id == user_id)):
-                if dev.access_token != except_token:
-                    gone.append(dev.access_token)
-                    s.delete(dev)
+        def write(s: CoreSession) -> list[str]:
+            query = select(devices.c.access_token).where(devices.c.user_id == user_id)
+            gone = [t for t in s.execute(query).scalars() if t != except_token]
+            if gone:
+                s.execute(delete(devices).where(devices.c.access_token.in_(gone)))
             return gone
 
         for t in await self.db.write(write):
             self._cache.pop(t, None)
 
     async def touch(self, token: str) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
-        def write(s: Session) -> None:
-            dev = s.scalars(select(Device).where(Device.access_token == token)).first()
-            if dev is not None:
-                dev.date_last_activity = utcnow()
-                s.add(dev)
-
-        await self.db.write(write)
+        statement = update(devices).where(devices.c.access_token == token).values(date_last_activity=utcnow())
+        await self.db.write(lambda s: s.execute(statement))
 
     # -- devices -------------------------------------------------------------------------
 
-    async def devices(self, user_id: str | None = None) -> list[Device]:
-        from sqlmodel import col, select
+    async def devices(self, user_id: str | None = None) -> list[Row[Any]]:
+        query = select(devices).order_by(devices.c.date_last_activity.desc())
+        if user_id:
+            query = query.where(devices.c.user_id == user_id)
+        return await self.db.read(lambda s: list(s.execute(query).all()))
 
-        from server.db.tables import Device
+    async def device(self, device_id: str) -> Row[Any]:
+        query = select(devices).where(devices.c.device_id == device_id)
 
-        def read(s: Session) -> list[Device]:
-            q = select(Device).order_by(col(Device.date_last_activity).desc())
-            if user_id:
-                q = q.where(Device.user_id == user_id)
-            return list(s.scalars(q))
+        def read(s: CoreSession) -> Row[Any] | None:
+            return s.execute(query).first()
 
-        return await self.db.read(read)
-
-    async def device(self, device_id: str) -> Device:
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
-        row = await self.db.read(lambda s: s.scalars(select(Device).where(Device.device_id == device_id)).first())
+        row = await self.db.read(read)
         if row is None:
             raise NotFoundError(f"Device {device_id} not found.")
         return row
 
     async def delete_device(self, device_id: str) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import Device
-
         await self.device(device_id)
 
-        def write(s: Session) -> list[str]:
-            gone = []
-            for dev in s.scalars(select(Device).where(Device.device_id == device_id)):
-                gone.append(dev.access_token)
-                s.delete(dev)
+        def write(s: CoreSession) -> list[str]:
+            gone = list(s.execute(select(devices.c.access_token).where(devices.c.device_id == device_id)).scalars())
+            s.execute(delete(devices).where(devices.c.device_id == device_id))
             return gone
 
         for t in await self.db.write(write):
             self._cache.pop(t, None)
 
     async def device_options(self, device_id: str) -> DeviceOptions:
-        from server.db.tables import DeviceOptions
-
-        row = await self.db.read(lambda s: s.get(DeviceOptions, device_id))
-        return row or DeviceOptions(device_id=device_id)
+        query = select(device_options.c.custom_name).where(device_options.c.device_id == device_id)
+        row = await self.db.read(lambda s: s.execute(query).first())
+        return DeviceOptions(device_id, row.custom_name if row is not None else None)
 
     async def set_device_name(self, device_id: str, custom_name: str | None) -> None:
-        from server.db.tables import DeviceOptions
-
         await self.device(device_id)
+        o = device_options.c
 
-        def write(s: Session) -> None:
-            row = s.get(DeviceOptions, device_id) or DeviceOptions(device_id=device_id)
-            row.custom_name = custom_name
-            s.add(row)
+        def write(s: CoreSession) -> None:
+            row = s.execute(select(o.custom_name).where(o.device_id == device_id)).first()
+            if row is None:
+                s.execute(insert(device_options).values(device_id=device_id, custom_name=custom_name))
+            elif row.custom_name != custom_name:  # (an unchanged name writes nothing, as before)
+                s.execute(update(device_options).where(o.device_id == device_id).values(custom_name=custom_name))
 
         await self.db.write(write)
 
     # -- API keys ------------------------------------------------------------------------
 
     async def create_key(self, app_name: str) -> str:
-        # (on the Core table: the desktop app makes its key at every first start, on the event
-        # loop, where importing the ORM classes would hold every request for ~0.2 s)
-        from sqlalchemy import insert
-
-        from server.db.schema import api_keys
-
+        # (the desktop app makes its key at every first start, on the event loop)
         token = new_token()
         await self.db.write(lambda s: s.execute(insert(api_keys).values(access_token=token, name=app_name)))
         self._cache[token] = TokenInfo(token, None, self.system_id, "", app_name, "", True)
         return token
 
-    async def keys(self) -> list[ApiKey]:
-        from sqlmodel import col, select
-
-        from server.db.tables import ApiKey
-
-        return await self.db.read(lambda s: list(s.scalars(select(ApiKey).order_by(col(ApiKey.date_created)))))
+    async def keys(self) -> list[Row[Any]]:
+        query = select(api_keys).order_by(api_keys.c.date_created)
+        return await self.db.read(lambda s: list(s.execute(query).all()))
 
     async def revoke_key(self, token: str) -> None:
-        from sqlmodel import select
-
-        from server.db.tables import ApiKey
-
-        def write(s: Session) -> None:
-            for key in s.scalars(select(ApiKey).where(ApiKey.access_token == token)):
-                s.delete(key)
-
-        await self.db.write(write)
+        await self.db.write(lambda s: s.execute(delete(api_keys).where(api_keys.c.access_token == token)))
         self._cache.pop(token, None)
 
     async def key_named(self, name: str) -> str | None:
         """The token of the first key made with this name (the desktop app asks at every start)."""
-        from sqlalchemy import select
-
-        from server.db.schema import api_keys
-
         query = select(api_keys.c.access_token).where(api_keys.c.name == name).order_by(api_keys.c.id).limit(1)
         return await self.db.read(lambda s: s.execute(query).scalar())
 

@@ -379,16 +379,14 @@ class LeanSession:
 ORM_CLASSES = "server.db.tables"
 
 
-def orm_classes_loaded() -> bool:
-    return ORM_CLASSES in sys.modules
-
-
 async def load_orm_classes() -> None:
     """Import the ORM classes (``server/db/tables.py``) on a worker thread, the event loop free
-    meanwhile: a served start loads none of them, and the services import them inside their async
-    methods (a sign-in, a token's first lookup), which would import them on the loop. The guard
-    (``server/api/base.py`` ``check_caller``) awaits this before the first request that may use
-    them. Two at once both wait for the one import (Python's module lock), each on its thread."""
+    meanwhile. A served start, a sign-in and a signed-in client's browsing and playing load none of
+    them (they run on the Core tables); the services still on them (editing, playlists, live TV's
+    timers...) await this in their async methods before they import the classes, which would
+    otherwise import them on the loop (~0.3 s with every request waiting;
+    ``tests/db/test_orm_off_the_loop.py`` checks the rule). Two at once both wait for the one
+    import (Python's module lock), each on its thread."""
     if ORM_CLASSES not in sys.modules:
         await asyncio.to_thread(importlib.import_module, ORM_CLASSES)
 

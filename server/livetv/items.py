@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 
+from server.db.database import load_orm_classes
 from server.db.handles import items
 from server.guid import guid_from_text
 from server.library.catalog.sorting import sort_name
@@ -253,6 +254,7 @@ class LiveTvItems:
                                                                    name=f"channel-logo-{channel_id}")
 
     async def _logo(self, channel) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         entry = await fetch_logo(channel.logo, self.logo_dir / channel.id)

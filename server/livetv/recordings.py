@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ColumnElement
 from sqlalchemy import select as core_select
 
-from server.db.database import Database
+from server.db.database import Database, load_orm_classes
 from server.db.handles import livetv_series_timers, livetv_timers
 from server.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 from server.livetv.guide import Program
@@ -102,6 +102,7 @@ class RecordingService:
     # -- timers -----------------------------------------------------------------------
 
     async def create_timer(self, dto: w.TimerInfoDto, series_timer_id: str | None = None) -> LiveTvTimer:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         program = self.livetv.guide.by_id.get(dto.ProgramId or "") if dto.ProgramId else None
@@ -137,6 +138,7 @@ class RecordingService:
         return saved
 
     async def update_timer(self, timer_id: str, dto: w.TimerInfoDto) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         def write(s: Session) -> None:
@@ -175,6 +177,7 @@ class RecordingService:
         self.events.publish("TimerCancelled", {"Id": timer_id})
 
     async def get_timer(self, timer_id: str) -> LiveTvTimer:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
@@ -206,6 +209,7 @@ class RecordingService:
     # -- series timers ----------------------------------------------------------------
 
     async def create_series_timer(self, dto: w.SeriesTimerInfoDto) -> LiveTvSeriesTimer:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvSeriesTimer
 
         program = self.livetv.guide.by_id.get(dto.ProgramId or "") if dto.ProgramId else None
@@ -240,6 +244,7 @@ class RecordingService:
         return saved
 
     async def update_series_timer(self, timer_id: str, dto: w.SeriesTimerInfoDto) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvSeriesTimer
 
         def write(s: Session) -> None:
@@ -263,6 +268,7 @@ class RecordingService:
         await self.apply_series_timers()
 
     async def cancel_series_timer(self, timer_id: str) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvSeriesTimer
 
         await self.get_series_timer(timer_id)
@@ -281,6 +287,7 @@ class RecordingService:
         self.events.publish("SeriesTimerCancelled", {"Id": timer_id})
 
     async def get_series_timer(self, timer_id: str) -> LiveTvSeriesTimer:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvSeriesTimer
 
         series = await self.db.read(lambda s: s.get(LiveTvSeriesTimer, timer_id))
@@ -314,6 +321,7 @@ class RecordingService:
         all_series = await self.series_timers()
         if not all_series:
             return 0
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from sqlmodel import select
 
         from server.db.tables import LiveTvTimer
@@ -337,6 +345,7 @@ class RecordingService:
 
     async def recordings(self, channel_id: str | None = None, is_in_progress: bool | None = None,
                          series_timer_id: str | None = None) -> list[LiveTvTimer]:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from sqlmodel import select
 
         from server.db.tables import LiveTvTimer
@@ -355,6 +364,7 @@ class RecordingService:
         return await self.db.read(read)
 
     async def recording(self, recording_id: str) -> LiveTvTimer:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, recording_id))
@@ -363,6 +373,7 @@ class RecordingService:
         return timer
 
     async def delete_recording(self, recording_id: str) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         timer = await self.recording(recording_id)
@@ -522,6 +533,7 @@ class RecordingService:
         asyncio.create_task(self._finish(timer.id, proc, path), name=f"recording-{timer.id}")
 
     async def _finish(self, timer_id: str, proc: asyncio.subprocess.Process, path: Path) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         stderr = await proc.stderr.read()
@@ -549,6 +561,7 @@ class RecordingService:
 
     async def _store_item(self, timer_id: str, probe: bool = False) -> None:
         """The recording's item row (server/livetv/items.py); probed when the file is complete."""
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         timer = await self.db.read(lambda s: s.get(LiveTvTimer, timer_id))
@@ -560,6 +573,7 @@ class RecordingService:
         await self.db.write(lambda s: upsert_recording(s, timer, folder, program, facts))
 
     async def _set_status(self, timer_id: str, status: str, error: str | None = None, path: str | None = None) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LiveTvTimer
 
         def write(s: Session) -> None:

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from server.db.database import Database
-    from server.db.tables import UserData
     from server.events.hub import EventHub
     from server.library.catalog.items import ItemService
+    from server.library.catalog.items import UserDataRecord as UserData
     from server.livetv.live import LiveStreamManager
     from server.playback.hls_service import TranscodeService
     from server.sessions.manager import SessionManager

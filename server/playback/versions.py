@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from server.db.database import load_orm_classes
 from server.errors import BadRequestError, NotFoundError
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class VersionService:
 
     async def merge(self, ids: list[str]) -> str:
         """Make the first video the primary version and the others its alternate versions."""
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from sqlmodel import select
 
         from server.db.tables import Item
@@ -71,6 +73,7 @@ class VersionService:
 
     async def split(self, row: ItemRow) -> list[str]:
         """Make every alternate version of the item an item of its own again."""
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from sqlmodel import select
 
         from server.db.tables import Item

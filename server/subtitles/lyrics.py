@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from server.db.database import load_orm_classes
 from server.errors import BadRequestError, NotFoundError
 from server.wire import models as w
 
@@ -138,6 +139,7 @@ class LyricsService:
         await self._set_path(row.id, None)
 
     async def _set_path(self, item_id: str, path: str | None) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         def write(s) -> None:

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from server.db.database import load_orm_classes
 from server.errors import BadRequestError, NotFoundError
 from server.media import spawn
 from server.wire import models as w
@@ -164,6 +165,7 @@ class SubtitleService:
     async def upload(self, row: ItemRow, dto: w.UploadSubtitleDto, data_dir: Path) -> dict:
         import pysubs2
 
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         fmt = (dto.Format or "").lower().lstrip(".")
@@ -211,6 +213,7 @@ class SubtitleService:
         return await self.db.write(write)
 
     async def delete(self, row: ItemRow, index: int, allowed_roots: list[Path]) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         stream = subtitle_stream(row, index)

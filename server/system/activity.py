@@ -8,9 +8,9 @@ import re
 from collections.abc import AsyncIterable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert
+from sqlalchemy import delete, func, insert, select
 
 from server.db.database import Database
 from server.db.handles import activity_log
@@ -19,9 +19,9 @@ from server.errors import ForbiddenError, PayloadTooLargeError
 from server.events.hub import EventHub
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    from sqlalchemy.engine import Row
 
-    from server.db.tables import ActivityLogEntry
+    from server.db.database import CoreSession
 
 CLIENT_LOG_LIMIT = 1024 * 1024
 
@@ -49,37 +49,29 @@ class ActivityLog:
         self.events.changed("ActivityLogEntry")
 
     async def query(self, start_index: int, limit: int | None, min_date: datetime | None,
-                    has_user_id: bool | None) -> tuple[list[ActivityLogEntry], int]:
-        from sqlmodel import col, select
+                    has_user_id: bool | None) -> tuple[list[Row[Any]], int]:
+        """A page of entries, newest first (rows: the columns as attributes), and how many match."""
 
-        from server.db.tables import ActivityLogEntry
-
-        def read(s: Session) -> tuple[list[ActivityLogEntry], int]:
-            q = select(ActivityLogEntry)
+        def read(s: CoreSession) -> tuple[list[Row[Any]], int]:
+            c = activity_log.c
+            q = select(activity_log)
             if min_date is not None:
-                q = q.where(ActivityLogEntry.date >= min_date)
+                q = q.where(c.date >= min_date)
             if has_user_id is True:
-                q = q.where(col(ActivityLogEntry.user_id).is_not(None))
+                q = q.where(c.user_id.is_not(None))
             elif has_user_id is False:
-                q = q.where(col(ActivityLogEntry.user_id).is_(None))
-            total = s.scalars(select(func.count()).select_from(q.subquery())).one()
-            q = q.order_by(col(ActivityLogEntry.date).desc(), col(ActivityLogEntry.id).desc()).offset(start_index)
+                q = q.where(c.user_id.is_(None))
+            total = s.execute(select(func.count()).select_from(q.subquery())).scalar_one()
+            q = q.order_by(c.date.desc(), c.id.desc()).offset(start_index)
             if limit is not None:
                 q = q.limit(limit)
-            return list(s.scalars(q)), total
+            return list(s.execute(q).all()), total
 
         return await self.db.read(read)
 
     async def prune(self, before: datetime) -> int:
-        from sqlmodel import select
-
-        from server.db.tables import ActivityLogEntry
-
-        def write(s: Session) -> int:
-            rows = list(s.scalars(select(ActivityLogEntry).where(ActivityLogEntry.date < before)))
-            for r in rows:
-                s.delete(r)
-            return len(rows)
+        def write(s: CoreSession) -> int:
+            return s.connection().execute(delete(activity_log).where(activity_log.c.date < before)).rowcount
 
         return await self.db.write(write)
 

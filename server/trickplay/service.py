@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Row
 
+from server.db.database import load_orm_classes
 from server.db.schema import trickplay_info
 from server.errors import NotFoundError
 from server.media import spawn
@@ -76,6 +77,7 @@ class TrickplayService:
     # -- serving ----------------------------------------------------------------------------------
 
     async def info(self, item_id: str, width: int) -> TrickplayInfo:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import TrickplayInfo
 
         row = await self.db.read(lambda s: s.get(TrickplayInfo, (item_id, width)))
@@ -113,6 +115,7 @@ class TrickplayService:
         """(videos needing tiles, item ids whose tiles are orphans)."""
         widths = set(self.options().WidthResolutions or [320])
 
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item, TrickplayInfo
 
         def read(s) -> tuple[list[Any], list[str]]:
@@ -134,6 +137,7 @@ class TrickplayService:
         if not item_ids:
             return
 
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import TrickplayInfo
 
         def write(s) -> None:
@@ -144,6 +148,7 @@ class TrickplayService:
             await asyncio.to_thread(shutil.rmtree, self.folder(item_id), True)
 
     async def generate(self, video: Any) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import TrickplayInfo
 
         opts = self.options()

@@ -1,10 +1,21 @@
-"""Display preferences, stored per (user, preferences id, client)."""
+"""Display preferences, stored per (user, preferences id, client), on the Core table
+(``server/db/schema.py``): jellyfin-web asks for them on every home screen."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import msgspec
+from sqlalchemy import insert, select, update
 
 from server.db.database import Database
+from server.db.schema import display_preferences
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Row
+    from sqlalchemy.sql.elements import ColumnElement
+
+    from server.db.database import CoreSession
 from server.wire import models as w
 
 
@@ -16,9 +27,7 @@ def default_preferences(prefs_id: str, client: str) -> w.DisplayPreferencesDto:
 
 
 async def get_preferences(db: Database, user_id: str, prefs_id: str, client: str) -> w.DisplayPreferencesDto:
-    from server.db.tables import DisplayPreferences
-
-    row = await db.read(lambda s: s.get(DisplayPreferences, (user_id, prefs_id, client)))
+    row = await db.read(_stored, user_id, prefs_id, client)
     base = default_preferences(prefs_id, client)
     if row is None:
         return base
@@ -30,14 +39,23 @@ async def get_preferences(db: Database, user_id: str, prefs_id: str, client: str
 
 async def save_preferences(db: Database, user_id: str, prefs_id: str, client: str,
                            prefs: w.DisplayPreferencesDto) -> None:
-    from server.db.tables import DisplayPreferences
-
     data = msgspec.json.encode(prefs).decode()
 
-    def write(s) -> None:
-        row = s.get(DisplayPreferences, (user_id, prefs_id, client)) or DisplayPreferences(
-            user_id=user_id, preferences_id=prefs_id, client=client)
-        row.data_json = data
-        s.add(row)
+    def write(s: CoreSession) -> None:
+        row = _stored(s, user_id, prefs_id, client)
+        if row is None:
+            s.execute(insert(display_preferences).values(user_id=user_id, preferences_id=prefs_id, client=client,
+                                                         data_json=data))
+        elif row.data_json != data:  # (the same preferences again write nothing, as the ORM's flush did)
+            s.execute(update(display_preferences).where(*_key(user_id, prefs_id, client)).values(data_json=data))
 
     await db.write(write)
+
+
+def _key(user_id: str, prefs_id: str, client: str) -> tuple[ColumnElement[bool], ...]:
+    c = display_preferences.c
+    return c.user_id == user_id, c.preferences_id == prefs_id, c.client == client
+
+
+def _stored(s: CoreSession, user_id: str, prefs_id: str, client: str) -> Row[Any] | None:
+    return s.execute(select(display_preferences.c.data_json).where(*_key(user_id, prefs_id, client))).first()

@@ -1,4 +1,11 @@
-"""Users: creation, naming rules, passwords, policies, sign-in with lockout."""
+"""Users: creation, naming rules, passwords, policies, sign-in with lockout.
+
+Every read and write here is a Core statement on ``server/db/schema.py``'s ``users`` table (no ORM
+class: a sign-in, the wizard and every token's first lookup come through here, and would load
+SQLModel, pydantic and the ORM for the process's life). A change writes only the columns whose
+value it changed, as the ORM's unit of work did (``_update``): a sign-in's ``UPDATE users SET
+last_login_date=..., last_activity_date=... WHERE ...`` stays a session write
+(``server/db/database.py``'s ``_SESSION_WRITE``)."""
 
 from __future__ import annotations
 
@@ -7,12 +14,14 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from sqlalchemy import func
+from sqlalchemy import delete, func, insert, select, update
 
+from server.db import schema
 from server.db.database import Database
+from server.db.records import Record
 from server.db.schema import utcnow
 from server.errors import BadRequestError, NotFoundError, UnauthorizedError
 from server.guid import new_guid
@@ -20,9 +29,13 @@ from server.users.passwords import hash_password_async, verify_password_async
 from server.wire import models as w
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    from collections.abc import Callable
 
-    from server.db.tables import User
+    from sqlalchemy.engine import Row
+
+    from server.db.database import CoreSession
+
+_users = schema.users
 
 log = logging.getLogger("reelroom.users")
 
@@ -77,14 +90,41 @@ def default_user_configuration() -> w.UserConfiguration:
     )
 
 
-def policy_of(user: User) -> w.UserPolicy:
+class UserRow(Record):
+    """A user's row to change in ``UserService._update`` (its columns as attributes)."""
+
+    id: str
+    name: str
+    password_hash: str | None
+    policy_json: str
+    configuration_json: str
+    date_created: datetime
+    last_login_date: datetime | None
+    last_activity_date: datetime | None
+    invalid_login_attempts: int
+    primary_image_path: str | None
+    primary_image_tag: str | None
+
+
+def _by_id(s: CoreSession, user_id: str) -> Row[Any] | None:
+    return s.execute(select(_users).where(_users.c.id == user_id)).first()
+
+
+def _by_name(s: CoreSession, name: str, other_than: str | None = None) -> Row[Any] | None:
+    query = select(_users).where(func.lower(_users.c.name) == name.lower())
+    if other_than is not None:
+        query = query.where(_users.c.id != other_than)
+    return s.execute(query).first()
+
+
+def policy_of(user: UserRow | Row[Any]) -> w.UserPolicy:
     stored = msgspec.json.decode(user.policy_json or "{}", type=w.UserPolicy, strict=False)
     base = default_policy(bool(stored.IsAdministrator))
     changes = {f: getattr(stored, f) for f in stored.__struct_fields__ if getattr(stored, f) is not None}
     return msgspec.structs.replace(base, **changes)
 
 
-def configuration_of(user: User) -> w.UserConfiguration:
+def configuration_of(user: UserRow | Row[Any]) -> w.UserConfiguration:
     stored = msgspec.json.decode(user.configuration_json or "{}", type=w.UserConfiguration, strict=False)
     changes = {f: getattr(stored, f) for f in stored.__struct_fields__ if getattr(stored, f) is not None}
     return msgspec.structs.replace(default_user_configuration(), **changes)
@@ -112,7 +152,7 @@ class UserRecord:
         return bool(self.policy.IsDisabled)
 
 
-def _record(user: User) -> UserRecord:
+def _record(user: UserRow | Row[Any]) -> UserRecord:
     policy = msgspec.structs.replace(policy_of(user), InvalidLoginAttemptCount=user.invalid_login_attempts)
     return UserRecord(
         id=user.id, name=user.name, has_password=bool(user.password_hash), policy=policy,
@@ -176,10 +216,8 @@ class UserService:
         cached = self._cache.get(user_id)
         if cached is not None:
             return cached
-        from server.db.tables import User
-
         epoch = self._epoch
-        row = await self.db.read(lambda s: s.get(User, user_id))
+        row = await self.db.read(_by_id, user_id)
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
         record = _record(row)
@@ -199,85 +237,57 @@ class UserService:
             return None
 
     async def by_name(self, name: str) -> UserRecord | None:
-        from sqlmodel import select
-
-        from server.db.tables import User
-
-        row = await self.db.read(
-            lambda s: s.scalars(select(User).where(func.lower(User.name) == name.lower())).first())
+        row = await self.db.read(_by_name, name)
         return _record(row) if row else None
 
     async def all(self) -> list[UserRecord]:
-        def read(s: Session) -> list[User]:
-            # (imported here, on the reader thread: GET /Users/Public, anonymous, may be the first use)
-            from sqlmodel import col, select
-
-            from server.db.tables import User
-
-            return list(s.scalars(select(User).order_by(col(User.name))))
-
-        return [_record(r) for r in await self.db.read(read)]
+        query = select(_users).order_by(_users.c.name)
+        return [_record(r) for r in await self.db.read(lambda s: s.execute(query).all())]
 
     async def count(self) -> int:
-        from sqlmodel import select
-
-        from server.db.tables import User
-
-        return await self.db.read(lambda s: s.scalars(select(func.count()).select_from(User)).one())
+        query = select(func.count()).select_from(_users)
+        return await self.db.read(lambda s: s.execute(query).scalar_one())
 
     # -- writes --------------------------------------------------------------------------
 
     async def create(self, name: str | None, password: str | None = None, *, is_admin: bool = False) -> UserRecord:
-        from sqlmodel import select
-
-        from server.db.tables import User
-
         name = validate_user_name(name)
         password_hash = await hash_password_async(password) if password else None
 
-        def write(s: Session) -> User:
-            exists = s.scalars(select(User).where(func.lower(User.name) == name.lower())).first()
-            if exists is not None:
+        def write(s: CoreSession) -> Row[Any]:
+            if _by_name(s, name) is not None:
                 raise BadRequestError(f"A user with the name '{name}' already exists.")
-            user = User(id=new_guid(), name=name, password_hash=password_hash,
-                        policy_json=msgspec.json.encode(default_policy(is_admin)).decode())
-            s.add(user)
-            return user
+            user_id = new_guid()
+            # (the other columns take the table's defaults: an empty configuration, no failed
+            # attempts, date_created now)
+            s.execute(insert(_users).values(id=user_id, name=name, password_hash=password_hash,
+                                            policy_json=msgspec.json.encode(default_policy(is_admin)).decode()))
+            row = _by_id(s, user_id)
+            assert row is not None
+            return row
 
         return _record(await self.db.write(write))
 
-    async def _update(self, user_id: str, fn) -> UserRecord:
-        from server.db.tables import User
+    async def _update(self, user_id: str, fn: Callable[[UserRow], None]) -> UserRecord:
+        """Read the user's row, let ``fn`` change it, write the columns it changed (none: no statement)."""
 
-        def write(s: Session) -> User:
-            user = s.get(User, user_id)
-            if user is None:
-                raise NotFoundError(f"User {user_id} not found.")
-            fn(user)
-            s.add(user)
-            return user
+        def write(s: CoreSession) -> UserRow:
+            return _change(s, user_id, fn)
 
         row = await self.db.write(write)
         self._invalidate(user_id)
         return _record(row)
 
     async def rename(self, user_id: str, name: str | None) -> UserRecord:
-        from sqlmodel import select
-
-        from server.db.tables import User
-
         name = validate_user_name(name)
 
-        def write(s: Session) -> User:
-            clash = s.scalars(select(User).where(func.lower(User.name) == name.lower(), User.id != user_id)).first()
-            if clash is not None:
-                raise BadRequestError(f"A user with the name '{name}' already exists.")
-            user = s.get(User, user_id)
-            if user is None:
-                raise NotFoundError(f"User {user_id} not found.")
+        def rename(user: UserRow) -> None:
             user.name = name
-            s.add(user)
-            return user
+
+        def write(s: CoreSession) -> UserRow:
+            if _by_name(s, name, other_than=user_id) is not None:
+                raise BadRequestError(f"A user with the name '{name}' already exists.")
+            return _change(s, user_id, rename)
 
         row = await self.db.write(write)
         self._invalidate(user_id)
@@ -286,15 +296,13 @@ class UserService:
     async def set_password(self, user_id: str, password: str | None) -> UserRecord:
         new_hash = await hash_password_async(password) if password else None
 
-        def change(user: User) -> None:
+        def change(user: UserRow) -> None:
             user.password_hash = new_hash
 
         return await self._update(user_id, change)
 
     async def check_password(self, user_id: str, password: str) -> bool:
-        from server.db.tables import User
-
-        row = await self.db.read(lambda s: s.get(User, user_id))
+        row = await self.db.read(_by_id, user_id)
         if row is None:
             return False
         return await verify_password_async(row.password_hash, password)
@@ -319,7 +327,7 @@ class UserService:
                 raise BadRequestError("The last enabled administrator cannot be disabled.")
         encoded = msgspec.json.encode(merged).decode()
 
-        def change(user: User) -> None:
+        def change(user: UserRow) -> None:
             user.policy_json = encoded
             if not merged.IsDisabled:
                 user.invalid_login_attempts = 0
@@ -334,46 +342,35 @@ class UserService:
                    if getattr(configuration, f) is not None}
         encoded = msgspec.json.encode(msgspec.structs.replace(current.configuration, **changes)).decode()
 
-        def change(user: User) -> None:
+        def change(user: UserRow) -> None:
             user.configuration_json = encoded
 
         return await self._update(user_id, change)
 
     async def set_image(self, user_id: str, path: str | None, tag: str | None) -> UserRecord:
-        def change(user: User) -> None:
+        def change(user: UserRow) -> None:
             user.primary_image_path = path
             user.primary_image_tag = tag
 
         return await self._update(user_id, change)
 
     async def image_path(self, user_id: str) -> str | None:
-        def read(s: Session) -> User | None:
-            from server.db.tables import User  # (on the reader thread: GetUserImage is anonymous)
-
-            return s.get(User, user_id)
-
-        row = await self.db.read(read)
+        row = await self.db.read(_by_id, user_id)
         if row is None:
             raise NotFoundError(f"User {user_id} not found.")
-        return row.primary_image_path
+        path: str | None = row.primary_image_path
+        return path
 
     async def delete(self, user_id: str) -> UserRecord:
-        from sqlmodel import select
-
-        from server.db.tables import Device, User
-
         target = await self.get(user_id)
         if target.is_admin:
             others = [u for u in await self.all() if u.is_admin and u.id != user_id]
             if not others:
                 raise BadRequestError("The last administrator cannot be deleted.")
 
-        def write(s: Session) -> None:
-            for dev in s.scalars(select(Device).where(Device.user_id == user_id)):
-                s.delete(dev)
-            user = s.get(User, user_id)
-            if user is not None:
-                s.delete(user)
+        def write(s: CoreSession) -> None:
+            s.execute(delete(schema.devices).where(schema.devices.c.user_id == user_id))
+            s.execute(delete(_users).where(_users.c.id == user_id))
 
         await self.db.write(write)
         self._invalidate(user_id)
@@ -399,12 +396,7 @@ class UserService:
         LoginAttemptsBeforeLockout-th failure locks the account for a growing time (1, 5,
         then 15 minutes); it never disables it. ``exempt_from_lockout``: the desktop app's own
         sign-in, which no lock stops."""
-        from sqlmodel import select
-
-        from server.db.tables import User
-
-        row = await self.db.read(
-            lambda s: s.scalars(select(User).where(func.lower(User.name) == (name or "").lower())).first())
+        row = await self.db.read(_by_name, name or "")
         if row is None:
             await verify_password_async(None, password, known_user=False)
             raise UnauthorizedError("Invalid user or password entered.")
@@ -420,7 +412,7 @@ class UserService:
         if ok:
             self._locked_until.pop(row.id, None)
 
-            def success(user: User) -> None:
+            def success(user: UserRow) -> None:
                 user.invalid_login_attempts = 0
                 user.last_login_date = utcnow()
                 user.last_activity_date = user.last_login_date
@@ -430,7 +422,7 @@ class UserService:
         limit = lockout_limit(record.policy)
         attempts = 0
 
-        def failure(user: User) -> None:
+        def failure(user: UserRow) -> None:
             nonlocal attempts
             user.invalid_login_attempts += 1
             attempts = user.invalid_login_attempts
@@ -447,7 +439,21 @@ class UserService:
         raise UnauthorizedError("Invalid user or password entered.")
 
     async def touch(self, user_id: str) -> None:
-        def change(user: User) -> None:
+        def change(user: UserRow) -> None:
             user.last_activity_date = utcnow()
 
         await self._update(user_id, change)
+
+
+def _change(s: CoreSession, user_id: str, fn: Callable[[UserRow], None]) -> UserRow:
+    """``UserService._update``'s write: the columns ``fn`` changed, in the table's order, as the ORM's
+    flush wrote them (a column set to the value it had is left out)."""
+    row = _by_id(s, user_id)
+    if row is None:
+        raise NotFoundError(f"User {user_id} not found.")
+    user = UserRow(row._mapping)
+    fn(user)
+    changed = user.changes()
+    if changed:
+        s.execute(update(_users).where(_users.c.id == user_id).values(**changed))
+    return user

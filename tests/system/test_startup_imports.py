@@ -412,22 +412,26 @@ with httpx.Client(base_url=f"http://127.0.0.1:{runner.port}", headers={"Authoriz
     codes.append(signed.status_code)
     c.headers["Authorization"] = header + f', Token="{signed.json()["AccessToken"]}"'
     codes.append(c.get("/Users/Me").status_code)
+    signed_in = sorted(first)  # the wizard, a sign-in and a token's use: on the Core tables
+    codes.append(c.get("/LiveTv/Recordings").status_code)  # (a service still on the ORM classes)
 runner.request_shutdown()
 thread.join(30)
-print(json.dumps({"at_200": at_200, "before": before, "codes": codes, "first": first,
+print(json.dumps({"at_200": at_200, "before": before, "codes": codes, "first": first, "signed_in": signed_in,
                   "on_loop": sorted(m for m, t in first.items() if t == loop_thread)}))
 """
 
 
 def test_the_first_use_of_the_orm_imports_it_off_the_event_loop(tmp_path):
-    """A served start imports none of SQLAlchemy's ORM, SQLModel or the ORM classes; the first
-    requests that use them (the wizard's, a sign-in) import them on a thread (the guard's
-    ``load_orm_classes``, or a read's own), never on the event loop, where ~0.3 s of imports would
-    hold every other request; the requests answer as before."""
+    """A served start imports none of SQLAlchemy's ORM, SQLModel or the ORM classes, nor do the
+    wizard, a sign-in and a request with its token (on the Core tables); the first request of a
+    service still on the ORM classes (the recordings) imports them on a thread (its ``await
+    load_orm_classes()``), never on the event loop, where ~0.3 s of imports would hold every other
+    request; the requests answer as before."""
     result = _run_served(FIRST_ORM, tmp_path)
     assert result["at_200"] == "HTTP/1.1 200 OK"
     assert result["before"] == []
-    assert result["codes"] == [204, 204, 200, 200]
+    assert result["signed_in"] == []
+    assert result["codes"] == [204, 204, 200, 200, 200]
     assert sorted(result["first"]) == ["server.db.tables", "sqlalchemy.orm", "sqlmodel"]
     assert result["on_loop"] == []
 
@@ -437,14 +441,14 @@ PUBLIC_USERS = FIRST_ORM.replace("""with httpx.Client""", """with httpx.Client(b
 with httpx.Client""")
 
 
-def test_an_anonymous_first_request_that_reads_users_imports_the_orm_off_the_loop(tmp_path):
-    """GET /Users/Public (anonymous, no body: the guard does not load the ORM for it) reads the
-    users in the reader thread's own import, not on the loop."""
+def test_an_anonymous_first_request_that_reads_users_loads_no_orm(tmp_path):
+    """GET /Users/Public (anonymous, the first request) reads the users on the Core table: nothing of
+    the ORM is imported until a service that uses it is asked (off the loop)."""
     result = _run_served(PUBLIC_USERS, tmp_path)
-    assert result["codes"] == [204, 204, 200, 200]
+    assert result["codes"] == [204, 204, 200, 200, 200]
+    assert result["signed_in"] == []
     assert result["on_loop"] == []
     assert sorted(result["first"]) == ["server.db.tables", "sqlalchemy.orm", "sqlmodel"]
-    assert all(t.startswith("db-reader") for t in result["first"].values()), result["first"]
 
 
 def test_a_served_start_on_an_unchanged_library_imports_no_orm_resolver_or_pillow(tmp_path):
@@ -515,7 +519,7 @@ loop_thread""").replace("""    codes.append(c.get("/Users/Me").status_code)
 def test_the_desktop_apps_key_is_made_and_found_without_the_orm(tmp_path):
     """The desktop app's API key is looked up (and made, the first time) on the event loop at each
     start: on the Core table, so no ORM import holds the loop; the key is found again, and works
-    as a token afterwards (the guard then loads the ORM classes off the loop)."""
+    as a token afterwards, with no ORM either."""
     out = subprocess.run([sys.executable, "-c", DESKTOP_KEY, str(tmp_path)], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -523,5 +527,83 @@ def test_the_desktop_apps_key_is_made_and_found_without_the_orm(tmp_path):
     key, result = lines[0], lines[-1]
     assert len(key["made"]) == 32 and key["again"] == key["made"]
     assert key["orm"] == []
-    assert result["codes"] == [204, 204, 200, 200, 200]  # the last: GET /System/Info with the desktop key
+    # GET /System/Info with the desktop key (the tray's requests: no ORM), then the recordings
+    assert result["codes"] == [204, 204, 200, 200, 200, 200]
+    assert result["signed_in"] == []
     assert result["on_loop"] == []
+
+
+# A signed-in client's home screen, a browse and a play (what jellyfin-web asks), on a real server.
+HOME_SCREEN = SERVE + f"ORM_MODULES = {ORM_MODULES!r}\n" + """
+import httpx
+header = 'MediaBrowser Client="Jellyfin Web", Device="Firefox", DeviceId="home-screen", Version="10.10.0"'
+codes = {}
+with httpx.Client(base_url=f"http://127.0.0.1:{runner.port}", headers={"Authorization": header}, timeout=60) as c:
+    def ask(method, path, **kw):
+        r = c.request(method, path, **kw)
+        codes[f"{method} {path.split('?')[0]}"] = r.status_code
+        return r
+    signed = ask("POST", "/Users/AuthenticateByName", json={"Username": "admin", "Pw": "s3cret!"}).json()
+    token = signed["AccessToken"]
+    c.headers["Authorization"] = header + f', Token="{token}"'
+    uid = signed["User"]["Id"]
+    ask("GET", "/Users/Me")
+    ask("GET", f"/Users/{uid}")
+    ask("GET", f"/DisplayPreferences/usersettings?userId={uid}&client=emby")
+    ask("POST", f"/DisplayPreferences/usersettings?userId={uid}&client=emby", json={
+        "Id": "usersettings", "Client": "emby", "SortBy": "SortName", "CustomPrefs": {"homesection0": "smalllibrarytiles"},
+        "RememberIndexing": False, "PrimaryImageHeight": 250, "PrimaryImageWidth": 250, "ScrollDirection": "Horizontal",
+        "ShowBackdrop": True, "RememberSorting": False, "SortOrder": "Ascending", "ShowSidebar": False})
+    views = ask("GET", f"/UserViews?userId={uid}").json()["Items"]
+    ask("GET", f"/UserItems/Resume?userId={uid}&Limit=12&MediaTypes=Video")
+    ask("GET", f"/Items/Latest?userId={uid}&Limit=16&ParentId={views[0]['Id']}")
+    ask("GET", f"/Shows/NextUp?userId={uid}&Limit=24")
+    ask("POST", "/Sessions/Capabilities/Full", json={"PlayableMediaTypes": ["Video"], "SupportedCommands": [],
+                                                     "SupportsMediaControl": True})
+    ask("GET", "/System/Info")
+    items = ask("GET", f"/Items?userId={uid}&ParentId={views[0]['Id']}&Recursive=true&IncludeItemTypes=Movie").json()
+    item = items["Items"][0]["Id"]
+    ask("GET", f"/Users/{uid}/Items/{item}")
+    ask("POST", f"/Items/{item}/PlaybackInfo?userId={uid}", json={"UserId": uid})
+    state = {"ItemId": item, "PlaySessionId": "p", "PositionTicks": 0, "CanSeek": True, "PlayMethod": "DirectPlay"}
+    ask("POST", "/Sessions/Playing", json=state)
+    ask("POST", "/Sessions/Playing/Progress", json={**state, "PositionTicks": 5_000_000})
+    ask("POST", "/Sessions/Playing/Stopped", json={**state, "PositionTicks": 6_000_000})
+    ask("POST", f"/UserFavoriteItems/{item}?userId={uid}")
+    ask("POST", f"/UserPlayedItems/{item}?userId={uid}")
+    ask("GET", "/Devices")
+    ask("GET", "/System/ActivityLog/Entries?limit=5")
+    ask("POST", "/Sessions/Logout")
+loaded = sorted(m for m in ORM_MODULES if m in sys.modules)
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"codes": codes, "loaded": loaded, "stopped": not thread.is_alive()}))
+"""
+
+
+def test_a_signed_in_home_screen_browse_and_play_load_no_orm(tmp_path):
+    """A sign-in, the home screen's requests (user, display preferences, views, resume, latest, next
+    up, capabilities, system info), an Items page, an item, its PlaybackInfo, a play's start,
+    progress and stop, a favourite, a played mark, the devices, the activity log and a sign-out run
+    on the Core tables: SQLModel, pydantic and the ORM classes (~14-20 MiB for the process's life)
+    are not imported. (On main the guard loaded them before the first request with a token.)"""
+    from tests.conftest import complete_wizard, start_server, stop_server
+    from tests.library_helpers import add_library_and_scan
+    from tests.mediagen import make_video
+
+    movie = tmp_path / "media" / "movies" / "Alpha (2001)"
+    movie.mkdir(parents=True)
+    make_video(movie / "Alpha (2001).mkv", seconds=1)
+    data = tmp_path / "data"
+    live = start_server(data)
+    try:
+        complete_wizard(live)
+        add_library_and_scan(live, "Movies", "movies", [tmp_path / "media" / "movies"], realtime=False)
+    finally:
+        stop_server(live)
+    result = _run_served(HOME_SCREEN, data)
+    assert result["stopped"] is True
+    failed = {request: code for request, code in result["codes"].items() if code >= 300}
+    assert failed == {}
+    assert len(result["codes"]) == 22
+    assert [m for m in result["loaded"] if m in ("server.db.tables", "sqlmodel", "pydantic", "pydantic_core")] == []

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, insert, select, update
 
+from server.db.database import load_orm_classes
 from server.db.handles import collection_entries as members
 from server.db.handles import items
 from server.errors import BadRequestError, NotFoundError
@@ -61,6 +62,7 @@ class CollectionService:
         self._on_change = on_change
 
     async def create(self, name: str | None, item_ids: list[str], is_locked: bool | None) -> str:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         name = (name or "").strip()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from sqlalchemy import delete, insert, or_, select, update
 
+from server.db.database import load_orm_classes
 from server.db.handles import items
 from server.errors import BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError
 from server.guid import normalize_guid
@@ -338,6 +339,7 @@ class EditingService:
     async def update_item(self, item_id: str, data: w.BaseItemDto, nulls: frozenset[str] = frozenset()) -> None:
         """Apply a metadata editor body. ``nulls``: the fields the body sent as an explicit null
         (``null_fields``): those Jellyfin clears are cleared, and a null LockData unlocks."""
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         row = await self.items.row(item_id)
@@ -428,6 +430,7 @@ class EditingService:
         return row.library_id is not None and row.library_id in folders
 
     async def delete(self, item_ids: list[str], user: UserRecord | None) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Playlist
 
         if not item_ids:
@@ -446,6 +449,7 @@ class EditingService:
             await self._delete_one(row)
 
     async def delete_one_checked(self, item_id: str, user: UserRecord | None) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Playlist
 
         row = await self.items.row(item_id)
@@ -456,6 +460,7 @@ class EditingService:
         await self._delete_one(row)
 
     async def _delete_one(self, row: ItemRow) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from sqlmodel import col
 
         from server.db.tables import CollectionEntry, LibraryPath, Playlist

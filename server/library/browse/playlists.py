@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Row, delete, func, insert, select, update
 
+from server.db.database import load_orm_classes
 from server.db.handles import items, playlists
 from server.db.handles import playlist_entries as entries
 from server.db.handles import playlist_shares as shares
@@ -154,6 +155,7 @@ class PlaylistService:
 
     async def create(self, owner_id: str | None, name: str | None, item_ids: list[str], media_type: str | None,
                      share_with: list[tuple[str, bool]], is_public: bool | None) -> str:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item, Playlist, PlaylistShare
 
         name = (name or "").strip()
@@ -188,6 +190,7 @@ class PlaylistService:
 
     async def update(self, playlist_id: str, caller: str | None, name: str | None, item_ids: list[str] | None,
                      share_with: list[tuple[str, bool]] | None, is_public: bool | None) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import PlaylistShare
 
         found = await self._access(playlist_id, caller)
@@ -392,6 +395,7 @@ class PlaylistService:
         return w.PlaylistUserPermissions(UserId=user_id, CanEdit=found.shares[user_id])
 
     async def set_user(self, playlist_id: str, caller: str | None, user_id: str, can_edit: bool) -> None:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import PlaylistShare
 
         found = await self._access(playlist_id, caller, view=False)

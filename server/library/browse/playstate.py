@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import and_, case, false, insert, select, update
 
 from server.db.handles import items, user_data
+from server.db.schema import collection_items, playlist_entries
 from server.errors import NotFoundError
 from server.library.catalog.dto import build_dtos
 from server.library.catalog.query import get_row
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 
 def playable_descendants(s: Session, row: ItemRow) -> list[str]:
     """Ids of the playable (non-folder) items a folder stands for; [row.id] for a media item."""
-    from server.db.tables import CollectionEntry, PlaylistEntry
-
     if not row.is_folder:
         return [row.id]
     c = items.c
@@ -47,10 +46,10 @@ def playable_descendants(s: Session, row: ItemRow) -> list[str]:
         case "CollectionFolder":
             q = base.where(c.library_id == row.id)
         case "BoxSet":
-            members = select(CollectionEntry.item_id).where(CollectionEntry.collection_id == row.id)
+            members = select(collection_items.c.item_id).where(collection_items.c.collection_id == row.id)
             q = base.where(c.id.in_(members))
         case "Playlist":
-            members = select(PlaylistEntry.item_id).where(PlaylistEntry.playlist_id == row.id)
+            members = select(playlist_entries.c.item_id).where(playlist_entries.c.playlist_id == row.id)
             q = base.where(c.id.in_(members))
         case _:
             q = base.where(c.parent_id == row.id)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, case, func, literal, or_, select, true, union_all
 
+from server.db.database import load_orm_classes
 from server.db.handles import item_people, item_value_counts, item_values, items, user_data
 from server.db.handles import playlist_entries as entries
 from server.errors import NotFoundError
@@ -834,6 +835,7 @@ class RelatedService:
 
     async def movie_recommendations(self, viewer: Viewer, opts: DtoOptions, parent_id: str | None,
                                     category_limit: int, item_limit: int) -> list[w.RecommendationDto]:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Person
 
         if viewer.user_id is None:

@@ -12,16 +12,19 @@ import functools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from sqlalchemy import select
+from sqlalchemy import insert, select, update
 
 from server.auth.service import AuthInfo
 from server.db.database import Database
 from server.db.dialect import warn_about_collation
 from server.db.handles import items, libraries
+from server.db.records import Record
+from server.db.schema import user_data as user_data_table
 from server.errors import BadRequestError, ForbiddenError, NotFoundError
 from server.events.hub import EventHub
 from server.guid import normalize_guid
@@ -79,7 +82,6 @@ from server.wire.casing import encode_wire
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from server.db.tables import UserData
 
 ALL_FIELDS = frozenset(("Chapters", "ChildCount", "DateCreated", "Etag", "ExternalUrls", "Genres", "MediaSourceCount",
                         "MediaSources", "MediaStreams", "OriginalTitle", "Overview", "ParentId", "Path", "People",
@@ -217,6 +219,29 @@ class _Seen:
     visible: bool
     stamp: tuple[int, int] | None = None  # Database.user_generation(user) the user data part was read at
     user_data: bytes = b""  # GET /Items/{id}'s ``,"UserData":{...}}`` (camelCase or not: see the key)
+
+
+class UserDataRecord(Record):
+    """A user's data on an item, to change (``ItemService.update_user_data``): its columns as attributes."""
+
+    user_id: str
+    item_id: str
+    played: bool
+    play_count: int
+    is_favorite: bool
+    playback_position_ticks: int
+    last_played_date: datetime | None
+    rating: float | None
+    likes: bool | None
+    audio_stream_index: int | None
+    subtitle_stream_index: int | None
+
+
+def new_user_data(user_id: str, item_id: str) -> dict[str, Any]:
+    """A new row's values: nothing played, no favourite, no rating (every column, as written)."""
+    return {"user_id": user_id, "item_id": item_id, "played": False, "play_count": 0, "is_favorite": False,
+            "playback_position_ticks": 0, "last_played_date": None, "rating": None, "likes": None,
+            "audio_stream_index": None, "subtitle_stream_index": None}
 
 
 class ItemService:
@@ -742,18 +767,26 @@ class ItemService:
     async def user_data(self, user_id: str, row: ItemRow | ByNameTarget) -> w.UserItemDataDto:
         return await self.db.read(lambda s: user_data_dtos(s, [row], user_id)[row.id])
 
-    async def update_user_data(self, user_id: str, row: ItemRow | ByNameTarget, change: Callable[[UserData], None],
+    async def update_user_data(self, user_id: str, row: ItemRow | ByNameTarget,
+                               change: Callable[[UserDataRecord], None],
                                reason: str = "UpdateUserRating") -> w.UserItemDataDto:
         """Apply ``change`` to the user's data on the item (created on first use), publish
-        UserDataChanged to the user's sockets and return the new UserItemDataDto."""
-        from server.db.tables import UserData
+        UserDataChanged to the user's sockets and return the new UserItemDataDto. On the Core table:
+        a new row is written whole (the columns' defaults, then the change), a stored one with the
+        columns the change set to a new value (none: no statement)."""
+        table = user_data_table
+        key = (table.c.user_id == user_id, table.c.item_id == row.id)
 
         def write(s: Session) -> None:
-            record = s.get(UserData, (user_id, row.id))
-            if record is None:
-                record = UserData(user_id=user_id, item_id=row.id)
-                s.add(record)
+            stored = s.execute(select(table).where(*key)).first()
+            record = UserDataRecord(stored._mapping if stored is not None else new_user_data(user_id, row.id))
             change(record)
+            if stored is None:
+                s.execute(insert(table).values(**record.values()))
+            else:
+                changed = record.changes()
+                if changed:
+                    s.execute(update(table).where(*key).values(**changed))
 
         await self.db.write_user_data((user_id,), write)  # only this user's rows
         dto = await self.user_data(user_id, row)

@@ -30,6 +30,7 @@ import msgspec
 from sqlalchemy import select
 
 from server.db import schema
+from server.db.database import load_orm_classes
 from server.errors import NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
@@ -239,6 +240,7 @@ class Scanner:
     async def refresh_item(self, item_id: str) -> None:
         """RefreshItem: re-resolve the part of the library the item lives in (its whole library
         for a CollectionFolder or an item without a path), without probing anything again."""
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item
 
         def read(s: Any) -> tuple[Item | None, str | None]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import msgspec
 from sqlalchemy import delete, select
 
-from server.db.database import Database
-from server.db.handles import libraries, library_paths
+from server.db.database import Database, load_orm_classes
+from server.db.handles import items, libraries, library_paths
 from server.errors import BadRequestError, ConflictError, ForbiddenError, NotFoundError
 from server.guid import guid_from_text
 from server.library.catalog import ids
@@ -139,12 +139,11 @@ class LibraryService:
     async def with_primary_image(self) -> set[str]:
         """Ids of the libraries whose CollectionFolder has a Primary image (its own, uploaded or a
         generated collage): only those get a PrimaryImageItemId, so clients never show a broken
-        image."""
-        from server.db.tables import Item, Library
+        image. (On the Core tables: the desktop app's library page and the dashboard ask it.)"""
 
         def read(s: Session) -> set[str]:
-            rows = s.execute(select(Item.id, Item.images_json).where(
-                Item.type == "CollectionFolder", Item.id.in_(select(Library.id)))).all()
+            rows = s.execute(select(items.c.id, items.c.images_json).where(
+                items.c.type == "CollectionFolder", items.c.id.in_(select(libraries.c.id)))).all()
             out: set[str] = set()
             for item_id, text in rows:
                 try:
@@ -172,6 +171,7 @@ class LibraryService:
 
     async def add(self, name: str | None, collection_type: str | None, paths: list[str] | None,
                   options: w.LibraryOptions | None) -> LibraryInfo:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item, Library, LibraryPath
 
         name = _require_name(name)
@@ -204,6 +204,7 @@ class LibraryService:
         return await self.get(lib_id)
 
     async def remove(self, name: str | None) -> LibraryInfo:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item, ItemPerson, ItemValue, Library, LibraryPath, MediaProbeCache
 
         name = _require_name(name)
@@ -222,6 +223,7 @@ class LibraryService:
         return info
 
     async def rename(self, name: str | None, new_name: str | None) -> LibraryInfo:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Item, Library
 
         name = _require_name(name)
@@ -245,6 +247,7 @@ class LibraryService:
         return await self.get(info.id)
 
     async def add_path(self, name: str | None, path: str | None) -> tuple[LibraryInfo, str]:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LibraryPath
 
         name = _require_name(name)
@@ -272,6 +275,7 @@ class LibraryService:
         raise NotFoundError(f"The library {info.name!r} has no path {path!r}.")
 
     async def remove_path(self, name: str | None, path: str | None) -> tuple[LibraryInfo, str]:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import LibraryPath
 
         name = _require_name(name)
@@ -293,6 +297,7 @@ class LibraryService:
         return info
 
     async def update_options(self, library_id: str | None, options: w.LibraryOptions | None) -> LibraryInfo:
+        await load_orm_classes()  # (the ORM classes imported off the event loop)
         from server.db.tables import Library
 
         info = await self.get(normalize_id(library_id))
