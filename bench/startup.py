@@ -31,6 +31,14 @@ same two speeds, from one process to the next and within one. A median of 5 then
     python bench/startup.py --baseline 7ee0b87 [--runs 3] [--sizes 0,100000] [--no-tray] [--no-browse]
     python bench/startup.py --baseline main --library /work/tmp/s13/lib/100000   # a kept library, copied
     python bench/startup.py --binary dist/reelroom/reelroom-server [--compare]   # a PyInstaller build
+    python bench/startup.py --binary dist/reelroom/reelroom-server --binary main=/tmp/main-dist/reelroom/reelroom-server \
+        --compare --library /tmp/pages-lib/100000 --runs 5   # two bundles and the source tree, a kept library
+
+With ``--binary`` (given more than once: several bundles, each ``LABEL=PATH`` or a path) the tray
+figures are the tray program's start: launched as the bundle's ``reelroom`` next to its
+``reelroom-server`` (the source tree: ``python -m app.desktop_main``) with ``--data-dir`` and
+``--port``, under Xvfb when installed, to the first 200 of its server and the CPU of the tray's
+process tree to then; a first start, a restart and the library.
 """
 
 from __future__ import annotations
@@ -114,6 +122,12 @@ class Tree:
             return [str(self.binary)]
         return [sys.executable, "-m", "app.server_main"]
 
+    def tray_command(self) -> list[str]:
+        """The tray program: the bundle's ``reelroom`` next to its ``reelroom-server``."""
+        if self.binary is not None:
+            return [str(self.binary.parent / "reelroom")]
+        return [sys.executable, "-m", "app.desktop_main"]
+
     def env(self) -> dict[str, str]:
         env = dict(os.environ)
         if self.root is not None:
@@ -153,6 +167,41 @@ def start_and_wait(tree: Tree, data_dir: Path, path: str = "/System/Info/Public"
             stop(proc)
             raise RuntimeError(f"{tree.label}: no 200 within 120 s")
         time.sleep(0.01)
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and of its living children (the tray's reader and migration children
+    are its own; those it waited for count in its /proc/<pid>/stat already)."""
+    total = cpu_seconds(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return total + sum(tree_cpu_seconds(int(child)) for child in children)
+
+
+def tray_start(tree: Tree, data_dir: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(launch -> first 200 of the tray program's server [s], the tray's process tree CPU to then [s]);
+    then the tray is stopped (SIGTERM, as a desktop session's logout)."""
+    port = free_port()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([*tree.tray_command(), "--data-dir", str(data_dir), "--port", str(port), "--host",
+                             "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tree.root or ROOT, env={**env, **({"PYTHONPATH": str(tree.root)} if tree.root else {})})
+    try:
+        while True:
+            try:
+                if http_status(port, "/System/Info/Public") == 200:
+                    return time.perf_counter() - t0, tree_cpu_seconds(proc.pid)
+            except OSError:
+                pass
+            if proc.poll() is not None:
+                raise RuntimeError(f"{tree.label}: the tray program exited during start-up")
+            if time.perf_counter() - t0 > 120:
+                raise RuntimeError(f"{tree.label}: no 200 from the tray program within 120 s")
+            time.sleep(0.01)
+    finally:
+        stop(proc)
 
 
 def idle_rss(pid: int, seconds: float) -> float:
@@ -331,13 +380,26 @@ def measure_round(tree: Tree, args: argparse.Namespace, library: Path | None, in
                         idle_rss(proc.pid, args.idle))
                 finally:
                     stop(proc)
-            if tray_env is not None:
+            if tray_env is not None and args.binary:
+                seconds, cpu = tray_start(tree, data, tray_env)
+                add(f"tray program: start to first 200, {info['items']} items [s]", seconds)
+                add(f"tray program CPU to first 200, {info['items']} items [s]", cpu)
+            elif tray_env is not None:
                 running, rss = tray_rss(tree, data, args.idle, tray_env)
                 add(f"tray app: launch -> server running, {info['items']} items [s]", running)
                 add(f"idle RSS tray + server, {info['items']} items [MiB]", rss)
         finally:
             shutil.rmtree(data, ignore_errors=True)
-    if tray_env is not None:
+    if tray_env is not None and args.binary:
+        data = Path(tempfile.mkdtemp(prefix="reelroom-bench-tray-"))
+        try:
+            for when in ("first start", "restart"):
+                seconds, cpu = tray_start(tree, data, tray_env)
+                add(f"tray program: start to first 200, {when} [s]", seconds)
+                add(f"tray program CPU to first 200, {when} [s]", cpu)
+        finally:
+            shutil.rmtree(data, ignore_errors=True)
+    elif tray_env is not None:
         data = Path(tempfile.mkdtemp(prefix="reelroom-bench-tray-"))
         try:
             running, rss = tray_rss(tree, data, args.idle, tray_env)
@@ -398,8 +460,9 @@ def main() -> None:
     parser.add_argument("--no-browse", dest="browse", action="store_false")
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=40, help="browsing rounds per client")
-    parser.add_argument("--binary", type=Path, default=None,
-                        help="a built reelroom-server executable (e.g. dist/reelroom/reelroom-server)")
+    parser.add_argument("--binary", action="append", default=[],
+                        help="a built reelroom-server executable (e.g. dist/reelroom/reelroom-server), or "
+                             "LABEL=PATH; more than once: several bundles side by side")
     parser.add_argument("--compare", action="store_true", help="with --binary: also measure the source tree")
     parser.add_argument("--library", type=Path, default=None,
                         help="a kept bench library (bench/items_query.py --keep DIR: DIR/<size>) instead of building "
@@ -409,10 +472,14 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="reelroom-startup-bench-"))
     try:
         trees: list[Tree] = []
-        if args.binary is not None:
+        if args.binary:
             if args.compare:
                 trees.append(Tree("source", ROOT))
-            trees.append(Tree(f"bundle {args.binary}", None, args.binary.resolve()))
+            for given in args.binary:
+                label, _, path = given.rpartition("=")
+                binary = Path(path).resolve()
+                print(f"bundle {label or binary}: {binary}")
+                trees.append(Tree(f"bundle {label or binary}", None, binary))
         elif args.this:
             trees.append(Tree(f"this {args.this}", unpack(args.this, work / "this")))
         else:
@@ -438,7 +505,7 @@ def main() -> None:
             print(f"synthetic library: {info['items']} items, built in {time.perf_counter() - t0:.0f} s")
         tray_env = None
         xvfb = None
-        if args.tray and args.binary is None:
+        if args.tray:
             from bench_xvfb import XvfbSession  # type: ignore[import-not-found]
 
             tray_env = dict(os.environ)

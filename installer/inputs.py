@@ -4,6 +4,10 @@ Setup defines and file list, the Linux .deb control data."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,8 +86,6 @@ def prepare_web_dist(source: str | None, out: Path) -> Path | None:
     The bundle carries it as ``web/``, the second place the server looks (after ``--web-dir``)."""
     if not source:
         return None
-    import shutil
-    import sys
 
     sys.path.insert(0, str(ROOT))
     from server.web.install import install_web
@@ -108,6 +110,54 @@ def write_notice(out: Path, web_bundled: bool) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out
+
+
+# Run by write_code_cache in the Python that builds the bundle: a server's start (the entry point's
+# imports, a ServerRunner on an empty data folder up to ready and past ``settle``, which saves what
+# the start compiled) with server/code_cache.py pointed at the build's file instead of the tree's.
+_CODE_CACHE_RUN = """
+import sys, tempfile, threading, time
+from pathlib import Path
+from server import code_cache  # (server/__init__ installs it; no dataclass is made before this line)
+code_cache.FILE = str(Path(sys.argv[1]) / Path(code_cache.FILE).name)
+code_cache._codes.clear()  # the tree's own file neither read nor written: every text compiled here
+import app.server_main  # noqa: F401  (the entry point's imports)
+from server.context import ServerOptions
+from server.runner import ServerRunner
+with tempfile.TemporaryDirectory() as data:
+    runner = ServerRunner(ServerOptions(data_dir=Path(data), port=0, host="127.0.0.1", enable_lan=False))
+    thread = threading.Thread(target=runner.serve, daemon=True)
+    thread.start()
+    if not runner.ready.wait(300):
+        sys.exit("the server did not start")
+    deadline = time.monotonic() + 120
+    while code_cache._active and time.monotonic() < deadline:  # settle(): saved, then let go
+        time.sleep(0.05)
+    runner.request_shutdown()
+    thread.join(60)
+print(code_cache.FILE)
+"""
+
+
+def write_code_cache(out: Path, python: str = sys.executable) -> Path:
+    """The dataclass methods a server start compiles (server/code_cache.py's file), made by one start
+    of this tree's server in ``python`` (the Python whose libraries the bundle holds: the same texts
+    and bytecode), for the bundle to ship read-only as ``server/__pycache__/``: a bundle writes
+    nothing to its own folders (``sys.frozen``), so without it every start compiled them (~0.5 G
+    instructions). A text the bundle's start makes that the file lacks compiles as without it."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("dataclass-code.*.bin"):
+        old.unlink()  # a fresh file: no texts of an older tree's classes
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+    env["PYTHONPYCACHEPREFIX"] = str(out / "pycache")  # the run's bytecode stays out of the tree
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run([python, "-c", _CODE_CACHE_RUN, str(out)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=600)
+    lines = run.stdout.strip().splitlines()
+    if run.returncode != 0 or not lines or not Path(lines[-1]).is_file():
+        raise RuntimeError(f"the code cache run failed ({run.returncode}): {run.stderr[-3000:]}")
+    shutil.rmtree(out / "pycache", ignore_errors=True)
+    return Path(lines[-1])
 
 
 def write_windows_inputs(bundle: Path, out: Path) -> Path:

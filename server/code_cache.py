@@ -19,7 +19,9 @@ this process compiled, merged with the file (a temporary file, then a rename: pr
 once leave one whole file), at exit, or once a server has started (``settle``: the entries left are
 then let go, and the classes a running server makes later compile as without the cache); like bytecode,
 never under ``PYTHONDONTWRITEBYTECODE``, in a PyInstaller bundle (``sys.frozen``: its folders are the
-installed app's) nor where the folder is not writable.
+installed app's) nor where the folder is not writable. A bundle carries the file made at build time
+(``installer/inputs.py`` ``write_code_cache``) in ``_internal/server/__pycache__/``, where ``FILE``
+points in a frozen app, and only reads it.
 """
 
 from __future__ import annotations

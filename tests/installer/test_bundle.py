@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -84,6 +85,45 @@ def test_the_deb_lays_out_what_it_promises(installed: Path):
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert (internal / "VERSION").read_text().strip() == pyproject  # the frozen app's version source
+
+
+def test_the_bundle_carries_its_dataclass_code_and_starts_without_writing_it(installed: Path, tmp_path: Path):
+    """The dataclass methods a start compiles, made at build time (installer/inputs.py
+    write_code_cache), lie where the frozen server/code_cache.pyc reads them
+    (server/__pycache__/ next to it, in the install folder); a start of the bundled server leaves
+    the install folder as it was (a frozen app never writes its own folders)."""
+    import marshal
+    from importlib.util import MAGIC_NUMBER
+
+    internal = installed / "opt/reelroom/_internal"
+    assert (internal / "server" / "code_cache.pyc").is_file()
+    kept = list((internal / "server" / "__pycache__").glob("dataclass-code.*.bin"))
+    assert [p.name for p in kept] == [f"dataclass-code.{sys.implementation.cache_tag}.bin"]
+    data = kept[0].read_bytes()
+    assert data.startswith(MAGIC_NUMBER)  # the bundled Python's bytecode (the one that built it)
+    texts = marshal.loads(data[len(MAGIC_NUMBER) + 1:])
+    assert len(texts) > 100 and all(isinstance(t, str) and t.startswith("def ") for t in texts)
+
+    def snapshot() -> dict[str, int]:
+        return {str(p.relative_to(internal)): p.stat().st_mtime_ns for p in internal.rglob("*")}
+
+    before = snapshot()
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(installed / "opt/reelroom/reelroom-server"), "--data-dir", str(tmp_path / "data"), "--port", str(port),
+         "--host", "127.0.0.1", "--no-lan"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: httpx.get(f"http://127.0.0.1:{port}/System/Info/Public", timeout=1).status_code == 200,
+                  server)
+        time.sleep(2)  # past settle(): where a source tree saves what its start compiled
+    finally:
+        server.send_signal(signal.SIGTERM)
+        code = server.wait(30)
+        output = server.stdout.read().decode("utf-8", "replace")
+    assert code == 0, output[-3000:]
+    assert snapshot() == before
 
 
 def test_bundled_web_client(installed: Path, tmp_path: Path):

@@ -114,3 +114,65 @@ def test_web_dist_prepared_for_the_bundle(tmp_path):
     spec = (ROOT / "installer" / "reelroom.spec").read_text()
     assert "prepare_web_dist(os.environ.get(inputs.WEB_DIST_ENV)" in spec and '(str(WEB), "web")' in spec
     assert "REELROOM_WEB_DIST" in (ROOT / ".ci" / "run").read_text()
+
+
+FROZEN_START = '''
+import asyncio, json, sys
+from pathlib import Path
+from server import code_cache
+sys.frozen = True  # as in a PyInstaller bundle: nothing is written to the app's folders
+code_cache.FILE = sys.argv[1]  # the bundle's file, where the frozen server/code_cache.pyc looks
+code_cache._codes.clear()
+code_cache._codes.update(code_cache._read())
+kept = len(code_cache._codes)
+before = code_cache._compiled
+import app.server_main, server.runner  # noqa: F401
+from server.app import create_app
+from server.context import ServerContext, ServerOptions
+ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[2]), port=0, enable_lan=False))
+create_app(ctx)
+compiled = code_cache._compiled - before
+asyncio.run(ctx.close())
+print(json.dumps({"kept": kept, "compiled": compiled, "saved": code_cache.save()}))
+'''
+
+
+def _frozen_start(cache: Path, data: Path) -> dict:
+    import json
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # writing allowed but for frozen
+    out = subprocess.run([sys.executable, "-c", FROZEN_START, str(cache), str(data)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_bundle_gets_the_dataclass_code_a_start_compiles(tmp_path):
+    """installer/reelroom.spec bundles what ``inputs.write_code_cache`` makes (one start of the
+    tree's server at build time) as server/__pycache__/: a frozen start reads it from the install
+    folder, compiles none of the start's dataclass methods and writes nothing there."""
+    made = inputs.write_code_cache(tmp_path / "build")
+    from server import code_cache
+
+    assert made.name == Path(code_cache.FILE).name  # dataclass-code.<this Python's cache tag>.bin
+    assert made.read_bytes().startswith(code_cache._HEADER)
+    assert not (tmp_path / "build" / "pycache").exists()  # the run's bytecode was not left behind
+    spec = (ROOT / "installer" / "reelroom.spec").read_text()
+    assert 'inputs.write_code_cache(ROOT / "build" / "code-cache")), "server/__pycache__")' in spec
+
+    installed = tmp_path / "opt" / "server" / "__pycache__"  # as the bundle lays it out
+    installed.mkdir(parents=True)
+    (installed / made.name).write_bytes(made.read_bytes())
+    before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in installed.iterdir()}
+    frozen = _frozen_start(installed / made.name, tmp_path / "data")
+    assert frozen["kept"] > 100 and frozen["compiled"] == 0 and frozen["saved"] is False
+    assert {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in installed.iterdir()} == before
+
+    # Without the file (main's bundle) the same frozen start compiles them all and still writes nothing.
+    bare = tmp_path / "bare" / "server" / "__pycache__"
+    bare.mkdir(parents=True)
+    without = _frozen_start(bare / made.name, tmp_path / "data2")
+    assert without["kept"] == 0 and without["compiled"] > 100 and without["saved"] is False
+    assert not any(bare.iterdir())
