@@ -274,7 +274,7 @@ class PageFill(BackgroundFill):
                                             family.camel, first)
                 if read is None:
                     return  # a write (a new epoch), or the store went off: a new pass
-                total, size = self.db.read_sync(read)
+                total, size = self.db.read_background(read)  # (not the clients' activity; a small page cache)
                 quiet.mark()  # (the next look is over the pause after this page: see idle.Quiet)
                 moved = self.activity()
                 self.cpu += time.thread_time() - began
