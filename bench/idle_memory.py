@@ -70,14 +70,19 @@ def dump():
             time.sleep(0.05)
     if breakdown:  # when the database last moved (the trimmer's quiet rule), sampled every 0.5 s
         ctx, t0 = _context(), time.monotonic()
-        last = [None, 0.0, 0]
+        seen, moved, fill_end = None, 0.0, 0.0
         while time.monotonic() - t0 < idle:
-            now = (ctx.db.activity, ctx.memory.releases, ctx.page_fill.pages) if ctx is not None else None
-            if now != last[0]:
-                last = [now, time.monotonic() - t0, last[2] + 1]
+            now = (ctx.db.activity, ctx.page_fill.pages) if ctx is not None else None
+            if now and seen and now[0] != seen[0]:
+                moved = time.monotonic() - t0
+            if now and seen and now[1] != seen[1]:
+                fill_end = time.monotonic() - t0
+            seen = now
             time.sleep(0.5)
-        ACTIVITY.update({"last move [s after the use]": round(last[1], 1), "moves": last[2],
-                         "activity, releases, fill pages": last[0]})
+        ACTIVITY.update({"clients' activity last moved [s after the use]": round(moved, 1),
+                         "the page fill's last page [s]": round(fill_end, 1),
+                         "the trimmer's releases": ctx.memory.releases if ctx is not None else None,
+                         "fill pages": seen[1] if seen else None})
     else:
         time.sleep(idle)
     status = {l.split(":")[0]: int(l.split()[1]) / 1024 for l in open("/proc/self/status")
@@ -118,10 +123,11 @@ def _context():
     # the served ServerContext: a local of some frame of the server's threads (the runner's serve)
     for frame in sys._current_frames().values():
         while frame is not None:
-            for value in list(frame.f_locals.values()):
-                for obj in (value, getattr(value, "ctx", None)):
-                    if type(obj).__name__ == "ServerContext":
-                        return obj
+            for value in list(frame.f_locals.values()):  # (by type name only: a getattr may do work)
+                if type(value).__name__ == "ServerRunner":
+                    value = vars(value).get("ctx")
+                if type(value).__name__ == "ServerContext":
+                    return value
             frame = frame.f_back
     return None
 
