@@ -105,9 +105,10 @@ READ_THREADS = 4
 #: SQLite's page cache, in KiB, of a pooled connection while a background job's read has it
 #: (``Database.read_background``: the fragment store's fills, which read a whole listing in the
 #: server's idle time). Set when the read takes the connection, which drops the rest of what it
-#: held; the connection's own size back when it is returned. A fill's page reads its rows through
-#: the OS page cache then (a system call a page: ~0.3 ms of a ~5 ms page, at nice 19), and a fill
-#: of a 100k library no longer keeps the connection's 8 MiB full for the minute it runs.
+#: held; emptied (``shrink_memory``) and the connection's own size back when it is returned. A
+#: fill's page reads its rows through the OS page cache (a system call a page, at nice 19), and a
+#: fill of a 100k library no longer keeps every pooled connection's 8 MiB full for the minute it
+#: runs after a browse (it takes them in turn).
 BACKGROUND_CACHE_KIB = 1024
 
 
@@ -280,6 +281,7 @@ class Database:
         if record.info.pop("background", False) and dbapi_conn is not None:
             cur = dbapi_conn.cursor()
             try:
+                cur.execute("PRAGMA shrink_memory")  # (nothing of a fill's page is kept between pages)
                 cur.execute(f"PRAGMA cache_size=-{self.cache_kib}")
             finally:
                 cur.close()

@@ -266,7 +266,8 @@ def test_the_trimmer_releases_while_a_background_fill_reads(tmp_path: Path) -> N
         n = 0
         while not stop.is_set():
             n = n % 6000 + 1
-            db.read_background(lambda s: s.execute(text("SELECT v FROM t WHERE id >= :n LIMIT 50"), {"n": n}).all())
+            db.read_background(lambda s, at: s.execute(text("SELECT v FROM t WHERE id >= :n LIMIT 50"), {"n": at}).all(),
+                               n)
             pages[0] += 1
             stop.wait(0.005)
 
