@@ -18,7 +18,17 @@ its PlaybackInfo, a play start, progress and stop, a sign-out); the idle time co
 last of them. The ORM's modules loaded are printed (``server.db.tables``, ``sqlmodel``,
 ``pydantic``, ``sqlalchemy.orm``).
 
-    python bench/idle_memory.py [--baseline DIR] [--data DIR] [--idle 6] [--use]
+With ``--use --breakdown`` it says what the used server holds after the idle time: RSS by mapping
+(smaps: the heap, anonymous mappings with the biggest of them, libraries, the database files' maps),
+SQLite's memory per connection (page cache, schema, statements: the library's pooled connections and
+the fragment store's), the Python objects each service of the context reaches (not through another
+service), the reader processes' RSS (separate processes: not in the server's), when the clients'
+database activity last moved and the page fill's pages and CPU (a fill of a big library reads for a
+minute after a browse), who imported SQLAlchemy's ORM after the start if anything did; then, from a
+second run traced by tracemalloc from before the use, the allocations still held by traceback and
+by file.
+
+    python bench/idle_memory.py [--baseline DIR] [--data DIR] [--idle 6] [--use [--breakdown]]
 """
 
 from __future__ import annotations
@@ -82,7 +92,9 @@ def dump():
         ACTIVITY.update({"clients' activity last moved [s after the use]": round(moved, 1),
                          "the page fill's last page [s]": round(fill_end, 1),
                          "the trimmer's releases": ctx.memory.releases if ctx is not None else None,
-                         "fill pages": seen[1] if seen else None})
+                         "fill pages": seen[1] if seen else None,
+                         "fill CPU [ms/page]": round(ctx.page_fill.cpu / max(1, ctx.page_fill.pages) * 1000, 2)
+                         if ctx is not None else None})
     else:
         time.sleep(idle)
     status = {l.split(":")[0]: int(l.split()[1]) / 1024 for l in open("/proc/self/status")
