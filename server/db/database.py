@@ -112,6 +112,10 @@ READ_THREADS = 4
 BACKGROUND_CACHE_KIB = 1024
 
 
+def _nothing() -> None:
+    return None
+
+
 class _Background(threading.local):
     on = False  # this thread runs a ``read_background``
 
@@ -152,6 +156,9 @@ class Database:
         self._closed = False
         #: SQLite's page cache of a pooled connection, in KiB (what a background read's gives back)
         self.cache_kib = SQLITE_CACHE_KIB
+        #: hands the heap's free pages back to the system (``memory.trim``, set by ``ServerContext``;
+        #: nothing by default): what the fills call after their passes, the layer below the server's
+        self.trim_heap: Callable[[], object] = _nothing
         self._background = _Background()
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
         if self.is_sqlite:

@@ -19,8 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.memory import trim
-
 
 def lowest_priority() -> None:
     """This thread at nice 19 (Linux: a thread's own nice value; elsewhere nothing)."""
@@ -140,7 +138,7 @@ class BackgroundFill:
                     self._wake.clear()
                     continue
                 self._pass(work)
-                trim()  # (a pass's garbage back to the system: the trimmer's quiet release came while it ran)
+                self.db.trim_heap()  # (a pass's garbage back to the system: the trimmer's quiet release came while it ran)
         except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, requests go on)
             if not self._stop.is_set():
                 self.log.exception("%s stopped", self.WHAT)

@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any
 from server.library.catalog.dto import DtoOptions
 from server.library.catalog.idle import BackgroundFill, Quiet
 from server.library.catalog.query import ItemQuery
-from server.memory import trim
 
 if TYPE_CHECKING:
     from server.db.database import Database
@@ -67,7 +66,7 @@ IDLE_CHECK = 0.5  # seconds between looks while the server is busy
 GAP = 0.02  # seconds the fill pauses after each page, over which it looks whether the rest is busy
 BACKLOG = 4  # batches queued for the store's writer: wait
 SHARE_OF_STORE = 0.5  # of the store's max_bytes one pass may fill
-#: seconds of a pass between two trims of the heap (``memory.trim``): a pass over a 100k listing
+#: seconds of a pass between two trims of the heap (``Database.trim_heap``): a pass over a 100k listing
 #: runs for a minute after a browse, and what its pages allocate and free stayed in the heap until
 #: it ended (~6 MiB at 100k); the trim takes ~1-3 ms, on the fill's thread, only while it is idle
 TRIM_SECONDS = 5.0
@@ -287,7 +286,7 @@ class PageFill(BackgroundFill):
                 self.pages += 1
                 ends[id(family)] = total
                 if quiet.at - trimmed > TRIM_SECONDS:
-                    trim()
+                    self.db.trim_heap()
                     trimmed = quiet.at
                 seen += size
                 if seen * _OVERHEAD > budget:
