@@ -49,7 +49,7 @@ from server.livetv.recordings import RecordingService
 from server.livetv.schedules_direct import SchedulesDirectClient
 from server.livetv.settings import SECTIONS as LIVETV_SECTIONS
 from server.livetv.tuners import LiveTvService
-from server.memory import MemoryTrimmer
+from server.memory import MemoryTrimmer, trim
 from server.metadata.settings import SECTIONS as METADATA_SECTIONS
 from server.metadata.settings import provider_settings
 from server.net.lan import LanServices
@@ -171,6 +171,7 @@ class ServerContext:
         self.closing = False  # set as close() begins (the Items lane then leaves requests to the app)
         self.events = EventHub()
         self.db = Database(options.database_url or sqlite_url(self.paths.database_file))
+        self.db.trim_heap = trim  # (the fills' trims: server/library/catalog/idle.py)
         self.tasks = TaskScheduler(self.db, self.events)
         self.activity = ActivityLog(self.db, self.events, self.paths.log_dir,
                                     lambda: bool(self.config.server().AllowClientLogUpload))

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from server.db.dialect import create_db_engine, is_sqlite_url, normalize_url
+from server.db.dialect import SQLITE_CACHE_KIB, create_db_engine, is_sqlite_url, normalize_url
 from server.db.threads import LoopThreads
 
 if TYPE_CHECKING:
@@ -102,6 +102,22 @@ def file_stamp(path: Path | None) -> list[int] | None:
 #: docs/architecture.md). PostgreSQL's reads wait on the network and keep four.
 SQLITE_READ_THREADS = 2
 READ_THREADS = 4
+#: SQLite's page cache, in KiB, of a pooled connection while a background job's read has it
+#: (``Database.read_background``: the fragment store's fills, which read a whole listing in the
+#: server's idle time). Set when the read takes the connection, which drops the rest of what it
+#: held; emptied (``shrink_memory``) and the connection's own size back when it is returned. A
+#: fill's page reads its rows through the OS page cache (a system call a page, at nice 19), and a
+#: fill of a 100k library no longer keeps every pooled connection's 8 MiB full for the minute it
+#: runs after a browse (it takes them in turn).
+BACKGROUND_CACHE_KIB = 1024
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Background(threading.local):
+    on = False  # this thread runs a ``read_background``
 
 
 class Database:
@@ -138,7 +154,16 @@ class Database:
         self.activity = 0
         self._release_lock = threading.Lock()
         self._closed = False
+        #: SQLite's page cache of a pooled connection, in KiB (what a background read's gives back)
+        self.cache_kib = SQLITE_CACHE_KIB
+        #: hands the heap's free pages back to the system (``memory.trim``, set by ``ServerContext``;
+        #: nothing by default): what the fills call after their passes, the layer below the server's
+        self.trim_heap: Callable[[], object] = _nothing
+        self._background = _Background()
         event.listen(self.engine, "before_cursor_execute", self._note_statement)
+        if self.is_sqlite:
+            event.listen(self.engine, "checkout", self._background_checkout)
+            event.listen(self.engine, "checkin", self._background_checkin)
 
     # -- sync API (for worker threads) -------------------------------------------------
 
@@ -153,6 +178,8 @@ class Database:
 
     def _note_statement(self, _conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
         """On the writer: does this statement write anything but user data?"""
+        if self._background.on:  # (a background read's: not the clients' activity)
+            return
         self.activity += 1
         if threading.current_thread() is not self._writer_thread or _NO_WRITE.match(statement):
             return
@@ -231,6 +258,40 @@ class Database:
 
     def read_sync(self, fn: Callable[..., T], *args: Any) -> T:
         return self._run_read(fn, args)
+
+    def read_background(self, fn: Callable[..., T], *args: Any) -> T:
+        """``read_sync`` for a job of the server's idle time (the fragment store's fills): not counted
+        in ``activity`` (what the memory trimmer and the fills compare to know that clients left the
+        database alone: a fill of a big library reads for a minute after a browse, and its caches
+        were kept full until it ended), and on SQLite with a page cache of ``BACKGROUND_CACHE_KIB``
+        on every connection it takes (``_background_checkout``). Blocking: call it in a thread."""
+        local = self._background
+        if local.on:
+            return self._run_read(fn, args)
+        local.on = True
+        try:
+            with CoreSession(self) as s:
+                return fn(s, *args)
+        finally:
+            local.on = False
+
+    def _background_checkout(self, dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        if self._background.on:
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute(f"PRAGMA cache_size=-{BACKGROUND_CACHE_KIB}")  # (drops the pages past it)
+            finally:
+                cur.close()
+            record.info["background"] = True
+
+    def _background_checkin(self, dbapi_conn: Any, record: Any) -> None:
+        if record.info.pop("background", False) and dbapi_conn is not None:
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute("PRAGMA shrink_memory")  # (nothing of a fill's page is kept between pages)
+                cur.execute(f"PRAGMA cache_size=-{self.cache_kib}")
+            finally:
+                cur.close()
 
     # -- async API (for handlers) ------------------------------------------------------
 

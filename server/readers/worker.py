@@ -62,6 +62,7 @@ class ReaderDatabase(Database):
 
     def __init__(self, url: str) -> None:
         super().__init__(url, readers=1)
+        self.cache_kib = CACHE_KIB
         if self.is_sqlite:
             event.listen(self.engine, "connect", _query_only)
 

@@ -207,3 +207,91 @@ def test_a_reader_keeps_a_small_cache_and_trims_when_quiet(tmp_path: Path, monke
         thread.join(5)
         reader_end.close()
     assert not thread.is_alive()
+
+
+def test_a_background_read_is_not_activity_and_keeps_a_small_page_cache(tmp_path: Path) -> None:
+    """``Database.read_background`` (the fragment store's fills): the read moves no ``activity``
+    (what tells the trimmer and the fills that clients use the database), its connection keeps
+    at most ``BACKGROUND_CACHE_KIB`` of pages, and gets its own cache size back when returned."""
+    from server.db.database import BACKGROUND_CACHE_KIB
+    from server.db.dialect import SQLITE_CACHE_KIB
+
+    db = _filled(tmp_path)
+    used = _sqlite_memory()
+    try:
+        whole = text("SELECT count(*), sum(length(v)) FROM t")
+        db.read_sync(lambda s: s.execute(text("SELECT 1")).one())  # (connections open, schema read)
+        before, memory_before = db.activity, used() if used else 0
+        assert tuple(db.read_background(lambda s: s.execute(whole).one())) == (6000, 6000 * 900)
+        assert db.activity == before  # statements and the read itself: not counted
+        if used is not None:
+            grown = used() - memory_before
+            assert grown < (BACKGROUND_CACHE_KIB + 512) << 10, grown  # not the table's ~6 MB
+        sizes = _cache_sizes(db)
+        assert sizes == {-SQLITE_CACHE_KIB}, sizes  # every connection back at its own size
+        if used is not None:  # a request's read of the same table fills its cache as before
+            memory_before = used()
+            assert tuple(db.read_sync(lambda s: s.execute(whole).one())) == (6000, 6000 * 900)
+            assert used() - memory_before > 4 << 20
+        assert db.activity > before
+    finally:
+        db.close()
+
+
+def _cache_sizes(db: Database) -> set[int]:
+    """``PRAGMA cache_size`` of every pooled connection (all taken at once: each a different one)."""
+    taken = [db.engine.raw_connection() for _ in range(db.engine.pool.checkedin())]
+    try:
+        found = set()
+        for conn in taken:
+            cur = conn.cursor()
+            found.add(cur.execute("PRAGMA cache_size").fetchone()[0])
+            cur.close()
+        return found
+    finally:
+        for conn in taken:
+            conn.close()
+
+
+def test_the_trimmer_releases_while_a_background_fill_reads(tmp_path: Path) -> None:
+    """After a browse the page fill reads a big library's listings for a minute or more: its reads
+    are not the clients', so the trimmer's quiet rule releases the browse's caches meanwhile (on
+    main the fill's reads kept the counter moving and the caches full until the fill ended)."""
+    db = _filled(tmp_path)
+    used = _sqlite_memory()
+    stop = threading.Event()
+    pages = [0]
+
+    def fill() -> None:  # (as page_fill: one small read after another, each on a pooled connection)
+        n = 0
+        while not stop.is_set():
+            n = n % 6000 + 1
+            db.read_background(lambda s, at: s.execute(text("SELECT v FROM t WHERE id >= :n LIMIT 50"), {"n": at}).all(),
+                               n)
+            pages[0] += 1
+            stop.wait(0.005)
+
+    try:
+        browsed = _read_all(db)  # the clients' reads: three connections' caches full
+        full = used() if used else None
+        trimmer = memory.MemoryTrimmer(quiet=(lambda: db.activity, db.release_memory))
+        thread = threading.Thread(target=fill, daemon=True)
+        thread.start()
+
+        async def looks() -> None:
+            last = memory.rss_bytes()
+            for _ in range(3):  # the trimmer's looks, closer together than its interval
+                last = await trimmer.check(last)
+                await asyncio.sleep(0.3)
+
+        asyncio.run(looks())
+        assert pages[0] > 10  # the fill read all along
+        assert trimmer.releases == 1
+        if used is not None:
+            assert used() < full - (7 << 20), (full, used())  # the browse's caches (one may be the fill's)
+        stop.set()
+        thread.join(5)
+        assert _read_all(db) == browsed
+    finally:
+        stop.set()
+        db.close()

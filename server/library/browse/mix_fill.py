@@ -247,10 +247,10 @@ class MixFill(BackgroundFill):
         if self._tracks is None or self._tracks.generation != self.db.content_generation:
             self._tracks = None
             generation = self.db.content_generation  # (before the read)
-            tracks = self.db.read_sync(_track_map, generation)
+            tracks = self.db.read_background(_track_map, generation)
             if self.db.content_generation == generation:
                 self._tracks = tracks
-        total = len(self._tracks.keys) if self._tracks is not None else self.db.read_sync(_track_count)
+        total = len(self._tracks.keys) if self._tracks is not None else self.db.read_background(_track_count)
         dropped = store.dropped
         quiet = _Quiet(store)
         sized = False
@@ -263,7 +263,7 @@ class MixFill(BackgroundFill):
                 return  # a write: a new pass, once the library is left alone
             quiet.mark()
             started = time.thread_time()
-            after, made = self.db.read_sync(self._batch, after, shape, use)
+            after, made = self.db.read_background(self._batch, after, shape, use)
             self.cpu += time.thread_time() - started
             if after is None:
                 break

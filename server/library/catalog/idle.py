@@ -138,6 +138,7 @@ class BackgroundFill:
                     self._wake.clear()
                     continue
                 self._pass(work)
+                self.db.trim_heap()  # (a pass's garbage back to the system: the trimmer's quiet release came while it ran)
         except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, requests go on)
             if not self._stop.is_set():
                 self.log.exception("%s stopped", self.WHAT)
