@@ -74,7 +74,7 @@ def single_pass(session: Any) -> Iterator[None]:
     read again). With the usual ``SQLITE_CACHE_KIB`` those pages would stay in the connection's
     cache, resident, until the memory trimmer's next quiet look (``Database.release_memory``);
     a single pass needs no more than its interior pages, and the OS caches the file. Lowering the
-    size also lets go of what the connection held; the usual size is set again after. Elsewhere
+    size also lets go of what the connection held; the size it had is set again after. Elsewhere
     nothing happens."""
     # (a Connection has its dialect; asking a session for anything but get_bind would make the ORM
     # session of a CoreSession, and import SQLAlchemy's ORM)
@@ -82,11 +82,13 @@ def single_pass(session: Any) -> Iterator[None]:
     if dialect.name != "sqlite":
         yield
         return
+    # the size it had (a reader process's connections, or a background read's, have their own)
+    before = session.execute(text("PRAGMA cache_size")).scalar()
     session.execute(text(f"PRAGMA cache_size=-{SINGLE_PASS_CACHE_KIB}"))
     try:
         yield
     finally:
-        session.execute(text(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}"))
+        session.execute(text(f"PRAGMA cache_size={int(before)}"))
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

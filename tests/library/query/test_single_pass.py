@@ -94,6 +94,22 @@ def test_the_usual_cache_size_is_back_after_a_failed_statement(db: Database) -> 
     assert db.read_sync(failing) == -SQLITE_CACHE_KIB
 
 
+
+def test_a_single_pass_gives_the_connection_back_its_own_size(db: Database) -> None:
+    """Not the server's usual size: a fill's background read (or a reader process's connection)
+    has a smaller one, which a single pass inside it keeps."""
+    from server.db.database import BACKGROUND_CACHE_KIB
+
+    def counted(s: Any) -> tuple[int, int]:
+        before = _cache_size(s)
+        with single_pass(s):
+            count_by_type(s, ItemQuery(recursive=True))
+        return before, _cache_size(s)
+
+    before, after = db.read_background(counted)
+    assert before == after == -BACKGROUND_CACHE_KIB
+
+
 SCRIPT = """
 import asyncio, json, sys
 from server.db import schema
