@@ -73,8 +73,10 @@ _LOG_WRITE = re.compile(r'\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(?:activ
 #: Planner statistics (planner_stats.py): no answer reads them, so they leave content_generation
 #: (and what is kept by it, e.g. the fragment store's epoch) as it was.
 _STATS_WRITE = re.compile(r"\s*(?:ANALYZE\b|PRAGMA\s+(?:analysis_limit|optimize)\b)", re.IGNORECASE)
-#: Statements that write nothing.
-_NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN)\b", re.IGNORECASE)
+#: Statements that write nothing (a connection's page cache size, read or set: ``dialect.single_pass``,
+#: around the planner statistics' ``ANALYZE`` on the writer, and the background reads).
+_NO_WRITE = re.compile(r"\s*(?:SELECT|SAVEPOINT|RELEASE|ROLLBACK|BEGIN|PRAGMA\s+(?:cache_size|shrink_memory)\b)",
+                       re.IGNORECASE)
 
 
 def file_stamp(path: Path | None) -> list[int] | None:

@@ -140,3 +140,17 @@ def test_a_single_pass_on_a_reads_session_imports_no_orm(tmp_path: Path) -> None
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"orm_before": False, "orm_after": False, "counts": {}}
+
+
+def test_the_planner_statistics_and_background_reads_leave_the_content_generation(db: Database) -> None:
+    """A single pass's cache size, read and set around the statistics' ``ANALYZE`` on the writer,
+    and a background read's, write nothing: counted as content writes they started a new content
+    generation (every kept count and reply, the fragment store's epoch) after each statistics run."""
+    import asyncio
+
+    from server.library.catalog.planner_stats import PlannerStats
+
+    content = db.content_generation
+    asyncio.run(PlannerStats(db).run())
+    db.read_background(lambda s: count_by_type(s, ItemQuery(recursive=True)))
+    assert db.content_generation == content
