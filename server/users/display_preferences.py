@@ -10,13 +10,13 @@ from sqlalchemy import insert, select, update
 
 from server.db.database import Database
 from server.db.schema import display_preferences
+from server.wire import models as w
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Row
     from sqlalchemy.sql.elements import ColumnElement
 
     from server.db.database import CoreSession
-from server.wire import models as w
 
 
 def default_preferences(prefs_id: str, client: str) -> w.DisplayPreferencesDto:
