@@ -124,9 +124,10 @@ def test_triggers_changed_while_a_task_runs_do_not_start_it_again_until_its_run_
 
 
 def test_a_list_sent_after_a_tasks_end_shows_it_idle(tmp_path):
-    """ScheduledTaskEnded goes out before the run has saved its result; a ScheduledTasksInfo list
+    """ScheduledTaskEnded went out before the run had saved its result; a ScheduledTasksInfo list
     sent meanwhile (a subscription's timer firing then) showed the task still Running after its end,
-    and a client (the tray) took that for a new run and announced its end twice."""
+    and a client (the tray) took that for a new run and announced its end twice. And a start asked
+    as soon as the end is heard must start a new run, not return the one that is saving."""
     import json
 
     from server.events.hub import SocketClient, Subscription, envelope
@@ -146,23 +147,34 @@ def test_a_list_sent_after_a_tasks_end_shows_it_idle(tmp_path):
         task = _Counted([])
         scheduler.register(task)
         await asyncio.sleep(0.05)
-        run = scheduler.start(scheduler.find("Counted").id)
+        task_id = scheduler.find("Counted").id
+        run = scheduler.start(task_id)
         assert run is not None
-        await run
-        await asyncio.sleep(0.2)  # the lists the end asked for
         messages = []
+        while not messages or messages[-1]["MessageType"] != "ScheduledTaskEnded":
+            messages.append(json.loads(await asyncio.wait_for(client.queue.get(), 10)))
+        # a client that starts the task again as soon as it hears of the end gets a new run
+        again = scheduler.start(task_id)
+        assert again is not None and again is not run
+        await again
+        await asyncio.sleep(0.2)  # the lists the end asked for
         while not client.queue.empty():
             messages.append(json.loads(client.queue.get_nowait()))
         hub.disconnect(client)
+        assert len(task.runs) == 2
         return messages
 
     messages = _run(tmp_path, body)
     kinds = [m["MessageType"] for m in messages]
-    assert "ScheduledTaskEnded" in kinds, kinds
-    after_end = messages[kinds.index("ScheduledTaskEnded") + 1:]
+    assert kinds.count("ScheduledTaskEnded") == 2, kinds
+    # between the first run's end and the second's start, and after the second's end: Idle
+    first_end = kinds.index("ScheduledTaskEnded")
+    last_end = len(kinds) - 1 - kinds[::-1].index("ScheduledTaskEnded")
+    after_end = messages[last_end + 1:]
     states = [t["State"] for m in after_end if m["MessageType"] == "ScheduledTasksInfo"
               for t in m["Data"] if t["Key"] == "Counted"]
     assert states and set(states) == {"Idle"}, (kinds, states)
+    assert first_end < last_end
     running = [t["State"] for m in messages[:kinds.index("ScheduledTaskEnded")]
                if m["MessageType"] == "ScheduledTasksInfo" for t in m["Data"] if t["Key"] == "Counted"]
     assert "Running" in running, (kinds, running)  # (the lists did show the run while it ran)

@@ -114,10 +114,6 @@ class _TaskState:
     progress_value: float | None = None
     progress: Progress | None = None
     next_due: dict[int, datetime] = field(default_factory=dict)
-    #: the run's result is recorded (its ScheduledTaskEnded goes out now): the task shows Idle to
-    #: the lists from then on, though its run still saves the result (a list sent between the two
-    #: showed it Running after its end, which a client read as a new run)
-    ended: bool = True
 
 
 class TaskScheduler:
@@ -210,7 +206,7 @@ class TaskScheduler:
         return state
 
     def info(self, state: _TaskState) -> w.TaskInfo:
-        running = not state.ended and state.running is not None and not state.running.done()
+        running = state.running is not None and not state.running.done()
         return w.TaskInfo(
             Name=state.task.name, State="Running" if running else "Idle",
             CurrentProgressPercentage=state.progress_value if running else None, Id=state.id,
@@ -248,7 +244,6 @@ class TaskScheduler:
 
         state.progress = Progress(report, trigger)
         state.progress_value = 0.0
-        state.ended = False
         state.next_due = {}  # no trigger fires while it runs; planned again at its end (_execute)
         state.running = asyncio.create_task(self._execute(state, state.progress), name=f"task-{state.task.key}")
         state.running.add_done_callback(self._ended)
@@ -296,11 +291,16 @@ class TaskScheduler:
             StartTimeUtc=start, EndTimeUtc=end, Status=status, Name=state.task.name, Key=state.task.key,
             Id=state.id, ErrorMessage=error, LongErrorMessage=error)
         state.progress_value = None
-        state.ended = True
         self._plan(state, end)
         log.info("Task %s %s in %.1f s", state.task.name, status.lower(), time.monotonic() - t0)
-        self._notify(state, status, None)
-        await self._save(state)
+        try:
+            await self._save(state)
+        finally:
+            # the run's last step, no await after it: a ScheduledTasksInfo list sent after this
+            # ScheduledTaskEnded finds the run done (Idle), and a start asked then starts a new run
+            # (sent before the save, a list in between showed the task Running after its end, which
+            # a client such as the tray took for a new run)
+            self._notify(state, status, None)
 
     async def _save(self, state: _TaskState) -> None:
         result_json = msgspec.json.encode(state.last_result).decode() if state.last_result else None
