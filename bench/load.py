@@ -400,6 +400,12 @@ def report(label: str, r: dict) -> None:
             slices.setdefault(max(0, int(second - start)) // 5 * 5, []).extend(values)
         print("            p99 by 5 s of the load (by when a request ended): " + ", ".join(
             f"{k}-{k + 5} s {pct(v, 99):.0f} ms ({len(v)})" for k, v in sorted(slices.items())))
+        seconds_in: dict[int, list[float]] = {}
+        for second, values in by_second:
+            if 0 <= (k := int(second - start)) < 10:
+                seconds_in.setdefault(k, []).extend(values)
+        print("            the first 10 s by second (p99, requests): " + ", ".join(
+            f"{k} s {pct(v, 99):.0f} ms ({len(v)})" for k, v in sorted(seconds_in.items())))
     if r.get("reader_starts"):
         print("            readers started (from the server's log): " + ", ".join(
             f"at {t:+.1f} s of the load ({why})" for t, why in r["reader_starts"]))

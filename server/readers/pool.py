@@ -34,7 +34,6 @@ import contextlib
 import hmac
 import itertools
 import logging
-import math
 import os
 import secrets
 import shutil
@@ -169,12 +168,21 @@ class CpuGate:
     and the gate open. Over the same window it measures the owner's own CPU (``own``: this
     process's, ``time.process_time``, every OS), which tells a saturated owner (``saturated``).
     A look after a gap of more than ``FRESH_WINDOWS`` windows makes no reading: the last one
-    stands until the window it starts ends."""
+    stands until the window it starts ends.
+
+    ``first_window``: the length of the first window, and of the first after such a gap (a
+    burst's first reading; ``window`` when None). The pool's gate takes ``FIRST_WINDOW``, so a
+    burst that saturates the owner starts a reader after a tenth of a second, not half a second:
+    the reader's start (~0.4 s of its own imports, on the free core) then overlaps the burst's
+    first wave instead of following it. ``lasting`` counts seconds, not windows, so a short first
+    window does not shorten the ``STEADY_SECONDS`` a core must stay free."""
 
     def __init__(self, window: float = 0.5, source: Callable[[], float | None] | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 own: Callable[[], float] = time.process_time) -> None:
+                 own: Callable[[], float] = time.process_time, first_window: float | None = None) -> None:
         self.window = window
+        self.first_window = window if first_window is None else min(first_window, window)
+        self._due = self.first_window  # seconds from ``_at`` to the next reading
         self.source = source  # found on the first check (a pool without ``auto`` never looks)
         self.clock = clock
         self.own = own
@@ -183,6 +191,7 @@ class CpuGate:
         self.free: float | None = None  # cores the readers could use, last measured
         self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
+        self.steady_for = 0.0  # the seconds those windows spanned
         self.unreadable = False  # the source answered None: no gate here
         #: the idle cores and the readers' cores (all of them) over the last window, a fresh one
         #: (None after a look that found none: unreadable, the first, or after a long gap)
@@ -195,7 +204,7 @@ class CpuGate:
     def check(self, readers_cpu: float, need: float) -> bool:
         """``readers_cpu``: the CPU seconds the running readers have used so far."""
         now = self.clock()
-        if now - self._at >= self.window:
+        if now - self._at >= self._due:
             if self.source is None:
                 self.source = idle_source()
             idle, own = self.source(), self.own()
@@ -209,10 +218,13 @@ class CpuGate:
                 # window that starts here ends (the machine's average over a quiet minute, e.g.
                 # other work that ran meanwhile, would close or open the gate for the burst's
                 # first window); a core free before the gap does not count towards ``lasting``
-                self.steady = 0
+                self.steady, self.steady_for = 0, 0.0
+                self._due = self.first_window  # (a burst after the gap: its first reading soon)
             elif idle is not None and self._at and now > self._at:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
+                self.steady_for = self.steady_for + span if self.steady else 0.0
+                self._due = self.window
                 self.owner = (own - self._own) / span
                 # (a reader that ended or started makes the sum jump: not below 0)
                 self.idle = max(0.0, idle - self._idle) / span
@@ -226,8 +238,9 @@ class CpuGate:
         measured): enough to start a reader. A moment's idle core on a busy machine would start
         one that then lives on ~75 MiB while the gate keeps its pages in the owner. Before the
         first measurements: not yet (the gate itself is open then)."""
-        windows = math.ceil(STEADY_SECONDS / self.window - 1e-9) if self.window > 0 else 1
-        return self.unreadable or self.steady >= windows
+        if self.window <= 0:
+            return self.unreadable or self.steady >= 1
+        return self.unreadable or self.steady_for >= STEADY_SECONDS - 1e-9
 
     def summary(self, need: float) -> str:
         """What the gate saw (for the log at close): its readings, how many found ``need`` free
@@ -250,6 +263,10 @@ class CpuGate:
 #: Seconds of measurements in a row with a free core before ``auto`` starts a reader (unless the
 #: owner is saturated: ``CpuGate.saturated``).
 STEADY_SECONDS = 3.0
+#: The pool's gate's first window of a burst (``CpuGate.first_window``), seconds: long enough for
+#: /proc/stat's 10 ms ticks (20 over two cores) to tell a free half core, short against the
+#: burst's first wave (200 cold pages at ~10 ms each at 100k).
+FIRST_WINDOW = 0.1
 #: The owner's own CPU over a window, in cores, from which it counts as saturated.
 OWNER_BUSY = 0.6
 #: A window longer than this many ``window`` s (the gate was not asked meanwhile) tells nothing
@@ -572,7 +589,7 @@ class ReaderPool:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiters: collections.deque[asyncio.Future[Reader | object | None]] = collections.deque()
         self._reaper: asyncio.Task[None] | None = None
-        self.gate = CpuGate()
+        self.gate = CpuGate(first_window=FIRST_WINDOW)
 
     @property
     def enabled(self) -> bool:
@@ -1023,7 +1040,10 @@ class ReaderPool:
             while not hello.done():
                 if started.poll() is not None or time.monotonic() > deadline or self._closed:
                     raise ReaderGone(f"exit status {started.returncode}")
-                await asyncio.sleep(0.05)
+                # (woken by the hello itself, not by the next look: a look every 50 ms for the
+                # process's end, the deadline and a close)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(hello), 0.05)
             pid, stream_in, stream_out = hello.result()
             reader = Reader(started, pid, stream_in, stream_out)
             if self._closed:
