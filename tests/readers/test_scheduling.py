@@ -812,3 +812,32 @@ def test_an_item_miss_goes_to_a_reader_with_room_or_while_the_owner_is_busier() 
         assert sorted(order) == ["0", "1", "2"]
 
     asyncio.run(run())
+
+
+def test_a_short_first_window_reads_a_burst_soon_but_a_free_core_still_lasts_3_s() -> None:
+    """``first_window``: the first reading (and the first after a gap) comes after it, the next
+    ones after ``window``; ``lasting`` counts the seconds the free windows spanned, so a core must
+    still stay free for ``STEADY_SECONDS`` before a reader starts for it alone."""
+    clock, idle, own = Clock(), [0.0], [0.0]
+    gate = CpuGate(window=0.5, source=lambda: idle[0], clock=clock, own=lambda: own[0], first_window=0.1)
+
+    def window(seconds: float, free: float, owner: float) -> None:
+        clock.now += seconds
+        idle[0] += free * seconds
+        own[0] += owner * seconds
+        gate.check(0.0, 0.5)
+
+    gate.check(0.0, 0.5)  # the burst's first look
+    window(0.1, 1.0, 0.9)
+    assert gate.saturated() and gate.owner == pytest.approx(0.9) and not gate.lasting()
+    window(0.3, 0.0, 0.0)  # within the next (whole) window: no reading
+    assert gate.looks == 2 and gate.free == pytest.approx(1.0)
+    for _ in range(4):
+        window(0.5, 1.0, 0.2)
+    assert gate.steady_for == pytest.approx(2.4) and not gate.lasting()  # (the 0.3 s joined the next window)
+    window(0.6, 1.0, 0.2)
+    assert gate.lasting()
+    window(60.0, 1.0, 0.9)  # a gap: no reading, and the next one again after the short window
+    assert gate.steady == 0 and not gate.lasting()
+    window(0.11, 1.0, 0.9)
+    assert gate.saturated()
