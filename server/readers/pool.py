@@ -192,6 +192,7 @@ class CpuGate:
         self.owner: float | None = None  # cores the owner itself used over the last window (a fresh one)
         self.steady = 0  # windows in a row the last measurements found enough free
         self.steady_for = 0.0  # the seconds those windows spanned
+        self.quick = False  # the last reading was over a window shorter than ``window`` (the first)
         self.unreadable = False  # the source answered None: no gate here
         #: the idle cores and the readers' cores (all of them) over the last window, a fresh one
         #: (None after a look that found none: unreadable, the first, or after a long gap)
@@ -224,6 +225,7 @@ class CpuGate:
                 self.free = max(0.0, idle - self._idle + readers_cpu - self._readers) / span
                 self.steady = self.steady + 1 if self.free >= need else 0
                 self.steady_for = self.steady_for + span if self.steady else 0.0
+                self.quick = span < self.window
                 self._due = self.window
                 self.owner = (own - self._own) / span
                 # (a reader that ended or started makes the sum jump: not below 0)
@@ -267,6 +269,10 @@ STEADY_SECONDS = 3.0
 #: /proc/stat's 10 ms ticks (20 over two cores) to tell a free half core, short against the
 #: burst's first wave (200 cold pages at ~10 ms each at 100k).
 FIRST_WINDOW = 0.1
+#: Pages in flight beyond which a reading over that short window may start a reader: more than a
+#: browser has connections to one host (six), so one user's home screen (its sections asked at
+#: once) never starts one from a tenth of a second's reading; it waits for a whole window, as before.
+QUICK_PAGES = 6
 #: The owner's own CPU over a window, in cores, from which it counts as saturated.
 OWNER_BUSY = 0.6
 #: A window longer than this many ``window`` s (the gate was not asked meanwhile) tells nothing
@@ -964,8 +970,9 @@ class ReaderPool:
         if self.settings.gate:  # auto: only on a core that stays free, or one free now for a saturated owner
             if self.gate.lasting():
                 why = "a core free for a while"
-            elif self.gate.saturated():
-                why = f"the owner saturated ({self.gate.owner or 0.0:.2f} of a core) with {self.gate.free or 0.0:.2f} free"
+            elif self.gate.saturated() and (not self.gate.quick or self._inflight > QUICK_PAGES):
+                why = (f"the owner saturated ({self.gate.owner or 0.0:.2f} of a core) with {self.gate.free or 0.0:.2f} free"
+                       + (f" over the first window, {self._inflight} pages in flight" if self.gate.quick else ""))
             else:
                 return
         if time.monotonic() < self._retry_after:

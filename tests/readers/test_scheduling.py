@@ -829,12 +829,12 @@ def test_a_short_first_window_reads_a_burst_soon_but_a_free_core_still_lasts_3_s
 
     gate.check(0.0, 0.5)  # the burst's first look
     window(0.1, 1.0, 0.9)
-    assert gate.saturated() and gate.owner == pytest.approx(0.9) and not gate.lasting()
+    assert gate.saturated() and gate.quick and gate.owner == pytest.approx(0.9) and not gate.lasting()
     window(0.3, 0.0, 0.0)  # within the next (whole) window: no reading
     assert gate.looks == 2 and gate.free == pytest.approx(1.0)
     for _ in range(4):
         window(0.5, 1.0, 0.2)
-    assert gate.steady_for == pytest.approx(2.4) and not gate.lasting()  # (the 0.3 s joined the next window)
+    assert gate.steady_for == pytest.approx(2.4) and not gate.quick and not gate.lasting()  # (the 0.3 s joined the next window)
     window(0.6, 1.0, 0.2)
     assert gate.lasting()
     window(60.0, 1.0, 0.9)  # a gap: no reading, and the next one again after the short window
