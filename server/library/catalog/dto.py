@@ -27,6 +27,7 @@ from server.library.catalog.fragment_store import Row, Stored, StoreUse, Write
 from server.library.catalog.fragments import _SIZER, FragmentCache, packed_size
 from server.library.catalog.media_sources import media_sources_for, streams_of
 from server.library.catalog.query import ItemRow, driver_rows, get_user_data
+from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 from server.wire.casing import encode_wire
 
@@ -687,18 +688,9 @@ def _gather(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, uds: dict[str
     extras = extras_counts(s, item_ids) if (has("LocalTrailerCount") or has("SpecialFeatureCount")) else {}
     parents = parent_rows(s, rows) if opts.enable_images or any(r.type in ("Season",) for r in rows) else {}
     ctypes = collection_types(s, rows)
-    tiles = _trickplay(s, media_rows) if has("Trickplay") and media_rows else {}
+    tiles = trickplay_info_for(s, media_rows) if has("Trickplay") and media_rows else {}
     return _Batch(uds, counts, cast, versions, extras, parents, ctypes, tiles, want_user_data)
 
-
-
-def _trickplay(s: Any, media_ids: list[str]) -> dict[str, dict[str, dict[str, w.TrickplayInfo]]]:
-    """``server.trickplay.service.info_for``, imported when a page first asks Fields=Trickplay: its
-    module brings the task scheduler and the process spawner, which a reader process (whose start
-    a burst waits for) otherwise never needs."""
-    from server.trickplay.service import info_for
-
-    return info_for(s, media_ids)
 
 #: the item columns a DTO (and its UserData, parents, counts) is built from whatever the Fields;
 #: _ROW_FIELD_COLUMNS adds those of a field; the others (library_id, owner_id, size, bitrate,

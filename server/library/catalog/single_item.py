@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.library.catalog import dto as d
 from server.library.catalog.query import ItemRow, driver_rows
+from server.trickplay.service import info_for as trickplay_info_for
 from server.wire import models as w
 from server.wire.casing import encode_wire
 
@@ -77,7 +78,7 @@ def _gather(s: Session, row: ItemRow, opts: d.DtoOptions) -> Any:
     extras = extras_counts(s, row.id) if (has("LocalTrailerCount") or has("SpecialFeatureCount")) else {}
     parents = d.parent_rows(s, [row]) if opts.enable_images or row.type == "Season" else {}
     ctypes = d.collection_types(s, [row])
-    tiles = d._trickplay(s, media) if has("Trickplay") and media else {}
+    tiles = trickplay_info_for(s, media) if has("Trickplay") and media else {}
     return d._Batch(uds, counts, cast, versions, extras, parents, ctypes, tiles, want_user_data)
 
 
