@@ -108,3 +108,71 @@ def test_no_display_falls_back_to_the_headless_server(
     monkeypatch.setitem(sys.modules, "app.server_main", fake_server_main)
     assert main(argv) == 3
     assert ran[-1] == argv
+
+
+START_ORDER = r"""
+import builtins, json, sys
+from app.desktop_main import build_desktop, parse_args
+
+seen = {}
+
+class Host:
+    state, error, base_url = "stopped", None, "http://127.0.0.1:9"
+
+    def __init__(self, at_factory):
+        self.at_factory = at_factory
+        self._listeners = []
+
+    def add_state_listener(self, callback):
+        self._listeners.append(callback)
+
+    def start(self):
+        from PySide6.QtWidgets import QApplication
+
+        seen["at_start"] = {"modules": sorted(sys.modules), "widgets": len(QApplication.allWidgets()),
+                            "import_at_factory": self.at_factory}
+        self.state = "starting"
+
+    def stop(self, timeout=10):
+        self.state = "stopped"
+
+    def restart(self):
+        pass
+
+    def desktop_api_key(self):
+        raise RuntimeError("not running")
+
+def factory(data_dir, port, host):
+    return Host(builtins.__import__.__name__)
+
+args = parse_args(["--data-dir", sys.argv[1], "--port", "0", "--host", "127.0.0.1"])
+desktop = build_desktop(args, [], factory, tray_available=True, login_item=None, update_manifest_url=None)
+seen["after"] = {"modules": sorted(sys.modules), "started": desktop.controller.host.state,
+                 "shown": desktop.controller.state_text()}
+desktop.instance.release()
+print(json.dumps(seen))
+"""
+
+
+def test_the_server_starts_before_the_tray_is_imported_or_made(tmp_path: Path) -> None:
+    """build_desktop starts the server as soon as this process is the only instance: before the
+    tray's modules are imported and any widget is made (the server's start holds the GIL; what the
+    GUI thread does meanwhile delays it), and the host factory (which imports the server) runs past
+    shiboken's import hook (app/pyside_imports.py). The tray made after it follows the started
+    server, and its HTTP client, socket reader and update check are not imported before it runs."""
+    import json
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", START_ORDER, str(tmp_path)], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    at_start = set(seen["at_start"]["modules"])
+    assert {"ui.tray", "ui.state_icon", "ui.api_client", "app.autostart"} & at_start == set()
+    assert seen["at_start"]["widgets"] == 0  # no menu, no tray icon, no window yet
+    assert seen["at_start"]["import_at_factory"] == "__import__"  # Python's own, not __feature_import__
+    after = set(seen["after"]["modules"])
+    assert "ui.tray" in after
+    assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install"} & after == set()
+    assert seen["after"]["started"] == "starting"
+    assert seen["after"]["shown"] == "Reelroom is starting…"
