@@ -42,6 +42,7 @@ LEVEL_FILTERS: list[tuple[str, int]] = [
 _LEVEL_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+\[([A-Z]{3})\]")
 MAX_ENTRIES = 50_000
 MAX_HIGHLIGHTS = 5_000
+BIG_READ_LINES = 5_000  # a read this long (a file opened, or read again) is followed by a heap trim
 
 
 def line_level(line: str) -> int | None:
@@ -248,6 +249,8 @@ class LogViewer(QWidget):
             if self._scroll_to is not None and result.lines:  # reopened: where it was when closed
                 self.text.verticalScrollBar().setValue(self._scroll_to)
                 self._scroll_to = None
+            if len(result.lines) >= BIG_READ_LINES:  # the download and its lines, freed once this returns
+                QTimer.singleShot(0, _trim_heap)
             self._select_in_list(result.tail.name)
 
         def failed(error: Exception) -> None:
