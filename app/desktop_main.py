@@ -114,14 +114,15 @@ def build_desktop(
     host_factory: HostFactory = _server_host_factory,
     **controller_options: Any,
 ) -> DesktopApp | None:
-    """Make the QApplication, claim the single instance, start the server, then make the tray; None
-    if another instance runs.
+    """Make the QApplication, claim the single instance and start the tray; None if another instance runs.
 
-    The server's thread starts as soon as this process is the only instance, before the tray's
-    modules, widgets and icons: the server's start is Python work that holds the interpreter
-    (the GIL), so what the GUI thread does while it runs delays it by as much. The tray then
-    imports and makes only what its icon and menu show ("starting"); its HTTP client, socket reader
-    and windows wait for the server to run (ui/tray.py)."""
+    Up to its server running, the tray program is Python work holding the GIL, in one thread after
+    the other: what is done before the server runs is what delays it. So the server's modules are
+    imported past shiboken's import hook (app/pyside_imports.py), and the tray imports and makes
+    only what its icon and menu show; its HTTP client, socket reader, update check and windows come
+    once the server runs (ui/tray.py). The tray is made before the server's thread starts, not while
+    it starts: made alongside it (tried at stop 30) it took the same CPU from the server's start and
+    added the GIL's hand-overs between the two threads, which a loaded machine makes slow."""
     from PySide6.QtWidgets import QApplication
 
     pyside_imports.install()  # before the UI and the hosted server are imported (app/pyside_imports.py)
@@ -147,7 +148,6 @@ def build_desktop(
     # The server's modules are imported here (the host factory), past shiboken's import hook.
     with pyside_imports.without_feature_hook():
         server = host_factory(args.data_dir, args.port, args.host, **extra)
-    server.start()
 
     from app.autostart import LoginItem, launch_command
     from ui.state_icon import state_icon
@@ -167,7 +167,7 @@ def build_desktop(
     from app import stop_signals
 
     stop_signals.install(controller.quit, controller)  # SIGTERM (systemd, logout) quits cleanly
-    controller.start(server_started=True)
+    controller.start()
     return DesktopApp(app, instance, calls, controller)
 
 

@@ -58,7 +58,7 @@ def without_feature_hook() -> Iterator[bool]:
     the tray program's instructions up to its server running (~140 M, callgrind). Modules imported
     here are not in shiboken's feature table, which for a module that does not touch Qt types is
     the same as the "ignore" entry the check gives it. Only for a block that runs while no other
-    thread imports (``builtins.__import__`` is process-wide): the GUI thread, before the server's
+    thread imports (``builtins.__import__`` is process-wide): the host factory, before the server's
     thread starts (app/desktop_main.py)."""
     plain = PLAIN_IMPORT
     hooked = builtins.__import__

@@ -19,9 +19,8 @@ from ui.worker import BackgroundCalls
 if TYPE_CHECKING:  # the windows are imported when first opened (~4 MiB less in an idle tray), and
     # made then: the status window too where there is a tray (~5 MiB: its widgets, fonts, style).
     # The HTTP client (httpx), the socket reader (websockets), the update check and the choosers
-    # are imported when first used, once the server runs: a tray starting its server imports only
-    # what its icon and menu need, so the server's start has the interpreter to itself
-    # (app/desktop_main.py).
+    # are imported when first used, once the server runs: up to then the tray imports only what its
+    # icon and menu need, as all of it delays the server's start (app/desktop_main.py).
     from PySide6.QtWidgets import QFileDialog
 
     from ui.address_dialog import AddressDialog
@@ -216,20 +215,15 @@ class TrayController(QObject):
         actions["update"].setVisible(False)
         return actions
 
-    def start(self, *, server_started: bool = False) -> None:
-        """Show the tray (or the status window) and start the server; with ``server_started`` the
-        server was started before the tray was made (app/desktop_main.py): the tray follows it from
-        "starting", so a start that already failed is told as if the tray had seen it fail."""
+    def start(self) -> None:
+        """Show the tray (or the status window) and start the server."""
         if self.tray is not None:
             self.tray.show()
         else:
             self.status_window.bring_to_front()
         if self._manifest_url:
             QTimer.singleShot(5000, self.check_for_update)
-        if server_started:
-            self._host_state = "starting"
-            self._on_host_state(self.host.state)
-        elif self.host.state in ("stopped", "error"):
+        if self.host.state in ("stopped", "error"):
             self.host.start()
         else:
             self._on_host_state(self.host.state)

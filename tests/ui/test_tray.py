@@ -341,31 +341,3 @@ def test_scan_end_on_the_socket_before_the_http_reply_does_not_leave_the_tray_sc
     qtbot.waitUntil(lambda: fake_server.state.library_refreshes == 1 and calls.pending == 0, timeout=5000)
     assert controller.display_state == "running"  # …and its late reply does not start a second scan
     assert notices == [("Library scan finished", "No new media found.")]
-
-
-def test_a_tray_made_after_its_server_started_follows_it(
-    qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
-) -> None:
-    """app/desktop_main.py starts the server before it makes the tray: the tray does not start it
-    again, and a start that failed before the tray was made is told as if the tray had seen it."""
-    fake_server.state.wizard_completed = True
-    for outcome in ("running", "error"):
-        host = FakeHost(fake_server)
-        host.start()
-        qtbot.waitUntil(lambda host=host: host.state == "running", timeout=5000)
-        if outcome == "error":
-            host.fail("port 8096 is in use")
-        notices: list[tuple[str, str]] = []
-        controller = TrayController(host, calls, tray_available=False, log_poll_ms=50,
-                                    open_url=lambda url: opened.append(url) or True)
-        controller.notified.connect(lambda title, text, notices=notices: notices.append((title, text)))
-        qtbot.addWidget(controller.status_window)
-        controller.start(server_started=True)
-        assert host.started == 1
-        if outcome == "running":
-            qtbot.waitUntil(lambda c=controller: c.client is not None and c.display_state == "running", timeout=5000)
-        else:
-            assert controller.display_state == "error"
-            assert notices == [("Reelroom has a problem", "port 8096 is in use")]
-        with qtbot.waitSignal(controller.quitRequested, timeout=5000):
-            controller.quit()
