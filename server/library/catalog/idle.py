@@ -137,7 +137,10 @@ class BackgroundFill:
                     self._wake.wait(60.0)
                     self._wake.clear()
                     continue
+                clients = self.db.activity
                 self._pass(work)
+                if self.db.activity == clients:  # (nobody asked anything meanwhile: the pass's statements go too)
+                    self.db.close_idle()
                 self.db.trim_heap()  # (a pass's garbage back to the system: the trimmer's quiet release came while it ran)
         except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, requests go on)
             if not self._stop.is_set():
