@@ -155,6 +155,7 @@ class Database:
         #: ``release_memory``'s caller compares to know the database was left alone for a while
         self.activity = 0
         self._release_lock = threading.Lock()
+        self._connects = 0  # pooled connections opened since the last ``close_idle`` (SQLite)
         self._closed = False
         #: SQLite's page cache of a pooled connection, in KiB (what a background read's gives back)
         self.cache_kib = SQLITE_CACHE_KIB
@@ -166,6 +167,7 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine, "checkout", self._background_checkout)
             event.listen(self.engine, "checkin", self._background_checkin)
+            event.listen(self.engine, "connect", self._connected)
 
     # -- sync API (for worker threads) -------------------------------------------------
 
@@ -356,7 +358,13 @@ class Database:
         with self._release_lock:  # (close waits for a release under way; none after it)
             return 0 if self._closed else self._release_pooled()
 
+    def _connected(self, _dbapi_conn: Any, _record: Any) -> None:
+        self._connects += 1
+
     def _release_pooled(self) -> int:
+        if not self._connects:  # (none opened since the last close: checking them out would open them)
+            return 0
+        self._connects = 0
         pool = self.engine.pool
         taken: list[Any] = []
         try:
@@ -364,6 +372,8 @@ class Database:
             # read that starts meanwhile gets a connection of its own
             while len(taken) < 64 and getattr(pool, "checkedin", lambda: 0)() > 0:
                 taken.append(self.engine.raw_connection())
+            if getattr(pool, "checkedout", lambda: 0)() > len(taken):
+                self._connects += 1  # (one in use now, maybe opened before: the next release looks again)
         finally:
             for conn in taken:
                 if conn.dbapi_connection is None:

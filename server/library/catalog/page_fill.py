@@ -69,7 +69,7 @@ SHARE_OF_STORE = 0.5  # of the store's max_bytes one pass may fill
 #: seconds of a pass between two trims of the heap (``Database.trim_heap``): a pass over a 100k listing
 #: runs for a minute after a browse, and what its pages allocate and free stayed in the heap until
 #: it ended (~6 MiB at 100k); the trim takes ~1-3 ms, on the fill's thread, only while it is idle
-TRIM_SECONDS = 5.0
+TRIM_SECONDS = 1.0
 _OVERHEAD = 1.3  # file bytes per reply byte (SQLite pages, the index), roughly
 RECORD = "page-fill.json"  # the families across a restart, beside the fragment store's file
 
