@@ -369,9 +369,11 @@ class Database:
         taken: list[Any] = []
         try:
             # every idle connection at once (held until the end), so each is a different one; a
-            # read that starts meanwhile gets a connection of its own
+            # read that starts meanwhile gets a connection of its own. (A pooled slot closed by an
+            # earlier release is opened by its checkout here: counted, it is not one of ours.)
             while len(taken) < 64 and getattr(pool, "checkedin", lambda: 0)() > 0:
                 taken.append(self.engine.raw_connection())
+            reopened, self._connects = self._connects, 0
             if getattr(pool, "checkedout", lambda: 0)() > len(taken):
                 self._connects += 1  # (one in use now, maybe opened before: the next release looks again)
         finally:
@@ -380,7 +382,7 @@ class Database:
                     conn.close()
                 else:  # closed, its record back in the pool: the next checkout connects again
                     conn.invalidate()
-        return len(taken)
+        return max(0, len(taken) - reopened) if taken else 0
 
     def close(self) -> None:
         with self._release_lock:
