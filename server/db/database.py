@@ -358,31 +358,46 @@ class Database:
         with self._release_lock:  # (close waits for a release under way; none after it)
             return 0 if self._closed else self._release_pooled()
 
+    #: whether a release closes the idle connections (``close_idle``) or only empties their page
+    #: caches (a reader process's, whose quiet spell is a second long: ``readers/worker.py``)
+    CLOSE_IDLE = True
+
     def _connected(self, _dbapi_conn: Any, _record: Any) -> None:
         self._connects += 1
 
     def _release_pooled(self) -> int:
         if not self._connects:  # (none opened since the last close: checking them out would open them)
             return 0
-        self._connects = 0
+        close = self.CLOSE_IDLE
         pool = self.engine.pool
         taken: list[Any] = []
+        reopened = 0
         try:
             # every idle connection at once (held until the end), so each is a different one; a
             # read that starts meanwhile gets a connection of its own. (A pooled slot closed by an
             # earlier release is opened by its checkout here: counted, it is not one of ours.)
+            before = self._connects
             while len(taken) < 64 and getattr(pool, "checkedin", lambda: 0)() > 0:
                 taken.append(self.engine.raw_connection())
-            reopened, self._connects = self._connects, 0
-            if getattr(pool, "checkedout", lambda: 0)() > len(taken):
-                self._connects += 1  # (one in use now, maybe opened before: the next release looks again)
+            if close:
+                reopened = self._connects - before
+                self._connects = 0
+                if getattr(pool, "checkedout", lambda: 0)() > len(taken):
+                    self._connects = 1  # (one in use now, maybe opened before: the next release looks again)
+            else:
+                for conn in taken:
+                    cur = conn.cursor()
+                    try:
+                        cur.execute("PRAGMA shrink_memory")
+                    finally:
+                        cur.close()
         finally:
             for conn in taken:
-                if conn.dbapi_connection is None:
-                    conn.close()
-                else:  # closed, its record back in the pool: the next checkout connects again
-                    conn.invalidate()
-        return max(0, len(taken) - reopened) if taken else 0
+                if close and conn.dbapi_connection is not None:
+                    conn.invalidate()  # closed, its record back in the pool: the next checkout connects again
+                else:
+                    conn.close()  # back to the pool
+        return max(0, len(taken) - reopened)
 
     def close(self) -> None:
         with self._release_lock:
