@@ -41,6 +41,11 @@ does, so NextUp/Resume/Latest are mostly whole-reply hits after their second ask
 first request of each list after the server started is printed too (``first``: one sample, the
 caches of that list cold). CPU is the server's (all its threads' run time from
 /proc/PID/task/*/schedstat, ns) over the timed requests only.
+
+Each list's line is printed as soon as it is measured (with the seconds it took), so a list that
+hangs is the one after the last line; the table of all lists follows at the end. The waits are
+bounded: the scheduled tasks' idle wait 120 s, ``--settle`` 120 s (both say when they gave up), a
+request 60 s (then the bench stops with an error).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -329,6 +335,7 @@ COLD = False  # --cold: a play-state write (untimed) before every request
 PARENTAL: int | None = None  # --parental: the user's MaxParentalRating
 PARTLY_HIDDEN = False  # --partly-hidden: a third of the movies and tracks rated R
 SETTLE = False  # --settle: after each list's warm-up, wait until every server is idle
+REQUEST_TIMEOUT = 60.0  # seconds a request may take before the bench stops with an error
 
 
 def set_parental(url: str, token: str, user_id: str, rating: int) -> None:
@@ -341,6 +348,17 @@ def set_parental(url: str, token: str, user_id: str, rating: int) -> None:
 #: per list: the timed latencies (ms), the server's CPU per timed request (ms) and the first
 #: request's latency (ms)
 Result = tuple[list[float], float, float]
+
+
+class Server(NamedTuple):
+    """A started server as the measuring functions take it (named: a positional tuple once put
+    the server's pid where the request count went, so every list was asked ~pid times and the CPU
+    read from another process)."""
+
+    url: str
+    token: str
+    user_id: str
+    pid: int
 
 
 def cpu_ns(pid: int) -> int:
@@ -358,12 +376,12 @@ def cpu_ns(pid: int) -> int:
 def _prepare_lists(c: httpx.Client, user_id: str) -> tuple[list[tuple[str, callable]], callable]:
     """The lists to ask (after the start's and the playlist's background runs) and the untimed
     play-state write of ``--cold``."""
-    print(f"  (start-up tasks done after {wait_quiet(c):.1f} s)", flush=True)
+    print(f"  (start-up tasks {_waited(*wait_quiet(c))})", flush=True)
     made = lists(c, user_id)
     # making the playlist starts the offline artwork run (collages, and every artist's cover
     # checked: 10-20 s at 100k); measuring during it would time that run, not the lists
     time.sleep(3)  # its debounce
-    print(f"  (artwork run after the playlist done after {wait_quiet(c):.1f} s)", flush=True)
+    print(f"  (artwork run after the playlist {_waited(*wait_quiet(c))})", flush=True)
     music = next(v["Id"] for v in c.get("/UserViews", params={"userId": user_id}).json()["Items"]
                  if v["Name"] == "Music")
     marks = c.get("/Items", params={"userId": user_id, "parentId": music, "recursive": "true",
@@ -383,22 +401,34 @@ def _prepare_lists(c: httpx.Client, user_id: str) -> tuple[list[tuple[str, calla
     return [(name, make) for name, make in made if not ONLY or any(name.startswith(o) for o in ONLY)], write
 
 
-def measure(url: str, token: str, user_id: str, n: int, pid: int) -> dict[str, Result]:
+def measure(server: Server, n: int) -> dict[str, Result]:
     """Per list: the latencies (ms), the server's CPU per request (ms, from /proc: steadier
     than latency on a busy machine) and the first request's latency."""
-    return measure_interleaved([(url, token, user_id, pid)], n)[0]
+    return measure_interleaved([server], n)[0]
 
 
-def measure_interleaved(servers: list[tuple[str, str, str, int]], n: int) -> list[dict[str, Result]]:
-    """``measure`` of several servers (url, token, user id, pid) at once: each list's requests
-    go to one server, then the same request to the next, and so on (the order turned each
-    round), so that every server is timed under the same load of the machine."""
-    clients = [httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=9) + f', Token="{token}"'},
-                            timeout=120) for url, token, _user, _pid in servers]
+def _line(name: str, results: list[Result]) -> str:
+    """One list's figures for every server: p50, p99, CPU per request, first request (ms)."""
+    line = f"    {name:<30}"
+    for v, cpu, first in results:
+        line += f" {statistics.median(v):9.1f} {pct(v, 99):9.1f} {cpu:9.2f} {first:9.1f}"
+    return line
+
+
+def measure_interleaved(servers: list[Server], n: int) -> list[dict[str, Result]]:
+    """``measure`` of several servers at once: each list's requests go to one server, then the
+    same request to the next, and so on (the order turned each round), so that every server is
+    timed under the same load of the machine. Each list's figures are printed as it ends (a list
+    that hangs shows as the one after the last printed), with the seconds it took."""
+    clients = [httpx.Client(base_url=s.url, headers={"Authorization": AUTH.format(n=9) + f', Token="{s.token}"'},
+                            timeout=REQUEST_TIMEOUT) for s in servers]
     try:
-        prepared = [_prepare_lists(c, user_id) for c, (_url, _token, user_id, _pid) in zip(clients, servers, strict=True)]
+        prepared = [_prepare_lists(c, s.user_id) for c, s in zip(clients, servers, strict=True)]
         outs: list[dict[str, Result]] = [{} for _ in servers]
+        print(f"  ({len(prepared[0][0])} lists, {n} timed requests each after 3 warm-ups; per list: "
+              f"p50 p99 cpu 1st per server, the list's seconds)", flush=True)
         for k, (name, _make) in enumerate(prepared[0][0]):
+            started = time.monotonic()
             times: list[list[float]] = [[] for _ in servers]
             cpu = [0] * len(servers)
             first = [float("nan")] * len(servers)
@@ -413,7 +443,7 @@ def measure_interleaved(servers: list[tuple[str, str, str, int]], n: int) -> lis
                     asks[j] = prepared[j][0][k][1]()
                 for j in order:
                     path, params = asks[j]
-                    pid = servers[j][3]
+                    pid = servers[j].pid
                     c0 = cpu_ns(pid)
                     t0 = time.perf_counter()
                     r = clients[j].get(path, params=params)
@@ -428,28 +458,30 @@ def measure_interleaved(servers: list[tuple[str, str, str, int]], n: int) -> lis
                         cpu[j] += c1 - c0
                 if i == 2 and SETTLE:  # --settle: what the server does after the warm-up, let finish
                     for j in range(len(servers)):
-                        waited, used = settle(servers[j][3])
-                        print(f"  ({name}: server {j} settled after {waited:.1f} s, {used:.2f} s of CPU meanwhile)",
-                              flush=True)
+                        waited, used, calm = settle(servers[j].pid)
+                        print(f"  ({name}: server {j} {'settled' if calm else 'NOT idle'} after {waited:.1f} s, "
+                              f"{used:.2f} s of CPU meanwhile)", flush=True)
             for j in range(len(servers)):
                 outs[j][name] = (times[j], cpu[j] / 1e6 / n, first[j])
+            print(_line(name, [out[name] for out in outs]) + f"   ({time.monotonic() - started:.1f} s)", flush=True)
         return outs
     finally:
         for c in clients:
             c.close()
 
 
-def settle(pid: int, quiet: int = 10, limit: float = 900.0) -> tuple[float, float]:
+def settle(pid: int, quiet: int = 10, limit: float = 120.0) -> tuple[float, float, bool]:
     """Wait until the server used under 3% of a core in each of ``quiet`` seconds in a row
     (background work the first asks started, e.g. InstantMix's fill of the fragment store, which
-    begins once the library was left alone 5 s); (seconds waited, CPU seconds meanwhile)."""
+    begins once the library was left alone 5 s), at most ``limit`` seconds; (seconds waited, CPU
+    seconds meanwhile, whether it became idle)."""
     t0, c0 = time.monotonic(), cpu_ns(pid)
     calm = 0
     while time.monotonic() - t0 < limit and calm < quiet:
         c1 = cpu_ns(pid)
         time.sleep(1.0)
         calm = calm + 1 if cpu_ns(pid) - c1 < 0.03e9 else 0
-    return time.monotonic() - t0, (cpu_ns(pid) - c0) / 1e9
+    return time.monotonic() - t0, (cpu_ns(pid) - c0) / 1e9, calm >= quiet
 
 
 def prepare(root: Path, size: int, data: Path) -> None:
@@ -464,17 +496,22 @@ def prepare(root: Path, size: int, data: Path) -> None:
     add_user_state(data, user_id)
 
 
-def wait_quiet(c: httpx.Client, limit: float = 300.0) -> float:
+def wait_quiet(c: httpx.Client, limit: float = 120.0) -> tuple[float, bool]:
     """Wait until no scheduled task runs (the offline artwork run at start-up and after a
     playlist change checks every artist's cover: 10-20 s of CPU at 100k) for two polls in a
-    row; a CPU threshold is not enough on a loaded machine. Returns the seconds waited."""
+    row, at most ``limit`` seconds; a CPU threshold is not enough on a loaded machine. Returns
+    the seconds waited and whether the tasks were idle."""
     t0 = time.monotonic()
     idle = 0
     while time.monotonic() - t0 < limit and idle < 2:
         tasks = c.get("/ScheduledTasks").json()
         idle = idle + 1 if all(t.get("State") != "Running" for t in tasks) else 0
         time.sleep(1.0)
-    return time.monotonic() - t0
+    return time.monotonic() - t0, idle >= 2
+
+
+def _waited(seconds: float, done: bool) -> str:
+    return f"done after {seconds:.1f} s" if done else f"STILL RUNNING after {seconds:.1f} s (measuring anyway)"
 
 
 def rate_a_third(data: Path) -> None:
@@ -506,7 +543,7 @@ def _copy_library(root: Path, size: int, keep: Path | None, builder: Path | None
     return data
 
 
-def _started(root: Path, data: Path) -> tuple[subprocess.Popen, tuple[str, str, str, int]]:
+def _started(root: Path, data: Path) -> tuple[subprocess.Popen, Server]:
     proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
@@ -515,7 +552,7 @@ def _started(root: Path, data: Path) -> tuple[subprocess.Popen, tuple[str, str, 
     except BaseException:
         stop_server(proc)
         raise
-    return proc, (url, token, user_id, proc.pid)
+    return proc, Server(url, token, user_id, proc.pid)
 
 
 def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builder: Path | None = None
@@ -526,7 +563,7 @@ def run_checkout(root: Path, size: int, n: int, keep: Path | None = None, builde
         try:
             time.sleep(2)  # planner statistics are refreshed a second after start-up
             print(f"  ({root.name})", flush=True)
-            return measure(*server, n)
+            return measure(server, n)
         finally:
             stop_server(proc)
     finally:
