@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
+from app import pyside_imports  # before PySide6: it keeps Python's own import (app/pyside_imports.py)
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
@@ -112,24 +114,25 @@ def build_desktop(
     host_factory: HostFactory = _server_host_factory,
     **controller_options: Any,
 ) -> DesktopApp | None:
-    """Make the QApplication, claim the single instance and start the tray; None if another instance runs."""
+    """Make the QApplication, claim the single instance and start the tray; None if another instance runs.
+
+    Up to its server running, the tray program is Python work holding the GIL, in one thread after
+    the other: what is done before the server runs is what delays it. So the server's modules are
+    imported past shiboken's import hook (app/pyside_imports.py), and the tray imports and makes
+    only what its icon and menu show; its HTTP client, socket reader, update check and windows come
+    once the server runs (ui/tray.py). The tray is made before the server's thread starts, not while
+    it starts: made alongside it (tried at stop 30) it took the same CPU from the server's start and
+    added the GIL's hand-overs between the two threads, which a loaded machine makes slow."""
     from PySide6.QtWidgets import QApplication
 
-    from app import pyside_imports
-
     pyside_imports.install()  # before the UI and the hosted server are imported (app/pyside_imports.py)
-    from app.autostart import LoginItem, launch_command
     from app.single_instance import SHOW, SingleInstance, instance_name
-    from ui.state_icon import state_icon
-    from ui.tray import TrayController
-    from ui.worker import BackgroundCalls
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "reelroom"])
     assert isinstance(app, QApplication)
     app.setApplicationName("Reelroom")
     app.setApplicationDisplayName("Reelroom")
     app.setQuitOnLastWindowClosed(False)
-    app.setWindowIcon(state_icon("running"))
 
     instance = SingleInstance(instance_name(args.data_dir))
     if not instance.claim():
@@ -142,7 +145,16 @@ def build_desktop(
     extra = {k: v for k, v in web_options(args).items() if v != defaults[k]}
     if getattr(args, "database_url", None):
         extra["database_url"] = args.database_url
-    server = host_factory(args.data_dir, args.port, args.host, **extra)
+    # The server's modules are imported here (the host factory), past shiboken's import hook.
+    with pyside_imports.without_feature_hook():
+        server = host_factory(args.data_dir, args.port, args.host, **extra)
+
+    from app.autostart import LoginItem, launch_command
+    from ui.state_icon import state_icon
+    from ui.tray import TrayController
+    from ui.worker import BackgroundCalls
+
+    app.setWindowIcon(state_icon("running"))
     calls = BackgroundCalls()
     options: dict[str, Any] = {
         "login_item": LoginItem(launch_command() + list(argv)),

@@ -12,11 +12,17 @@ without a source file (a frozen app) get False, as ``inspect.getsource`` failing
 
 from __future__ import annotations
 
+import builtins
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 log = logging.getLogger("reelroom.desktop")
+# Python's own import, when this module is imported before PySide6 (as app/desktop_main.py does):
+# shiboken replaces ``builtins.__import__`` with its feature hook (see without_feature_hook).
+PLAIN_IMPORT = builtins.__import__ if "shiboken6" not in sys.modules else None
 
 
 def mentions_pyside(module: ModuleType) -> bool:
@@ -38,3 +44,29 @@ def install() -> bool:
         return False
     feature._mod_uses_pyside = mentions_pyside  # type: ignore[attr-defined]
     return True
+
+
+@contextmanager
+def without_feature_hook() -> Iterator[bool]:
+    """Imports in the block go through Python's own import, not shiboken's hook; yields whether it
+    was bypassed.
+
+    Once PySide6 is imported, every import statement runs shiboken's ``__feature_import__``: a
+    Python function per statement (for ``from __feature__ import ...``) and, for each new module,
+    the check above. The hosted server's modules and libraries (~800) never use Qt (server/ may
+    not import it), so the hook has nothing to do for them; importing them through it cost ~5 % of
+    the tray program's instructions up to its server running (~140 M, callgrind). Modules imported
+    here are not in shiboken's feature table, which for a module that does not touch Qt types is
+    the same as the "ignore" entry the check gives it. Only for a block that runs while no other
+    thread imports (``builtins.__import__`` is process-wide): the host factory, before the server's
+    thread starts (app/desktop_main.py)."""
+    plain = PLAIN_IMPORT
+    hooked = builtins.__import__
+    if plain is None or hooked is plain:
+        yield False
+        return
+    builtins.__import__ = plain
+    try:
+        yield True
+    finally:
+        builtins.__import__ = hooked

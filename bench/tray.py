@@ -2,6 +2,7 @@
 
     /work/venv/bin/python bench/tray.py [--runs 3] [--idle 10]
     python bench/tray.py --breakdown [--library /tmp/pages-lib/100000] [--baseline /work/main] [--tracemalloc]
+    python bench/tray.py --log-viewer [--baseline /work/main] [--runs 3] [--idle 5] [--log-lines 60000]
 
 Each run launches the real app (``app.desktop_main.build_desktop``: single instance, ServerHost on
 127.0.0.1 with an ephemeral port, tray) in a fresh Python process, under Xvfb with trayer as the
@@ -20,6 +21,10 @@ SQLite's own heap (``sqlite3_memory_used``), the modules loaded (with the heavy 
 whether the ORM classes and the windows were made, and with ``--tracemalloc`` the Python heap by
 file (tracing from the start costs time and memory of its own: compare its figures with each
 other, not with the plain RSS).
+
+``--log-viewer`` starts the app (this tree, then ``--baseline DIR``'s, in turn) on a data folder whose
+server log already has ``--log-lines`` lines (the viewer keeps 50,000), and reads its RSS idle, with
+the log viewer open and filled, ``--idle`` seconds after closing it, and open again (filled again).
 """
 
 from __future__ import annotations
@@ -82,9 +87,17 @@ def child(data_dir: Path) -> int:
     # the API key, /System/Info/Public, /Items/Counts), as in the app; nothing else happens. (Until
     # stop 29 the GUI thread blocked on stdin here, so whether the tray had made its requests by then
     # depended on which milestone came last.)
-    if _idle_until_line(app).strip() == "breakdown":
-        print(json.dumps(breakdown(controller)), flush=True)
-        _idle_until_line(app)
+    command = _idle_until_line(app).strip()
+    while command:
+        if command == "breakdown":
+            print(json.dumps(breakdown(controller)), flush=True)
+        elif command == "logs-open":
+            print(f"LOGS {_open_log_viewer(app, controller)}", flush=True)
+        elif command == "logs-close":
+            controller.log_viewer.close()
+            app.processEvents()
+            print("CLOSED", flush=True)
+        command = _idle_until_line(app).strip()
     controller.quit()
     deadline = time.monotonic() + 20
     while desktop.controller.host.state != "stopped" and time.monotonic() < deadline:
@@ -92,6 +105,22 @@ def child(data_dir: Path) -> int:
         time.sleep(0.01)
     desktop.instance.release()
     return 0
+
+
+def _open_log_viewer(app: Any, controller: Any) -> int:
+    """Open the log viewer (Logs… in the menu) and wait until it holds what it will; its entries."""
+    while controller.client is None:
+        app.processEvents()
+        time.sleep(0.01)
+    controller.show_logs()
+    viewer = controller.log_viewer
+    count, same_since = -1, time.monotonic()
+    while time.monotonic() - same_since < 1.5:  # until no line came for 1.5 s (polls every 2 s)
+        app.processEvents()
+        time.sleep(0.01)
+        if len(viewer._entries) != count:
+            count, same_since = len(viewer._entries), time.monotonic()
+    return count
 
 
 def _idle_until_line(app: Any) -> str:
@@ -295,6 +324,66 @@ def print_breakdown(columns: list[tuple[str, dict[str, Any]]]) -> None:
               f"{'; status window made' if c.get('status_window_made') else ''}")
 
 
+def log_viewer_run(tree: Path, lines: int, idle: float, env: dict[str, str]) -> dict[str, float]:
+    """RSS of the app idle, with the log viewer open on a log of ``lines`` lines, after closing it, and
+    open again (MiB), with the viewer's entries each time it was open."""
+    env = dict(env, PYTHONPATH=str(tree), REELROOM_BENCH_TREE=str(tree))
+    with tempfile.TemporaryDirectory(prefix="reelroom-bench-logs-") as tmp:
+        (Path(tmp) / "log").mkdir()
+        with (Path(tmp) / "log" / "reelroom.log").open("w", encoding="utf-8") as f:
+            for n in range(lines):
+                f.write(f"2026-11-22 10:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d} [{'INF' if n % 4 else 'DBG'}] "
+                        f"reelroom.server: request {n} answered in {n % 97} ms for client bench-{n % 13}\n")
+        proc = subprocess.Popen([sys.executable, __file__, "--child", tmp], cwd=tree, env=env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None and proc.stdin is not None
+
+        def ask(command: str) -> str:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(command + "\n")
+            proc.stdin.flush()
+            return proc.stdout.readline()
+
+        try:
+            for _ in range(2):
+                if proc.stdout.readline().startswith("ERROR"):
+                    raise RuntimeError("the hosted server reported an error")
+            time.sleep(idle)
+            result = {"idle": rss_mib(proc.pid)}
+            result["entries"] = float(ask("logs-open").split()[1])
+            result["open"] = rss_mib(proc.pid)
+            ask("logs-close")
+            time.sleep(idle)
+            result["closed"] = rss_mib(proc.pid)
+            result["entries again"] = float(ask("logs-open").split()[1])
+            result["open again"] = rss_mib(proc.pid)
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            proc.wait(30)
+            return result
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def run_log_viewer(args: argparse.Namespace, env: dict[str, str]) -> None:
+    trees = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in trees}
+    for _ in range(args.runs):
+        for label, tree in trees:
+            runs[label].append(log_viewer_run(tree, args.log_lines, args.idle, env))
+    print(f"log viewer on a log of {args.log_lines} lines, {args.runs} runs, idle {args.idle:.0f} s, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'':34s}" + "".join(f"{label:>30s}" for label, _ in trees))
+    for key in ("idle", "entries", "open", "closed", "entries again", "open again"):
+        cells = ""
+        for label, _ in trees:
+            values = [r[key] for r in runs[label]]
+            cells += f"{statistics.median(values):12.1f} ({', '.join(f'{v:.1f}' for v in values)})".rjust(30)
+        print(f"{key + ('' if key.startswith('entries') else ' RSS [MiB]'):34s}{cells}")
+
+
 def run_breakdown(args: argparse.Namespace, env: dict[str, str]) -> None:
     trees = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     columns: list[tuple[str, dict[str, Any]]] = []
@@ -317,6 +406,8 @@ def main() -> int:
     parser.add_argument("--library", type=Path, help="with --breakdown: a kept library, copied for the run")
     parser.add_argument("--baseline", type=Path, help="with --breakdown: a checkout to measure side by side")
     parser.add_argument("--tracemalloc", action="store_true", help="with --breakdown: the Python heap by file")
+    parser.add_argument("--log-viewer", action="store_true", help="RSS with the log viewer open and closed")
+    parser.add_argument("--log-lines", type=int, default=60_000, help="with --log-viewer: lines in the server's log")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
@@ -325,6 +416,15 @@ def main() -> int:
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     results = []
+    if args.log_viewer:
+        if XvfbSession.available():
+            with XvfbSession() as display:
+                env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
+                run_log_viewer(args, env)
+        else:
+            env["QT_QPA_PLATFORM"] = "offscreen"
+            run_log_viewer(args, env)
+        return 0
     if args.breakdown:
         if XvfbSession.available():
             with XvfbSession() as display:

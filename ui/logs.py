@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ LEVEL_FILTERS: list[tuple[str, int]] = [
 _LEVEL_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+\[([A-Z]{3})\]")
 MAX_ENTRIES = 50_000
 MAX_HIGHLIGHTS = 5_000
+BIG_READ_LINES = 5_000  # a read this long (a file opened, or read again) is followed by a heap trim
 
 
 def line_level(line: str) -> int | None:
@@ -131,6 +133,8 @@ class LogViewer(QWidget):
         self._polling = False
         self._entries: deque[LogEntry] = deque(maxlen=MAX_ENTRIES)
         self._last_rank = 1
+        self._closed = False  # closed: its entries given back, read again when shown (closeEvent)
+        self._scroll_to: int | None = None  # where the text was scrolled when closed (None: its end)
         self.polls = 0
 
         self.file_list = QListWidget()
@@ -199,9 +203,14 @@ class LogViewer(QWidget):
 
     # -- polling ----------------------------------------------------------------------------------
 
+    @property
+    def entry_count(self) -> int:
+        """How many log lines the viewer holds (shown or filtered out)."""
+        return len(self._entries)
+
     def poll(self) -> None:
         """Fetch the file list and anything new in the current file (one request in flight at most)."""
-        if self._polling:
+        if self._polling or self._closed:
             return
         self._polling = True
         follow = self.follow_check.isChecked()
@@ -225,7 +234,7 @@ class LogViewer(QWidget):
             self._polling = False
             self.polls += 1
             self._show_files(result.files)
-            if self._tail is not tail:  # the person opened another file meanwhile
+            if self._tail is not tail:  # the person opened another file meanwhile, or closed the viewer
                 self.poll()
                 return
             if result.tail is None:
@@ -237,6 +246,11 @@ class LogViewer(QWidget):
                 self._last_rank = 1
             self.message.clear_message()
             self._append(result.lines)
+            if self._scroll_to is not None and result.lines:  # reopened: where it was when closed
+                self.text.verticalScrollBar().setValue(self._scroll_to)
+                self._scroll_to = None
+            if len(result.lines) >= BIG_READ_LINES:  # the download and its lines, freed once this returns
+                QTimer.singleShot(0, _trim_heap)
             self._select_in_list(result.tail.name)
 
         def failed(error: Exception) -> None:
@@ -363,10 +377,44 @@ class LogViewer(QWidget):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self._timer.stop()
+        self._give_back()
         super().closeEvent(event)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         if not self._timer.isActive():
             self._timer.start()
+        if self._closed:
+            self._closed = False
+            self.poll()
         super().showEvent(event)
+
+    def _give_back(self) -> None:
+        """Closed, the viewer keeps no log lines: up to 50k entries and their text (tens of MiB in a
+        tray that lives for weeks). What the view was stays: the file, following, the level, the
+        search and the scroll position; shown again, it reads the file from its start (one
+        request, as when first opened) and looks as it did, with what was appended since. (Lines of
+        a file rotated away while it was open are not read again.)"""
+        self._closed = True
+        if self._tail is None:
+            return
+        bar = self.text.verticalScrollBar()
+        self._scroll_to = None if bar.value() >= bar.maximum() - 2 else bar.value()
+        self._tail = LogTail(self._client, self._tail.name)  # (a poll in flight is dropped: not its tail)
+        self._entries = deque(maxlen=MAX_ENTRIES)
+        self._last_rank = 1
+        self.text.clear()
+        self.text.setExtraSelections([])
+        _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Give freed heap pages back to the system now (glibc keeps them for reuse otherwise)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        pass
 

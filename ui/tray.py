@@ -13,21 +13,26 @@ from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QIcon
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
-from ui.api_client import ServerClient, reelroom_version
-from ui.events import ServerEvents
-from ui.folder_picker import FolderDialogFactory, system_folder_dialog
 from ui.state_icon import state_icon
-from ui.updates import Release, available_update
-from ui.web_install import WebSourceChooser, choose_web_source
 from ui.worker import BackgroundCalls
 
 if TYPE_CHECKING:  # the windows are imported when first opened (~4 MiB less in an idle tray), and
-    # made then: the status window too where there is a tray (~5 MiB: its widgets, fonts, style)
+    # made then: the status window too where there is a tray (~5 MiB: its widgets, fonts, style).
+    # The HTTP client (httpx), the socket reader (websockets), the update check and the choosers
+    # are imported when first used, once the server runs: up to then the tray imports only what its
+    # icon and menu need, as all of it delays the server's start (app/desktop_main.py).
+    from PySide6.QtWidgets import QFileDialog
+
     from ui.address_dialog import AddressDialog
+    from ui.api_client import ServerClient
+    from ui.events import ServerEvents
+    from ui.folder_picker import FolderDialogFactory
     from ui.libraries import LibraryFoldersWindow
     from ui.logs import LogViewer
     from ui.settings import LoginItemLike, SettingsDialog
     from ui.status_window import StatusWindow
+    from ui.updates import Release
+    from ui.web_install import WebSourceChooser
     from ui.wizard import FirstRunWizard
 
 log = logging.getLogger("reelroom.desktop")
@@ -100,15 +105,15 @@ class TrayController(QObject):
         login_item: LoginItemLike | None = None,
         update_manifest_url: str | None = None,
         tray_available: bool | None = None,
-        folder_dialog_factory: FolderDialogFactory = system_folder_dialog,
+        folder_dialog_factory: FolderDialogFactory | None = None,
         open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl,
         scan_poll_ms: int = 3000,
         log_poll_ms: int = 2000,
         icon_path: Path | None = None,
         current_version: str | None = None,
-        client_factory: Callable[[str, str], ServerClient] = ServerClient,
+        client_factory: Callable[[str, str], ServerClient] | None = None,
         use_events: bool = True,
-        web_source_chooser: WebSourceChooser = choose_web_source,
+        web_source_chooser: WebSourceChooser | None = None,
     ) -> None:
         super().__init__()
         self.host = host
@@ -116,13 +121,13 @@ class TrayController(QObject):
         self.client: ServerClient | None = None
         self._login_item = login_item
         self._manifest_url = update_manifest_url
-        self._factory = folder_dialog_factory
+        self._factory = folder_dialog_factory or _system_folder_dialog
         self._open_url = open_url
         self._log_poll_ms = log_poll_ms
         self._icon_path = icon_path
-        self._version = current_version or reelroom_version()
-        self._client_factory = client_factory
-        self._choose_web_source = web_source_chooser
+        self._current_version = current_version  # (else the installed one's, read at the update check)
+        self._client_factory = client_factory or _server_client
+        self._choose_web_source = web_source_chooser or _choose_web_source
         self._installing_web = False
         self._host_state = host.state
         self._scanning = False
@@ -363,6 +368,8 @@ class TrayController(QObject):
         if self.events is not None and self.events.url.startswith(client.base_url.replace("http", "ws", 1)):
             return
         self._stop_events()
+        from ui.events import ServerEvents
+
         events = ServerEvents(client.base_url, client.authorization, client.device_id, parent=self)
         events.received.connect(self.handle_server_message)
         events.start()
@@ -687,9 +694,13 @@ class TrayController(QObject):
 
     def check_for_update(self) -> None:
         """Read the update manifest off the GUI thread; show a menu item and a notice if newer."""
-        url, version = self._manifest_url, self._version
+        url = self._manifest_url
         if not url:
             return
+        from ui.api_client import reelroom_version
+        from ui.updates import available_update
+
+        version = self._current_version or reelroom_version()
 
         def found(release: Release | None) -> None:
             if release is None:
@@ -723,6 +734,24 @@ class TrayController(QObject):
 
     def _report(self, error: Exception) -> None:
         self.notify("Reelroom could not do that", str(error), error=True)
+
+
+def _server_client(base_url: str, api_key: str) -> ServerClient:
+    from ui.api_client import ServerClient
+
+    return ServerClient(base_url, api_key)
+
+
+def _system_folder_dialog(parent: QWidget | None) -> QFileDialog:
+    from ui.folder_picker import system_folder_dialog
+
+    return system_folder_dialog(parent)
+
+
+def _choose_web_source(parent: QWidget | None) -> str | None:
+    from ui.web_install import choose_web_source
+
+    return choose_web_source(parent)
 
 
 def _bring_to_front(window: QWidget) -> None:

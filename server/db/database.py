@@ -155,6 +155,7 @@ class Database:
         #: ``release_memory``'s caller compares to know the database was left alone for a while
         self.activity = 0
         self._release_lock = threading.Lock()
+        self._connects = 0  # pooled connections opened since the last ``close_idle`` (SQLite)
         self._closed = False
         #: SQLite's page cache of a pooled connection, in KiB (what a background read's gives back)
         self.cache_kib = SQLITE_CACHE_KIB
@@ -166,6 +167,7 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine, "checkout", self._background_checkout)
             event.listen(self.engine, "checkin", self._background_checkin)
+            event.listen(self.engine, "connect", self._connected)
 
     # -- sync API (for worker threads) -------------------------------------------------
 
@@ -335,37 +337,67 @@ class Database:
         self._on_release.append(fn)
 
     def release_memory(self) -> int:
-        """SQLite: empty the page cache of every pooled connection nobody is using (``PRAGMA
-        shrink_memory``) and return how many were emptied; 0 elsewhere. For quiet moments (see
-        ``memory.MemoryTrimmer``): each connection keeps up to ``SQLITE_CACHE_KIB`` of the pages it
-        read (browsing a big library fills them all) until it closes. The OS page cache still holds
-        the file, so the next reads cost a system call per page, not a disk read. Blocking: call it
-        in a thread."""
+        """SQLite: close every pooled connection nobody is using and return how many were closed;
+        0 elsewhere. For quiet moments (see ``memory.MemoryTrimmer``): each connection keeps up to
+        ``SQLITE_CACHE_KIB`` of the pages it read (browsing a big library fills them all), its
+        prepared statements (0.1-0.7 MiB after a browse) and its copy of the schema (0.16 MiB) until
+        it closes; ``PRAGMA shrink_memory`` gave back only the pages. The pool opens a new one on
+        the next checkout (~1 ms: the file, its pragmas, the schema), and the OS page cache still
+        holds the file, so the next reads cost a system call per page, not a disk read. Blocking:
+        call it in a thread."""
         for fn in list(self._on_release):
             fn()
+        return self.close_idle()
+
+    def close_idle(self) -> int:
+        """SQLite: close the pooled connections nobody is using (``release_memory`` without the
+        caches kept for the database: what a background job calls when its pass is over, as its
+        reads filled a connection's statements again after the quiet release); 0 elsewhere."""
         if not self.is_sqlite:
             return 0
         with self._release_lock:  # (close waits for a release under way; none after it)
             return 0 if self._closed else self._release_pooled()
 
+    #: whether a release closes the idle connections (``close_idle``) or only empties their page
+    #: caches (a reader process's, whose quiet spell is a second long: ``readers/worker.py``)
+    CLOSE_IDLE = True
+
+    def _connected(self, _dbapi_conn: Any, _record: Any) -> None:
+        self._connects += 1
+
     def _release_pooled(self) -> int:
+        if not self._connects:  # (none opened since the last close: checking them out would open them)
+            return 0
+        close = self.CLOSE_IDLE
         pool = self.engine.pool
         taken: list[Any] = []
+        reopened = 0
         try:
             # every idle connection at once (held until the end), so each is a different one; a
-            # read that starts meanwhile gets a connection of its own
+            # read that starts meanwhile gets a connection of its own. (A pooled slot closed by an
+            # earlier release is opened by its checkout here: counted, it is not one of ours.)
+            before = self._connects
             while len(taken) < 64 and getattr(pool, "checkedin", lambda: 0)() > 0:
                 taken.append(self.engine.raw_connection())
-            for conn in taken:
-                cur = conn.cursor()
-                try:
-                    cur.execute("PRAGMA shrink_memory")
-                finally:
-                    cur.close()
+            if close:
+                reopened = self._connects - before
+                self._connects = 0
+                if getattr(pool, "checkedout", lambda: 0)() > len(taken):
+                    self._connects = 1  # (one in use now, maybe opened before: the next release looks again)
+            else:
+                for conn in taken:
+                    cur = conn.cursor()
+                    try:
+                        cur.execute("PRAGMA shrink_memory")
+                    finally:
+                        cur.close()
         finally:
             for conn in taken:
-                conn.close()  # back to the pool
-        return len(taken)
+                if close and conn.dbapi_connection is not None:
+                    conn.invalidate()  # closed, its record back in the pool: the next checkout connects again
+                else:
+                    conn.close()  # back to the pool
+        return max(0, len(taken) - reopened)
 
     def close(self) -> None:
         with self._release_lock:

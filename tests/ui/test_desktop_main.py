@@ -108,3 +108,75 @@ def test_no_display_falls_back_to_the_headless_server(
     monkeypatch.setitem(sys.modules, "app.server_main", fake_server_main)
     assert main(argv) == 3
     assert ran[-1] == argv
+
+
+START_ORDER = r"""
+import builtins, json, sys
+from app.desktop_main import build_desktop, parse_args
+
+seen = {}
+
+class Host:
+    state, error, base_url = "stopped", None, "http://127.0.0.1:9"
+
+    def __init__(self, at_factory):
+        self.at_factory = at_factory
+        self._listeners = []
+
+    def add_state_listener(self, callback):
+        self._listeners.append(callback)
+
+    def _set(self, state):
+        self.state = state
+        for callback in list(self._listeners):
+            callback(state)
+
+    def start(self):
+        seen["at_start"] = {"modules": sorted(sys.modules), "import_at_factory": self.at_factory}
+        self._set("starting")  # and no further: the tray made after it shows that
+
+    def stop(self, timeout=10):
+        self._set("stopped")
+
+    def restart(self):
+        pass
+
+    def desktop_api_key(self):
+        raise RuntimeError("no key here")
+
+def factory(data_dir, port, host):
+    return Host(builtins.__import__.__name__)
+
+args = parse_args(["--data-dir", sys.argv[1], "--port", "0", "--host", "127.0.0.1"])
+desktop = build_desktop(args, [], factory, tray_available=True, login_item=None, update_manifest_url=None)
+seen["after"] = {"modules": sorted(sys.modules),
+                 "shown": desktop.controller.state_text()}
+desktop.instance.release()
+print(json.dumps(seen))
+"""
+
+
+def _start_order(tmp_path: Path) -> dict:
+    import json
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", START_ORDER, str(tmp_path)], cwd=REPO, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_before_its_server_starts_the_tray_imports_only_what_its_icon_needs(tmp_path: Path) -> None:
+    """Up to the server running, the tray program's work is all on one GIL: the host factory (which
+    imports the server) runs past shiboken's import hook (app/pyside_imports.py), and when the
+    server's thread starts the tray has imported no HTTP client, socket reader, update check,
+    chooser or window module; it shows "starting" and follows the server."""
+    seen = _start_order(tmp_path)
+    assert seen["at_start"]["import_at_factory"] == "__import__"  # Python's own, not __feature_import__
+    at_start = set(seen["at_start"]["modules"])
+    assert "ui.tray" in at_start
+    assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install",
+            "ui.folder_picker", "ui.status_window", "importlib.metadata"} & at_start == set()
+    after = set(seen["after"]["modules"])
+    assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install"} & after == set()
+    assert seen["after"]["shown"] == "Reelroom is starting…"

@@ -148,3 +148,43 @@ def test_viewer_keeps_history_when_the_log_rotates(
     qtbot.waitUntil(lambda: "scan finished" in viewer.visible_text(), timeout=5000)
     assert viewer.current_file == "reelroom.log"
     assert viewer.visible_text().splitlines() == [LINES[0], LINES[2], LINES[7]]
+
+
+def test_a_closed_viewer_gives_its_entries_back_and_shows_the_same_view_when_opened_again(
+    qtbot, fake_server: FakeServerThread, client: ServerClient, calls: BackgroundCalls  # noqa: ANN001
+) -> None:
+    """Closed, the viewer holds no log lines (up to 50k entries and their text, in a tray that
+    runs for weeks); shown again, it reads them back from the server: the same file, level filter,
+    search and scroll position, with what was written while it was closed."""
+    log = fake_server.state.log_dir / "log_20261122.log"
+    many = [f"2026-11-22 10:{n // 60 % 60:02d}:{n % 60:02d}.000 [{'INF' if n % 3 else 'DBG'}] reelroom.server: line {n}"
+            for n in range(3000)]
+    _write(log, many)
+    viewer = LogViewer(client, calls, poll_interval_ms=30)
+    qtbot.addWidget(viewer)
+    viewer.show()
+    qtbot.waitUntil(lambda: viewer.entry_count == len(many), timeout=10_000)
+    viewer.set_minimum_level(1)
+    viewer.search_edit.setText("line 29")
+    bar = viewer.text.verticalScrollBar()
+    bar.setValue(bar.maximum() // 3)
+    before = (viewer.visible_text(), viewer.highlight_count(), viewer.match_label.text(), bar.value())
+    assert before[0].count("\n") + 1 == 2000 and before[1] > 0
+
+    viewer.close()
+    assert viewer.entry_count == 0 and viewer.visible_text() == "" and viewer.highlight_count() == 0
+    requests = len(fake_server.state.requests)
+    qtbot.wait(200)
+    assert len(fake_server.state.requests) == requests  # closed: no polling
+
+    viewer.show()
+    qtbot.waitUntil(lambda: viewer.entry_count == len(many), timeout=10_000)
+    assert viewer.current_file == log.name
+    assert (viewer.visible_text(), viewer.highlight_count(), viewer.match_label.text(), bar.value()) == before
+
+    viewer.close()
+    _write(log, ["2026-11-22 11:00:00.000 [INF] reelroom.server: written while closed"])
+    viewer.show()
+    qtbot.waitUntil(lambda: "written while closed" in viewer.visible_text(), timeout=10_000)
+    assert viewer.entry_count == len(many) + 1
+    assert viewer.visible_text().count("reelroom.server: line ") == 2000

@@ -72,3 +72,51 @@ def test_the_tray_imports_its_windows_when_first_opened():
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert loaded & {"ui.address_dialog", "ui.logs", "ui.settings", "segno", "ui.wizard", "ui.libraries",
                      "ui.status_window", "ui.tmdb_key"} == set()
+
+
+WITHOUT_HOOK = r"""
+import builtins, json, sys
+from app import pyside_imports  # before PySide6, as app/desktop_main.py imports it
+import PySide6.QtWidgets
+pyside_imports.install()
+feature = sys.modules["shibokensupport.feature"]
+hooked = builtins.__import__
+with pyside_imports.without_feature_hook() as bypassed:
+    inside = builtins.__import__.__name__
+    import colorsys
+    from email import quoprimime
+import wave
+print(json.dumps({"bypassed": bypassed, "hooked": hooked.__name__, "inside": inside,
+                  "restored": builtins.__import__ is hooked,
+                  "in_table": [name in feature.pyside_feature_dict for name in ("colorsys", "email.quoprimime", "wave")]}))
+"""
+
+
+def test_imports_can_skip_shibokens_hook():
+    """Inside ``without_feature_hook`` imports use Python's own ``__import__`` (the hosted server's
+    modules, which never use Qt: app/desktop_main.py); shiboken's hook is back after it."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-c", WITHOUT_HOOK], cwd=Path(__file__).resolve().parents[2],
+                         capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"bypassed": True, "hooked": "__feature_import__", "inside": "__import__", "restored": True,
+                    "in_table": [False, False, True]}
+
+
+def test_without_feature_hook_does_nothing_when_pyside_came_first(monkeypatch):  # noqa: ANN001
+    """Where PySide6 was imported before app.pyside_imports (no plain import kept), the block runs
+    with the hook, as before."""
+    import builtins
+
+    from app import pyside_imports
+
+    monkeypatch.setattr(pyside_imports, "PLAIN_IMPORT", None)
+    before = builtins.__import__
+    with pyside_imports.without_feature_hook() as bypassed:
+        assert builtins.__import__ is before
+    assert bypassed is False

@@ -88,6 +88,8 @@ class BackgroundFill:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        #: the database's activity when the running pass found the library settled (``_settled``)
+        self._clients: int | None = None
         self._thread: threading.Thread | None = None
         self._dirty = False  # an entry was added since the record was written
 
@@ -137,7 +139,12 @@ class BackgroundFill:
                     self._wake.wait(60.0)
                     self._wake.clear()
                     continue
+                self._clients = None
                 self._pass(work)
+                if self._clients is not None and self.db.activity == self._clients:
+                    # (no client asked anything since the pass settled: the memory trimmer's quiet
+                    # release came while it ran, and its reads opened connections again)
+                    self.db.close_idle()
                 self.db.trim_heap()  # (a pass's garbage back to the system: the trimmer's quiet release came while it ran)
         except Exception:  # (a closed database at shutdown, a damaged store: the fill stops, requests go on)
             if not self._stop.is_set():
@@ -150,6 +157,7 @@ class BackgroundFill:
             if self._stop.wait(seconds):
                 return False
             if self.db.content_generation == generation:
+                self._clients = self.db.activity
                 return True
         return False
 

@@ -920,8 +920,16 @@ class PackedIds:
         self._count = len(ids)
 
     @classmethod
-    def fits(cls, ids: list[str]) -> bool:
+    def fits(cls, ids: Sequence[str]) -> bool:
         return all(len(i) == cls.WIDTH and i.isascii() for i in ids)
+
+    @classmethod
+    def joined(cls, parts: list[bytes], count: int) -> PackedIds:
+        """Made of ``count`` ids already packed, a part at a time (``_read_ordered``)."""
+        packed = cls.__new__(cls)
+        packed._data = b"".join(parts)
+        packed._count = count
+        return packed
 
     def __len__(self) -> int:
         return self._count
@@ -1015,8 +1023,9 @@ class CountCache:
             found: list[str] | PackedIds | None = self._ids.get(key, generation)
             return found
 
-    def put_ids(self, key: str, generation: Generations, ordered: list[str], reads_user_data: bool = True) -> None:
-        packed = PackedIds(ordered) if PackedIds.fits(ordered) else ordered
+    def put_ids(self, key: str, generation: Generations, ordered: list[str] | PackedIds,
+                reads_user_data: bool = True) -> None:
+        packed = ordered if isinstance(ordered, PackedIds) or not PackedIds.fits(ordered) else PackedIds(ordered)
         with self._lock:
             self._ids.put(key, generation, packed, reads_user_data)
 
@@ -1071,6 +1080,30 @@ def _unpaged_ids(s: Session, q: ItemQuery) -> Any:
     return page
 
 
+#: ids read at a time into a whole ordered list (``_read_ordered``)
+ORDERED_CHUNK = 2048
+
+
+def _read_ordered(s: Session, page: Any) -> list[str] | PackedIds:
+    """The select's ids, packed a chunk at a time as they are read: a 100k listing read as rows and
+    a list of str made ~200k small objects at once (~15 MiB of pymalloc arenas, for a moment), and
+    the objects kept from around then (caches, the fragment store's map) held several of those
+    arenas in the process for its life. A list of str when an id does not fit ``PackedIds``."""
+    parts: list[bytes] = []
+    count = 0
+    loose: list[str] | None = None
+    for chunk in s.execute(page).scalars().partitions(ORDERED_CHUNK):
+        if loose is None and PackedIds.fits(chunk):
+            parts.append("".join(chunk).encode("ascii"))
+            count += len(chunk)
+            continue
+        if loose is None:
+            loose = PackedIds.joined(parts, count)[0:count]
+            parts.clear()
+        loose.extend(chunk)
+    return loose if loose is not None else PackedIds.joined(parts, count)
+
+
 def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Generations,
                  key: str | None = None) -> list[str] | PackedIds:
     """The query's whole ordered id list (startIndex and limit ignored), from the cache or read
@@ -1079,7 +1112,7 @@ def _ordered_ids(s: Session, q: ItemQuery, counts: CountCache, generation: Gener
     ordered = counts.get_ids(key, generation)
     if ordered is None:
         page = _unpaged_ids(s, q)
-        ordered = [r[0] for r in s.execute(page).all()]
+        ordered = _read_ordered(s, page)
         reads_user_data = _reads_user_data(s, page)
         counts.put_ids(key, generation, ordered, reads_user_data)
         counts.put(counts.key(q), generation, len(ordered), reads_user_data)

@@ -279,3 +279,36 @@ def test_the_stamped_modules_are_every_server_module_the_dto_modules_import() ->
             seen.add(name)
             todo.extend(imports(name))
     assert sorted(seen) == sorted(FRAGMENT_MODULES)
+
+
+def test_a_pass_trims_the_heap_every_second_while_it_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          quick: None) -> None:
+    """What a pass's pages allocate and free goes back to the system every ``TRIM_SECONDS`` (1 s)
+    of the pass, not only when it ends: every 5 s, a 100k listing's pass kept 2-6 MiB of freed heap
+    resident between two trims (RSS 77-82 MiB against 75-77 at 100k, bench/idle_memory.py)."""
+    before, params = _first_run(tmp_path)
+    _other_build(monkeypatch)
+    monkeypatch.setattr(page_fill, "GAP", 0.7)  # (4 pages of 2 songs: a pass of ~3 s)
+    monkeypatch.setattr(page_fill, "SETTLE_SECONDS", 1.0)  # (time to watch the trims before it starts)
+    live = restarted(tmp_path, before)
+    try:
+        fill, db = live.ctx.page_fill, live.ctx.db
+        during: list[float] = []
+        trim = db.trim_heap
+
+        def counted() -> object:
+            if fill.busy:
+                during.append(time.monotonic())
+            return trim()
+
+        db.trim_heap = counted
+        assert fill.passes == 0
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not fill.passes:
+            time.sleep(0.05)
+        assert fill.passes >= 1 and fill.pages >= 4
+        assert len(during) >= 2, during  # within the pass, a second apart at least
+        with live.admin() as c:
+            assert _page(c, params) == _built(live, c, params)
+    finally:
+        stop_server(live)
