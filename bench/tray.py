@@ -30,6 +30,7 @@ the log viewer open and filled, ``--idle`` seconds after closing it, and open ag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -258,28 +260,46 @@ def breakdown_run(tree: Path, data_dir: Path, idle: float, env: dict[str, str], 
     env = dict(env, PYTHONPATH=str(tree), REELROOM_BENCH_TREE=str(tree))
     if trace:
         env["PYTHONTRACEMALLOC"] = "1"
+    with started_child(tree, data_dir, env) as ask:
+        time.sleep(idle)
+        rss = rss_mib(ask.pid)
+        result = json.loads(ask("breakdown"))
+        result["rss_outside"] = rss
+    return result
+
+
+class _Asker:
+    """A started child app: ``ask(command)`` sends one command line and returns its answer line."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc, self.pid = proc, proc.pid
+
+    def __call__(self, command: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline()
+
+
+@contextlib.contextmanager
+def started_child(tree: Path, data_dir: Path | str, env: dict[str, str]) -> Iterator[_Asker]:
+    """This bench's ``--child`` app run from ``tree`` on ``data_dir``, once its window is up and its
+    server running (its two milestone lines); on leaving, an empty line ends it (killed if it has
+    not ended in 30 s, or on an error)."""
     proc = subprocess.Popen([sys.executable, __file__, "--child", str(data_dir)], cwd=tree, env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdout is not None and proc.stdin is not None
     try:
-        seen = 0
-        while seen < 2:
+        for _ in range(2):
             line = proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"the app exited early (status {proc.wait()})")
             if line.startswith("ERROR"):
                 raise RuntimeError("the hosted server reported an error")
-            seen += 1
-        time.sleep(idle)
-        rss = rss_mib(proc.pid)
-        proc.stdin.write("breakdown\n")
-        proc.stdin.flush()
-        result = json.loads(proc.stdout.readline())
-        result["rss_outside"] = rss
+        yield _Asker(proc)
         proc.stdin.write("\n")
         proc.stdin.flush()
         proc.wait(30)
-        return result
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -334,37 +354,17 @@ def log_viewer_run(tree: Path, lines: int, idle: float, env: dict[str, str]) -> 
             for n in range(lines):
                 f.write(f"2026-11-22 10:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d} [{'INF' if n % 4 else 'DBG'}] "
                         f"reelroom.server: request {n} answered in {n % 97} ms for client bench-{n % 13}\n")
-        proc = subprocess.Popen([sys.executable, __file__, "--child", tmp], cwd=tree, env=env, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        assert proc.stdout is not None and proc.stdin is not None
-
-        def ask(command: str) -> str:
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(command + "\n")
-            proc.stdin.flush()
-            return proc.stdout.readline()
-
-        try:
-            for _ in range(2):
-                if proc.stdout.readline().startswith("ERROR"):
-                    raise RuntimeError("the hosted server reported an error")
+        with started_child(tree, tmp, env) as ask:
             time.sleep(idle)
-            result = {"idle": rss_mib(proc.pid)}
+            result = {"idle": rss_mib(ask.pid)}
             result["entries"] = float(ask("logs-open").split()[1])
-            result["open"] = rss_mib(proc.pid)
+            result["open"] = rss_mib(ask.pid)
             ask("logs-close")
             time.sleep(idle)
-            result["closed"] = rss_mib(proc.pid)
+            result["closed"] = rss_mib(ask.pid)
             result["entries again"] = float(ask("logs-open").split()[1])
-            result["open again"] = rss_mib(proc.pid)
-            proc.stdin.write("\n")
-            proc.stdin.flush()
-            proc.wait(30)
-            return result
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            result["open again"] = rss_mib(ask.pid)
+        return result
 
 
 def run_log_viewer(args: argparse.Namespace, env: dict[str, str]) -> None:
@@ -416,24 +416,17 @@ def main() -> int:
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     results = []
-    if args.log_viewer:
+    if args.log_viewer or args.breakdown:
+        run = run_log_viewer if args.log_viewer else run_breakdown
         if XvfbSession.available():
             with XvfbSession() as display:
                 env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
-                run_log_viewer(args, env)
+                run(args, env)
         else:
             env["QT_QPA_PLATFORM"] = "offscreen"
-            run_log_viewer(args, env)
-        return 0
-    if args.breakdown:
-        if XvfbSession.available():
-            with XvfbSession() as display:
-                env.update(DISPLAY=display, QT_QPA_PLATFORM="xcb")
-                run_breakdown(args, env)
-        else:
-            env["QT_QPA_PLATFORM"] = "offscreen"
-            run_breakdown(args, env)
-        print(f"load average {os.getloadavg()[0]:.1f}, idle {args.idle:.0f} s")
+            run(args, env)
+        if not args.log_viewer:
+            print(f"load average {os.getloadavg()[0]:.1f}, idle {args.idle:.0f} s")
         return 0
     if XvfbSession.available():
         with XvfbSession() as display:
