@@ -492,18 +492,21 @@ class ItemService:
 
         return read
 
-    def fill_read(self, q: ItemQuery, opts: DtoOptions, camel: bool,
-                  epoch: int) -> Callable[[Session], tuple[int, int]] | None:
+    def fill_read(self, q: ItemQuery, opts: DtoOptions, camel: bool, epoch: int,
+                  counts: CountCache | None = None) -> Callable[[Session], tuple[int, int]] | None:
         """A GetItems page's read for the page fill (page_fill.py): the very read of
         ``query_reply_read`` with the store, giving (the total, the reply's size in bytes). None
-        when the store is off or its epoch is no longer ``epoch`` (a write: the fill's pass ends)."""
+        when the store is off or its epoch is no longer ``epoch`` (a write: the fill's pass ends).
+        ``counts``: the pass's own cache of totals and orderings (its deep pages' ordered ids go
+        with the pass instead of staying in the clients' ``count_cache``); the clients' by default."""
+        counts = counts if counts is not None else self.count_cache
         q.names = q.names or self.by_name
         use = self.store_use(opts, camel)  # before the read
         if use is None or use.epoch != epoch:
             return None
 
         def read(s: Session) -> tuple[int, int]:
-            entries, total = run_query_with(s, q, self.count_cache, self.db.generations, use.page)
+            entries, total = run_query_with(s, q, counts, self.db.generations, use.page)
             if not entries:
                 return total, 0
             return total, len(self.rows_reply(s, entries, total, q.start_index, opts, camel, use))
