@@ -1018,6 +1018,11 @@ class CountCache:
         finally:
             q.start_index, q.limit = kept
 
+    def orderings(self) -> int:
+        """How many whole ordered id lists are kept (tests, benches)."""
+        with self._lock:
+            return len(self._ids._entries)
+
     def get_ids(self, key: str, generation: Generations) -> list[str] | PackedIds | None:
         with self._lock:
             found: list[str] | PackedIds | None = self._ids.get(key, generation)
