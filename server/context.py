@@ -214,6 +214,8 @@ class ServerContext:
                                                      fragment_code_stamp) if store_bytes else None,
                                  config_generation=lambda: self.replies.config_generation,
                                  store_state=self._store_state)
+        if self.items.store is not None:
+            self.items.store.trim_heap = trim  # (after its writer closed an idle connection)
         #: the store filled again in the background for the listings clients ask (page_fill.py)
         self.page_fill = PageFill(self.db, self.items, activity=lambda: self.db.activity + self.readers.stats.activity)
         #: whole replies of repeated list pages (GetItems, Resume, Latest, TV lists), server/http/reply_cache.py

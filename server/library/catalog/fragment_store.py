@@ -94,6 +94,10 @@ _READ_CACHE_KIB = 256
 #: pages hold three 2.3 KB fragments and copy half of what 16 KiB pages did for a fragment read
 #: alone (bench/store_read.py, ids anywhere: ~x1.2), in a file of the same size.
 _PAGE_SIZE = 8192
+#: Seconds without a batch after which the writer closes its connection (opened again by the next
+#: batch, ~1 ms on the writer's thread): its page cache (1 MiB) was full after any fill of a big
+#: library and stayed so for the process's life (1.06 MiB of SQLite's 1.44 in a used 100k server)
+_WRITER_IDLE_SECONDS = 5.0
 #: Fragments located in memory per process (``_Located``, 16 bytes each): past it the maps of the
 #: shapes read least recently are dropped (a shape without a map reads through the index).
 _LOCATED_LIMIT = 400_000
@@ -395,6 +399,9 @@ class FragmentStore:
         self.dropped = 0  # batches dropped because the writer was behind
         self.written = 0  # rows written
         self.write_seconds = 0.0  # the writer thread's CPU
+        #: called on the writer's thread once it closed its idle connection (``_WRITER_IDLE_SECONDS``):
+        #: the owner's heap trim (``memory.trim``, set by the server's context), or nothing
+        self.trim_heap: Callable[[], object] = lambda: None
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -768,12 +775,21 @@ class FragmentStore:
         conn: sqlite3.Connection | None = None
         while True:
             with self._wake:
-                self._wake.wait_for(lambda: self._pending or self._closing)
-                if not self._pending and self._closing:
-                    break
-                batches = list(self._pending)
-                self._pending.clear()
-                self._busy = True
+                ready = bool(self._wake.wait_for(lambda: self._pending or self._closing,  # (not the deque: cleared below)
+                                                 None if conn is None else _WRITER_IDLE_SECONDS))
+                if ready:
+                    if not self._pending and self._closing:
+                        break
+                    batches = list(self._pending)
+                    self._pending.clear()
+                    self._busy = True
+            if not ready:  # (no batch for a while: the connection and its page cache go, out of the lock)
+                if conn is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.close()
+                    conn = None
+                    self.trim_heap()
+                continue
             started = time.thread_time()
             generation = self._generation
             try:
