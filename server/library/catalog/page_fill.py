@@ -28,7 +28,8 @@ itself, ahead of the clients, in the server's idle time:
   ``IDLE_CHECK`` until one finds it still) and the store's writer has under ``BACKLOG`` batches
   queued. A write (a new epoch) ends the pass; the next one checks again.
 - **Bounds**: a pass stops once what it saw would take ``SHARE_OF_STORE`` of the store's
-  ``max_bytes`` (the store's own cap and pruning hold as for any fragment); memory: one page's rows.
+  ``max_bytes`` (the store's own cap and pruning hold as for any fragment); memory: one page's rows,
+  and for a listing's deep pages its ordered ids, in a ``CountCache`` of the pass's own (gone with it).
 - **Across a restart**: the families, with when each was last asked, are kept in ``RECORD`` beside
   the store's file (written by the fill's thread when a family is added, and at close); a damaged
   record is none. A family whose user is gone is dropped.
