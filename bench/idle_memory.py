@@ -15,7 +15,9 @@ folder without a user; a kept library's user is ``bench``), signs in with ``Auth
 and asks what jellyfin-web asks on its home screen and one browse (the user, display
 preferences, views, resume, latest, next up, capabilities, system info, an Items page, an item,
 its PlaybackInfo, a play start, progress and stop, a sign-out); the idle time counts from the
-last of them. The ORM's modules loaded are printed (``server.db.tables``, ``sqlmodel``,
+last of them. It also prints the page fill's pages (a fill of the browsed listing runs for a while
+after a browse of a big library), when its last page was, and RSS while it ran (the most, sampled
+every 0.5 s) and just after it (the first sample after its last page). The ORM's modules loaded are printed (``server.db.tables``, ``sqlmodel``,
 ``pydantic``, ``sqlalchemy.orm``).
 
 With ``--use --breakdown`` it says what the used server holds after the idle time: RSS by mapping
@@ -78,7 +80,7 @@ def dump():
     if use:  # the bench uses the server, then says so in this file: idle from then on
         while not os.path.exists(out + ".used"):
             time.sleep(0.05)
-    if breakdown:  # when the database last moved (the trimmer's quiet rule), sampled every 0.5 s
+    if use:  # when the database last moved (the trimmer's quiet rule) and the fill's pages and RSS, every 0.5 s
         ctx, t0 = _context(), time.monotonic()
         seen, moved, fill_end = None, 0.0, 0.0
         while time.monotonic() - t0 < idle:
@@ -88,7 +90,12 @@ def dump():
             if now and seen and now[1] != seen[1]:
                 fill_end = time.monotonic() - t0
             seen = now
+            rss = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS")][0] / 1024
+            SAMPLES.append((time.monotonic() - t0, rss, now[1] if now else 0))
             time.sleep(0.5)
+        running = [r for t, r, pages in SAMPLES if 0 < pages and t <= fill_end]
+        FILL.update({"pages": seen[1] if seen else 0, "last page": fill_end, "max": max(running, default=0.0),
+                     "after": [r for t, r, _ in SAMPLES if t > fill_end][:1] or [0.0]})
         ACTIVITY.update({"clients' activity last moved [s after the use]": round(moved, 1),
                          "the page fill's last page [s]": round(fill_end, 1),
                          "the trimmer's releases": ctx.memory.releases if ctx is not None else None,
@@ -128,7 +135,7 @@ def dump():
         tops[name.split(".")[0]] = tops.get(name.split(".")[0], 0) + 1
     orm = {m: m in sys.modules for m in ("server.db.tables", "sqlmodel", "pydantic", "sqlalchemy.orm")}
     json.dump({"orm": orm, "status": status, "pymalloc": pymalloc, "glibc": glibc, "threads": threading.active_count() - 1,
-               "modules": len(sys.modules), "tops": tops, "breakdown": parts}, open(out, "w"))
+               "modules": len(sys.modules), "tops": tops, "breakdown": parts, "fill": FILL}, open(out, "w"))
     os.kill(os.getpid(), 15)
 
 def _context():
@@ -145,6 +152,8 @@ def _context():
 
 _found_connections = {}
 ACTIVITY = {}
+SAMPLES = []  # (s after the use, RSS MiB, the fill's pages)
+FILL = {}
 
 def _deep(root, stop, limit=3_000_000):
     # bytes of what ``root`` reaches (sys.getsizeof), not through ``stop`` (ids), modules, classes,
@@ -440,6 +449,10 @@ def main() -> None:
         add("  threads, modules", f"{full['threads']}, {full['modules']}")
         add("  ORM loaded (tables, sqlmodel, pydantic, sqlalchemy.orm)",
             " ".join("y" if loaded else "-" for loaded in full["orm"].values()))
+        fill = full.get("fill") or {}
+        if args.use and fill:
+            add("  page fill: pages, last page [s after the use]", f"{fill['pages']}, {fill['last page']:.1f}")
+            add("  RSS while it ran (max) / after its end [MiB]", f"{fill['max']:.1f} / {fill['after'][0]:.1f}")
         add("peak RSS of the start [MiB]" if not args.use else "peak RSS [MiB]", f"{s['VmHWM']:.1f}")
         if not args.use:
             add("  the same without the dummy password hash [MiB]", f"{quiet['status']['VmHWM']:.1f}")
