@@ -110,10 +110,8 @@ READ_THREADS = 4
 #: held; emptied (``shrink_memory``) and the connection's own size back when it is returned. A
 #: fill's page reads its rows through the OS page cache (a system call a page, at nice 19), and a
 #: fill of a 100k library no longer keeps every pooled connection's 8 MiB full for the minute it
-#: runs after a browse (it takes them in turn). 256 KiB since stop 31: a page's 50 rows are read by id,
-#: so a bigger cache served the next page nothing, and its fill and emptying per page kept ~0.75 MiB
-#: more of freed heap resident between the pass's trims (the fill's CPU a page unchanged, 3.5-3.9 ms).
-BACKGROUND_CACHE_KIB = 256
+#: runs after a browse (it takes them in turn).
+BACKGROUND_CACHE_KIB = 1024
 
 
 def _nothing() -> None:

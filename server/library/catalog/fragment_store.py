@@ -98,11 +98,6 @@ _PAGE_SIZE = 8192
 #: batch, ~1 ms on the writer's thread): its page cache (1 MiB) was full after any fill of a big
 #: library and stayed so for the process's life (1.06 MiB of SQLite's 1.44 in a used 100k server)
 _WRITER_IDLE_SECONDS = 5.0
-#: SQLite's page cache of the writer's connection: new fragments are appended (a rowid table) and
-#: the (shape, key) index takes them at random places, read through the OS page cache. 1 MiB until
-#: stop 31 (the default): no faster a row written (0.018-0.021 ms at 100k with either), 0.75 MiB
-#: more resident for as long as a fill ran
-_WRITE_CACHE_KIB = 256
 #: Fragments located in memory per process (``_Located``, 16 bytes each): past it the maps of the
 #: shapes read least recently are dropped (a shape without a map reads through the index).
 _LOCATED_LIMIT = 400_000
@@ -802,7 +797,7 @@ class FragmentStore:
                     if conn is not None:
                         with contextlib.suppress(sqlite3.Error):
                             conn.close()
-                    conn = self._connect(_WRITE_CACHE_KIB)
+                    conn = self._connect()
                     self._writer_generation = self._generation
                 flat = [w for batch in batches for w in batch]
                 made = [(w[0], k, w[1], w[2], pack_meta(w[2], w[3], w[4], w[5], w[6]), w[7])
