@@ -963,6 +963,64 @@ def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path)
     store.close()
 
 
+def test_the_writer_notes_where_its_rows_went_and_a_read_reads_none_back(tmp_path: Path) -> None:
+    """The owner is the store's one writer: once a shape's map is read, each batch it writes is put
+    into the map where it went (from the (shape, key) index), so the next page's read reads no row
+    of the file back to find them (that catch-up read ~30 table pages a cold page). A batch after
+    rows this process did not write (another process's, a rowid an update took) is not noted past
+    them: those are read back as before, and every answer is the same."""
+    path = tmp_path / "fragments.sqlite3"
+    store = FragmentStore(path)
+    assert store.open()
+    shape, epoch = store.shape("s"), store.epoch("e")
+    ids = [f"{n:032x}" for n in range(1, 401)]
+
+    def body(i: str, what: str = "Id") -> bytes:
+        return b'{"' + what.encode() + b'":"' + i.encode() + b'"'
+
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[:100]])
+    store.flush()
+    assert {i: f.body for i, f in store.fetch(shape, ids[:100]).items()} == {i: body(i) for i in ids[:100]}
+    located = store._located[shape]
+    assert not located.recent
+    # a cold page's 100 fragments: where they went is known before any read
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[100:200]])
+    store.flush()
+    assert set(located.recent) == set(item_keys(ids[100:200]))
+    with sqlite3.connect(path) as conn:
+        top = conn.execute("SELECT max(n) FROM fragments").fetchone()[0]
+    conn.close()
+    assert store._located_high == top
+    got = store.fetch(shape, ids[:200])  # (its catch-up finds nothing past the mark)
+    assert {i: f.body for i, f in got.items()} == {i: body(i) for i in ids[:200]}
+    assert store._located[shape] is located and store._located_high == top
+    # another process writes; this one's next batch is not noted past those rows, which are read back
+    other = FragmentStore(path)
+    assert other.open()
+    other.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i, "Other")) for i in ids[200:250]])
+    other.flush()
+    other.close()
+    high = store._located_high
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[250:300]])
+    store.flush()
+    assert store._located_high == high and not set(item_keys(ids[250:300])) & set(located.recent)
+    expected = {**{i: body(i) for i in ids[:200]}, **{i: body(i, "Other") for i in ids[200:250]},
+                **{i: body(i) for i in ids[250:300]}}
+    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
+    # an update takes a rowid (SQLite's AUTOINCREMENT): the batch after it is read back, the one after that noted
+    store.put([(shape, i, epoch, b"d2", "Movie", 0, None, body(i, "Edited")) for i in ids[:10]]
+              + [(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[300:310]])
+    store.flush()
+    expected.update({**{i: body(i, "Edited") for i in ids[:10]}, **{i: body(i) for i in ids[300:310]}})
+    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[310:400]])
+    store.flush()
+    assert set(item_keys(ids[310:400])) <= set(store._located[shape].recent)
+    expected.update({i: body(i) for i in ids[310:400]})
+    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
+    store.close()
+
+
 def _listing_stored(path: Path, n: int, every: int) -> tuple[FragmentStore, int, int, list[str]]:
     """A store holding ``n`` fragments of shape "s" written in one batch in their order (a listing
     stored as a client paged through it), one of shape "t" after every ``every``-th of them:
