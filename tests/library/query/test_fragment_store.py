@@ -822,6 +822,7 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
     first one will have: the first open starts it over (nothing of it is read as format 5's three
     columns: its ``digest`` would be taken for the ``body``), the next keeps what was written; a
     reader process's store does not open it at all (the owner starts it over)."""
+    from server.library.catalog import fragment_store
     from server.readers.store import ReaderStore
 
     path = tmp_path / "fragments.sqlite3"
@@ -844,10 +845,30 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
     assert store.open() and store.boot == 1 and store.count() == 0  # started over: a new file
     assert store.epoch(1) == epoch and store.fetch(shape, ["a" * 32]) == {}
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT
         assert [r[1] for r in conn.execute("PRAGMA table_info(fragments)")] == \
             ["n", "shape", "key", "id", "epoch", "meta", "body"]
     conn.close()
+    _kept_once(store, path, shape, epoch)
+
+
+def test_a_format_5_file_is_started_over_with_the_catch_up_index(tmp_path: Path) -> None:
+    """Format 5 (the same columns, no ``ix_fragments_n``) as that build left it: the first open
+    starts it over (every row of it was made by other code anyway: another code stamp, another
+    shape), and the new file has the index the catch-up reads; the next open keeps it."""
+    from server.library.catalog import fragment_store
+
+    path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 8192, 5, "CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+                "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, meta BLOB NOT NULL, "
+                "body BLOB NOT NULL)", 3)
+    store = FragmentStore(path)
+    assert store.open() and store.boot == 1 and store.count() == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT == 6
+        assert "ix_fragments_n" in {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    conn.close()
+    shape, epoch = store.shape("s"), store.epoch(1)
     _kept_once(store, path, shape, epoch)
 
 
@@ -963,61 +984,35 @@ def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path)
     store.close()
 
 
-def test_the_writer_notes_where_its_rows_went_and_a_read_reads_none_back(tmp_path: Path) -> None:
-    """The owner is the store's one writer: once a shape's map is read, each batch it writes is put
-    into the map where it went (from the (shape, key) index), so the next page's read reads no row
-    of the file back to find them (that catch-up read ~30 table pages a cold page). A batch after
-    rows this process did not write (another process's, a rowid an update took) is not noted past
-    them: those are read back as before, and every answer is the same."""
+def test_the_rows_written_since_a_read_are_caught_up_from_an_index_alone(tmp_path: Path) -> None:
+    """A page's read first catches its map up with the rows written since it last looked
+    (``_locate``: rowid past the highest seen, in order, and the shape and key of each). Those come
+    from an index of their own, read alone: a cold page writes ~100 fragments of ~2.5 KB, ~3 to a
+    table page, and reading the three small columns from the table read ~33 pages of bodies per
+    page, in the owner and in every reader process. The answers are those of the table."""
+    from server.library.catalog.fragment_store import _CATCH_UP_RANGE_SQL, _CATCH_UP_SQL
+
     path = tmp_path / "fragments.sqlite3"
     store = FragmentStore(path)
     assert store.open()
     shape, epoch = store.shape("s"), store.epoch("e")
-    ids = [f"{n:032x}" for n in range(1, 401)]
-
-    def body(i: str, what: str = "Id") -> bytes:
-        return b'{"' + what.encode() + b'":"' + i.encode() + b'"'
-
-    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[:100]])
+    ids = [f"{n:032x}" for n in range(1, 301)]
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"x" * 2500) for i in ids[:100]])
     store.flush()
-    assert {i: f.body for i, f in store.fetch(shape, ids[:100]).items()} == {i: body(i) for i in ids[:100]}
-    located = store._located[shape]
-    assert not located.recent
-    # a cold page's 100 fragments: where they went is known before any read
-    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[100:200]])
+    assert len(store.fetch(shape, ids[:100])) == 100  # (the map read)
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"x" * 2500) for i in ids[100:]])
     store.flush()
-    assert set(located.recent) == set(item_keys(ids[100:200]))
     with sqlite3.connect(path) as conn:
-        top = conn.execute("SELECT max(n) FROM fragments").fetchone()[0]
+        for sql, args in ((_CATCH_UP_SQL, (100, 4096)), (_CATCH_UP_RANGE_SQL, (100, 300))):
+            plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
+            assert "COVERING INDEX ix_fragments_n" in plan, plan
+            # (the same rows as the table's, in rowid order)
+            assert conn.execute(sql, args).fetchall() == conn.execute(
+                "SELECT n, shape, key FROM fragments NOT INDEXED WHERE n > ? ORDER BY n LIMIT ?", (100, 200)).fetchall()
     conn.close()
-    assert store._located_high == top
-    got = store.fetch(shape, ids[:200])  # (its catch-up finds nothing past the mark)
-    assert {i: f.body for i, f in got.items()} == {i: body(i) for i in ids[:200]}
-    assert store._located[shape] is located and store._located_high == top
-    # another process writes; this one's next batch is not noted past those rows, which are read back
-    other = FragmentStore(path)
-    assert other.open()
-    other.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i, "Other")) for i in ids[200:250]])
-    other.flush()
-    other.close()
-    high = store._located_high
-    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[250:300]])
-    store.flush()
-    assert store._located_high == high and not set(item_keys(ids[250:300])) & set(located.recent)
-    expected = {**{i: body(i) for i in ids[:200]}, **{i: body(i, "Other") for i in ids[200:250]},
-                **{i: body(i) for i in ids[250:300]}}
-    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
-    # an update takes a rowid (SQLite's AUTOINCREMENT): the batch after it is read back, the one after that noted
-    store.put([(shape, i, epoch, b"d2", "Movie", 0, None, body(i, "Edited")) for i in ids[:10]]
-              + [(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[300:310]])
-    store.flush()
-    expected.update({**{i: body(i, "Edited") for i in ids[:10]}, **{i: body(i) for i in ids[300:310]}})
-    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
-    store.put([(shape, i, epoch, b"d", "Movie", 0, None, body(i)) for i in ids[310:400]])
-    store.flush()
-    assert set(item_keys(ids[310:400])) <= set(store._located[shape].recent)
-    expected.update({i: body(i) for i in ids[310:400]})
-    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == expected
+    got = store.fetch(shape, ids)  # (caught up: every row found by its place)
+    assert {i: f.body for i, f in got.items()} == {i: b"x" * 2500 for i in ids}
+    assert len(store._located[shape].recent) == 200
     store.close()
 
 
