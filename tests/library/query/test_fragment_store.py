@@ -990,29 +990,34 @@ def test_the_rows_written_since_a_read_are_caught_up_from_an_index_alone(tmp_pat
     from an index of their own, read alone: a cold page writes ~100 fragments of ~2.5 KB, ~3 to a
     table page, and reading the three small columns from the table read ~33 pages of bodies per
     page, in the owner and in every reader process. The answers are those of the table."""
-    from server.library.catalog.fragment_store import _CATCH_UP_RANGE_SQL, _CATCH_UP_SQL
-
     path = tmp_path / "fragments.sqlite3"
     store = FragmentStore(path)
     assert store.open()
-    shape, epoch = store.shape("s"), store.epoch("e")
+    shape, other_shape, epoch = store.shape("s"), store.shape("t"), store.epoch("e")
     ids = [f"{n:032x}" for n in range(1, 301)]
     store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"x" * 2500) for i in ids[:100]])
     store.flush()
     assert len(store.fetch(shape, ids[:100])) == 100  # (the map read)
-    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"x" * 2500) for i in ids[100:]])
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"y" * 2500) for i in ids[100:]])
+    store.put([(other_shape, i, epoch, b"d", "Movie", 0, None, b"z" * 2500) for i in ids[:50]])
     store.flush()
-    with sqlite3.connect(path) as conn:
-        for sql, args in ((_CATCH_UP_SQL, (100, 4096)), (_CATCH_UP_RANGE_SQL, (100, 300))):
-            plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, args))
-            assert "COVERING INDEX ix_fragments_n" in plan, plan
-            # (the same rows as the table's, in rowid order)
-            assert conn.execute(sql, args).fetchall() == conn.execute(
-                "SELECT n, shape, key FROM fragments NOT INDEXED WHERE n > ? ORDER BY n LIMIT ?", (100, 200)).fetchall()
-    conn.close()
+    ran: list[str] = []
+    store._conn().set_trace_callback(ran.append)
     got = store.fetch(shape, ids)  # (caught up: every row found by its place)
-    assert {i: f.body for i, f in got.items()} == {i: b"x" * 2500 for i in ids}
+    assert {i: f.body for i, f in got.items()} == {i: b"x" * 2500 if k < 100 else b"y" * 2500 for k, i in enumerate(ids)}
     assert len(store._located[shape].recent) == 200
+    assert len(store.fetch(other_shape, ids)) == 50  # (another shape's first read: its map, the others caught up)
+    store._conn().set_trace_callback(None)
+    catch_ups = [sql for sql in ran if sql.startswith("SELECT n, shape, key FROM fragments WHERE n > ")]
+    assert catch_ups, ran
+    with sqlite3.connect(path) as conn:
+        for sql in catch_ups:
+            plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+            assert "COVERING INDEX ix_fragments_n" in plan, (sql, plan)
+            # (the same rows as the table's, in rowid order)
+            assert conn.execute(sql).fetchall() == conn.execute(sql.replace("FROM fragments", "FROM fragments NOT INDEXED")
+                                                                ).fetchall()
+    conn.close()
     store.close()
 
 
