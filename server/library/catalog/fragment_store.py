@@ -82,14 +82,6 @@ log = logging.getLogger(__name__)
 FORMAT = 6  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
-#: The writer keeps what is queued within this long of its first batch, up to this many rows, in one
-#: transaction: a cold page's 100 fragments insert into the (shape, key) index at 100 random places,
-#: which rewrites (in the WAL, then the checkpoint) ~70 of its 8 KiB pages at 50k fragments, more
-#: bytes than the rows' own; 500 rows at once rewrite ~160, a third as many a fragment (the writer's
-#: CPU per 100 fragments ~1.2 -> ~0.95 ms). A page asked again within it is built again (as it was
-#: while its write waited behind others); ``flush`` and ``close`` cut it short.
-_COALESCE_SECONDS = 0.05
-_COALESCE_ROWS = 500
 _CHUNK = 500  # ids per IN list
 #: SQLite's page cache of a reading thread's connection. A page's rows are read by rowid (no index
 #: walk: ``_Located``), so the cache holds the table's few interior pages and the page's leaves:
@@ -410,7 +402,6 @@ class FragmentStore:
         self._writer: threading.Thread | None = None
         self._closing = False
         self._busy = False
-        self._flushing = 0  # callers waiting in flush(): the writer writes what is queued at once
         self.hits = 0  # fragments of the current epoch used as they were (StoreUse.fetch)
         self.dropped = 0  # batches dropped because the writer was behind
         self.written = 0  # rows written
@@ -781,12 +772,7 @@ class FragmentStore:
     def flush(self, timeout: float = 10.0) -> None:
         """Wait until the queued writes are made (tests, benchmarks)."""
         with self._wake:
-            self._flushing += 1
-            self._wake.notify_all()
-            try:
-                self._wake.wait_for(lambda: not self._pending and not self._busy, timeout)
-            finally:
-                self._flushing -= 1
+            self._wake.wait_for(lambda: not self._pending and not self._busy, timeout)
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
@@ -795,15 +781,6 @@ class FragmentStore:
                 self._wake.wait_for(lambda: self._pending or self._closing)
                 if not self._pending and self._closing:
                     break
-                # (a burst's pages come every few ms: those of the next _COALESCE_SECONDS go into
-                # the same transaction, up to _COALESCE_ROWS; see the constants)
-                until = time.monotonic() + _COALESCE_SECONDS
-                while not self._closing and not self._flushing \
-                        and sum(map(len, self._pending)) < _COALESCE_ROWS:
-                    left = until - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._wake.wait(left)
                 batches = list(self._pending)
                 self._pending.clear()
                 self._busy = True

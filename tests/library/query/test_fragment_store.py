@@ -1021,43 +1021,6 @@ def test_the_rows_written_since_a_read_are_caught_up_from_an_index_alone(tmp_pat
     store.close()
 
 
-def test_a_burst_of_pages_is_written_in_one_transaction(tmp_path: Path) -> None:
-    """Pages coming a few ms apart (a burst of cold pages) are kept in one transaction, not one
-    each: each transaction rewrites the (shape, key) index pages its random keys fall on, so five
-    pages at once rewrite about a third as many pages a fragment. ``flush`` does not wait out the
-    window. What is read afterwards is what was written."""
-    path = tmp_path / "fragments.sqlite3"
-    store = FragmentStore(path)
-    assert store.open()
-    shape, epoch = store.shape("s"), store.epoch("e")
-    ids = [f"{n:032x}" for n in range(1, 601)]
-    statements: list[str] = []
-    connect = store._connect
-
-    def traced(cache_kib: int = 1024) -> sqlite3.Connection:  # (the writer's connection: its statements seen)
-        conn = connect(cache_kib)
-        conn.set_trace_callback(statements.append)
-        return conn
-
-    store._connect = traced  # type: ignore[method-assign]
-    store.put([(shape, ids[0], epoch, b"d", "Movie", 0, None, b'{"First"')])
-    store.flush()
-    before = statements.count("COMMIT")
-    for page in range(5):  # (a page every 8 ms: the writer is free to take each one as it comes)
-        store.put([(shape, i, epoch, b"d", "Movie", 0, None, b'{"Id":"' + i.encode() + b'"')
-                   for i in ids[1 + 100 * page:101 + 100 * page]])
-        time.sleep(0.008)
-    store.flush()
-    commits = statements.count("COMMIT") - before
-    assert commits == 1, commits
-    assert {i: f.body for i, f in store.fetch(shape, ids).items()} == \
-        {ids[0]: b'{"First"', **{i: b'{"Id":"' + i.encode() + b'"' for i in ids[1:501]}}
-    store.put([(shape, ids[550], epoch, b"d", "Movie", 0, None, b'{"Last"')])
-    store.flush()  # (written now, not after the window)
-    assert store.fetch(shape, [ids[550]])[ids[550]].body == b'{"Last"'
-    store.close()
-
-
 def _listing_stored(path: Path, n: int, every: int) -> tuple[FragmentStore, int, int, list[str]]:
     """A store holding ``n`` fragments of shape "s" written in one batch in their order (a listing
     stored as a client paged through it), one of shape "t" after every ``every``-th of them:
