@@ -5,8 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPen, QPixmap
+
+# ``Qt`` (PySide6.QtCore's namespace) is imported where it is used: a drawn reel, a scanning pie, the
+# error mark and the stop square, never the icons the tray shows from its start to "running".
+# PySide makes the namespace's ~90 Python enums at its first use (~15 ms of the GIL, before the
+# server's first 200 if the start used it).
 
 STATES = ("starting", "running", "scanning", "error", "stopped")
 BADGE_COLOURS = {
@@ -38,17 +43,22 @@ def icon_file(size: int, icons_dir: Path | None = None) -> Path:
 
 
 def app_icon_pixmap(size: int = 64, icon_path: Path | None = None) -> QPixmap:
-    """The Reelroom icon from ``resources/icons`` (or ``icon_path``), scaled to ``size``; a drawn reel if missing."""
+    """The Reelroom icon from ``resources/icons`` (or ``icon_path``), scaled to ``size``; a drawn reel if missing.
+
+    Scaled by QIcon's pixmap engine at a device pixel ratio of 1: the same pixels as
+    ``QPixmap.scaled(size, size, KeepAspectRatio, SmoothTransformation)`` (the aspect ratio kept,
+    smooth scaling), without the ``Qt`` namespace's enums (see above)."""
     path = icon_path or icon_file(size)
     if path.is_file():
-        pixmap = QPixmap(str(path))
+        pixmap = QIcon(str(path)).pixmap(QSize(size, size), 1.0)
         if not pixmap.isNull():
-            return pixmap.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio,
-                                 Qt.TransformationMode.SmoothTransformation)
+            return pixmap
     return _drawn_reel(size)
 
 
 def _drawn_reel(size: int) -> QPixmap:
+    from PySide6.QtCore import Qt
+
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
@@ -83,12 +93,16 @@ def state_pixmap(state: str, progress: float | None = None, size: int = 64, icon
     painter.setBrush(QBrush(colour if state != "scanning" or progress is None else colour.lighter(170)))
     painter.drawEllipse(badge)
     if state == "scanning" and progress is not None:
+        from PySide6.QtCore import Qt
+
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)
         span = int(-360 * 16 * max(0.0, min(progress, 100.0)) / 100)
         painter.drawPie(badge.adjusted(1, 1, -1, -1), 90 * 16, span)
     painter.setPen(QColor("#ffffff"))
     if state == "error":
+        from PySide6.QtCore import Qt
+
         font = QFont()
         font.setBold(True)
         font.setPixelSize(int(radius * 1.5))
