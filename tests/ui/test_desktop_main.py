@@ -174,13 +174,14 @@ def test_before_its_server_starts_the_tray_imports_only_what_its_icon_needs(tmp_
     """Up to the server running, the tray program's work is all on one GIL: the host factory (which
     imports the server) runs past shiboken's import hook (app/pyside_imports.py), and when the
     server's thread starts the tray has imported no HTTP client, socket reader, update check,
-    chooser or window module; it shows "starting" and follows the server."""
+    chooser or window module (nor the login item's macOS plist writer); it shows "starting" and
+    follows the server."""
     seen = _start_order(tmp_path)
     assert seen["at_start"]["import_at_factory"] == "__import__"  # Python's own, not __feature_import__
     at_start = set(seen["at_start"]["modules"])
     assert "ui.tray" in at_start
     assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install",
-            "ui.folder_picker", "ui.status_window", "importlib.metadata"} & at_start == set()
+            "ui.folder_picker", "ui.status_window", "importlib.metadata", "plistlib"} & at_start == set()
     after = set(seen["after"]["modules"])
     assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install"} & after == set()
     assert seen["after"]["shown"] == "Reelroom is starting…"
