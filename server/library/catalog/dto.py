@@ -263,8 +263,6 @@ def people_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[w.BaseItemP
     return out
 
 
-
-
 def _owners_among(s: Session, item_ids: list[str]) -> list[str]:
     """The ids that own rows (versions or extras). Plain SQL text on the driver's cursor
     (``driver_rows``): SQLAlchemy spends more on building and caching a statement with a 100-value
