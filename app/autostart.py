@@ -6,7 +6,6 @@ The text each platform stores is made by pure functions so it can be tested anyw
 from __future__ import annotations
 
 import os
-import plistlib
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -89,6 +88,8 @@ def launch_agent_plist(command: Sequence[str]) -> bytes:
         "ProcessType": "Interactive",
         "LimitLoadToSessionType": "Aqua",
     }
+    import plistlib  # (macOS only: kept out of the tray's start elsewhere, with its XML parser)
+
     return plistlib.dumps(agent, fmt=plistlib.FMT_XML)
 
 

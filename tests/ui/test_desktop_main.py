@@ -132,7 +132,8 @@ class Host:
             callback(state)
 
     def start(self):
-        seen["at_start"] = {"modules": sorted(sys.modules), "import_at_factory": self.at_factory}
+        seen["at_start"] = {"modules": sorted(sys.modules), "import_at_factory": self.at_factory,
+                            "qt_namespace": "Qt" in vars(sys.modules["PySide6.QtCore"])}
         self._set("starting")  # and no further: the tray made after it shows that
 
     def stop(self, timeout=10):
@@ -149,8 +150,11 @@ def factory(data_dir, port, host):
 
 args = parse_args(["--data-dir", sys.argv[1], "--port", "0", "--host", "127.0.0.1"])
 desktop = build_desktop(args, [], factory, tray_available=True, login_item=None, update_manifest_url=None)
-seen["after"] = {"modules": sorted(sys.modules),
+seen["after"] = {"modules": sorted(sys.modules), "qt_namespace": "Qt" in vars(sys.modules["PySide6.QtCore"]),
                  "shown": desktop.controller.state_text()}
+desktop.controller._on_host_state("stopped")  # the stop square is drawn without Qt's namespace too
+seen["stopped"] = {"qt_namespace": "Qt" in vars(sys.modules["PySide6.QtCore"]),
+                   "shown": desktop.controller.state_text()}
 desktop.instance.release()
 print(json.dumps(seen))
 """
@@ -170,13 +174,24 @@ def test_before_its_server_starts_the_tray_imports_only_what_its_icon_needs(tmp_
     """Up to the server running, the tray program's work is all on one GIL: the host factory (which
     imports the server) runs past shiboken's import hook (app/pyside_imports.py), and when the
     server's thread starts the tray has imported no HTTP client, socket reader, update check,
-    chooser or window module; it shows "starting" and follows the server."""
+    chooser or window module (nor the login item's macOS plist writer); it shows "starting" and
+    follows the server."""
     seen = _start_order(tmp_path)
     assert seen["at_start"]["import_at_factory"] == "__import__"  # Python's own, not __feature_import__
     at_start = set(seen["at_start"]["modules"])
     assert "ui.tray" in at_start
     assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install",
-            "ui.folder_picker", "ui.status_window", "importlib.metadata"} & at_start == set()
+            "ui.folder_picker", "ui.status_window", "importlib.metadata", "plistlib"} & at_start == set()
     after = set(seen["after"]["modules"])
     assert {"httpx", "websockets", "ui.api_client", "ui.events", "ui.updates", "ui.web_install"} & after == set()
     assert seen["after"]["shown"] == "Reelroom is starting…"
+
+
+def test_the_tray_start_leaves_qts_namespace_unmade(tmp_path: Path) -> None:
+    """PySide makes the ~90 Python enums of ``PySide6.QtCore.Qt`` at its first use, ~15 ms of the
+    GIL; the tray's start (its window icon, the stopped, starting and running icons) does without
+    it, so the server's first 200 does not wait for it (ui/state_icon.py)."""
+    seen = _start_order(tmp_path)
+    assert seen["at_start"]["qt_namespace"] is False
+    assert seen["after"]["qt_namespace"] is False
+    assert seen["stopped"] == {"qt_namespace": False, "shown": "Reelroom is stopped"}

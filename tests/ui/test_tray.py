@@ -327,6 +327,67 @@ def test_state_icon_is_drawn_on_the_reelroom_icon(qtbot) -> None:  # noqa: ANN00
         assert drawn.pixelColor(x, y) == base.pixelColor(x, y)
 
 
+def test_the_icon_is_scaled_as_qpixmap_scaled_smoothly_keeping_its_aspect(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    """ui/state_icon.py scales through QIcon's engine (no ``Qt`` enums at start): the same pixels as
+    ``QPixmap.scaled(..., KeepAspectRatio, SmoothTransformation)``, for the bundled icons (22 px is
+    scaled from 32) and for a given file that is not square."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QColor, QPainter, QPixmap
+
+    from ui.state_icon import app_icon_pixmap, icon_file
+
+    wide = QPixmap(90, 40)
+    wide.fill(QColor("#204080"))
+    painter = QPainter(wide)
+    painter.fillRect(10, 5, 30, 20, QColor("#f0c020"))
+    painter.end()
+    wide_path = tmp_path / "wide.png"
+    assert wide.save(str(wide_path))
+    for size, path in [(n, None) for n in (16, 22, 32, 48, 64)] + [(22, wide_path), (64, wide_path)]:
+        source = QPixmap(str(path or icon_file(size)))
+        expected = source.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio,
+                                 Qt.TransformationMode.SmoothTransformation).toImage()
+        got = app_icon_pixmap(size, path)
+        assert got.devicePixelRatio() == 1.0
+        assert got.toImage() == expected, (size, path)
+    assert app_icon_pixmap(22, wide_path).size().toTuple() == (22, 9)  # its aspect kept (90 x 40)
+
+
+def test_the_badge_looks_as_drawn_with_the_painters_pen_and_brush(qtbot) -> None:  # noqa: ANN001
+    """ui/state_icon.py fills and outlines the badge as paths (no ``Qt`` enums at start); the icons
+    look as they did drawn with ``setPen``/``setBrush`` and ``drawEllipse``/``drawRect``: the same
+    pixels for the badge, the stop square within 1/255 on a few edge pixels."""
+    from PySide6.QtCore import QPointF, QRectF
+    from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+
+    from ui.state_icon import app_icon_pixmap
+
+    def classic(state: str, size: int):  # noqa: ANN202 - the badge as the painter's own calls draw it
+        pixmap = app_icon_pixmap(size)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        radius = size * 0.22
+        centre = QPointF(size - radius - 1, size - radius - 1)
+        painter.setPen(QPen(QColor("#ffffff"), max(1.0, size / 32)))
+        painter.setBrush(QBrush(QColor(BADGE_COLOURS[state])))
+        painter.drawEllipse(QRectF(centre.x() - radius, centre.y() - radius, 2 * radius, 2 * radius))
+        if state == "stopped":
+            painter.setPen(QColor("#ffffff"))
+            painter.setBrush(QColor("#ffffff"))
+            side = radius * 0.8
+            painter.drawRect(QRectF(centre.x() - side / 2, centre.y() - side / 2, side, side))
+        painter.end()
+        return pixmap.toImage()
+
+    for size in (16, 22, 32, 64, 128):
+        for state in ("starting", "running", "scanning"):
+            assert state_pixmap(state, size=size).toImage() == classic(state, size), (state, size)
+        drawn, expected = state_pixmap("stopped", size=size).toImage(), classic("stopped", size)
+        worst = max(abs(getattr(drawn.pixelColor(x, y), part)() - getattr(expected.pixelColor(x, y), part)())
+                    for x in range(size) for y in range(size) for part in ("red", "green", "blue", "alpha"))
+        assert worst <= 1, (size, worst)
+
+
 def test_scan_end_on_the_socket_before_the_http_reply_does_not_leave_the_tray_scanning(
     qtbot, fake_server: FakeServerThread, calls: BackgroundCalls, opened: list[QUrl]  # noqa: ANN001
 ) -> None:

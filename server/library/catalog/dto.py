@@ -263,23 +263,19 @@ def people_of(s: Session, item_ids: Sequence[str]) -> dict[str, list[w.BaseItemP
     return out
 
 
-_MARKERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}
-
-
 def _owners_among(s: Session, item_ids: list[str]) -> list[str]:
-    """The ids that own rows (versions or extras). Plain SQL text: SQLAlchemy spends more on
-    building and caching a statement with a 100-value IN than SQLite on answering it."""
-    conn = s.connection()
-    marker = _MARKERS.get(conn.dialect.paramstyle)
-    if marker is None:  # an unusual driver: let SQLAlchemy render it
-        return [o for (o,) in conn.execute(select(items.c.owner_id).where(items.c.owner_id.in_(item_ids))
-                                           .group_by(items.c.owner_id)).all()]
+    """The ids that own rows (versions or extras). Plain SQL text on the driver's cursor
+    (``driver_rows``): SQLAlchemy spends more on building and caching a statement with a 100-value
+    IN than SQLite on answering it, and more on running plain text than SQLite too."""
     out: list[str] = []
     for start in range(0, len(item_ids), 500):
         chunk = item_ids[start:start + 500]
-        sql = ("SELECT owner_id FROM items WHERE owner_id IN (" + ", ".join([marker] * len(chunk))
-               + ") GROUP BY owner_id")
-        out.extend(o for (o,) in conn.exec_driver_sql(sql, tuple(chunk)).all())
+        found = driver_rows(s, "SELECT owner_id FROM items WHERE owner_id IN ", chunk, " GROUP BY owner_id")
+        if found is None:  # an unusual driver: let SQLAlchemy render it
+            conn = s.connection()
+            found = conn.execute(select(items.c.owner_id).where(items.c.owner_id.in_(chunk))
+                                 .group_by(items.c.owner_id)).all()
+        out.extend(o for (o,) in found)
     return out
 
 

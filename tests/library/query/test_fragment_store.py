@@ -822,6 +822,7 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
     first one will have: the first open starts it over (nothing of it is read as format 5's three
     columns: its ``digest`` would be taken for the ``body``), the next keeps what was written; a
     reader process's store does not open it at all (the owner starts it over)."""
+    from server.library.catalog import fragment_store
     from server.readers.store import ReaderStore
 
     path = tmp_path / "fragments.sqlite3"
@@ -844,10 +845,30 @@ def test_a_format_4_file_is_started_over_never_misread(tmp_path: Path) -> None:
     assert store.open() and store.boot == 1 and store.count() == 0  # started over: a new file
     assert store.epoch(1) == epoch and store.fetch(shape, ["a" * 32]) == {}
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT
         assert [r[1] for r in conn.execute("PRAGMA table_info(fragments)")] == \
             ["n", "shape", "key", "id", "epoch", "meta", "body"]
     conn.close()
+    _kept_once(store, path, shape, epoch)
+
+
+def test_a_format_5_file_is_started_over_with_the_catch_up_index(tmp_path: Path) -> None:
+    """Format 5 (the same columns, no ``ix_fragments_n``) as that build left it: the first open
+    starts it over (every row of it was made by other code anyway: another code stamp, another
+    shape), and the new file has the index the catch-up reads; the next open keeps it."""
+    from server.library.catalog import fragment_store
+
+    path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 8192, 5, "CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+                "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, meta BLOB NOT NULL, "
+                "body BLOB NOT NULL)", 3)
+    store = FragmentStore(path)
+    assert store.open() and store.boot == 1 and store.count() == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT == 6
+        assert "ix_fragments_n" in {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    conn.close()
+    shape, epoch = store.shape("s"), store.epoch(1)
     _kept_once(store, path, shape, epoch)
 
 
@@ -960,6 +981,43 @@ def test_the_located_read_sees_every_write_and_never_another_row(tmp_path: Path)
     writer.flush()
     assert {i: f.body for i, f in store.fetch(shape, ids).items()} == {ids[5]: b'{"After"'}
     writer.close()
+    store.close()
+
+
+def test_the_rows_written_since_a_read_are_caught_up_from_an_index_alone(tmp_path: Path) -> None:
+    """A page's read first catches its map up with the rows written since it last looked
+    (``_locate``: rowid past the highest seen, in order, and the shape and key of each). Those come
+    from an index of their own, read alone: a cold page writes ~100 fragments of ~2.5 KB, ~3 to a
+    table page, and reading the three small columns from the table read ~33 pages of bodies per
+    page, in the owner and in every reader process. The answers are those of the table."""
+    path = tmp_path / "fragments.sqlite3"
+    store = FragmentStore(path)
+    assert store.open()
+    shape, other_shape, epoch = store.shape("s"), store.shape("t"), store.epoch("e")
+    ids = [f"{n:032x}" for n in range(1, 301)]
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"x" * 2500) for i in ids[:100]])
+    store.flush()
+    assert len(store.fetch(shape, ids[:100])) == 100  # (the map read)
+    store.put([(shape, i, epoch, b"d", "Movie", 0, None, b"y" * 2500) for i in ids[100:]])
+    store.put([(other_shape, i, epoch, b"d", "Movie", 0, None, b"z" * 2500) for i in ids[:50]])
+    store.flush()
+    ran: list[str] = []
+    store._conn().set_trace_callback(ran.append)
+    got = store.fetch(shape, ids)  # (caught up: every row found by its place)
+    assert {i: f.body for i, f in got.items()} == {i: b"x" * 2500 if k < 100 else b"y" * 2500 for k, i in enumerate(ids)}
+    assert len(store._located[shape].recent) == 200
+    assert len(store.fetch(other_shape, ids)) == 50  # (another shape's first read: its map, the others caught up)
+    store._conn().set_trace_callback(None)
+    catch_ups = [sql for sql in ran if sql.startswith("SELECT n, shape, key FROM fragments WHERE n > ")]
+    assert catch_ups, ran
+    with sqlite3.connect(path) as conn:
+        for sql in catch_ups:
+            plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql))
+            assert "COVERING INDEX ix_fragments_n" in plan, (sql, plan)
+            # (the same rows as the table's, in rowid order)
+            assert conn.execute(sql).fetchall() == conn.execute(sql.replace("FROM fragments", "FROM fragments NOT INDEXED")
+                                                                ).fetchall()
+    conn.close()
     store.close()
 
 
