@@ -36,7 +36,7 @@ ImageTypeLimit=1, EnableImageTypes=Primary,Backdrop,Banner,Thumb) instead of the
 browsed) instead of anywhere in the library. After each run the server's RSS is printed.
 `--sorts` measures each sort order in turn on the same library (SortName by default).
 `--keep DIR` keeps the built library under DIR/<size> and reuses it on the next run (delete it
-when done). `--readers` values may carry the owner's local slots (`1l0`: one reader,
+when done); every server then runs on a copy of it, so the kept folder stays as built. `--readers` values may carry the owner's local slots (`1l0`: one reader,
 REELROOM_READERS_LOCAL=0) and its adaptive share (`1l0s0`: REELROOM_READERS_SHARE=0, off) and end
 in `h0` (`1l0h0`: REELROOM_READERS_HANDOFF=0, the owner relays the readers' replies instead of
 handing them the client's socket: the hand-off against the relay in one checkout), or be `auto`; with `--baseline` that checkout runs each value too
@@ -440,9 +440,23 @@ def measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dic
     """One server (from the checkout ``root``) on the built library: 1 client, N clients (httpx),
     then wrk (if installed). ``--store cold`` deletes the fragment store first; ``warm`` deletes
     it and makes a pass over every page before measuring."""
-    if args.store in ("cold", "warm"):
+    copy = None
+    if args.keep:  # (a kept library is never served itself: its store, sign-ins and records stay as built)
+        copy = Path(tempfile.mkdtemp(prefix="reelroom-items-bench-"))
+        shutil.copytree(data, copy / data.name, symlinks=True,
+                        ignore=shutil.ignore_patterns(Path(STORE_FILE).name + "*") if args.store in ("cold", "warm") else None)
+        data = copy / data.name
+    elif args.store in ("cold", "warm"):
         for p in data.glob(STORE_FILE + "*"):
             p.unlink()
+    try:
+        return _measure(root, data, info, args)
+    finally:
+        if copy is not None:
+            shutil.rmtree(copy, ignore_errors=True)
+
+
+def _measure(root: Path, data: Path, info: dict, args: argparse.Namespace) -> dict:
     proc, url = start_server(data, root=root)
     try:
         token, user_id = sign_in(url)
@@ -493,11 +507,12 @@ def readers_compare(data: Path, info: dict, args: argparse.Namespace) -> None:
                     | ({"REELROOM_READERS_HANDOFF": handoff} if handoff else {}) \
                     | ({"REELROOM_ITEMS_LANE": "0"} if n.endswith("~off") else {})
                 where = data
-                if args.store in ("cold", "warm"):
+                if args.store in ("cold", "warm") or args.keep:  # (a kept library is never served itself)
                     where = Path(tempfile.mkdtemp(prefix="reelroom-readers-bench-")) / data.name
                     copies.append(where.parent)
                     shutil.copytree(data, where, symlinks=True,
-                                    ignore=shutil.ignore_patterns("fragments.sqlite3*"))
+                                    ignore=shutil.ignore_patterns(Path(STORE_FILE).name + "*") if args.store in ("cold", "warm")
+                                    else None)
                 proc, url = start_server(where, root=root, env=env)
                 servers[label + n] = (proc, url, *sign_in(url))
                 if args.store == "warm":
