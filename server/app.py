@@ -13,6 +13,7 @@ import importlib
 import logging
 import pkgutil
 import re
+from copy import copy
 from typing import Any
 
 from litestar import Litestar, Router
@@ -22,6 +23,7 @@ from litestar.exceptions import HTTPException, ImproperlyConfiguredException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.routes import BaseRoute, HTTPRoute, WebSocketRoute
+from litestar.utils.path import join_paths
 
 import server.api
 from server.api.base import (
@@ -128,6 +130,15 @@ class _LazyHandlerMap(dict[str, tuple[HTTPRouteHandler, Any]]):
                 dict.__setitem__(self, method, (handler, handler.create_kwargs_model(path_parameters=path_parameters)))
 
 
+class _FirstRoute:
+    """What ``HTTPRoute.create_options_handler`` reads of its route: the methods (the first route's)."""
+
+    __slots__ = ("methods",)
+
+    def __init__(self, methods: set[str]) -> None:
+        self.methods = methods
+
+
 class _App(Litestar):
     @property
     def route_handler_method_map(self) -> _PathIndex:  # type: ignore[override]
@@ -148,15 +159,69 @@ class _App(Litestar):
 
     def __init__(self, **kwargs: Any) -> None:
         # While Litestar registers the handlers given here, the routing trie is built once at the
-        # end instead of after each handler (each build validated the whole trie again: quadratic).
+        # end instead of after each handler (each build validated the whole trie again: quadratic),
+        # and the HTTP handlers are gathered and made into routes together (_register_batch).
         self.__dict__["_registering"] = True
+        self.__dict__["_batch"] = []
         super().__init__(**kwargs)
+        self._flush_batch()
         self.__dict__["_registering"] = False
         self.asgi_router.construct_routing_trie()
 
     def register(self, value: Any) -> None:  # type: ignore[override]  # as Litestar.register
-        """Litestar's ``register``, with HTTP routes compiled on first use (``_LazyHandlerMap``)."""
-        routes: list[BaseRoute] = Router.register(self, value=value)
+        """Litestar's ``register``, with HTTP routes compiled on first use (``_LazyHandlerMap``).
+        While the app is made, plain HTTP handlers wait to be registered together, in order."""
+        if self.__dict__.get("_registering") and isinstance(value, HTTPRouteHandler):
+            self.__dict__["_batch"].append(value)
+            return
+        self._flush_batch()  # anything else keeps its place among the handlers
+        self._add_routes(Router.register(self, value=value))
+
+    def _flush_batch(self) -> None:
+        batch = self.__dict__.get("_batch")
+        if batch:
+            self.__dict__["_batch"] = []
+            self._add_routes(self._register_batch(batch))
+
+    def _register_batch(self, handlers: list[HTTPRouteHandler]) -> list[BaseRoute]:
+        """What ``Router.register`` makes of these HTTP handlers registered one after another, with
+        each path's route made once. One by one, Litestar makes a path's route at its first
+        handler (with an OPTIONS handler answering that route's methods: the first handler's), and
+        at each further handler a new route of all the path's handlers, the first OPTIONS handler
+        kept; so ~400 handlers made ~470 routes and OPTIONS handlers, each found again by a scan
+        of every route. Here: the handlers of each path in order of first appearance, the
+        OPTIONS handler made as the first route made it (the same ``Allow``: tests/system/
+        test_app_routes.py compares the routes with Litestar's), the routes in Litestar's order."""
+        by_path: dict[str, list[HTTPRouteHandler]] = {}
+        for value in handlers:
+            value = self._validate_registration_value(value)
+            copied = copy(value)  # as get_route_handler_map: one copy for all its paths
+            for route_path in value.paths:
+                by_path.setdefault(join_paths([self.path, route_path]), []).append(copied)
+        routes: list[BaseRoute] = []
+        for path, path_handlers in by_path.items():
+            ordered = list(dict.fromkeys(reversed(path_handlers)))  # the latest first, as Litestar adds them
+            existing = [h for h in dict.fromkeys(self.route_handler_method_map.get(path, {}).values())
+                        if isinstance(h, HTTPRouteHandler)]
+            if existing:  # a route made before this batch: replaced by one with its handlers too
+                ordered.extend(existing)
+                index = next(i for i, r in enumerate(self.routes) if r.path == path)
+                route = HTTPRoute(path=path, route_handlers=ordered)
+                self.routes[index] = route
+            else:
+                first = path_handlers[0]
+                if "OPTIONS" not in first.http_methods:
+                    # the OPTIONS handler of the first handler's route: its Allow names that route's methods
+                    first_route = _FirstRoute({*first.http_methods, "OPTIONS"})
+                    options = HTTPRoute.create_options_handler(first_route, path)  # type: ignore[arg-type]
+                    options.owner = first.owner
+                    ordered.append(options)
+                route = HTTPRoute(path=path, route_handlers=ordered)
+                self.routes.append(route)
+            routes.append(route)
+        return routes
+
+    def _add_routes(self, routes: list[BaseRoute]) -> None:
         for route in routes:
             if isinstance(route, HTTPRoute):
                 route.route_handler_map = _LazyHandlerMap(self, route)  # type: ignore[assignment]

@@ -41,6 +41,7 @@ FILE = os.path.join(os.path.dirname(__file__), "__pycache__",
 #: past this many texts the file keeps only what the saving process used (old texts go)
 MOST = 2000
 _HEADER = MAGIC_NUMBER + bytes([sys.flags.optimize & 0xFF])
+EVAL = "\0eval\0"  # the key of an expression's code: its text after this (no source text holds a NUL)
 
 _codes: dict[str, CodeType] = {}  # text -> its code: the file's texts this process has not run yet
 _new: dict[str, CodeType] = {}  # texts compiled here that the file lacks, until saved
@@ -53,27 +54,44 @@ _exec = builtins.exec
 
 def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:  # noqa: A002
     """``exec`` as the ``dataclasses`` module calls it, with a text's compiled code kept."""
-    global _compiled
     if globals is None:  # exec's own default: the caller's namespaces
         frame = sys._getframe(1)
         globals = frame.f_globals  # noqa: A001
         if locals is None:
             locals = frame.f_locals
     if type(source) is str and _active:
-        # Each text's entry goes as it is used, while the start still allocates (its memory is
-        # reused at once, as a compile's is; kept to the end it stayed as ~1 MiB of holes). A
-        # second class with the same text (~20 at start) compiles it again.
-        code = _codes.pop(source, None)
-        if code is None:
-            code = _new.get(source)
-            if code is None:
-                code = compile(source, "<string>", "exec", dont_inherit=True)
-                if hash(source) not in _used:  # not a text of the file this process ran already
-                    _new[source] = code
-                    _compiled += 1
-        _used.add(hash(source))
-        source = code
+        source = _kept(source, source, "exec")
     _exec(source, globals, locals)
+
+
+def cached_compile(source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False,
+                   optimize: int = -1, **kwargs: Any) -> Any:
+    """``compile`` as ``typing`` calls it (``typing.ForwardRef``: an annotation's text, ``"<string>"``,
+    ``"eval"``; ~670 at a start, most of them SQLAlchemy's and Litestar's), with the code kept.
+    ``typing`` has no ``__future__`` import, so its calls inherit no flags: nor do these."""
+    if type(source) is str and filename == "<string>" and mode == "eval" and not flags and optimize == -1 \
+            and not kwargs and _active:
+        return _kept(EVAL + source, source, "eval")
+    return compile(source, filename, mode, flags, True, optimize, **kwargs)
+
+
+def _kept(key: str, source: str, mode: str) -> CodeType:
+    """The code of ``source`` compiled in ``mode``: kept by an earlier run, else compiled now."""
+    global _compiled
+    # Each text's entry goes as it is used, while the start still allocates (its memory is reused
+    # at once, as a compile's is; kept to the end it stayed as ~1 MiB of holes). A second class
+    # with the same text (~20 at start) compiles it again. An expression's stays (to ``settle``):
+    # the ~220 texts are small, and asked ~670 times.
+    code = _codes.get(key) if mode == "eval" else _codes.pop(key, None)
+    if code is None:
+        code = _new.get(key)
+        if code is None:
+            code = compile(source, "<string>", mode, dont_inherit=True)
+            if hash(key) not in _used:  # not a text of the file this process ran already
+                _new[key] = code
+                _compiled += 1
+    _used.add(hash(key))
+    return code
 
 
 def _read() -> dict[str, CodeType]:
@@ -91,13 +109,16 @@ def _read() -> dict[str, CodeType]:
 
 
 def install() -> None:
-    """Give ``dataclasses`` the caching ``exec`` (once), with the texts kept by earlier runs."""
+    """Give ``dataclasses`` the caching ``exec`` and ``typing`` the caching ``compile`` (once), with
+    the texts kept by earlier runs."""
     import dataclasses
+    import typing
 
     if vars(dataclasses).get("exec") is cached_exec:
         return
     _codes.update(_read())
     dataclasses.exec = cached_exec  # type: ignore[attr-defined]  # a module global before the builtin
+    typing.compile = cached_compile  # type: ignore[attr-defined]  # (the same)
     atexit.register(save)
 
 
