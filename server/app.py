@@ -194,7 +194,7 @@ class _App(Litestar):
         test_app_routes.py compares the routes with Litestar's), the routes in Litestar's order."""
         by_path: dict[str, list[HTTPRouteHandler]] = {}
         for value in handlers:
-            value = self._validate_registration_value(value)
+            value.owner = self  # (what _validate_registration_value does with a handler)
             copied = copy(value)  # as get_route_handler_map: one copy for all its paths
             for route_path in value.paths:
                 by_path.setdefault(join_paths([self.path, route_path]), []).append(copied)

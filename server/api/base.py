@@ -14,6 +14,7 @@ below reads the operation's security scopes from the same table.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -37,6 +38,21 @@ from server.http import limits
 from server.http.fast_query import FastKwargs, QueryParser, compile_parser
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
+
+
+@functools.cache
+def _slot_names(cls: type) -> tuple[str, ...]:
+    """The attribute names of a class whose instances have slots only (as ``copyreg._slotnames``)."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            if name.startswith("__") and not name.endswith("__"):  # a private name, as stored
+                name = f"_{klass.__name__.lstrip('_')}{name}"
+            names.append(name)
+    return tuple(names)
 
 
 class _Route(HTTPRouteHandler):
@@ -78,6 +94,18 @@ class _Route(HTTPRouteHandler):
         function keeps), without expanding it."""
         declared = getattr(self, "declared", None)
         return f"{declared.__module__}.{declared.__qualname__}" if declared is not None else super().__str__()
+
+    def __copy__(self) -> _Route:
+        """``copy.copy`` (Litestar registers a copy of each handler): the same attributes, without
+        the generic reduce protocol's state dictionaries (~4 µs a handler instead of ~9)."""
+        cls = type(self)
+        new = object.__new__(cls)
+        for name in _slot_names(cls):
+            try:
+                setattr(new, name, getattr(self, name))
+            except AttributeError:  # not set on this handler: not on its copy either
+                pass
+        return new
 
     def create_kwargs_model(self, path_parameters: Any) -> KwargsModel:
         """Litestar's kwargs model, with the handler's query and path parameters parsed in one pass
