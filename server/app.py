@@ -202,10 +202,11 @@ class _App(Litestar):
                     order.append((path, None))
                 by_path[path].append(copied)
         routes: list[BaseRoute] = []
-        for path, value in order:
-            if path is None:
+        for slot, value in order:
+            if slot is None:
                 routes += Router.register(self, value=value)
                 continue
+            path = slot
             path_handlers = by_path[path]
             first = path_handlers[0]
             ordered = list(dict.fromkeys(reversed(path_handlers)))  # the latest first, as Litestar adds them

@@ -25,16 +25,16 @@ points in a frozen app, and only reads it.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import atexit
 import builtins
 import marshal
 import os
 import sys
 import threading
-from importlib.util import MAGIC_NUMBER
 from collections.abc import Callable
+from importlib.util import MAGIC_NUMBER
 from types import CodeType
 from typing import Any
 

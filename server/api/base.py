@@ -14,7 +14,6 @@ below reads the operation's security scopes from the same table.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -39,20 +38,24 @@ from server.http.fast_query import FastKwargs, QueryParser, compile_parser
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
+_SLOT_NAMES: dict[type, tuple[str, ...]] = {}
 
-@functools.cache
+
 def _slot_names(cls: type) -> tuple[str, ...]:
     """The attribute names of a class whose instances have slots only (as ``copyreg._slotnames``)."""
-    names: list[str] = []
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
-            if name in ("__dict__", "__weakref__"):
-                continue
-            if name.startswith("__") and not name.endswith("__"):  # a private name, as stored
-                name = f"_{klass.__name__.lstrip('_')}{name}"
-            names.append(name)
-    return tuple(names)
+    names = _SLOT_NAMES.get(cls)
+    if names is None:
+        found: list[str] = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name in ("__dict__", "__weakref__"):
+                    continue
+                if name.startswith("__") and not name.endswith("__"):  # a private name, as stored
+                    name = f"_{klass.__name__.lstrip('_')}{name}"
+                found.append(name)
+        names = _SLOT_NAMES[cls] = tuple(found)
+    return names
 
 
 class _Route(HTTPRouteHandler):
