@@ -51,6 +51,7 @@ _compiled = 0  # texts compiled here that the file lacked (for the tests and the
 _active = True  # until ``settle``: afterwards dataclasses compile as without the cache
 _lock = threading.Lock()
 _exec = builtins.exec
+_eval = builtins.eval
 
 
 def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:  # noqa: A002
@@ -82,6 +83,25 @@ def caching_compile(inherited: int) -> Callable[..., Any]:
 
     cached_compile.inherited = inherited  # type: ignore[attr-defined]
     return cached_compile
+
+
+def caching_eval(inherited: int) -> Callable[..., Any]:
+    """An ``eval`` for a module's globals that keeps the code of the texts it evaluates, as
+    ``caching_compile``: ``collections``' (``namedtuple`` makes each class's ``__new__`` from text,
+    ~50 at a start)."""
+
+    def cached_eval(source: Any, globals: Any = None, locals: Any = None, /) -> Any:  # noqa: A002
+        if globals is None:  # eval's own default: the caller's namespaces
+            frame = sys._getframe(1)
+            globals = frame.f_globals  # noqa: A001
+            if locals is None:
+                locals = frame.f_locals
+        if type(source) is str and _active:
+            text = source.lstrip(" \t")  # (as eval reads a text)
+            source = _kept(f"\0eval\0{inherited}\0<string>\0{text}", text, "eval", "<string>", inherited, keep=True)
+        return _eval(source, globals, locals)
+
+    return cached_eval
 
 
 def _kept(key: str, source: str, mode: str, filename: str = "<string>", flags: int = 0, keep: bool = False) -> CodeType:
@@ -170,6 +190,7 @@ def _unseed() -> None:
 def install() -> None:
     """Give ``dataclasses`` the caching ``exec`` and ``typing`` the caching ``compile`` (once), with
     the texts kept by earlier runs."""
+    import collections
     import dataclasses
     import typing
 
@@ -178,6 +199,7 @@ def install() -> None:
     _codes.update(_read())
     dataclasses.exec = cached_exec  # type: ignore[attr-defined]  # a module global before the builtin
     typing.compile = caching_compile(0)  # type: ignore[attr-defined]  # (the same; typing has no __future__)
+    collections.eval = caching_eval(0)  # type: ignore[attr-defined]  # (nor has collections)
     if not all(m in sys.modules for m in COMPILING):
         sys.meta_path.insert(0, _seeder)
     atexit.register(save)

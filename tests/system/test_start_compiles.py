@@ -1,7 +1,8 @@
 """server/code_cache.py keeps, besides the dataclasses' methods, what a start compiles from text
 through ``compile``: ``typing``'s forward references (an annotation's text, ~670 at a start) and
 the functions SQLAlchemy's decorators generate as text (~120). A start after one that kept them
-compiles none of them, and the kept code is the code ``compile`` makes.
+compiles none of them, and the kept code is the code ``compile`` makes; so are the texts
+``collections.namedtuple`` evaluates (each class's ``__new__``, ~50).
 
 Each start runs in a fresh interpreter, with the cache pointed at the test's own file."""
 
@@ -17,24 +18,38 @@ ROOT = Path(__file__).resolve().parents[2]
 
 START = '''
 import builtins, json, sys
-counts = {"forward": 0, "sqlalchemy": 0}
+counts = {"forward": 0, "sqlalchemy": 0, "namedtuple": 0}
 real = builtins.compile
+real_eval = builtins.eval
 
 
 def counting(source, filename, mode, *args, **kwargs):
-    if mode == "eval" and filename == "<string>":
+    if mode == "eval" and filename == "<string>" and str(source).startswith("lambda _cls"):
+        counts["namedtuple"] += 1  # (a namedtuple's __new__ compiled for the cache)
+    elif mode == "eval" and filename == "<string>":
         counts["forward"] += 1
     elif isinstance(filename, str) and filename.startswith("<sqlalchemy generated"):
         counts["sqlalchemy"] += 1
     return real(source, filename, mode, *args, **kwargs)
 
 
+def counting_eval(source, *args):
+    if isinstance(source, str) and sys._getframe(1).f_globals.get("__name__") == "collections":
+        counts["namedtuple"] += 1
+    if not args:
+        frame = sys._getframe(1)
+        args = (frame.f_globals, frame.f_locals)
+    return real_eval(source, *args)
+
+
 builtins.compile = counting
+builtins.eval = counting_eval
 from server import code_cache
 code_cache.FILE = sys.argv[1]
 code_cache._codes.clear()  # server/__init__ installed the cache with the tree's file: the test's instead
+code_cache._new.clear()  # (and what it compiled before this line: not the test's)
 code_cache._codes.update(code_cache._read())
-counts.update(forward=0, sqlalchemy=0)
+counts.update(forward=0, sqlalchemy=0, namedtuple=0)
 import typing
 import sqlalchemy, sqlalchemy.dialects.sqlite  # SQLAlchemy's forward references and generated functions
 import litestar  # Litestar's forward references
@@ -43,9 +58,13 @@ text = "dict[str, list[int]] | None"
 ref = typing.ForwardRef(text)
 made = real(text, "<string>", "eval")
 from sqlalchemy.util import langhelpers
+import collections
+Point = collections.namedtuple("Point", "x y", defaults=(0,))
+point = Point(1)
 print(json.dumps({**counts, "saved": code_cache.save(), "same": ref.__forward_code__ == made,
                   "evaluated": ref._evaluate({}, {}, frozenset()) == (dict[str, list[int]] | None),
                   "langhelpers": langhelpers.__dict__.get("compile") is not None,
+                  "point": [list(point), point._replace(y=2).y, Point._fields],
                   "seeder_left": any(type(f).__name__ == "_Seeder" for f in sys.meta_path)}))
 '''
 
@@ -62,9 +81,11 @@ def test_a_start_after_one_that_kept_them_compiles_no_forward_reference_nor_gene
     cache = tmp_path / "dataclass-code.bin"
     first = _start(cache)
     assert first["forward"] > 100 and first["sqlalchemy"] > 50  # compiled, and kept
+    assert first["namedtuple"] > 0
     assert first["saved"] is True
     second = _start(cache)
-    assert second["forward"] == 0 and second["sqlalchemy"] == 0
+    assert second["forward"] == 0 and second["sqlalchemy"] == 0 and second["namedtuple"] == 0
     for run in (first, second):
         assert run["same"] is True and run["evaluated"] is True
         assert run["langhelpers"] is True and run["seeder_left"] is False
+        assert run["point"] == [[1, 0], 2, ["x", "y"]]
