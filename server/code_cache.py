@@ -22,6 +22,12 @@ never under ``PYTHONDONTWRITEBYTECODE``, in a PyInstaller bundle (``sys.frozen``
 installed app's) nor where the folder is not writable. A bundle carries the file made at build time
 (``installer/inputs.py`` ``write_code_cache``) in ``_internal/server/__pycache__/``, where ``FILE``
 points in a frozen app, and only reads it.
+
+The same file keeps the code of what else a start compiles from text: ``typing``'s forward
+references (``typing.compile``), the functions SQLAlchemy's decorators generate
+(``sqlalchemy.util.langhelpers``' ``compile``, set as that module loads: ``_Seeder``) and each
+namedtuple's ``__new__`` (``collections.eval``); each with the flags its caller's call inherits, keyed
+by mode, flags, file name and text (``caching_compile``, ``caching_eval``).
 """
 
 from __future__ import annotations
