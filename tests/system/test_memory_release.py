@@ -297,19 +297,22 @@ def test_the_trimmer_releases_while_a_background_fill_reads(tmp_path: Path) -> N
         db.close()
 
 
-def _open_connections() -> int:
-    """sqlite3 connections of this process still open (a closed one refuses ``total_changes``)."""
+def _open_connections(db_file: Path) -> int:
+    """sqlite3 connections of this process still open on ``db_file`` (a closed one refuses
+    ``total_changes``). Only that file's: connections other tests left open in the same process,
+    or a background thread of theirs opening one meanwhile, do not count."""
     import gc
     import sqlite3
 
-    def is_open(conn: sqlite3.Connection) -> bool:
+    def is_ours(conn: sqlite3.Connection) -> bool:
         try:
             conn.total_changes  # noqa: B018  (raises once closed)
-        except sqlite3.ProgrammingError:
+            files = conn.execute("PRAGMA database_list").fetchall()  # (the server's: check_same_thread off)
+        except sqlite3.Error:  # closed, or another thread's connection that refuses this one
             return False
-        return True
+        return any(row[1] == "main" and row[2] and Path(row[2]).resolve() == db_file.resolve() for row in files)
 
-    return sum(1 for o in gc.get_objects() if type(o) is sqlite3.Connection and is_open(o))
+    return sum(1 for o in gc.get_objects() if type(o) is sqlite3.Connection and is_ours(o))
 
 
 def test_release_closes_the_idle_connections_so_their_statements_and_schema_go(tmp_path: Path) -> None:
@@ -317,7 +320,7 @@ def test_release_closes_the_idle_connections_so_their_statements_and_schema_go(t
     the schema (0.16 MiB) beside its page cache; ``PRAGMA shrink_memory`` gave back only the pages.
     The release closes the idle connections; the next read opens one again, with the server's
     pragmas, and answers the same."""
-    opened = _open_connections()
+    opened = _open_connections(tmp_path / "big.db")
     db = _filled(tmp_path)
     used = _sqlite_memory()
     try:
@@ -329,7 +332,7 @@ def test_release_closes_the_idle_connections_so_their_statements_and_schema_go(t
         finally:
             for s in sessions:
                 s.close()
-        assert _open_connections() == opened + 3
+        assert _open_connections(tmp_path / "big.db") == opened + 3
         if used is not None:
             db.release_memory()
             kept = used()
@@ -338,7 +341,7 @@ def test_release_closes_the_idle_connections_so_their_statements_and_schema_go(t
             assert used() <= kept + (64 << 10), (kept, used())
         else:
             assert db.release_memory() == 3
-        assert _open_connections() == opened  # the three closed
+        assert _open_connections(tmp_path / "big.db") == opened  # the three closed
         assert db.release_memory() == 0  # none opened since: none taken (taking one would open it)
         assert db.read_sync(lambda s: [s.execute(q).scalar_one() for q in shapes]) == counts[0]
         assert _read_all(db) == before
@@ -354,7 +357,7 @@ def test_release_closes_the_idle_connections_so_their_statements_and_schema_go(t
 
 
 def test_a_connection_in_use_during_the_release_is_left_open_and_closed_by_the_next(tmp_path: Path) -> None:
-    opened = _open_connections()
+    opened = _open_connections(tmp_path / "big.db")
     db = _filled(tmp_path)
     try:
         _read_all(db)
@@ -363,8 +366,8 @@ def test_a_connection_in_use_during_the_release_is_left_open_and_closed_by_the_n
         assert db.release_memory() >= 2
         assert busy.execute(text("SELECT v FROM t WHERE id = 8")).scalar_one() == f"{8:0900d}"  # still works
         busy.close()
-        assert _open_connections() == opened + 1
+        assert _open_connections(tmp_path / "big.db") == opened + 1
         assert db.release_memory() == 1  # the one that was in use
-        assert _open_connections() == opened
+        assert _open_connections(tmp_path / "big.db") == opened
     finally:
         db.close()
