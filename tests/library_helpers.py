@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +21,19 @@ def allow_roots(live: LiveServer, *roots: str) -> None:
         allowed = list(dict.fromkeys([*(current.get("AllowedRoots") or []), *map(str, roots)]))
         r = c.post("/System/Configuration/filesystem", json={"RestrictToAllowedRoots": True, "AllowedRoots": allowed})
         assert r.status_code == 204, r.text
+
+
+@contextmanager
+def store_off(live: LiveServer) -> Iterator[None]:
+    """While the block runs, the served server's items are built from rows: its fragment store off
+    and its kept fragments dropped (what a page is compared with)."""
+    svc = live.ctx.items
+    store, svc.store = svc.store, None
+    try:
+        svc.fragments.clear()
+        yield
+    finally:
+        svc.store = store
 
 
 def open_store(live: LiveServer, timeout: float = 30):

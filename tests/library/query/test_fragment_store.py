@@ -33,6 +33,7 @@ from tests.library_helpers import (
     refresh_and_wait,
     restarted,
     songs_movie_show_server,
+    store_off,
     wait_for_artwork,
 )
 from tests.mediagen import make_audio, make_image
@@ -77,13 +78,8 @@ def _stored(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> byt
 
 def _built(live: LiveServer, c: httpx.Client, params: dict, camel: bool) -> bytes:
     """The page as the server builds it without the store (and without kept fragments)."""
-    svc = live.ctx.items
-    store, svc.store = svc.store, None
-    try:
-        svc.fragments.clear()
+    with store_off(live):
         return _page(c, params, camel)
-    finally:
-        svc.store = store
 
 
 def _items(body: bytes, camel: bool) -> list[dict]:

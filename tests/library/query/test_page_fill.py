@@ -21,7 +21,7 @@ import pytest
 from server.library.catalog import fragment_store, page_fill
 from server.library.catalog.items import FRAGMENT_MODULES, FRAGMENT_SEEDS, fragment_code_stamp, module_file
 from tests.conftest import LiveServer, complete_wizard, start_server, stop_server
-from tests.library_helpers import add_library_and_scan, open_store, restarted, wait_for_artwork
+from tests.library_helpers import add_library_and_scan, open_store, restarted, store_off, wait_for_artwork
 from tests.mediagen import make_audio
 
 TITLES = ("Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta")
@@ -40,13 +40,8 @@ def _page(c: httpx.Client, params: dict, start: int = 0) -> bytes:
 
 def _built(live: LiveServer, c: httpx.Client, params: dict, start: int = 0) -> bytes:
     """The page as the server builds it without the store (and without kept fragments)."""
-    svc = live.ctx.items
-    store, svc.store = svc.store, None
-    try:
-        svc.fragments.clear()
+    with store_off(live):
         return _page(c, params, start)
-    finally:
-        svc.store = store
 
 
 def _user_data(live: LiveServer) -> list[tuple]:

@@ -30,7 +30,7 @@ from server.db.tables import Item
 from server.library.catalog import fragment_store, page_fill, query
 from tests.conftest import LiveServer, complete_wizard, sqlite_only, start_server, stop_server
 from tests.library.query.factory import Factory
-from tests.library_helpers import open_store
+from tests.library_helpers import open_store, store_off
 
 BIG = 1100  # items of the listing: more than DEEP_PAGE (1000), so its last page is a deep one
 PAGE = 50  # the fill's page here (22 pages; the last two start past DEEP_PAGE)
@@ -73,13 +73,8 @@ def _page(c: httpx.Client, big: str, start: int) -> bytes:
 
 def _built(live: LiveServer, c: httpx.Client, big: str, start: int) -> bytes:
     """The page as the server builds it without the store, kept fragments or kept orderings."""
-    svc = live.ctx.items
-    store, svc.store = svc.store, None
-    try:
-        svc.fragments.clear()
+    with store_off(live):
         return _page(c, big, start)
-    finally:
-        svc.store = store
 
 
 def _one_pass(live: LiveServer, c: httpx.Client, big: str) -> None:
