@@ -126,6 +126,40 @@ def test_the_bundle_carries_its_dataclass_code_and_starts_without_writing_it(ins
     assert snapshot() == before
 
 
+def test_the_tray_keeps_pythons_import_before_pyside6s_runtime_hook(installed: Path):
+    """PyInstaller's PySide6 run-time hook imports QtCore (and with it shiboken's import hook) before
+    the entry point; the tray's own run-time hook runs first and imports app.pyside_imports, which
+    keeps Python's own import for the hosted server's modules (app/pyside_imports.py). Without it
+    the bundle imported the whole server through shiboken's hook (~0.14 G instructions a start)."""
+    readers = pytest.importorskip("PyInstaller.archive.readers")
+    scripts = [name for name, entry in readers.CArchiveReader(str(installed / "opt/reelroom/reelroom")).toc.items()
+               if entry[-1] == "s"]  # the scripts the bootloader runs, in order
+    assert "rthook_plain_import" in scripts and "pyi_rth_pyside6" in scripts, scripts
+    assert scripts.index("rthook_plain_import") < scripts.index("pyi_rth_pyside6"), scripts
+    headless = [name for name, entry in
+                readers.CArchiveReader(str(installed / "opt/reelroom/reelroom-server")).toc.items() if entry[-1] == "s"]
+    assert "rthook_plain_import" not in headless and "pyi_rth_pyside6" not in headless, headless
+    assert (installed / "opt/reelroom/_internal/app/pyside_imports.pyc").is_file()
+
+
+def test_the_trays_migration_child_loads_no_qt(installed: Path, tmp_path: Path):
+    """The server's children started from the tray executable (a migration, a reader) never use Qt:
+    PyInstaller's PySide6 run-time hook, which imports QtCore in every process of that executable,
+    finds PySide6 not importable in them (installer/rthook_plain_import.py), so they do not load
+    Qt (~0.1 s of CPU each, on a first start's path); the tray itself still does. glibc's loader
+    names each library it loads (LD_DEBUG=libs)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "LD_DEBUG": "libs",
+           "REELROOM_MIGRATE_URL": f"sqlite:///{tmp_path / 'migrated.db'}"}
+    tray = str(installed / "opt/reelroom/reelroom")
+    migrate = subprocess.run([tray, "--reelroom-migrate"], env=env, capture_output=True, text=True, timeout=300)
+    assert migrate.returncode == 0, migrate.stderr[-3000:]
+    assert (tmp_path / "migrated.db").stat().st_size > 0  # it migrated
+    assert "libQt6Core" not in migrate.stderr and "libpython3" in migrate.stderr
+    shown = subprocess.run([tray, "--help"], env=env, capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0 and "usage: reelroom" in shown.stdout, shown.stderr[-3000:]
+    assert "libQt6Core" in shown.stderr  # the tray program itself still loads Qt (the check can see it)
+
+
 def test_bundled_web_client(installed: Path, tmp_path: Path):
     """The installed bundle hosts the web app it carries (built with REELROOM_WEB_DIST): /web/index.html
     and a content-hashed asset, and its license notes name jellyfin-web."""
