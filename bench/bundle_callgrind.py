@@ -119,6 +119,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="reelroom-bundle-cg-"))
     keep = args.keep or work
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the source tree's bytecode and dataclass code kept, as a user's
     xvfb = None
     if args.program == "tray":
         from xvfb_session import XvfbSession

@@ -142,6 +142,22 @@ def test_the_tray_keeps_pythons_import_before_pyside6s_runtime_hook(installed: P
     assert (installed / "opt/reelroom/_internal/app/pyside_imports.pyc").is_file()
 
 
+def test_the_bundle_ships_what_a_start_would_compile_or_read_as_source(installed: Path):
+    """shiboken's signature support as files with unchecked bytecode in shiboken6/files.dir (else
+    compiled from libshiboken's embedded zip at every start of the tray), and anyio's __init__
+    source beside its bytecode (its lazy importer reads it; without it anyio imported all its
+    submodules): installer/inputs.py write_shiboken_support, write_package_sources."""
+    from importlib.util import cache_from_source
+
+    internal = installed / "opt/reelroom/_internal"
+    for source in (internal / "shiboken6/files.dir/shibokensupport/signature/loader.py",
+                   internal / "shiboken6/files.dir/shibokensupport/feature.py",
+                   internal / "anyio/__init__.py", internal / "anyio/abc/__init__.py"):
+        assert source.is_file(), source
+        pyc = Path(cache_from_source(str(source))).read_bytes()
+        assert int.from_bytes(pyc[4:8], "little") == 0b01, source  # PEP 552 hash-based, unchecked
+
+
 def test_the_trays_migration_child_loads_no_qt(installed: Path, tmp_path: Path):
     """The server's children started from the tray executable (a migration, a reader) never use Qt:
     PyInstaller's PySide6 run-time hook, which imports QtCore in every process of that executable,

@@ -176,3 +176,125 @@ def test_the_bundle_gets_the_dataclass_code_a_start_compiles(tmp_path):
     without = _frozen_start(bare / made.name, tmp_path / "data2")
     assert without["kept"] == 0 and without["compiled"] > 100 and without["saved"] is False
     assert not any(bare.iterdir())
+
+
+_SHIBOKEN_START = r"""
+import builtins, json, sys
+compiled = []
+plain = builtins.compile
+def counting(source, filename, *args, **kwargs):
+    compiled.append(str(filename))
+    return plain(source, filename, *args, **kwargs)
+builtins.compile = counting
+import shiboken6
+import PySide6.QtCore  # noqa: F401  (shiboken loads its signature support here)
+print(json.dumps({"shiboken6": shiboken6.__file__, "support": sys.modules["shibokensupport"].__file__,
+                  "compiled": compiled, "loader": sys.modules["shibokensupport.signature.loader"].__file__}))
+"""
+
+
+def _start_pyside(shiboken_folder: Path | None) -> dict:
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    env.pop("SBK_EMBED", None)
+    if shiboken_folder is not None:
+        env["PYTHONPATH"] = str(shiboken_folder.parent)
+    out = subprocess.run([sys.executable, "-c", _SHIBOKEN_START], env=env, cwd=shiboken_folder or ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_tray_bundle_gets_shibokens_support_as_compiled_files(tmp_path):
+    """PySide6's first import loads shiboken's signature support (``shibokensupport``, ~120,000
+    characters) from a zip embedded in libshiboken, compiling it at every start; with a
+    ``files.dir`` folder next to shiboken6/__init__ it imports it from there instead.
+    ``inputs.write_shiboken_support`` writes that folder with its bytecode (unchecked: a bundle's
+    files do not change) and the spec ships it with the tray: a start laid out so (shiboken6's
+    files linked, its __init__ copied, as the bundle's own folder) compiles none of it."""
+    import importlib.util
+
+    pytest = __import__("pytest")
+    pytest.importorskip("PySide6")
+    import shiboken6
+
+    support = inputs.write_shiboken_support(tmp_path / "support")
+    sources = sorted(support.rglob("*.py"))
+    assert support / "shibokensupport" / "signature" / "loader.py" in sources
+    for source in sources:
+        pyc = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+        assert int.from_bytes(pyc[4:8], "little") == 0b01  # PEP 552: hash-based, never checked
+    spec = (ROOT / "installer" / "reelroom.spec").read_text()
+    assert "inputs.write_shiboken_support(" in spec and '"shiboken6/files.dir"' in spec
+
+    folder = tmp_path / "site" / "shiboken6"
+    folder.mkdir(parents=True)
+    for path in Path(shiboken6.__file__).parent.iterdir():
+        if path.name not in ("__init__.py", "files.dir", "__pycache__"):
+            (folder / path.name).symlink_to(path)
+    (folder / "__init__.py").write_bytes(Path(shiboken6.__file__).read_bytes())
+
+    embedded = _start_pyside(folder)  # no files.dir yet: the embedded zip, as main's bundle
+    assert embedded["shiboken6"] == str(folder / "__init__.py")
+    assert len([f for f in embedded["compiled"] if f.startswith("shibokensupport/")]) >= 10
+
+    (folder / "files.dir").symlink_to(support, target_is_directory=True)
+    from_files = _start_pyside(folder)
+    assert Path(from_files["support"]).resolve() == (support / "shibokensupport" / "__init__.py").resolve()
+    assert not [f for f in from_files["compiled"] if "shibokensupport" in f], from_files["compiled"]
+    assert Path(from_files["loader"]).resolve() == (support / "shibokensupport/signature/loader.py").resolve()
+
+
+def test_the_bundle_ships_anyios_init_source_with_its_bytecode(tmp_path):
+    """anyio's lazy importer reads its package's source (``inspect.getsource``); from bytecode only
+    (a bundle) it imports all its submodules at once. ``inputs.write_package_sources`` gives the
+    spec each such ``__init__.py`` with unchecked bytecode in ``__pycache__``: a start imports the
+    source file's bytecode (nothing compiled) and anyio stays lazy, as from source."""
+    import json
+    import importlib.util
+    import os
+    import subprocess
+
+    datas = inputs.write_package_sources(tmp_path / "sources")
+    assert ("anyio", "anyio") in {(Path(src).parent.name, dest) for src, dest in datas}
+    spec = (ROOT / "installer" / "reelroom.spec").read_text()
+    assert "inputs.write_package_sources(" in spec
+
+    # A bundle's layout: anyio's modules as bytecode only, plus the shipped __init__ source and its pyc.
+    import anyio
+
+    site = tmp_path / "site"
+    for path in Path(anyio.__file__).parent.rglob("*.py"):
+        target = site / "anyio" / path.relative_to(Path(anyio.__file__).parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        import py_compile
+
+        py_compile.compile(str(path), cfile=str(target.with_suffix(".pyc")), doraise=True)
+    for src, dest in datas:
+        (site / dest).mkdir(parents=True, exist_ok=True)
+        (site / dest / Path(src).name).write_bytes(Path(src).read_bytes())
+    code = ("import builtins, json, sys\nseen = []\nplain = builtins.compile\n"
+            "builtins.compile = lambda s, f, *a, **k: (seen.append(str(f)), plain(s, f, *a, **k))[1]\n"
+            "import anyio\nprint(json.dumps({'file': anyio.__file__, 'compiled': seen,\n"
+            "  'eager': sorted(m for m in sys.modules if m.startswith('anyio.streams'))}))")
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["file"] == str(site / "anyio" / "__init__.py")
+    # its lazy importer parses the source (ast, as from source); the module itself is not compiled
+    assert seen["compiled"] == [seen["file"]] * len(seen["compiled"]) and len(seen["compiled"]) <= 2
+    assert seen["eager"] == []  # lazy: no stream module imported by ``import anyio``
+    pyc = Path(importlib.util.cache_from_source(str(site / "anyio" / "__init__.py"))).read_bytes()
+    assert int.from_bytes(pyc[4:8], "little") == 0b01
+
+    # Without the source (main's bundle) the same layout imports every stream module at once.
+    (site / "anyio" / "__init__.py").unlink()
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["eager"]
