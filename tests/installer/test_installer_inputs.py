@@ -217,7 +217,8 @@ def test_the_tray_bundle_gets_shibokens_support_as_compiled_files(tmp_path):
     files linked, its __init__ copied, as the bundle's own folder) compiles none of it."""
     import importlib.util
 
-    pytest = __import__("pytest")
+    import pytest
+
     pytest.importorskip("PySide6")
     import shiboken6
 
@@ -253,9 +254,10 @@ def test_the_bundle_ships_anyios_init_source_with_its_bytecode(tmp_path):
     (a bundle) it imports all its submodules at once. ``inputs.write_package_sources`` gives the
     spec each such ``__init__.py`` with unchecked bytecode in ``__pycache__``: a start imports the
     source file's bytecode (nothing compiled) and anyio stays lazy, as from source."""
-    import json
     import importlib.util
+    import json
     import os
+    import py_compile
     import subprocess
 
     datas = inputs.write_package_sources(tmp_path / "sources")
@@ -270,8 +272,6 @@ def test_the_bundle_ships_anyios_init_source_with_its_bytecode(tmp_path):
     for path in Path(anyio.__file__).parent.rglob("*.py"):
         target = site / "anyio" / path.relative_to(Path(anyio.__file__).parent)
         target.parent.mkdir(parents=True, exist_ok=True)
-        import py_compile
-
         py_compile.compile(str(path), cfile=str(target.with_suffix(".pyc")), doraise=True)
     for src, dest in datas:
         (site / dest).mkdir(parents=True, exist_ok=True)
