@@ -7,9 +7,9 @@ run-time hooks, the tray's QApplication (under Xvfb) and its hosted server, up t
 on /System/Info/Public, where callgrind dumps (``callgrind_control -d``) and the program is
 killed. A restart on a copy of ``--library`` or an empty data folder, started once before without
 valgrind, for 3 s past its first 200 (a source tree's dataclass code is then saved).
-Each process's instructions are reported (the main one, and the children: migration, readers,
-Qt's D-Bus autolaunch), with the functions of the main one that differ most between the trees
-(``--top``).
+Each process's instructions are reported, with and without argon2's (the dummy password hash,
+queued at ready, which under valgrind can run before the 200's reply). A forked child's file
+starts from its parent's counts (callgrind copies them at the fork): read the main process's.
 
     python bench/bundle_callgrind.py --binary this=dist/reelroom/reelroom-server \\
         --binary main=/tmp/main/dist/reelroom/reelroom-server --compare --library /tmp/pages-lib/100000
@@ -48,18 +48,25 @@ def status(port: int) -> int:
     return int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
 
 
-def totals(out_dir: Path) -> dict[str, int]:
-    """Instructions per output file (``cg.<pid>.<n>``: one per process image)."""
+def totals(out_dir: Path) -> dict[str, tuple[int, int]]:
+    """Per output file (``cg.<pid>.<n>``, ``.1`` the part dumped at the first 200): its command, its
+    instructions and those of argon2's library in it (the dummy password hash, queued at ready: on
+    a normal start it runs after the first 200, under valgrind it can run before the reply)."""
     found = {}
     for path in sorted(out_dir.glob("cg.*")):
         text = path.read_text(errors="replace")
         cmd = re.search(r"^cmd: (.*)$", text, re.M)
         summary = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
-        found[f"{path.name} {cmd.group(1)[:90] if cmd else '?'}"] = int(summary.group(1)) if summary else 0
+        if not summary or not int(summary.group(1)):
+            continue  # the part after the dump, cut short by SIGKILL
+        shown = subprocess.run(["callgrind_annotate", "--threshold=100", str(path)], capture_output=True,
+                               text=True).stdout
+        argon2 = sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^\s*([\d,]+) .*_argon2", shown, re.M))
+        found[f"{path.name} {cmd.group(1)[:80] if cmd else '?'}"] = (int(summary.group(1)), argon2)
     return found
 
 
-def run(label: str, command: list[str], data: Path, env: dict[str, str], out_dir: Path) -> dict[str, int]:
+def run(label: str, command: list[str], data: Path, env: dict[str, str], out_dir: Path) -> dict[str, tuple[int, int]]:
     out_dir.mkdir(parents=True)
     port = free_port()
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--trace-children=yes", "--dump-instr=no",
@@ -85,17 +92,7 @@ def run(label: str, command: list[str], data: Path, env: dict[str, str], out_dir
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    # Only what was dumped at the first 200 for the main process; the children's whole runs.
-    found = {}
-    for name, count in totals(out_dir).items():
-        file = name.split(" ", 1)[0]
-        pid = file.split(".")[1]
-        if pid == str(proc.pid) and not re.search(r"cg\.\d+\.\d+\.\d+$|-01$", file):
-            dumped = list(out_dir.glob(f"{file}*first200*")) + list(out_dir.glob(f"{file}-01"))
-            if dumped:
-                continue
-        found[name] = count
-    return found
+    return totals(out_dir)
 
 
 def main() -> None:
@@ -133,26 +130,25 @@ def main() -> None:
             if args.library is not None:
                 shutil.copytree(args.library, data)
             # A restart: started once without valgrind.
-            if True:
-                port = free_port()
-                first = subprocess.Popen([*command, "--data-dir", str(data), "--port", str(port), "--host",
-                                          "127.0.0.1"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
-                deadline = time.monotonic() + 120
-                while time.monotonic() < deadline:
-                    try:
-                        if status(port) == 200:
-                            break
-                    except OSError:
-                        time.sleep(0.2)
-                time.sleep(3)  # past settle(): a source tree then has its dataclass code (server/code_cache.py)
-                first.send_signal(signal.SIGTERM)
-                first.wait(60)
+            port = free_port()
+            first = subprocess.Popen([*command, "--data-dir", str(data), "--port", str(port), "--host",
+                                      "127.0.0.1"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                try:
+                    if status(port) == 200:
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            time.sleep(3)  # past settle(): a source tree then has its dataclass code (server/code_cache.py)
+            first.send_signal(signal.SIGTERM)
+            first.wait(60)
             found = run(label, command, data, env, keep / label)
             shutil.rmtree(data, ignore_errors=True)
             print(f"{label}: load average {os.getloadavg()[0]:.1f}")
-            for name, count in found.items():
-                print(f"  {count / 1e9:7.3f} G  {name}")
+            for name, (count, argon2) in found.items():
+                print(f"  {count / 1e9:7.3f} G, {(count - argon2) / 1e9:7.3f} G less argon2  {name}")
     finally:
         if xvfb is not None:
             xvfb.__exit__(None, None, None)
