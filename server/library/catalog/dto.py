@@ -566,7 +566,7 @@ def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], p
     """The images an item borrows from its season, series, album and parent (the first of them
     that has each kind). An item with one such parent (a track's album, its ``parent_id`` too)
     applies that parent's kept plan (``_lent``); a longer chain is walked
-    (``_apply_parent_chain``): the same DTO either way (``tests/library/catalog/test_parent_images.py``)."""
+    (``_apply_parent_chain``): the same DTO either way (``tests/library/query/test_parent_images.py``)."""
     get = parents.get
     series_id, album_id = getattr(row, "series_id", None), getattr(row, "album_id", None)
     arts: list[tuple[str, _ParentArt]] = []
@@ -605,7 +605,7 @@ def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], p
     dto.ImageBlurHashes = hashes
 
 
-def _apply_parent_chain(dto: w.BaseItemDto, row: ItemRow, images: list[dict], parents: dict[str, Any],
+def _apply_parent_chain(dto: w.BaseItemDto, row: ItemRow, images: list[dict[str, Any]], parents: dict[str, Any],
                         opts: DtoOptions, arts: list[tuple[str, _ParentArt]]) -> None:
     """``_apply_parent_images`` for any chain of parents ``arts`` ((id, art), nearest first)."""
     get = parents.get
