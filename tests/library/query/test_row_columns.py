@@ -24,7 +24,7 @@ from server.library.catalog.dto import (
     options_from,
     row_columns,
 )
-from server.library.catalog.query import ItemRow, driver_rows, get_rows, narrow_reader, narrow_select
+from server.library.catalog.query import ItemRow, driver_rows, get_rows, narrow_select
 from server.wire.casing import encode_wire
 from server.wire.models import ENUMS
 
@@ -138,21 +138,3 @@ def test_narrow_select_keeps_the_column_order_and_refuses_unknown_columns():
     assert sql.count("NULL") == len(ItemRow._fields) - 2
     with pytest.raises(ValueError):
         narrow_select(("id", "no_such_column"))
-
-
-@pytest.mark.parametrize("fields", [["PrimaryImageAspectRatio"], [], ["Overview", "Genres", "DateCreated", "Path"]],
-                         ids=lambda f: ",".join(f) or "none")
-def test_the_narrow_reader_gives_the_rows_narrow_select_gives(engine, fields):
-    """``narrow_reader`` (InstantMix's playable test) reads only the kept columns and makes the
-    whole row's values in memory: the same ItemRows as ``narrow_select``'s NULLs, every kind of item."""
-    columns = row_columns(options_from(fields, user_id=None, can_delete=True))
-    sql, whole = narrow_reader(columns)
-    assert whole is not None and "NULL" not in sql and sql.count('"') == 2 * len(columns)
-    with Session(engine) as s:
-        found = driver_rows(s, sql + " WHERE id IN ", ALL)
-        assert found is not None and all(len(values) == len(columns) for values in found)
-        read = {r.id: r for r in (ItemRow.from_db(whole(values)) for values in found)}
-        assert [read[i] for i in ALL] == _rows(s, columns)
-    assert narrow_reader(None) == (narrow_select(None), None)
-    with pytest.raises(ValueError):
-        narrow_reader(("id", "no_such_column"))
