@@ -38,7 +38,7 @@ from server.library.catalog.query import (
     get_row,
     get_rows,
     item_rows,
-    narrow_reader,
+    narrow_select,
     parental_conditions,
     parental_where,
 )
@@ -581,7 +581,7 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
                   columns: tuple[str, ...] | None = None) -> set[str]:
     """The candidates that are audio tracks (not extras) the viewer may see; with ``rows``, their
     rows are read (into it) by the same statement (only ``columns`` of them, the others None:
-    ``query.narrow_reader``), else their ids only (the rows of the picked ones are read after, or
+    ``query.narrow_select``), else their ids only (the rows of the picked ones are read after, or
     not at all when the store has them).
     Type, owner and library are spelled so that no index serves them (coalesce): SQLite would
     otherwise walk the type index over every track instead of looking the ids up (70 ms vs
@@ -594,12 +594,10 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
     from_db = ItemRow.from_db
     # the viewer's rules as driver SQL (made once per rules and rating list): no select to build
     where = parental_where(s, parental) if parental is not None and parental.active else ("", ())
-    # (only the columns the build reads, made whole rows in memory: query.narrow_reader)
-    select_rows, whole = narrow_reader(columns) if rows is not None else ("", None)
     for start in range(0, len(candidates), 500):
         chunk = candidates[start:start + 500]
         if where is not None:
-            head = _SELECT_PLAYABLE if rows is None else select_rows + " WHERE " + _PLAYABLE
+            head = _SELECT_PLAYABLE if rows is None else narrow_select(columns) + " WHERE " + _PLAYABLE
             if allowed is not None:
                 head += "coalesce(library_id, '') IN (" + ", ".join([_marker(s)] * len(libs)) + ") AND "
             if where[0]:
@@ -610,7 +608,7 @@ def _playable_ids(s: Session, candidates: list[str], allowed: frozenset[str] | N
                     out.update(r[0] for r in found)
                 else:
                     for values in found:
-                        row = from_db(values if whole is None else whole(values))
+                        row = from_db(values)
                         rows[row.id] = row
                         out.add(row.id)
                 continue

@@ -28,7 +28,6 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from sqlalchemy import (
@@ -1442,26 +1441,6 @@ def narrow_select(columns: tuple[str, ...] | None) -> str:
     if unknown:
         raise ValueError(f"not columns of items: {sorted(unknown)}")
     return "SELECT " + ", ".join(f'"{c}"' if c in keep else "NULL" for c in _ITEM_COLUMNS) + " FROM items"
-
-
-@lru_cache(maxsize=64)
-def narrow_reader(columns: tuple[str, ...] | None) -> tuple[str, Callable[[Sequence[Any]], tuple[Any, ...]] | None]:
-    """``narrow_select``'s rows read as only the columns in ``columns``: (``SELECT <those columns,
-    in the table's order> FROM items``, a function that makes of one such row the values
-    ``narrow_select`` gives, the other columns None) -- the same ``ItemRow.from_db``, without
-    ~20 NULLs a row through the driver (each column a row costs the driver the same, NULL or
-    not: ~12% of a cold InstantMix's CPU went to its rows' NULL columns). ``columns`` None:
-    every column, no function (the values are the row's)."""
-    if columns is None:
-        return narrow_select(None), None
-    keep = set(columns)
-    unknown = keep - set(_ITEM_COLUMNS)
-    if unknown:
-        raise ValueError(f"not columns of items: {sorted(unknown)}")
-    read = [c for c in _ITEM_COLUMNS if c in keep]
-    at = {c: i for i, c in enumerate(read)}
-    whole = itemgetter(*[at.get(c, len(read)) for c in _ITEM_COLUMNS])  # (len(read): the None put after)
-    return "SELECT " + ", ".join(f'"{c}"' for c in read) + " FROM items", lambda values: whole((*values, None))
 
 
 def item_rows(result: Iterable[Sequence[Any]]) -> list[ItemRow]:
