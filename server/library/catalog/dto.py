@@ -482,11 +482,13 @@ def _first_of(images: list[dict], kind: str) -> dict | None:
 
 
 class _ParentArt(NamedTuple):
-    """A parent's images as ``_apply_parent_images`` reads them: its backdrops in order, and the
-    first image of each type."""
+    """A parent's images as ``_apply_parent_images`` reads them: its backdrops in order, the
+    first image of each type, and what it lends an item that has it as its only parent
+    (``_lent``: by the item's own image types and the options, made once each)."""
 
     backdrops: list[dict[str, Any]]
     first: dict[str, dict[str, Any]]
+    plans: dict[tuple[Any, ...], _Lent]
 
 
 def _art_in(text: str | None) -> _ParentArt:
@@ -498,7 +500,7 @@ def _art_in(text: str | None) -> _ParentArt:
             backdrops.append(image)
         if kind not in first:
             first[kind] = image
-    return _ParentArt(backdrops, first)
+    return _ParentArt(backdrops, first, {})
 
 
 #: ``_ParentArt`` of a parent row by its images_json, kept for the last 4,096 texts (a mix of
@@ -510,8 +512,61 @@ _PARENT_KINDS = (("Logo", "ParentLogoItemId", "ParentLogoImageTag"),
                  ("Art", "ParentArtItemId", "ParentArtImageTag"))
 
 
+class _Lent(NamedTuple):
+    """What one parent's images lend an item (``_ParentArt.plans``): the DTO's attributes to set
+    (``_PARENT_ID``: the parent's id), the backdrop tags (a list made per item), and the images
+    whose BlurHash goes into ImageBlurHashes, in ``_apply_parent_chain``'s order."""
+
+    sets: tuple[tuple[str, Any], ...]
+    backdrop_tags: tuple[str, ...] | None
+    hashes: tuple[tuple[str, str, str], ...]
+
+
+_PARENT_ID = object()  # (in ``_Lent.sets``: the parent's id, put in when applied)
+_NO_TYPES: frozenset[str] = frozenset()
+
+
+def _lent(art: _ParentArt, own_types: frozenset[str], limit: int | None, is_series: bool, is_album: bool) -> _Lent:
+    """``_apply_parent_chain`` for a chain of the one parent ``art`` (``is_series``/``is_album``:
+    it is the item's series / album), as a plan: the same attributes, tags and hashes."""
+    sets: list[tuple[str, Any]] = []
+    noted: list[dict[str, Any]] = []
+    backdrop_tags: tuple[str, ...] | None = None
+    if "Backdrop" not in own_types and art.backdrops:
+        sets.append(("ParentBackdropItemId", _PARENT_ID))
+        backdrop_tags = tuple(i["Tag"] for i in art.backdrops[: limit or None])
+        noted.extend(art.backdrops)
+    for kind, id_attr, tag_attr in _PARENT_KINDS:
+        if kind in own_types:
+            continue
+        image = art.first.get(kind)
+        if image is not None:
+            sets.extend(((id_attr, _PARENT_ID), (tag_attr, image["Tag"])))
+            noted.append(image)
+    primary = art.first.get("Primary")
+    if "Primary" not in own_types and primary is not None:
+        sets.extend((("ParentPrimaryImageItemId", _PARENT_ID), ("ParentPrimaryImageTag", primary["Tag"])))
+        noted.append(primary)
+    if is_series:
+        if primary is not None:
+            sets.append(("SeriesPrimaryImageTag", primary["Tag"]))
+            noted.append(primary)
+        thumb = art.first.get("Thumb")
+        if thumb is not None:
+            sets.append(("SeriesThumbImageTag", thumb["Tag"]))
+    if is_album and primary is not None:
+        sets.append(("AlbumPrimaryImageTag", primary["Tag"]))
+        noted.append(primary)
+    return _Lent(tuple(sets), backdrop_tags,
+                 tuple((i["Type"], i["Tag"], i["BlurHash"]) for i in noted if i.get("BlurHash")))
+
+
 def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], parents: dict[str, Any],
                          opts: DtoOptions) -> None:
+    """The images an item borrows from its season, series, album and parent (the first of them
+    that has each kind). An item with one such parent (a track's album, its ``parent_id`` too)
+    applies that parent's kept plan (``_lent``); a longer chain is walked
+    (``_apply_parent_chain``): the same DTO either way (``tests/library/query/test_parent_images.py``)."""
     get = parents.get
     series_id, album_id = getattr(row, "series_id", None), getattr(row, "album_id", None)
     arts: list[tuple[str, _ParentArt]] = []
@@ -519,9 +574,42 @@ def _apply_parent_images(dto: w.BaseItemDto, row: ItemRow, images: list[dict], p
         if x:
             p = get(x)
             if p is not None and p.type not in ("CollectionFolder", "Folder"):
+                if arts and arts[-1][0] == p.id:  # (a track's album is its parent too: lends nothing more)
+                    continue
                 arts.append((p.id, _parent_art(p.images_json)))
     if not arts:
         return
+    if len(arts) > 1:
+        _apply_parent_chain(dto, row, images, parents, opts, arts)
+        return
+    pid, art = arts[0]
+    own_types = frozenset([i["Type"] for i in images]) if images else _NO_TYPES
+    series = get(series_id) if series_id else None
+    album = get(album_id) if album_id else None
+    key = (own_types, opts.image_type_limit, series is not None and series.id == pid,
+           album is not None and album.id == pid)
+    plans = art.plans
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _lent(art, *key)
+    for attr, value in plan.sets:
+        setattr(dto, attr, pid if value is _PARENT_ID else value)
+    if plan.backdrop_tags is not None:
+        dto.ParentBackdropImageTags = list(plan.backdrop_tags)
+    hashes = dto.ImageBlurHashes if isinstance(dto.ImageBlurHashes, dict) else {}
+    for kind, tag, blur in plan.hashes:
+        found = hashes.get(kind)
+        if found is None:
+            found = hashes[kind] = {}
+        found[tag] = blur
+    dto.ImageBlurHashes = hashes
+
+
+def _apply_parent_chain(dto: w.BaseItemDto, row: ItemRow, images: list[dict[str, Any]], parents: dict[str, Any],
+                        opts: DtoOptions, arts: list[tuple[str, _ParentArt]]) -> None:
+    """``_apply_parent_images`` for any chain of parents ``arts`` ((id, art), nearest first)."""
+    get = parents.get
+    series_id, album_id = getattr(row, "series_id", None), getattr(row, "album_id", None)
     hashes = dto.ImageBlurHashes if isinstance(dto.ImageBlurHashes, dict) else {}
 
     def note_hash(image: dict) -> None:
@@ -933,14 +1021,21 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
                                known))
     made: list[tuple[str, Any, bytes, int | None]] = []
     out: list[bytes] = []
+    append = out.append
+    cast, versions, extras, parents, ctypes, tiles = b.cast, b.versions, b.extras, b.parents, b.ctypes, b.tiles
+    want_user_data, get_ud = b.want_user_data, b.uds.get
+    # (an item without data of the user and no played counts, most of a page: the no-data
+    # template with its id, as _user_data_bytes makes it, in the item's one join)
+    parts = _no_data_parts(camel)
+    simple = len(parts) == 3  # (the id twice: Key and ItemId)
+    ud_head, ud_middle, ud_tail = (user_key + parts[0], parts[1], parts[2] + b"}") if simple else (b"", b"", b"")
     for i, r in enumerate(rows):
         counts = counts_of[i]
         head = heads[i]
         if head is None:
-            dto = _build_one(r, opts, server_id, None, counts, b.cast, b.versions, b.extras, b.parents, b.ctypes,
-                             False)
-            if r.id in b.tiles:
-                dto.Trickplay = b.tiles[r.id]
+            dto = _build_one(r, opts, server_id, None, counts, cast, versions, extras, parents, ctypes, False)
+            if tiles and r.id in tiles:
+                dto.Trickplay = tiles[r.id]
             child_count = child_counts[i] if child_counts is not None else None
             if child_count:
                 dto.ChildCount = child_count
@@ -950,11 +1045,17 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
             if store is not None:
                 writes.append((store.shape, r.id, store.epoch, digests[i][0], r.type, int(bool(r.is_folder)),
                                r.run_time_ticks, head))
-        if b.want_user_data:
-            ud = _user_data_bytes(r, b.uds.get(r.id), counts, camel)
-            out.append(b"".join((head, user_key, ud, b"}")))
+        if want_user_data:
+            item_id = r.id
+            ud_row = get_ud(item_id)
+            if simple and ud_row is None and (counts is None or r.type not in _PLAYED_FOLDERS):
+                encoded = item_id.encode()
+                if len(encoded) == 32 and encoded.isalnum():
+                    append(b"".join((head, ud_head, encoded, ud_middle, encoded, ud_tail)))
+                    continue
+            append(b"".join((head, user_key, _user_data_bytes(r, ud_row, counts, camel), b"}")))
         else:
-            out.append(head + b"}")
+            append(head + b"}")
     if made and cache is not None:
         cache.put_many(shape, made)
     if store is not None:
@@ -963,6 +1064,13 @@ def _real_fragments(s: Session, rows: Sequence[ItemRow], opts: DtoOptions, serve
         if valid:
             store.store.mark_valid(store.epoch, store.shape, valid)
     return out
+
+
+#: the Fields ``_build_one`` tests one by one after the common ones (those sets only when one is asked)
+_PROJECTED_FIELDS = frozenset((
+    "Width", "Height", "DateCreated", "SortName", "OriginalTitle", "Overview", "Taglines", "Path", "Etag", "Genres",
+    "Studios", "Tags", "ProviderIds", "ExternalUrls", "People", "ProductionLocations", "RemoteTrailers", "CanDelete",
+    "CanDownload", "LockedFields", "Settings", "Chapters", "LocalTrailerCount", "SpecialFeatureCount"))
 
 
 def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: FolderCounts | None,
@@ -1038,70 +1146,71 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
         dto.HasSubtitles = '"Subtitle"' in (r.media_streams_json or "")
         if "IsHD" in f:
             dto.IsHD = bool(r.width and r.width >= 1200)
-    if "Width" in f and r.width:
-        dto.Width = r.width
-    if "Height" in f and r.height:
-        dto.Height = r.height
-    # projected fields
-    if "DateCreated" in f:
-        dto.DateCreated = r.date_created
-    if "SortName" in f:
-        dto.SortName = r.sort_name
-    if "SortName" in f and r.forced_sort_name:
-        dto.ForcedSortName = r.forced_sort_name
-    if "OriginalTitle" in f and r.original_title and r.type != "TvChannel":
-        dto.OriginalTitle = r.original_title
-    if "Overview" in f:
-        dto.Overview = r.overview
-    if "Taglines" in f:
-        dto.Taglines = [r.tagline] if r.tagline else []
-    if "Path" in f:
-        dto.Path = r.path
-    if "Etag" in f:
-        dto.Etag = etag(r)
-    if "Genres" in f:
-        genres = _list(r.genres_json)
-        dto.Genres = genres
-        dto.GenreItems = _name_pairs(genres, "MusicGenre" if r.media_type == "Audio" or r.type == "MusicAlbum"
-                                     else "Genre")
-    if "Studios" in f:
-        dto.Studios = _name_pairs(_list(r.studios_json), "Studio")
-    if "Tags" in f:
-        dto.Tags = _list(r.tags_json)
-    provider_ids = None
-    if "ProviderIds" in f or "ExternalUrls" in f:
-        provider_ids = decode_json(r.provider_ids_json, {})
-        provider_ids = {k: str(v) for k, v in provider_ids.items()} if isinstance(provider_ids, dict) else {}
-        if "ProviderIds" in f:
-            dto.ProviderIds = provider_ids
-        if "ExternalUrls" in f:
-            dto.ExternalUrls = [w.ExternalUrl(Name=_EXTERNAL_URLS[k][0], Url=_EXTERNAL_URLS[k][1].format(v))
-                                for k, v in provider_ids.items() if k in _EXTERNAL_URLS]
-    if "People" in f:
-        dto.People = cast.get(r.id, [])
-    if "ProductionLocations" in f:
-        dto.ProductionLocations = []
-    if "RemoteTrailers" in f:
-        dto.RemoteTrailers = []
-    if "CanDelete" in f:
-        dto.CanDelete = bool(opts.can_delete and r.type not in ("CollectionFolder", "UserRootFolder")
-                             and r.path is not None)
-    if "CanDownload" in f:
-        dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
-    if "LockedFields" in f or "Settings" in f:
-        dto.LockedFields = [x for x in _list(r.locked_fields_json) if not x.startswith("~")]  # merge.py
-        dto.LockData = bool(r.is_locked)
-    if "Chapters" in f:
-        try:
-            dto.Chapters = _CHAPTERS.decode(r.chapters_json or "[]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            dto.Chapters = []
-    if "LocalTrailerCount" in f or "SpecialFeatureCount" in f:
-        trailers, specials = extras.get(r.id, (0, 0))
-        if "LocalTrailerCount" in f:
-            dto.LocalTrailerCount = trailers
-        if "SpecialFeatureCount" in f:
-            dto.SpecialFeatureCount = specials
+    if not f.isdisjoint(_PROJECTED_FIELDS):  # (most lists ask none of these: one test, not ~25)
+        if "Width" in f and r.width:
+            dto.Width = r.width
+        if "Height" in f and r.height:
+            dto.Height = r.height
+        # projected fields
+        if "DateCreated" in f:
+            dto.DateCreated = r.date_created
+        if "SortName" in f:
+            dto.SortName = r.sort_name
+        if "SortName" in f and r.forced_sort_name:
+            dto.ForcedSortName = r.forced_sort_name
+        if "OriginalTitle" in f and r.original_title and r.type != "TvChannel":
+            dto.OriginalTitle = r.original_title
+        if "Overview" in f:
+            dto.Overview = r.overview
+        if "Taglines" in f:
+            dto.Taglines = [r.tagline] if r.tagline else []
+        if "Path" in f:
+            dto.Path = r.path
+        if "Etag" in f:
+            dto.Etag = etag(r)
+        if "Genres" in f:
+            genres = _list(r.genres_json)
+            dto.Genres = genres
+            dto.GenreItems = _name_pairs(genres, "MusicGenre" if r.media_type == "Audio" or r.type == "MusicAlbum"
+                                         else "Genre")
+        if "Studios" in f:
+            dto.Studios = _name_pairs(_list(r.studios_json), "Studio")
+        if "Tags" in f:
+            dto.Tags = _list(r.tags_json)
+        provider_ids = None
+        if "ProviderIds" in f or "ExternalUrls" in f:
+            provider_ids = decode_json(r.provider_ids_json, {})
+            provider_ids = {k: str(v) for k, v in provider_ids.items()} if isinstance(provider_ids, dict) else {}
+            if "ProviderIds" in f:
+                dto.ProviderIds = provider_ids
+            if "ExternalUrls" in f:
+                dto.ExternalUrls = [w.ExternalUrl(Name=_EXTERNAL_URLS[k][0], Url=_EXTERNAL_URLS[k][1].format(v))
+                                    for k, v in provider_ids.items() if k in _EXTERNAL_URLS]
+        if "People" in f:
+            dto.People = cast.get(r.id, [])
+        if "ProductionLocations" in f:
+            dto.ProductionLocations = []
+        if "RemoteTrailers" in f:
+            dto.RemoteTrailers = []
+        if "CanDelete" in f:
+            dto.CanDelete = bool(opts.can_delete and r.type not in ("CollectionFolder", "UserRootFolder")
+                                 and r.path is not None)
+        if "CanDownload" in f:
+            dto.CanDownload = bool(opts.can_download and not is_folder and r.path is not None)
+        if "LockedFields" in f or "Settings" in f:
+            dto.LockedFields = [x for x in _list(r.locked_fields_json) if not x.startswith("~")]  # merge.py
+            dto.LockData = bool(r.is_locked)
+        if "Chapters" in f:
+            try:
+                dto.Chapters = _CHAPTERS.decode(r.chapters_json or "[]")
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                dto.Chapters = []
+        if "LocalTrailerCount" in f or "SpecialFeatureCount" in f:
+            trailers, specials = extras.get(r.id, (0, 0))
+            if "LocalTrailerCount" in f:
+                dto.LocalTrailerCount = trailers
+            if "SpecialFeatureCount" in f:
+                dto.SpecialFeatureCount = specials
     # media
     if not is_folder and r.media_type in ("Video", "Audio"):
         want_streams = "MediaStreams" in f or "MediaSources" in f
@@ -1125,7 +1234,11 @@ def _build_one(r: ItemRow, opts: DtoOptions, server_id: str, ud: Any, counts: Fo
         if "RecursiveItemCount" in f:
             dto.RecursiveItemCount = 0
     # images
-    images = images_of(r) if (opts.enable_images or "PrimaryImageAspectRatio" in f) else []
+    if opts.enable_images or "PrimaryImageAspectRatio" in f:
+        text = getattr(r, "images_json", None)
+        images = _images_in(text) if text and text != "[]" else []  # (most tracks have none of their own)
+    else:
+        images = []
     if opts.enable_images:
         _apply_images(dto, images, opts)
         _apply_parent_images(dto, r, images, parents, opts)

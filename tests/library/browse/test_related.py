@@ -293,3 +293,43 @@ def test_recommendations_keep_to_the_viewers_parental_rules(browse_server):
         finally:
             rate(hidden, "")
             policy(MaxParentalRating=None)
+
+
+@pytest.mark.parametrize("shape", [
+    {"fields": "PrimaryImageAspectRatio"},
+    {"fields": "PrimaryImageAspectRatio,Genres,DateCreated,Path,MediaSourceCount,CanDelete,SortName",
+     "ImageTypeLimit": "1", "EnableImageTypes": "Primary,Backdrop,Thumb"},
+])
+def test_each_track_of_a_mix_is_its_items_dto_and_an_edit_shows_in_the_next_mix(browse_server, shape):
+    """Song, album and artist mixes, asked over and over (the first asks store their tracks'
+    fragments, the later ones build them: dto._real_fragments, the parents' kept image plans):
+    each track is the DTO GET /Items gives it with the same Fields and image options, in both
+    casings; a track renamed shows in the next mix."""
+    live = browse_server
+    songs = ids_by_name(live, "Audio")
+    albums = ids_by_name(live, "MusicAlbum")
+    band = one(live, type="MusicArtist", name="Band").id
+    paths = [f"/Songs/{songs['Tune 2']}/InstantMix", f"/Albums/{albums['First Album']}/InstantMix",
+             f"/Artists/{band}/InstantMix"]
+    with live.admin() as c:
+        def check(path: str, camel: bool) -> list[dict]:
+            headers = {"Accept": 'application/json; profile="CamelCase"'} if camel else {}
+            mix = c.get(path, params={"userId": live.admin_id, **shape}, headers=headers)
+            assert mix.status_code == 200
+            got = mix.json()["items" if camel else "Items"]
+            ids = [i["id" if camel else "Id"] for i in got]
+            page = c.get("/Items", params={"userId": live.admin_id, "ids": ",".join(ids), **shape}, headers=headers)
+            by_id = {i["id" if camel else "Id"]: i for i in page.json()["items" if camel else "Items"]}
+            assert got and [by_id[i] for i in ids] == got, path
+            return got
+
+        for _ in range(3):
+            for path in paths:
+                for camel in (False, True):
+                    check(path, camel)
+        old = _edit(c, songs["Tune 3"], Name="Tune 3 (edited)")
+        try:
+            names = {i["Name"] for i in check(paths[0], False)}
+            assert "Tune 3 (edited)" in names and "Tune 3" not in names
+        finally:
+            _edit(c, songs["Tune 3"], **old)
