@@ -514,7 +514,10 @@ class ServerContext:
             self.options.migration.wait()  # raises MigrationFailed
         elif self.options.database_url is None and create_at_head(self.paths.database_file):
             log.info("Created the database at the newest schema")  # a new SQLite file: no migration
-        if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
+        if migrate.up_to_date(self.db.engine):  # (once: upgrade() would ask again)
+            log.info("Database schema is up to date")
+            return
+        if self.options.migrate_in_child:
             log.info("Migrating the database in a child process")
             MigrationChild(self.db.url).wait()
         migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child

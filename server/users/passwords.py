@@ -14,13 +14,37 @@ import os
 import secrets
 import threading
 from concurrent.futures import ThreadPoolExecutor
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from typing import TYPE_CHECKING
 
 from server.errors import TooManyRequestsError
 
-_hasher = PasswordHasher()
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
+
+
+class _Hasher:
+    """argon2-cffi's ``PasswordHasher``, made (argon2-cffi and cffi's backend imported, ~4 ms) at
+    the first hash or check, on the password pool: a start's first hash is the dummy one, made
+    after the server is ready (``warm_up_soon``)."""
+
+    def __init__(self) -> None:
+        self._made: PasswordHasher | None = None
+
+    def _hasher(self) -> PasswordHasher:
+        if self._made is None:
+            from argon2 import PasswordHasher
+
+            self._made = PasswordHasher()
+        return self._made
+
+    def hash(self, password: str) -> str:
+        return self._hasher().hash(password)
+
+    def verify(self, stored_hash: str, password: str) -> bool:
+        return self._hasher().verify(stored_hash, password)
+
+
+_hasher = _Hasher()
 
 # argon2 runs 4 lanes in parallel (p=4): one check already keeps 4 cores busy, so a second worker
 # only pays on a machine with 8 cores or more; fewer workers leave the event loop its share.
@@ -43,8 +67,12 @@ def verify_password(stored_hash: str | None, password: str) -> bool:
         return password == ""
     try:
         return _hasher.verify(stored_hash, password)
-    except (VerifyMismatchError, VerificationError, InvalidHashError):
-        return False
+    except Exception as exc:
+        from argon2.exceptions import InvalidHashError, VerificationError  # (imported by the check)
+
+        if isinstance(exc, (VerificationError, InvalidHashError)):  # (VerifyMismatchError is one)
+            return False
+        raise
 
 
 def _dummy() -> str:
