@@ -131,8 +131,11 @@ def _kept(key: str, source: str, mode: str, filename: str = "<string>", flags: i
         if code is None:
             code = compile(source, filename, mode, flags, dont_inherit=True)
             if hash(key) not in _used:  # not a text of the file this process ran already
-                _new[key] = code
-                _compiled += 1
+                # (under the lock, while active: one text compiled on two of the start's threads
+                # at once is counted once)
+                with _lock:
+                    if _active and _new.setdefault(key, code) is code:
+                        _compiled += 1
     _used.add(hash(key))
     return code
 

@@ -13,7 +13,7 @@ import asyncio
 import os
 import secrets
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from server.errors import TooManyRequestsError
@@ -36,6 +36,9 @@ class _Hasher:
 
             self._made = PasswordHasher()
         return self._made
+
+    def load(self) -> None:
+        self._hasher()
 
     def hash(self, password: str) -> str:
         return self._hasher().hash(password)
@@ -123,8 +126,12 @@ async def warm_up() -> None:
     await _run(_dummy)
 
 
-def warm_up_soon() -> None:
+def warm_up_soon() -> Future[None]:
     """Queue the dummy hash on the password pool and return at once: start-up does not wait the
     few hundred milliseconds of argon2 for it. A sign-in that comes sooner queues behind it on the
-    same pool, so the first unknown name still costs what a known one does."""
+    same pool, so the first unknown name still costs what a known one does. Returns the future of
+    the first step, argon2-cffi's import (its classes are the start's: ``code_cache.settle`` waits
+    for it, ``ServerContext``)."""
+    loaded = _pool.submit(_hasher.load)
     _pool.submit(_dummy)
+    return loaded
