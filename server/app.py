@@ -13,6 +13,7 @@ import importlib
 import logging
 import pkgutil
 import re
+from copy import copy
 from typing import Any
 
 from litestar import Litestar, Router
@@ -22,6 +23,7 @@ from litestar.exceptions import HTTPException, ImproperlyConfiguredException
 from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from litestar.routes import BaseRoute, HTTPRoute, WebSocketRoute
+from litestar.utils.path import join_paths
 
 import server.api
 from server.api.base import (
@@ -128,6 +130,15 @@ class _LazyHandlerMap(dict[str, tuple[HTTPRouteHandler, Any]]):
                 dict.__setitem__(self, method, (handler, handler.create_kwargs_model(path_parameters=path_parameters)))
 
 
+class _FirstRoute:
+    """What ``HTTPRoute.create_options_handler`` reads of its route: the methods (the first route's)."""
+
+    __slots__ = ("methods",)
+
+    def __init__(self, methods: set[str]) -> None:
+        self.methods = methods
+
+
 class _App(Litestar):
     @property
     def route_handler_method_map(self) -> _PathIndex:  # type: ignore[override]
@@ -147,16 +158,77 @@ class _App(Litestar):
         return plugins
 
     def __init__(self, **kwargs: Any) -> None:
-        # While Litestar registers the handlers given here, the routing trie is built once at the
-        # end instead of after each handler (each build validated the whole trie again: quadratic).
-        self.__dict__["_registering"] = True
+        # While Litestar registers the handlers given here, they are gathered and made into routes
+        # together at the end (_register_batch), and the routing trie is built once then instead of
+        # after each handler (each build validated the whole trie again: quadratic).
+        self.__dict__["_batch"] = []
         super().__init__(**kwargs)
-        self.__dict__["_registering"] = False
+        batch, self.__dict__["_batch"] = self.__dict__["_batch"], None
+        self._add_routes(self._register_batch(batch))
         self.asgi_router.construct_routing_trie()
 
     def register(self, value: Any) -> None:  # type: ignore[override]  # as Litestar.register
-        """Litestar's ``register``, with HTTP routes compiled on first use (``_LazyHandlerMap``)."""
-        routes: list[BaseRoute] = Router.register(self, value=value)
+        """Litestar's ``register``, with HTTP routes compiled on first use (``_LazyHandlerMap``).
+        While the app is made, what is registered waits to be registered together, in order."""
+        batch = self.__dict__.get("_batch")
+        if batch is not None:
+            batch.append(value)
+            return
+        self._add_routes(Router.register(self, value=value))
+        self.asgi_router.construct_routing_trie()
+
+    def _register_batch(self, values: list[Any]) -> list[BaseRoute]:
+        """What ``Router.register`` makes of these values registered one after another, with each
+        path's HTTP route made once. One by one, Litestar makes a path's route at its first HTTP
+        handler (with an OPTIONS handler answering that route's methods: the first handler's), and
+        at each further handler a new route of all the path's handlers, the first OPTIONS handler
+        kept, found again by a scan of every route. Here each path's route is made with all its
+        handlers where its first handler put it among the routes, its OPTIONS handler as the first
+        route made it (the same ``Allow``); anything but an HTTP handler (the WebSocket handler,
+        Litestar's OpenAPI router) is registered by Litestar in its place in the order.
+        tests/system/test_app_routes.py compares the routes with Litestar's."""
+        order: list[tuple[str | None, Any]] = []  # (a path, None) at its first handler, (None, a value)
+        by_path: dict[str, list[HTTPRouteHandler]] = {}
+        for value in values:
+            if not isinstance(value, HTTPRouteHandler):
+                order.append((None, value))
+                continue
+            value.owner = self  # (what _validate_registration_value does with a handler)
+            copied = copy(value)  # as get_route_handler_map: one copy for all its paths
+            for route_path in value.paths:
+                path = join_paths([self.path, route_path])
+                if path not in by_path:
+                    by_path[path] = []
+                    order.append((path, None))
+                by_path[path].append(copied)
+        routes: list[BaseRoute] = []
+        for slot, value in order:
+            if slot is None:
+                routes += Router.register(self, value=value)
+                continue
+            path = slot
+            path_handlers = by_path[path]
+            first = path_handlers[0]
+            ordered = list(dict.fromkeys(reversed(path_handlers)))  # the latest first, as Litestar adds them
+            existing = [h for h in dict.fromkeys(self.route_handler_method_map.get(path, {}).values())
+                        if isinstance(h, HTTPRouteHandler)]
+            if existing:  # a route a value registered earlier made (a router's): Litestar's merge
+                index = next(i for i, r in enumerate(self.routes) if r.path == path)
+                self.routes[index] = route = HTTPRoute(path=path, route_handlers=ordered + existing)
+                routes.append(route)
+                continue
+            if "OPTIONS" not in first.http_methods:
+                # the OPTIONS handler of the first handler's route: its Allow names that route's methods
+                first_route = _FirstRoute({*first.http_methods, "OPTIONS"})
+                options = HTTPRoute.create_options_handler(first_route, path)  # type: ignore[arg-type]
+                options.owner = first.owner
+                ordered.append(options)
+            route = HTTPRoute(path=path, route_handlers=ordered)
+            self.routes.append(route)
+            routes.append(route)
+        return routes
+
+    def _add_routes(self, routes: list[BaseRoute]) -> None:
         for route in routes:
             if isinstance(route, HTTPRoute):
                 route.route_handler_map = _LazyHandlerMap(self, route)  # type: ignore[assignment]
@@ -167,8 +239,6 @@ class _App(Litestar):
                     route.handler_parameter_model = handler.create_kwargs_model(path_parameters=route.path_parameters)
             for plugin in self.plugins.receive_route:
                 plugin.receive_route(route)
-        if not self.__dict__.get("_registering"):
-            self.asgi_router.construct_routing_trie()
 
     def compile_all(self) -> None:
         """Compile every route now, as Litestar would have at registration."""

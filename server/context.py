@@ -10,6 +10,7 @@ Nothing here imports Qt.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import ipaddress
 import logging
@@ -455,15 +456,23 @@ class ServerContext:
         self.tasks.start_background()
         from server.users.passwords import warm_up_soon
 
-        warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
+        argon2_loaded = warm_up_soon()  # the dummy hash unknown names are checked against, made once we serve
         # InstantMix's shapes the last run kept filled: the fill goes on (its thread, nice 19, idle
         # time); the mixes' service is imported and made off the loop
         asyncio.get_running_loop().run_in_executor(None, self._resume_mix_fill)
         # the GetItems listings the last run's clients asked: their pages filled again (the same
         # thread priority and idle time), so the first browse after an upgrade or a crash is warm
         asyncio.get_running_loop().run_in_executor(None, self._resume_page_fill, asyncio.get_running_loop())
-        # dataclass methods this start compiled, kept for the next one; the texts let go (server/code_cache.py)
-        asyncio.get_running_loop().run_in_executor(None, code_cache.settle)
+        # dataclass methods this start compiled, kept for the next one; the texts let go (server/code_cache.py).
+        # After argon2-cffi's import on the password pool (the dummy hash's first step): its classes are
+        # the start's too, kept every time (settled before them, a start now and then compiled them again)
+        loop = asyncio.get_running_loop()
+
+        def settle(_loaded: object) -> None:
+            with contextlib.suppress(RuntimeError):  # (the loop closed meanwhile: a server stopped at once)
+                loop.call_soon_threadsafe(loop.run_in_executor, None, code_cache.settle)
+
+        argon2_loaded.add_done_callback(settle)
         # start-up's garbage, then each burst's, goes back to the system; SQLite's page caches too,
         # once the database has been left alone for a look (10 s)
         self.memory = MemoryTrimmer(quiet=(lambda: self.db.activity, self.db.release_memory))
@@ -514,7 +523,10 @@ class ServerContext:
             self.options.migration.wait()  # raises MigrationFailed
         elif self.options.database_url is None and create_at_head(self.paths.database_file):
             log.info("Created the database at the newest schema")  # a new SQLite file: no migration
-        if self.options.migrate_in_child and not migrate.up_to_date(self.db.engine):
+        if migrate.up_to_date(self.db.engine):  # (once: upgrade() would ask again)
+            log.info("Database schema is up to date")
+            return
+        if self.options.migrate_in_child:
             log.info("Migrating the database in a child process")
             MigrationChild(self.db.url).wait()
         migrate.upgrade(self.db.engine, self.db.url)  # finds it up to date after a child

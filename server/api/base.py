@@ -38,6 +38,25 @@ from server.http.fast_query import FastKwargs, QueryParser, compile_parser
 from server.http.routing import internal_path
 from server.wire.operations import BY_ID, Operation
 
+_SLOT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _slot_names(cls: type) -> tuple[str, ...]:
+    """The attribute names of a class whose instances have slots only (as ``copyreg._slotnames``)."""
+    names = _SLOT_NAMES.get(cls)
+    if names is None:
+        found: list[str] = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get("__slots__", ())
+            for name in (slots,) if isinstance(slots, str) else slots:
+                if name in ("__dict__", "__weakref__"):
+                    continue
+                if name.startswith("__") and not name.endswith("__"):  # a private name, as stored
+                    name = f"_{klass.__name__.lstrip('_')}{name}"
+                found.append(name)
+        names = _SLOT_NAMES[cls] = tuple(found)
+    return names
+
 
 class _Route(HTTPRouteHandler):
     """Litestar's route handler, with two changes:
@@ -78,6 +97,18 @@ class _Route(HTTPRouteHandler):
         function keeps), without expanding it."""
         declared = getattr(self, "declared", None)
         return f"{declared.__module__}.{declared.__qualname__}" if declared is not None else super().__str__()
+
+    def __copy__(self) -> _Route:
+        """``copy.copy`` (Litestar registers a copy of each handler): the same attributes, without
+        the generic reduce protocol's state dictionaries (~4 µs a handler instead of ~9)."""
+        cls = type(self)
+        new = object.__new__(cls)
+        for name in _slot_names(cls):
+            try:
+                setattr(new, name, getattr(self, name))
+            except AttributeError:  # not set on this handler: not on its copy either
+                pass
+        return new
 
     def create_kwargs_model(self, path_parameters: Any) -> KwargsModel:
         """Litestar's kwargs model, with the handler's query and path parameters parsed in one pass

@@ -50,13 +50,32 @@ class MigrationFailed(RuntimeError):
     pass
 
 
+#: script_heads' answers by folder, with the scripts' names, sizes and times they were read at
+_HEADS: dict[Path, tuple[tuple[tuple[str, int, int], ...], set[str] | None]] = {}
+
+
 def script_heads(folder: Path = MIGRATIONS / "versions") -> set[str] | None:
     """The head revisions of the migration scripts, read without Alembic; None when a script does
-    not state its ``revision`` and ``down_revision`` as plain literals (Alembic then decides)."""
+    not state its ``revision`` and ``down_revision`` as plain literals (Alembic then decides).
+    A start asks 3-4 times (the entry point, ``create_at_head``, ``up_to_date``): the scripts are
+    read again only when one of them was added, removed or changed (names, sizes, times)."""
+    try:
+        scripts = sorted(folder.glob("*.py"))
+        stamp = tuple((s.name, (st := s.stat()).st_size, st.st_mtime_ns) for s in scripts)
+    except OSError:
+        return None
+    known = _HEADS.get(folder)
+    if known is not None and known[0] == stamp:
+        return set(known[1]) if known[1] is not None else None
+    heads = _read_heads(scripts)
+    _HEADS[folder] = (stamp, heads)
+    return set(heads) if heads is not None else None
+
+
+def _read_heads(scripts: list[Path]) -> set[str] | None:
     revisions: set[str] = set()
     parents: set[str] = set()
     try:
-        scripts = sorted(folder.glob("*.py"))
         for script in scripts:
             if script.name.startswith("__"):
                 continue
@@ -115,6 +134,8 @@ def create_at_head(db_file: Path) -> bool:
     aside and linked into place, so no other process ever sees half of it and none made meanwhile
     is replaced. False (and nothing made) when the head schema is missing or not at the scripts'
     heads, the file exists, or SQLite fails: the caller then migrates as before."""
+    if db_file.exists():  # (first: a restart reads no script)
+        return False
     heads, snapshot = script_heads(), head_schema()
     if heads is None or snapshot is None or snapshot[0] != heads or db_file.exists():
         return False

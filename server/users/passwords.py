@@ -13,14 +13,41 @@ import asyncio
 import os
 import secrets
 import threading
-from concurrent.futures import ThreadPoolExecutor
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from server.errors import TooManyRequestsError
 
-_hasher = PasswordHasher()
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
+
+
+class _Hasher:
+    """argon2-cffi's ``PasswordHasher``, made (argon2-cffi and cffi's backend imported, ~4 ms) at
+    the first hash or check, on the password pool: a start's first hash is the dummy one, made
+    after the server is ready (``warm_up_soon``)."""
+
+    def __init__(self) -> None:
+        self._made: PasswordHasher | None = None
+
+    def _hasher(self) -> PasswordHasher:
+        if self._made is None:
+            from argon2 import PasswordHasher
+
+            self._made = PasswordHasher()
+        return self._made
+
+    def load(self) -> None:
+        self._hasher()
+
+    def hash(self, password: str) -> str:
+        return self._hasher().hash(password)
+
+    def verify(self, stored_hash: str, password: str) -> bool:
+        return self._hasher().verify(stored_hash, password)
+
+
+_hasher = _Hasher()
 
 # argon2 runs 4 lanes in parallel (p=4): one check already keeps 4 cores busy, so a second worker
 # only pays on a machine with 8 cores or more; fewer workers leave the event loop its share.
@@ -43,8 +70,12 @@ def verify_password(stored_hash: str | None, password: str) -> bool:
         return password == ""
     try:
         return _hasher.verify(stored_hash, password)
-    except (VerifyMismatchError, VerificationError, InvalidHashError):
-        return False
+    except Exception as exc:
+        from argon2.exceptions import InvalidHashError, VerificationError  # (imported by the check)
+
+        if isinstance(exc, (VerificationError, InvalidHashError)):  # (VerifyMismatchError is one)
+            return False
+        raise
 
 
 def _dummy() -> str:
@@ -95,8 +126,12 @@ async def warm_up() -> None:
     await _run(_dummy)
 
 
-def warm_up_soon() -> None:
+def warm_up_soon() -> Future[None]:
     """Queue the dummy hash on the password pool and return at once: start-up does not wait the
     few hundred milliseconds of argon2 for it. A sign-in that comes sooner queues behind it on the
-    same pool, so the first unknown name still costs what a known one does."""
+    same pool, so the first unknown name still costs what a known one does. Returns the future of
+    the first step, argon2-cffi's import (its classes are the start's: ``code_cache.settle`` waits
+    for it, ``ServerContext``)."""
+    loaded = _pool.submit(_hasher.load)
     _pool.submit(_dummy)
+    return loaded

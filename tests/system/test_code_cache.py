@@ -89,6 +89,7 @@ import sys
 from server import code_cache
 code_cache.FILE = sys.argv[1]
 code_cache._codes.clear()  # server/__init__ installed the cache with the tree's file: the test's instead
+code_cache._new.clear()  # (and what it compiled before this line: not the test's)
 code_cache._codes.update(code_cache._read())
 kept = len(code_cache._codes)
 before = code_cache._compiled

@@ -607,3 +607,46 @@ def test_a_signed_in_home_screen_browse_and_play_load_no_orm(tmp_path):
     assert failed == {}
     assert len(result["codes"]) == 22
     assert [m for m in result["loaded"] if m in ("server.db.tables", "sqlmodel", "pydantic", "pydantic_core")] == []
+
+
+PASSWORDS = """
+import asyncio, json, sys, threading
+from pathlib import Path
+
+class Seen:  # which thread first looks for argon2
+    threads = []
+    def find_spec(self, name, path=None, target=None):
+        if name == "argon2":
+            self.threads.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Seen())
+from server.context import ServerContext, ServerOptions
+from server.app import create_app
+import server.runner, app.server_main
+from server.users import passwords
+
+ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
+create_app(ctx)
+built = "argon2" in sys.modules or "_cffi_backend" in sys.modules
+
+async def main():
+    stored = await passwords.hash_password_async("secret")
+    return [stored.startswith("$argon2id$"), await passwords.verify_password_async(stored, "secret"),
+            await passwords.verify_password_async(stored, "wrong"),
+            await passwords.verify_password_async("not a hash", "secret")]
+
+answers = asyncio.run(main())
+ctx.db.close()
+print(json.dumps({"built": built, "answers": answers, "threads": Seen.threads}))
+"""
+
+
+def test_argon2_loads_with_the_first_password_work_on_the_password_pool(tmp_path):
+    out = subprocess.run([sys.executable, "-c", PASSWORDS, str(tmp_path)], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["built"] is False  # a built server has not imported argon2-cffi (nor cffi)
+    assert result["answers"] == [True, True, False, False]
+    assert result["threads"] and all(t.startswith("reelroom-password") for t in result["threads"])

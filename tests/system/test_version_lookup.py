@@ -28,7 +28,10 @@ import server.users.passwords as passwords
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
 from server.version import reelroom_version
-passwords.warm_up_soon = lambda: None  # no argon2 for this check
+from concurrent.futures import Future
+loaded = Future()
+loaded.set_result(None)
+passwords.warm_up_soon = lambda: loaded  # no argon2 for this check (the code cache settles at once)
 
 async def main():
     ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False))
