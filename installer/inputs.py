@@ -116,9 +116,10 @@ def write_notice(out: Path, web_bundled: bool) -> Path:
 # imports, a ServerRunner on an empty data folder up to ready and past ``settle``, which saves what
 # the start compiled) with server/code_cache.py pointed at the build's file instead of the tree's.
 _CODE_CACHE_RUN = """
-import sys, tempfile, threading, time
+import sys
+from server import code_cache  # (server/__init__ installs it, with the build's file: REELROOM_CODE_CACHE_DIR)
+import tempfile, threading, time  # (after it: what they make, shutil's namedtuple, is kept too)
 from pathlib import Path
-from server import code_cache  # (server/__init__ installs it; no dataclass is made before this line)
 code_cache.FILE = str(Path(sys.argv[1]) / Path(code_cache.FILE).name)
 code_cache._codes.clear()  # the tree's own file neither read nor written: every text compiled here
 import app.server_main  # noqa: F401  (the entry point's imports)
@@ -151,6 +152,9 @@ def write_code_cache(out: Path, python: str = sys.executable) -> Path:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env["PYTHONPYCACHEPREFIX"] = str(out / "pycache")  # the run's bytecode stays out of the tree
     env["PYTHONPATH"] = str(ROOT)
+    # the cache is the build's file from the start (install reads it, not the tree's): what a start
+    # takes before the script's first lines (namedtuples, forward references) is compiled and kept too
+    env["REELROOM_CODE_CACHE_DIR"] = str(out)
     run = subprocess.run([python, "-c", _CODE_CACHE_RUN, str(out)], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=600)
     lines = run.stdout.strip().splitlines()

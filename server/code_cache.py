@@ -44,7 +44,8 @@ from importlib.util import MAGIC_NUMBER
 from types import CodeType
 from typing import Any
 
-FILE = os.path.join(os.path.dirname(__file__), "__pycache__",
+# (REELROOM_CODE_CACHE_DIR: another folder for it, as the bundle's build makes its own, installer/inputs.py)
+FILE = os.path.join(os.environ.get("REELROOM_CODE_CACHE_DIR") or os.path.join(os.path.dirname(__file__), "__pycache__"),
                     f"dataclass-code.{sys.implementation.cache_tag}.bin")
 #: past this many texts the file keeps only what the saving process used (old texts go)
 MOST = 2000
