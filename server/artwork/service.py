@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
-from sqlalchemy import Table, delete, event, func, select
+from sqlalchemy import Table, delete, event, func, insert, select, update
 
 from server import memory
 from server.artwork import collage
@@ -185,10 +185,9 @@ def _entry(path: Path, generated: str, **extra: Any) -> dict[str, Any]:
 def store_generated(s: Session, item_id: str, entry: dict[str, Any], source: str | None = None) -> list[str] | None:
     """Put a generated Primary on an item unless something else covers Primary (then None: the
     caller drops its file). With ``source`` the row's file must still be that one. Returns the
-    paths of the generated files it replaced."""
-    from server.db.tables import Item
-
-    row = s.get(Item, item_id)
+    paths of the generated files it replaced. (Core statements: an artwork run loads no ORM.)"""
+    t = items.c
+    row = s.execute(select(t.images_json, t.file_size, t.size, t.file_mtime).where(t.id == item_id)).first()
     if row is None or (source is not None and file_source(row) != source):
         return None
     images = _images(row.images_json)
@@ -196,23 +195,21 @@ def store_generated(s: Session, item_id: str, entry: dict[str, Any], source: str
         return None
     old = [img for img in images if img.get("Type") == "Primary" and img.get("Generated")]
     kept = [img for img in images if not (img.get("Type") == "Primary" and img.get("Generated"))]
-    row.images_json = json.dumps([*kept, {**entry, "Index": 0}])
-    s.add(row)
+    s.execute(update(items).where(t.id == item_id).values(images_json=json.dumps([*kept, {**entry, "Index": 0}])))
     return [str(img["Path"]) for img in old if img.get("Path") != entry["Path"]]
 
 
 def drop_generated(s: Session, item_id: str) -> list[str]:
     """Remove an item's generated Primary (nothing to make it from any more); returns its paths."""
-    from server.db.tables import Item
-
-    row = s.get(Item, item_id)
-    if row is None:
+    t = items.c
+    images_json = s.execute(select(t.images_json).where(t.id == item_id)).scalar()
+    if images_json is None:
         return []
-    images = _images(row.images_json)
+    images = _images(images_json)
     old = [img for img in images if img.get("Type") == "Primary" and img.get("Generated")]
     if old:
-        row.images_json = json.dumps([img for img in images if img not in old])
-        s.add(row)
+        s.execute(update(items).where(t.id == item_id)
+                  .values(images_json=json.dumps([img for img in images if img not in old])))
     return [str(img["Path"]) for img in old]
 
 
@@ -831,29 +828,28 @@ def _measured(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _store_by_name(s: Session, plan: _Plan, images: list[dict[str, Any]], key: str) -> list[str]:
-    from server.db.tables import ByNameArtwork
-
-    row = s.get(ByNameArtwork, plan.item_id)
-    old = [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")] if row is not None else []
+    b = byname_artwork.c
+    images_json = s.execute(select(b.images_json).where(b.id == plan.item_id)).scalar()
+    old = [str(i["Path"]) for i in _images(images_json) if i.get("Generated")] if images_json is not None else []
     if not images:
-        if row is not None:
-            s.delete(row)
+        if images_json is not None:
+            s.execute(delete(byname_artwork).where(b.id == plan.item_id))
         return old
-    if row is None:
-        row = ByNameArtwork(id=plan.item_id)
-    row.kind, row.name, row.key = plan.kind or "", plan.name or "", key
-    row.images_json = json.dumps([{**img, "Index": 0} for img in images])
-    s.add(row)
+    values = {"kind": plan.kind or "", "name": plan.name or "", "key": key,
+              "images_json": json.dumps([{**img, "Index": 0} for img in images])}
+    if images_json is None:
+        s.execute(insert(byname_artwork).values(id=plan.item_id, **values))
+    else:
+        s.execute(update(byname_artwork).where(b.id == plan.item_id).values(**values))
     return old
 
 
 def _delete_by_name(s: Session, stale: list[str]) -> list[str]:
-    from server.db.tables import ByNameArtwork
-
+    b = byname_artwork.c
     paths: list[str] = []
-    for row in s.execute(select(ByNameArtwork).where(ByNameArtwork.id.in_(stale))).scalars():
-        paths += [str(i["Path"]) for i in _images(row.images_json) if i.get("Generated")]
-    s.execute(delete(ByNameArtwork).where(ByNameArtwork.id.in_(stale)))
+    for images_json in s.execute(select(b.images_json).where(b.id.in_(stale))).scalars():
+        paths += [str(i["Path"]) for i in _images(images_json) if i.get("Generated")]
+    s.execute(delete(byname_artwork).where(b.id.in_(stale)))
     return paths
 
 

@@ -354,6 +354,49 @@ def test_a_served_start_and_its_tasks_leave_the_orm_unloaded(tmp_path):
     assert result["stopped"] is True
 
 
+ARTWORK_FRAME = SERVE + f"ORM_MODULES = {ORM_MODULES!r}\n" + """
+artwork = runner.ctx.artwork
+deadline = time.monotonic() + 120  # the start-up artwork run grabs the movie's frame and stores it
+while (artwork.runs == 0 or artwork.pending) and time.monotonic() < deadline:
+    time.sleep(0.05)
+orm_loaded = sorted(m for m in ORM_MODULES if m in sys.modules)
+frames = artwork.last.frames
+runner.request_shutdown()
+thread.join(30)
+print(json.dumps({"runs": artwork.runs, "frames": frames, "orm_loaded": orm_loaded, "stopped": not thread.is_alive()}))
+"""
+
+
+def test_an_artwork_run_that_stores_a_frame_leaves_the_orm_unloaded(tmp_path):
+    """The artwork run's writes (a grabbed frame stored on its item, a generated Primary dropped, an
+    artist's or genre's image) are Core statements: a run at start that grabs a movie's frame loads
+    no SQLModel, pydantic nor ORM classes (~14-20 MiB for the process's life). On main its store
+    took the ``Item`` ORM class, and the home-screen test above met it now and then."""
+    import sqlite3
+
+    from tests.conftest import complete_wizard, start_server, stop_server
+    from tests.library_helpers import add_library_and_scan
+    from tests.mediagen import make_video
+
+    movie = tmp_path / "media" / "movies" / "Beta (2002)"
+    movie.mkdir(parents=True)
+    make_video(movie / "Beta (2002).mkv", seconds=2)
+    data = tmp_path / "data"
+    live = start_server(data)
+    try:
+        complete_wizard(live)
+        add_library_and_scan(live, "Movies", "movies", [tmp_path / "media" / "movies"], realtime=False)
+    finally:
+        stop_server(live)
+    # whatever the first server's run did, the next start's run has a frame to grab and store
+    with sqlite3.connect(data / "data" / "reelroom.db") as db:
+        assert db.execute("UPDATE items SET images_json = '[]' WHERE type = 'Movie'").rowcount == 1
+    result = _run_served(ARTWORK_FRAME, data)
+    assert result["runs"] >= 1 and result["frames"] == 1, result
+    assert result["orm_loaded"] == []
+    assert result["stopped"] is True
+
+
 ROUTE_INFOS = SERVE + """
 wire = runner._server.config.app.app  # the web host's app: the wire middleware
 made_infos = lambda: getattr(wire.routes, "_infos", wire.routes)  # a plain dict: every route's info
