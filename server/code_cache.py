@@ -137,7 +137,9 @@ def _kept(key: str, source: str, mode: str, filename: str = "<string>", flags: i
                 with _lock:
                     if _active and _new.setdefault(key, code) is code:
                         _compiled += 1
-    _used.add(hash(key))
+    with _lock:  # (a call that raced ``settle`` leaves nothing behind it)
+        if _active:
+            _used.add(hash(key))
     return code
 
 
@@ -262,10 +264,10 @@ def settle() -> None:
     save()
     _unseed()
     with _lock:
-        _active = False
         _codes.clear()
         _new.clear()
         _used.clear()
+        _active = False  # (last: whoever sees it False sees the texts gone)
     _unwrap()
 
 
