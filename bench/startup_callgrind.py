@@ -42,7 +42,10 @@ import server.runner  # noqa: F401
 import server.users.passwords as passwords
 from server.app import create_app
 from server.context import ServerContext, ServerOptions
-passwords.warm_up_soon = lambda: None  # the dummy hash: after the first 200
+from concurrent.futures import Future
+_loaded = Future()
+_loaded.set_result(None)  # (the dummy hash left out: argon2 "loaded", the code cache settles)
+passwords.warm_up_soon = lambda: _loaded  # the dummy hash: after the first 200
 
 async def main():
     ctx = ServerContext(ServerOptions(data_dir=Path(sys.argv[1]), port=0, enable_lan=False, migrate_in_child=True))
