@@ -178,6 +178,25 @@ print(json.dumps({"info": info, "idle": idle, "refused": refused, "after": after
 """
 
 
+def _scanned_movie(tmp_path: Path, name: str, seconds: int) -> Path:
+    """A data folder whose server (stopped again) scanned one movie, ``name``, with no artwork."""
+    from tests.conftest import complete_wizard, start_server, stop_server
+    from tests.library_helpers import add_library_and_scan
+    from tests.mediagen import make_video
+
+    movie = tmp_path / "media" / "movies" / name
+    movie.mkdir(parents=True)
+    make_video(movie / f"{name}.mkv", seconds=seconds)
+    data = tmp_path / "data"
+    live = start_server(data)
+    try:
+        complete_wizard(live)
+        add_library_and_scan(live, "Movies", "movies", [tmp_path / "media" / "movies"], realtime=False)
+    finally:
+        stop_server(live)
+    return data
+
+
 def _run_served(script: str, data_dir: Path) -> dict:
     """Run ``script`` (a served start, see SERVE) in a fresh interpreter; its last line of JSON."""
     out = subprocess.run([sys.executable, "-c", script, str(data_dir)], cwd=ROOT, capture_output=True, text=True,
@@ -374,20 +393,7 @@ def test_an_artwork_run_that_stores_a_frame_leaves_the_orm_unloaded(tmp_path):
     took the ``Item`` ORM class, and the home-screen test above met it now and then."""
     import sqlite3
 
-    from tests.conftest import complete_wizard, start_server, stop_server
-    from tests.library_helpers import add_library_and_scan
-    from tests.mediagen import make_video
-
-    movie = tmp_path / "media" / "movies" / "Beta (2002)"
-    movie.mkdir(parents=True)
-    make_video(movie / "Beta (2002).mkv", seconds=2)
-    data = tmp_path / "data"
-    live = start_server(data)
-    try:
-        complete_wizard(live)
-        add_library_and_scan(live, "Movies", "movies", [tmp_path / "media" / "movies"], realtime=False)
-    finally:
-        stop_server(live)
+    data = _scanned_movie(tmp_path, "Beta (2002)", seconds=2)
     # whatever the first server's run did, the next start's run has a frame to grab and store
     with sqlite3.connect(data / "data" / "reelroom.db") as db:
         assert db.execute("UPDATE items SET images_json = '[]' WHERE type = 'Movie'").rowcount == 1
@@ -630,20 +636,7 @@ def test_a_signed_in_home_screen_browse_and_play_load_no_orm(tmp_path):
     progress and stop, a favourite, a played mark, the devices, the activity log and a sign-out run
     on the Core tables: SQLModel, pydantic and the ORM classes (~14-20 MiB for the process's life)
     are not imported. (On main the guard loaded them before the first request with a token.)"""
-    from tests.conftest import complete_wizard, start_server, stop_server
-    from tests.library_helpers import add_library_and_scan
-    from tests.mediagen import make_video
-
-    movie = tmp_path / "media" / "movies" / "Alpha (2001)"
-    movie.mkdir(parents=True)
-    make_video(movie / "Alpha (2001).mkv", seconds=1)
-    data = tmp_path / "data"
-    live = start_server(data)
-    try:
-        complete_wizard(live)
-        add_library_and_scan(live, "Movies", "movies", [tmp_path / "media" / "movies"], realtime=False)
-    finally:
-        stop_server(live)
+    data = _scanned_movie(tmp_path, "Alpha (2001)", seconds=1)
     result = _run_served(HOME_SCREEN, data)
     assert result["stopped"] is True
     failed = {request: code for request, code in result["codes"].items() if code >= 300}
