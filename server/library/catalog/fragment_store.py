@@ -10,10 +10,12 @@ the main database is (SQLite or PostgreSQL).
 A row: (shape, item id) -> (epoch, digest, the item's type, is_folder and runtime, body), the parts
 other than the body packed in one ``meta`` blob (format 5: a page's read takes three columns a row,
 ``Stored``, not seven: the sqlite driver pays a GIL release and a value per column), found by
-(shape, ``item_key(id)``): a 64-bit integer made of the id (its two halves mixed), whose index
-is half the size of a (shape, id) text index and compares integers, not 32-character strings.
-Two ids with one key share a slot (the last written wins); a row is always taken by its own
-``id`` column, so such a pair only ever misses, never answers for the other.
+(shape, ``item_key(id)``): a 64-bit integer made of the id (its two halves mixed), kept in the
+process's map of the shape's rows (``_Located``), not in an index of the file (format 7: the writer
+keeps one row per (shape, key) from the owner's map; an index of random keys dirtied a page of
+it per fragment written, half of the writer's CPU). Two ids with one key share a slot (the last
+written wins); a row is always taken by its own ``id`` column, so such a pair only ever misses,
+never answers for the other.
 
 - **shape**: a stable 64-bit hash of the DTO shape (Fields, image options, CanDelete/CanDownload,
   server id, casing) and of the code that makes the bytes (``code_stamp``: a hash of the DTO
@@ -44,12 +46,12 @@ reading the file needs its own series, or the owner's numbers.
 Reads run on the caller's thread (one connection per thread, a small page cache: the bytes live
 in the OS page cache, not in the process). A page's fragments are read by rowid: each process keeps
 where the rows of a shape it reads are (``_Located``: its keys and rowids in two sorted arrays, 16
-bytes a fragment, loaded from the (shape, key) index at the shape's first read and brought up to
-date before each read by the rows written since, ``rowid > high``: rowids only grow,
-AUTOINCREMENT), so the 100 lookups of a page skip the index and its pages (and a page whose rows
-are neighbours in the file is one range of rowids, found from its first and last ids alone when
-they are close) (the index of 50k
-fragments is larger than a reading connection's page cache). What the map says is only a place
+bytes a fragment, read sorted from the (n, shape, key) index at the shape's first read and brought
+up to date before each read (and before each of the writer's batches) by the rows written since,
+``rowid > high``: rowids only grow, AUTOINCREMENT; merged into the arrays in memory every
+``_RECENT`` of them), so the 100 lookups of a page walk no index (and a page whose rows are
+neighbours in the file is one range of rowids, found from its first and last ids alone when
+they are close). What the map says is only a place
 to look: a row is used when its shape is the asked one and its ``id`` one of the asked ids, so a
 row moved, pruned or taken by another id sharing the key is a miss, never another's answer. Writes are queued and made by one writer thread in
 batches (WAL, synchronous=OFF), never on the event loop and never on the request's path; a queue
@@ -79,7 +81,7 @@ from typing import Any, NamedTuple
 
 log = logging.getLogger(__name__)
 
-FORMAT = 6  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
+FORMAT = 7  # bump when the layout or the meaning of a row changes (PRAGMA user_version; another: start over)
 DEFAULT_MAX_MIB = 512.0
 _QUEUE_LIMIT = 64  # batches waiting for the writer; more are dropped
 _CHUNK = 500  # ids per IN list
@@ -193,9 +195,12 @@ _SCHEMA = (
     # epoch there too (and in its own column, for the prune and the writer's test): a read takes
     # three columns, ``Stored``)
     "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, meta BLOB NOT NULL, body BLOB NOT NULL)",
-    # (an integer key, not the 32-character id: the index a page's read walks 100 times is half
-    # the size and compares integers; bench/store_read.py)
-    "CREATE UNIQUE INDEX IF NOT EXISTS ux_fragments ON fragments (shape, key)",
+    # (format 7: no (shape, key) index. Its entries were random, so each fragment written dirtied
+    # one of its leaves (at 50k fragments ~75 of the ~170 leaves a batch of 100: ~600 KB of WAL
+    # frames, checksummed and checkpointed, against ~230 KB of bodies): half of the writer's CPU,
+    # ~1 ms a cold page of 100. A (shape, key) is kept to one row by the writer instead, from the
+    # owner's map of where each key's row is (``_Located``, caught up before each batch: the
+    # writer is the file's only one), and the maps are read from ix_fragments_n, sorted)
     "CREATE INDEX IF NOT EXISTS ix_fragments_epoch ON fragments (epoch)",
     # (format 6: the rows written since a map was read, in rowid order, from an index of their own
     # (_locate's catch-up): the table's pages hold the bodies, ~3 rows a page, so reading ``n, shape,
@@ -325,9 +330,10 @@ class _Located:
     """Where a shape's fragments are in the file, in this process: their keys in order and the
     rowid of each (two arrays, 16 bytes a fragment), and those written since the arrays were read
     (``recent``, a dict until it holds ``_RECENT`` of them: then the arrays are read again). A key
-    is found by bisection within its bucket (``starts``: where the keys of each of ~n/8 equal
-    slices of the 64-bit range begin, ~0.5 bytes a fragment): ~3 probes, not ~17 (each probe
-    of an array makes an int)."""
+    is found by bisection within its bucket (``starts``: where the keys of each of ~n/32 equal
+    slices of the 64-bit range begin, ~0.25 bytes a fragment): ~5 probes, not ~17 (each probe
+    of an array makes an int). (~n/8 slices took ~3 probes, 10% less of a find, but a bisection
+    each to make: ~7 ms of a merge at 70k, every ``_RECENT`` rows written while a library is filled.)"""
 
     __slots__ = ("keys", "recent", "rowids", "shift", "starts", "used")
 
@@ -336,11 +342,33 @@ class _Located:
         self.rowids = rowids
         self.recent: dict[int, int] = {}
         self.used = 0.0
-        bits = max(0, len(keys).bit_length() - 3)
+        bits = max(0, len(keys).bit_length() - 5)
         self.shift = 64 - bits
         at = bisect.bisect_left
         self.starts = array("q", [at(keys, (j << self.shift) - _HALF) for j in range(1 << bits)])
         self.starts.append(len(keys))
+
+    def merged(self) -> _Located:
+        """This map with ``recent`` merged into its arrays (a key there already takes its new
+        place; a place 0 drops it): slices of the arrays copied between the recent keys' places,
+        ~1 us a recent key, not a read of the shape's every row."""
+        keys, rowids = self.keys, self.rowids
+        new_keys, new_rowids = array("q"), array("q")
+        at = bisect.bisect_left
+        end = len(keys)
+        pos = 0
+        for k, r in sorted(self.recent.items()):
+            i = at(keys, k, pos)
+            if i > pos:
+                new_keys += keys[pos:i]
+                new_rowids += rowids[pos:i]
+            pos = i + 1 if i < end and keys[i] == k else i
+            if r:
+                new_keys.append(k)
+                new_rowids.append(r)
+        new_keys += keys[pos:]
+        new_rowids += rowids[pos:]
+        return _Located(new_keys, new_rowids)
 
     def find(self, keys: Iterable[int]) -> list[int]:
         """The rowid of each key (0: not in the file when last looked)."""
@@ -359,6 +387,14 @@ class _Located:
         return out
 
 
+#: the writer's statements (``_run``): a new (shape, key) appended; one with a row rewritten in place
+#: by its rowid (an older epoch's row only, as the format 6 upsert); its row gone since the map saw
+#: it (pruned): appended
+_INSERT_SQL = "INSERT INTO fragments (shape, key, id, epoch, meta, body) VALUES (?, ?, ?, ?, ?, ?)"
+_UPDATE_SQL = ("UPDATE fragments SET id = ?, epoch = ?, meta = ?, body = ? "
+               "WHERE n = ? AND shape = ? AND key = ? AND epoch <= ?")
+_INSERT_GONE_SQL = ("INSERT INTO fragments (shape, key, id, epoch, meta, body) SELECT ?, ?, ?, ?, ?, ? "
+                    "WHERE NOT EXISTS (SELECT 1 FROM fragments WHERE n = ?)")
 #: the rows written since rowid ? (``_locate``): SQLite reads them from ix_fragments_n alone (a covering
 #: index, no table page; tests/library/query/test_fragment_store.py checks the plans)
 _CATCH_UP_SQL = "SELECT n, shape, key FROM fragments WHERE n > ? ORDER BY n LIMIT ?"
@@ -662,8 +698,11 @@ class FragmentStore:
     def _locate(self, conn: sqlite3.Connection, shape: int, generation: int) -> _Located | None:
         """The map of ``shape``'s rows, brought up to date with the rows written since it was last
         (one statement from the highest rowid seen: nothing to read when nothing was written). The
-        first read of a shape (or after ``_RECENT`` writes of it) reads its keys and rowids from the
-        (shape, key) index, in key order (~30 ms for 50k fragments, once)."""
+        first read of a shape (or after a catch-up of ``_RECENT`` rows: the others may be missing)
+        reads its keys and rowids from ix_fragments_n, sorted by key (~70 ms for 70k fragments,
+        once); after ``_RECENT`` rows of the shape caught up they are merged into its arrays
+        (``_Located.merged``, ~5 ms at 50k). The writer's batches call it too: its map must hold
+        every row of the shape (``_placed``)."""
         with self._located_lock:
             if self._located_generation != generation:  # a new file (started over, reopened)
                 self._located.clear()
@@ -687,7 +726,12 @@ class FragmentStore:
                 if added >= _RECENT:
                     located.clear()
                     found = None
-                if found is not None and len(found.recent) < _RECENT:
+                if found is not None:
+                    if len(found.recent) >= _RECENT:
+                        # (its rows written since: merged into the arrays in memory, not the whole
+                        # map read again: a sort of every row of the shape in SQLite, ~1 us a row,
+                        # every _RECENT rows written while a library is filled)
+                        found = located[shape] = found.merged()
                     found.used = time.monotonic()
                     return found
             # (read in one transaction with the highest rowid: a row written meanwhile is past it)
@@ -700,7 +744,7 @@ class FragmentStore:
                 # would only be a miss)
                 hex_keys, hex_rowids = conn.execute(
                     "SELECT group_concat(printf('%016x', key), ''), group_concat(printf('%016x', n), '') "
-                    "FROM (SELECT key, n FROM fragments WHERE shape = ? ORDER BY key)", (shape,)).fetchone()
+                    "FROM (SELECT key, n FROM fragments WHERE shape = ? ORDER BY key, n DESC)", (shape,)).fetchone()
             finally:
                 conn.execute("COMMIT")
             keys, rowids = array("q"), array("q")
@@ -809,17 +853,17 @@ class FragmentStore:
                             conn.close()
                     conn = self._connect()
                     self._writer_generation = self._generation
-                flat = [w for batch in batches for w in batch]
-                made = [(w[0], k, w[1], w[2], pack_meta(w[2], w[3], w[4], w[5], w[6]), w[7])
-                        for w, k in zip(flat, item_keys([w[1] for w in flat]), strict=True)]
+                inserts, updates = self._placed(conn, [w for batch in batches for w in batch], generation)
                 conn.execute("BEGIN")
-                if made:
-                    conn.executemany(
-                        "INSERT INTO fragments (shape, key, id, epoch, meta, body) VALUES (?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (shape, key) DO UPDATE SET id = excluded.id, epoch = excluded.epoch, "
-                        "meta = excluded.meta, body = excluded.body WHERE excluded.epoch >= fragments.epoch", made)
+                if inserts:
+                    conn.executemany(_INSERT_SQL, inserts)
+                for n, row in updates:  # (rare: a fragment written again, rewritten in place)
+                    if not conn.execute(_UPDATE_SQL, (*row[2:], n, row[0], row[1], row[3])).rowcount:
+                        # (not updated: a newer epoch's row is there, or the row is gone: pruned)
+                        conn.execute(_INSERT_GONE_SQL, (*row, n))
                 conn.execute("COMMIT")
-                self.written += len(made)
+                made = len(inserts) + len(updates)
+                self.written += made
                 if made:
                     self._prune(conn)  # (three pragmas when under the cap)
             except sqlite3.Error as exc:
@@ -839,6 +883,36 @@ class FragmentStore:
         if conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+
+    def _placed(self, conn: sqlite3.Connection, flat: list[Write],
+                generation: int) -> tuple[list[tuple[Any, ...]], list[tuple[int, tuple[Any, ...]]]]:
+        """A batch's writes as rows (shape, key, id, epoch, meta, body): those whose (shape, key) has
+        no row yet (appended), and (rowid, row) of those that have one (rewritten in place, as the
+        format 6 upsert did: a newer epoch's row is kept), by the shapes' maps brought up to date
+        (``_locate``, on the writer's connection: every row written so far is in them). One write
+        per (shape, key): the newest epoch's, the last of equals."""
+        keys = item_keys([w[1] for w in flat])
+        chosen: dict[tuple[int, int], int] = {}
+        for i, (w, k) in enumerate(zip(flat, keys, strict=True)):
+            at = chosen.get((w[0], k))
+            if at is None or w[2] >= flat[at][2]:
+                chosen[(w[0], k)] = i
+        by_shape: dict[int, list[int]] = {}
+        for (shape, _), i in chosen.items():
+            by_shape.setdefault(shape, []).append(i)
+        inserts: list[tuple[Any, ...]] = []
+        updates: list[tuple[int, tuple[Any, ...]]] = []
+        for shape, indexes in by_shape.items():
+            located = self._locate(conn, shape, generation)
+            rowids = located.find([keys[i] for i in indexes]) if located is not None else [0] * len(indexes)
+            for i, n in zip(indexes, rowids, strict=True):
+                w = flat[i]
+                row = (shape, keys[i], w[1], w[2], pack_meta(w[2], w[3], w[4], w[5], w[6]), w[7])
+                if n:
+                    updates.append((n, row))
+                else:
+                    inserts.append(row)
+        return inserts, updates
 
     def used_bytes(self, conn: sqlite3.Connection | None = None) -> int:
         """Bytes in use in the file (its pages less the free ones)."""

@@ -861,11 +861,139 @@ def test_a_format_5_file_is_started_over_with_the_catch_up_index(tmp_path: Path)
     store = FragmentStore(path)
     assert store.open() and store.boot == 1 and store.count() == 0
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT
         assert "ix_fragments_n" in {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     conn.close()
     shape, epoch = store.shape("s"), store.epoch(1)
     _kept_once(store, path, shape, epoch)
+
+
+def test_a_format_6_file_is_started_over_without_the_random_key_index(tmp_path: Path) -> None:
+    """Format 6 (the same columns, with the (shape, key) unique index every write dirtied a random
+    page of) as that build left it, with a fragment in it: the first open starts it over in format
+    7 (no ``ux_fragments``: a cold page's writes were half the writer's CPU there), a reader
+    process's store does not open it at all, and the next open keeps what was written."""
+    from server.library.catalog import fragment_store
+    from server.readers.store import ReaderStore
+
+    path = tmp_path / "fragments.sqlite3"
+    _older_file(path, 8192, 6, "CREATE TABLE fragments (n INTEGER PRIMARY KEY AUTOINCREMENT, shape INTEGER NOT NULL, "
+                "key INTEGER NOT NULL, id TEXT NOT NULL, epoch INTEGER NOT NULL, meta BLOB NOT NULL, "
+                "body BLOB NOT NULL)", 3)
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE INDEX ix_fragments_n ON fragments (n, shape, key)")
+        conn.execute("INSERT INTO fragments (shape, key, id, epoch, meta, body) VALUES (5, ?, ?, 1, x'00', x'00')",
+                     (item_key("a" * 32), "a" * 32))
+    conn.close()
+    assert not ReaderStore(path, "x").open()
+    store = FragmentStore(path)
+    assert store.open() and store.boot == 1 and store.count() == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == fragment_store.FORMAT == 7
+        indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "ux_fragments" not in indexes and "ix_fragments_n" in indexes, indexes
+    conn.close()
+    shape, epoch = store.shape("s"), store.epoch(1)
+    _kept_once(store, path, shape, epoch)
+
+
+def test_the_writer_keeps_one_row_a_key_without_a_key_index(tmp_path: Path) -> None:
+    """Without a (shape, key) index the writer keeps one row per (shape, key) itself: a fragment
+    written again (in the same batch or a later one, by its id or another sharing its key) is
+    rewritten in place, never appended; an older epoch's write never replaces a newer row; a row
+    gone (pruned) is written again; and a map read from the file agrees with the one kept in
+    memory. Each write dirties no random index page: the rows and the catch-up index are appended."""
+    from server.library.catalog import fragment_store
+
+    path = tmp_path / "fragments.sqlite3"
+    store = FragmentStore(path)
+    assert store.open()
+    shape, other = store.shape("s"), store.shape("t")
+    old, new = store.epoch("old"), store.epoch("new")
+    ids = [f"{n:032x}" for n in range(1, 201)]
+
+    def rows() -> list[tuple[int, int, str, int, bytes]]:
+        with sqlite3.connect(path) as conn:
+            found = conn.execute("SELECT n, shape, key, id, epoch, body FROM fragments ORDER BY n").fetchall()
+        conn.close()
+        return found
+
+    # (a batch holding one id twice: the last of one epoch wins, a later older epoch's never)
+    store.put([(shape, i, new, b"d", "Movie", 0, None, b"first") for i in ids[:100]]
+              + [(shape, ids[0], new, b"d", "Movie", 0, None, b"again"), (shape, ids[1], old, b"d", "Movie", 0, None, b"older")])
+    store.put([(other, i, new, b"d", "Movie", 0, None, b"other") for i in ids[:10]])
+    store.flush()
+    assert len(rows()) == 110
+    first_rowids = {r[3]: r[0] for r in rows() if r[1] == shape}
+    store.put([(shape, i, new, b"d", "Movie", 0, None, b"second") for i in ids[:50]]  # (rewritten)
+              + [(shape, i, new, b"d", "Movie", 0, None, b"first") for i in ids[100:]])  # (new)
+    store.put([(shape, ids[60], old, b"d", "Movie", 0, None, b"older")])  # (an older epoch: kept as it is)
+    store.flush()
+    twin = ids[70][:15] + format(int(ids[70][15], 16) ^ 1, "x") + ids[70][16:31] + format(int(ids[70][31], 16) ^ 1, "x")
+    assert item_key(twin) == item_key(ids[70])
+    store.put([(shape, twin, new, b"d", "Movie", 0, None, b"twin")])  # (its key's slot, in place)
+    store.flush()
+    found = rows()
+    assert len(found) == 210 and len({(r[1], r[2]) for r in found}) == 210  # one row a (shape, key)
+    by_id = {r[3]: r for r in found if r[1] == shape}
+    assert all(by_id[i][0] == first_rowids[i] for i in ids[:50])  # in place
+    assert [by_id[i][5] for i in ids[:3]] == [b"second"] * 3 and by_id[ids[60]][5] == b"first"
+    assert by_id[twin][0] == first_rowids[ids[70]] and ids[70] not in by_id
+    # a row pruned under the writer (its place still in the map) is written again
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM fragments WHERE id = ? AND shape = ?", (ids[5], shape))
+    conn.close()
+    store.put([(shape, ids[5], new, b"d", "Movie", 0, None, b"back")])
+    store.flush()
+    assert {i: f.body for i, f in store.fetch(shape, [ids[5], ids[6]]).items()} == {ids[5]: b"back", ids[6]: b"second"}
+    assert len(rows()) == 210
+    # the map kept in memory (merged past _RECENT rows) and one read from the file agree
+    more = [f"{n:032x}" for n in range(1000, 1000 + fragment_store._RECENT + 10)]
+    store.put([(shape, i, new, b"d", "Movie", 0, None, b"more") for i in more])
+    store.flush()
+    store.fetch(shape, more[:3])
+    kept = store._located[shape]
+    reader = FragmentStore(path)
+    assert reader.open()
+    reader.fetch(shape, more[:3])
+    read = reader._located[shape]
+    assert list(kept.keys) == list(read.keys) and list(kept.rowids) == list(read.rowids)
+    assert len(kept.keys) == 200 + len(more) and not kept.recent
+    # (the writer's statements touch no (shape, key) index: there is none)
+    with sqlite3.connect(path) as conn:
+        plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + fragment_store._UPDATE_SQL,
+                                                          (b"", 1, b"", b"", 1, 1, 1, 1)))
+    conn.close()
+    assert "INTEGER PRIMARY KEY" in plan, plan
+    reader.close()
+    store.close()
+
+
+def test_a_merged_map_is_the_map_read_again() -> None:
+    """``_Located.merged``: the arrays with ``recent`` merged in (new keys, keys given a new place,
+    places 0 dropped) find what a map made from the merged set finds, for every size."""
+    import random
+    from array import array
+
+    from server.library.catalog.fragment_store import _Located
+
+    rnd = random.Random(2)
+    for n, extra in ((0, 0), (0, 5), (5, 0), (10, 10), (1000, 300), (20_000, 4096)):
+        keys = sorted({rnd.randrange(-2**63, 2**63) for _ in range(n)})
+        want = {k: i + 1 for i, k in enumerate(keys)}
+        located = _Located(array("q", keys), array("q", [want[k] for k in keys]))
+        for k in rnd.sample(keys, min(len(keys), extra // 3)):  # (moved)
+            located.recent[k] = want[k] = rnd.randrange(1, 2**40)
+        for k in rnd.sample(keys, min(len(keys), extra // 5)):  # (gone)
+            located.recent[k] = 0
+            del want[k]
+        for _ in range(extra):  # (new, the ends of the range too)
+            k = rnd.choice([-2**63, 2**63 - 1, rnd.randrange(-2**63, 2**63)])
+            located.recent[k] = want[k] = rnd.randrange(1, 2**40)
+        merged = located.merged()
+        assert list(merged.keys) == sorted(want) and list(merged.rowids) == [want[k] for k in sorted(want)], n
+        probes = list(want) + [rnd.randrange(-2**63, 2**63) for _ in range(500)]
+        assert merged.find(probes) == [want.get(k, 0) for k in probes] == located.find(probes)
 
 
 def test_a_stored_row_gives_back_what_was_written(tmp_path: Path) -> None:
@@ -1001,7 +1129,9 @@ def test_the_rows_written_since_a_read_are_caught_up_from_an_index_alone(tmp_pat
     store._conn().set_trace_callback(ran.append)
     got = store.fetch(shape, ids)  # (caught up: every row found by its place)
     assert {i: f.body for i, f in got.items()} == {i: b"x" * 2500 if k < 100 else b"y" * 2500 for k, i in enumerate(ids)}
-    assert len(store._located[shape].recent) == 200
+    # (every row written since the map was made, empty, by the writer's first batch: the writer
+    # brings the map up to date before each batch, format 7)
+    assert len(store._located[shape].recent) == 300
     assert len(store.fetch(other_shape, ids)) == 50  # (another shape's first read: its map, the others caught up)
     store._conn().set_trace_callback(None)
     catch_ups = [sql for sql in ran if sql.startswith("SELECT n, shape, key FROM fragments WHERE n > ")]
