@@ -925,6 +925,9 @@ def test_the_writer_keeps_one_row_a_key_without_a_key_index(tmp_path: Path) -> N
     store.flush()
     assert len(rows()) == 110
     first_rowids = {r[3]: r[0] for r in rows() if r[1] == shape}
+    # (the rows the writer appended are in the owner's maps already: no read of them back)
+    assert store._located_high == 110
+    assert store._located[shape].find(item_keys(ids[:100])) == [first_rowids[i] for i in ids[:100]]
     store.put([(shape, i, new, b"d", "Movie", 0, None, b"second") for i in ids[:50]]  # (rewritten)
               + [(shape, i, new, b"d", "Movie", 0, None, b"first") for i in ids[100:]])  # (new)
     store.put([(shape, ids[60], old, b"d", "Movie", 0, None, b"older")])  # (an older epoch: kept as it is)
