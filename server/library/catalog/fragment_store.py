@@ -357,7 +357,9 @@ class _Located:
         at = bisect.bisect_left
         end = len(keys)
         pos = 0
-        for k, r in sorted(self.recent.items()):
+        recent = self.recent
+        for k in sorted(recent):  # (ints: sorted without a tuple compared)
+            r = recent[k]
             i = at(keys, k, pos)
             if i > pos:
                 new_keys += keys[pos:i]
@@ -903,14 +905,18 @@ class FragmentStore:
         (``_locate``, on the writer's connection: every row written so far is in them). One write
         per (shape, key): the newest epoch's, the last of equals."""
         keys = item_keys([w[1] for w in flat])
-        chosen: dict[tuple[int, int], int] = {}
-        for i, (w, k) in enumerate(zip(flat, keys, strict=True)):
-            at = chosen.get((w[0], k))
-            if at is None or w[2] >= flat[at][2]:
-                chosen[(w[0], k)] = i
+        shapes = {w[0] for w in flat}
         by_shape: dict[int, list[int]] = {}
-        for (shape, _), i in chosen.items():
-            by_shape.setdefault(shape, []).append(i)
+        if len(shapes) == 1 and len(set(keys)) == len(keys):  # (a page's writes: one shape, no key twice)
+            by_shape[shapes.pop()] = list(range(len(flat)))
+        else:
+            chosen: dict[tuple[int, int], int] = {}
+            for i, (w, k) in enumerate(zip(flat, keys, strict=True)):
+                at = chosen.get((w[0], k))
+                if at is None or w[2] >= flat[at][2]:
+                    chosen[(w[0], k)] = i
+            for (shape, _), i in chosen.items():
+                by_shape.setdefault(shape, []).append(i)
         inserts: list[tuple[Any, ...]] = []
         updates: list[tuple[int, tuple[Any, ...]]] = []
         for shape, indexes in by_shape.items():
