@@ -183,6 +183,85 @@ def test_the_trays_migration_child_loads_no_qt(installed: Path, tmp_path: Path):
     assert "libQt6Core" in shown.stderr  # the tray program itself still loads Qt (the check can see it)
 
 
+def test_the_trays_probe_workers_and_resource_tracker_load_no_qt(installed: Path, tmp_path: Path):
+    """A scan by the tray program with worker processes (REELROOM_SCAN_PROCESSES=1, a batch of 48+
+    files): its probe workers (``--multiprocessing-fork``) and multiprocessing's resource tracker
+    (``-c 'from multiprocessing.resource_tracker import main...'``) re-enter the tray executable,
+    whose PySide6 run-time hook loaded Qt in each (~0.1 s of CPU, ~9 MiB); they run server code
+    only, and now find PySide6 not importable (installer/rthook_plain_import.py,
+    app/server_children.py). They probe real files; the tray itself still loads Qt. glibc's loader
+    names what each process loads in a file of its own (LD_DEBUG=libs, LD_DEBUG_OUTPUT)."""
+    import shutil
+    import threading
+
+    library = tmp_path / "Movies"
+    made = make_video(tmp_path / "made.mkv", seconds=1, width=160, height=120)
+    for n in range(60):
+        folder = library / f"Movie {n} (2020)"
+        folder.mkdir(parents=True)
+        shutil.copy(made, folder / f"Movie {n} (2020).mkv")
+    tray_exe = str(installed / "opt/reelroom/reelroom")
+    names = (tray_exe, os.path.realpath(tray_exe))  # its argv[0]; multiprocessing's is sys.executable
+    port = _free_port()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen", "LANG": "C.UTF-8",
+           "XDG_RUNTIME_DIR": str(tmp_path), "REELROOM_SCAN_PROCESSES": "1",
+           "LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": str(tmp_path / "ld")}
+    tray = subprocess.Popen([tray_exe, "--data-dir", str(tmp_path / "data"), "--port", str(port),
+                             "--host", "127.0.0.1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    seen: dict[int, list[str]] = {}  # the processes of the tray executable, by pid: their argv
+    watching = threading.Event()
+
+    def watch() -> None:
+        while not watching.is_set():
+            for proc in Path("/proc").iterdir():
+                if proc.name.isdigit() and int(proc.name) not in seen:
+                    argv = _cmdline(proc).split("\0")
+                    if argv[0] in names:
+                        seen[int(proc.name)] = argv[:-1]
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(lambda: httpx.get(f"{url}/System/Ping", timeout=1).status_code == 200, tray)
+        with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
+            assert c.get("/Startup/User").status_code == 200
+            assert c.post("/Startup/User", json={"Name": "smoke", "Password": "smoke"}).status_code == 204
+            assert c.post("/Startup/Complete").status_code == 204
+            token = c.post("/Users/AuthenticateByName", json={"Username": "smoke", "Pw": "smoke"}).json()["AccessToken"]
+            c.headers["Authorization"] = AUTH + f', Token="{token}"'
+            assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(library)]}).status_code == 204
+            assert c.post("/Library/VirtualFolders", params={"name": "Movies", "collectionType": "movies",
+                                                             "paths": str(library), "refreshLibrary": "true"}
+                          ).status_code == 204
+            items = _wait_for(lambda: [i for i in c.get("/Items", params={
+                "recursive": "true", "includeItemTypes": "Movie", "fields": "MediaStreams"}).json()["Items"]
+                if i.get("RunTimeTicks") and i.get("MediaStreams")], tray, timeout=300)
+            _wait_for(lambda: len(c.get("/Items", params={"recursive": "true", "includeItemTypes": "Movie"}
+                                        ).json()["Items"]) == 60, tray, timeout=300)
+        assert {s["Type"] for s in items[0]["MediaStreams"]} >= {"Video", "Audio"}  # probed
+    finally:
+        watching.set()
+        watcher.join()
+        tray.send_signal(signal.SIGTERM)
+        code = tray.wait(60)
+        output = tray.stdout.read().decode("utf-8", "replace")
+    assert code == 0, output[-3000:]
+
+    def loaded(pid: int) -> str:
+        return (tmp_path / f"ld.{pid}").read_text(errors="replace")
+
+    workers = [pid for pid, argv in seen.items() if argv[1:2] == ["--multiprocessing-fork"]]
+    trackers = [pid for pid, argv in seen.items()
+                if "-c" in argv and "multiprocessing.resource_tracker" in argv[argv.index("-c") + 1]]
+    assert workers and trackers, seen
+    for pid in workers + trackers:
+        assert "libpython3" in loaded(pid), seen[pid]  # the loader's record of that process
+        assert "libQt6Core" not in loaded(pid), seen[pid]
+    assert "libQt6Core" in loaded(tray.pid)  # the tray program itself still loads Qt (the check can see it)
+
+
 def test_bundled_web_client(installed: Path, tmp_path: Path):
     """The installed bundle hosts the web app it carries (built with REELROOM_WEB_DIST): /web/index.html
     and a content-hashed asset, and its license notes name jellyfin-web."""

@@ -253,6 +253,46 @@ def test_the_fill_waits_while_the_rest_of_the_process_is_busy() -> None:
     assert not quiet.wait(stop)  # stopping
 
 
+def test_the_track_map_is_read_only_once_the_process_is_quiet(live: LiveServer) -> None:
+    """A pass's map of the tracks (~0.2 s of CPU at 100k tracks) waits, as a batch does, while the
+    rest of the process is busy (here a thread of the process burning a core, as back-to-back mixes
+    do): made as soon as the library had settled, it ran among the very mixes that armed the fill."""
+    alpha, beta = _track(live, "Alpha"), _track(live, "Beta")
+    path = f"/Songs/{alpha}/InstantMix"
+    params = {**PARAMS, "userId": live.admin_id}
+    fill, db = live.ctx.browse.related.mix_fill, live.ctx.db
+    done = threading.Event()
+
+    def burn() -> None:
+        while not done.is_set():
+            sum(range(20_000))
+
+    with live.admin() as c:
+        _filled(live, c, path, params)
+        assert fill.tracks(db.content_generation) is not None
+        item = c.get(f"/Items/{beta}", params={"userId": live.admin_id}).json()
+        worker = threading.Thread(target=burn, daemon=True)
+        worker.start()
+        try:
+            assert c.post(f"/Items/{beta}", json={**item, "Name": "Beta Busy"}).status_code == 204
+            generation = db.content_generation
+            _ask(c, path, params, False, 7)  # (arms the fill for the new epoch)
+            time.sleep(2.0)  # the settle (0.2 s here) several times over
+            assert db.content_generation == generation
+            assert fill.tracks(generation) is None, "the map was read while the process was busy"
+        finally:
+            done.set()
+            worker.join()
+        try:
+            deadline = time.monotonic() + 30
+            while fill.tracks(generation) is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert fill.tracks(generation) is not None, "the map was never read once the process was quiet"
+            _filled(live, c, path, params)  # (and the pass goes on as before)
+        finally:
+            assert c.post(f"/Items/{beta}", json=item).status_code == 204
+
+
 def test_the_track_map_answers_the_playable_test_as_the_database_does(live: LiveServer) -> None:
     from server.library.browse.related import _playable_ids
 
