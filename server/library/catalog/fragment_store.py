@@ -295,12 +295,6 @@ _ROW_ID = itemgetter(0)
 
 
 @functools.lru_cache(maxsize=64)
-def _fetch_sql(n: int) -> str:
-    """``FragmentStore.fetch``'s statement for ``n`` keys (through the index)."""
-    return f"SELECT {_COLUMNS} FROM fragments WHERE shape = ? AND key IN (" + ",".join("?" * n) + ")"
-
-
-@functools.lru_cache(maxsize=64)
 def _rowid_sql(n: int) -> str:
     """``FragmentStore.fetch``'s statement for ``n`` rowids (0 where none: no row has it); the
     shape is checked by SQLite (the id by ``fetch``); ``+shape``: a test of each row, not the (shape,
@@ -649,10 +643,6 @@ class FragmentStore:
             located = self._locate(conn, shape, generation)
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start:start + _CHUNK] if len(ids) > _CHUNK else ids
-                if located is None:
-                    rows = conn.execute(_fetch_sql(len(chunk)), (shape, *item_keys(chunk))).fetchall()
-                    out.update(zip(map(_ROW_ID, rows), rows, strict=True))
-                    continue
                 # by rowid (one lookup in the table, not two; neighbours as one range), each row
                 # checked: of this shape (SQLite), and one of the asked ids (the place may since
                 # hold another; a range also holds rows not asked: those are dropped at the end)
@@ -703,7 +693,7 @@ class FragmentStore:
             out = {i: row for i, row in out.items() if i in asked}
         return out
 
-    def _locate(self, conn: sqlite3.Connection, shape: int, generation: int) -> _Located | None:
+    def _locate(self, conn: sqlite3.Connection, shape: int, generation: int) -> _Located:
         """The map of ``shape``'s rows, brought up to date with the rows written since it was last
         (one statement from the highest rowid seen: nothing to read when nothing was written). The
         first read of a shape (or after a catch-up of ``_RECENT`` rows: the others may be missing)
@@ -921,7 +911,7 @@ class FragmentStore:
         updates: list[tuple[int, tuple[Any, ...]]] = []
         for shape, indexes in by_shape.items():
             located = self._locate(conn, shape, generation)
-            rowids = located.find([keys[i] for i in indexes]) if located is not None else [0] * len(indexes)
+            rowids = located.find([keys[i] for i in indexes])
             for i, n in zip(indexes, rowids, strict=True):
                 w = flat[i]
                 row = (shape, keys[i], w[1], w[2], pack_meta(w[2], w[3], w[4], w[5], w[6]), w[7])
