@@ -228,15 +228,7 @@ def test_the_trays_probe_workers_and_resource_tracker_load_no_qt(installed: Path
     try:
         _wait_for(lambda: httpx.get(f"{url}/System/Ping", timeout=1).status_code == 200, tray)
         with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
-            assert c.get("/Startup/User").status_code == 200
-            assert c.post("/Startup/User", json={"Name": "smoke", "Password": "smoke"}).status_code == 204
-            assert c.post("/Startup/Complete").status_code == 204
-            token = c.post("/Users/AuthenticateByName", json={"Username": "smoke", "Pw": "smoke"}).json()["AccessToken"]
-            c.headers["Authorization"] = AUTH + f', Token="{token}"'
-            assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(library)]}).status_code == 204
-            assert c.post("/Library/VirtualFolders", params={"name": "Movies", "collectionType": "movies",
-                                                             "paths": str(library), "refreshLibrary": "true"}
-                          ).status_code == 204
+            _signed_in_with_movies(c, library)
             items = _wait_for(lambda: [i for i in c.get("/Items", params={
                 "recursive": "true", "includeItemTypes": "Movie", "fields": "MediaStreams"}).json()["Items"]
                 if i.get("RunTimeTicks") and i.get("MediaStreams")], tray, timeout=300)
@@ -368,16 +360,7 @@ def test_bundled_server(installed: Path, tmp_path: Path):
 
         with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
             assert c.post("/Startup/Configuration", json={"UICulture": "en-US"}).status_code == 204
-            assert c.get("/Startup/User").status_code == 200
-            assert c.post("/Startup/User", json={"Name": "smoke", "Password": "smoke"}).status_code == 204
-            assert c.post("/Startup/Complete").status_code == 204
-            token = c.post("/Users/AuthenticateByName", json={"Username": "smoke", "Pw": "smoke"}).json()["AccessToken"]
-            c.headers["Authorization"] = AUTH + f', Token="{token}"'
-
-            assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(library)]}).status_code == 204
-            assert c.post("/Library/VirtualFolders", params={"name": "Movies", "collectionType": "movies",
-                                                             "paths": str(library), "refreshLibrary": "true"}
-                          ).status_code == 204
+            _signed_in_with_movies(c, library)
             items = _wait_for(lambda: c.get("/Items", params={"recursive": "true", "includeItemTypes": "Movie"}
                                              ).json()["Items"], server)
             assert items[0]["Name"] == "Smoke Test"
@@ -426,6 +409,20 @@ def test_bundled_tray_app_starts_and_stops(installed: Path, tmp_path: Path):
         httpx.get(f"http://127.0.0.1:{port}/System/Ping", timeout=1)
     leftovers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).find(str(tmp_path)) >= 0]
     assert not leftovers, "a process of the tray app is still running"
+
+
+def _signed_in_with_movies(c: httpx.Client, library: Path) -> None:
+    """The wizard's first user, signed in (the client's token set), and a movie library of
+    ``library`` added with a scan asked."""
+    assert c.get("/Startup/User").status_code == 200
+    assert c.post("/Startup/User", json={"Name": "smoke", "Password": "smoke"}).status_code == 204
+    assert c.post("/Startup/Complete").status_code == 204
+    token = c.post("/Users/AuthenticateByName", json={"Username": "smoke", "Pw": "smoke"}).json()["AccessToken"]
+    c.headers["Authorization"] = AUTH + f', Token="{token}"'
+    assert c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(library)]}).status_code == 204
+    assert c.post("/Library/VirtualFolders", params={"name": "Movies", "collectionType": "movies",
+                                                     "paths": str(library), "refreshLibrary": "true"}
+                  ).status_code == 204
 
 
 def _cmdline(proc_dir: Path) -> str:
