@@ -23,7 +23,6 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,9 +36,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.mediagen import make_video  # noqa: E402
+from _server import free_port  # noqa: E402
+from items_query import AUTH, sign_in  # noqa: E402
 
-AUTH = 'MediaBrowser Client="bench", Device="bench", DeviceId="bundle-scan", Version="1"'
+from tests.mediagen import make_video  # noqa: E402
 
 
 def kind(argv: list[str]) -> str:
@@ -70,9 +70,7 @@ def sample(pid: str, names: tuple[str, ...]) -> tuple[list[str], float, float] |
 def one_run(tray_exe: str, library: Path, files: int, ld: bool) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bundle-scan-"))
     names = (tray_exe, os.path.realpath(tray_exe))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "QT_QPA_PLATFORM": "offscreen", "LANG": "C.UTF-8",
            "XDG_RUNTIME_DIR": str(work), "REELROOM_SCAN_PROCESSES": "1"}
     if ld:
@@ -101,12 +99,9 @@ def one_run(tray_exe: str, library: Path, files: int, ld: bool) -> dict[str, Any
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    with httpx.Client(base_url=url, headers={"Authorization": AUTH}, timeout=60) as c:
-        c.get("/Startup/User")
-        c.post("/Startup/User", json={"Name": "bench", "Password": "bench"})
-        c.post("/Startup/Complete")
-        token = c.post("/Users/AuthenticateByName", json={"Username": "bench", "Pw": "bench"}).json()["AccessToken"]
-        c.headers["Authorization"] = AUTH + f', Token="{token}"'
+    token, _user = sign_in(url)  # (the wizard, then its tasks settled)
+    with httpx.Client(base_url=url, headers={"Authorization": AUTH.format(n=0) + f', Token="{token}"'},
+                      timeout=60) as c:
         c.post("/System/Configuration/filesystem", json={"AllowedRoots": [str(library)]})
         scan_start = time.monotonic()
         c.post("/Library/VirtualFolders", params={"name": "Movies", "collectionType": "movies",
