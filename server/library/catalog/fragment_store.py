@@ -391,6 +391,8 @@ _UPDATE_SQL = ("UPDATE fragments SET id = ?, epoch = ?, meta = ?, body = ? "
                "WHERE n = ? AND shape = ? AND key = ? AND epoch <= ?")
 _INSERT_GONE_SQL = ("INSERT INTO fragments (shape, key, id, epoch, meta, body) SELECT ?, ?, ?, ?, ?, ? "
                     "WHERE NOT EXISTS (SELECT 1 FROM fragments WHERE n = ?)")
+
+
 def _sequence(conn: sqlite3.Connection) -> int:
     """The highest rowid the fragments table has given (AUTOINCREMENT's sequence; 0: none yet)."""
     found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'fragments'").fetchone()
